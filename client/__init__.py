@@ -1,0 +1,1 @@
+"""Tongits terminal client, bot SDK and arena."""

@@ -1,0 +1,1 @@
+"""Tongits rules engine: pure, deterministic, no I/O."""

@@ -1,0 +1,1 @@
+"""Tongits wire protocol: sans-IO framing and typed messages."""

@@ -1,0 +1,1 @@
+"""Tongits Trio server."""
