@@ -1,1 +1,54 @@
-"""Tongits rules engine: pure, deterministic, no I/O."""
+"""Tongits rules engine (RULES.md): pure and deterministic, no I/O, no clock.
+
+A hand is a pure function of ``(options, dealer, deck order)`` and its moves; ``Hand.legal_moves``
+is the single source of truth for what may be played, and ``seat_view`` the single place that
+decides what a seat may know.
+"""
+
+from .cards import DECK, Card, Suit, cards_str, parse_cards
+from .count import Arrangement, best_arrangement, hand_count
+from .errors import IllegalMove, InvalidMove, RecordError, ReplayError, RuleError
+from .hand import End, Hand, Phase, Result, Step
+from .melds import MeldKind, TableMeld, is_meld, meld_kind
+from .moves import Action, Move
+from .options import CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
+from .record import FORMAT, HandRecord, hand_record
+from .view import MeldView, SeatView, seat_view
+
+__all__ = [
+    "DECK",
+    "FORMAT",
+    "Action",
+    "Arrangement",
+    "CallTie",
+    "Card",
+    "End",
+    "Hand",
+    "HandRecord",
+    "IllegalMove",
+    "InvalidMove",
+    "MeldKind",
+    "MeldView",
+    "Move",
+    "Options",
+    "Phase",
+    "RecordError",
+    "ReplayError",
+    "Result",
+    "RuleError",
+    "SapawBlock",
+    "Scoring",
+    "SeatView",
+    "Step",
+    "StockoutNoneOpen",
+    "Suit",
+    "TableMeld",
+    "best_arrangement",
+    "cards_str",
+    "hand_count",
+    "hand_record",
+    "is_meld",
+    "meld_kind",
+    "parse_cards",
+    "seat_view",
+]

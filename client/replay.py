@@ -1,0 +1,62 @@
+"""``tongits replay FILE``: replay a hand record, print a trace or one JSON line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tongits.engine import HandRecord, RecordError, ReplayError, Step
+
+
+def _trace_line(index: int, step: Step) -> str:
+    tag = " (automatic)" if step.auto else ""
+    return f"{index:3d}  seat {step.seat}  {step.move}{tag}"
+
+
+def run(path: str, *, as_json: bool) -> int:
+    """Replay ``path``; exit status 0 when it replays cleanly and matches any stored result."""
+    out: dict[str, Any]
+    try:
+        record = HandRecord.loads(Path(path).read_text(encoding="utf-8"))
+        hand = record.replay()
+    except OSError as exc:
+        return _fail(as_json, None, "bad_file", f"cannot read {path}: {exc.strerror}")
+    except ReplayError as exc:
+        return _fail(as_json, exc.index, exc.code, exc.message)
+    except RecordError as exc:
+        return _fail(as_json, None, exc.code, exc.message)
+    result = hand.result.to_dict() if hand.result else None
+    mismatch = record.result is not None and record.result != result
+    if as_json:
+        out = {"result": result}
+        if result is None:
+            out.update(to_act=hand.to_act, phase=hand.phase.value)
+        if mismatch:
+            out["error"] = {
+                "index": None,
+                "code": "result_differs",
+                "message": f"stored result {json.dumps(record.result)} differs",
+            }
+        print(json.dumps(out))
+    else:
+        index = 0
+        for step in hand.steps:
+            print(_trace_line(index, step))
+            index += 0 if step.auto else 1
+        if result is None:
+            print(f"unfinished: seat {hand.to_act} to act ({hand.phase.value})")
+        else:
+            print("result:", json.dumps(result))
+        if mismatch:
+            print(f"the stored result differs: {json.dumps(record.result)}", file=sys.stderr)
+    return 1 if mismatch else 0
+
+
+def _fail(as_json: bool, index: int | None, code: str, message: str) -> int:
+    if as_json:
+        print(json.dumps({"error": {"index": index, "code": code, "message": message}}))
+    else:
+        print(f"tongits replay: {message}", file=sys.stderr)
+    return 1

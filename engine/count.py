@@ -1,0 +1,123 @@
+"""The optimal count of a hand (RULES.md §7): the minimum, over every arrangement of the hand into
+non-overlapping melds, of the points left uncovered.
+
+A depth-first search over bitmasks: the lowest card still undecided is either deadwood or belongs
+to a meld in which it is the lowest card (every lower card is already decided), which keeps the
+branching small and the search exact. Ties on the count are broken towards the arrangement with
+the most melds of four or more cards, the one `tally` scoring needs (§13).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .cards import POINTS, Card, cards_of, mask_of
+
+_BIG = 1  # weight of one 4+ card meld in the packed score: score = count * 8 - big_melds
+
+
+def _melds_from(index: int) -> tuple[int, ...]:
+    """Masks of the melds whose lowest-index card is ``index``: runs starting there, and sets
+    with cards of higher suits only. Runs come shortest first so a search can stop early."""
+    suit, rank0 = divmod(index, 13)
+    out: list[int] = []
+    run = 1 << index
+    for r in range(rank0 + 1, 13):
+        run |= 1 << (suit * 13 + r)
+        if r - rank0 >= 2:
+            out.append(run)
+    higher = [s * 13 + rank0 for s in range(suit + 1, 4)]
+    for i in range(len(higher)):
+        for j in range(i + 1, len(higher)):
+            out.append((1 << index) | (1 << higher[i]) | (1 << higher[j]))
+    if len(higher) == 3:
+        out.append((1 << index) | mask_of(higher))
+    return tuple(out)
+
+
+_MELDS_FROM: tuple[tuple[int, ...], ...] = tuple(_melds_from(i) for i in range(52))
+_PTS8: tuple[int, ...] = tuple(p * 8 for p in POINTS)
+
+
+def _score(mask: int, memo: dict[int, int]) -> int:
+    if not mask:
+        return 0
+    found = memo.get(mask)
+    if found is not None:
+        return found
+    low = mask & -mask
+    index = low.bit_length() - 1
+    best = _PTS8[index] + _score(mask ^ low, memo)
+    for meld in _MELDS_FROM[index]:
+        if mask & meld == meld:
+            value = _score(mask ^ meld, memo) - (_BIG if meld.bit_count() >= 4 else 0)
+            if value < best:
+                best = value
+    memo[mask] = best
+    return best
+
+
+def count_mask(mask: int) -> int:
+    """The optimal count of the hand given as a bitmask of card indices."""
+    memo: dict[int, int] = {}
+    return (_score(mask, memo) + 7) // 8
+
+
+@dataclass(frozen=True, slots=True)
+class Arrangement:
+    """A best arrangement of a hand: its melds, its leftover cards and their count."""
+
+    melds: tuple[tuple[Card, ...], ...]
+    deadwood: tuple[Card, ...]
+    count: int
+
+    @property
+    def big_melds(self) -> int:
+        """Melds of four or more cards (the `tally` bonus of §9)."""
+        return sum(1 for m in self.melds if len(m) >= 4)
+
+
+def best_arrangement(cards: Iterable[int]) -> Arrangement:
+    """A minimum-count arrangement, with the most 4+ card melds among those of that count."""
+    mask = mask_of(cards)
+    memo: dict[int, int] = {}
+    melds: list[tuple[Card, ...]] = []
+    dead = 0
+    rest = mask
+    while rest:
+        target = _score(rest, memo)
+        low = rest & -rest
+        index = low.bit_length() - 1
+        for meld in _MELDS_FROM[index]:
+            if rest & meld == meld:
+                bonus = _BIG if meld.bit_count() >= 4 else 0
+                if _score(rest ^ meld, memo) - bonus == target:
+                    melds.append(tuple(sorted(cards_of(meld), key=lambda c: (c.rank, c.suit))))
+                    rest ^= meld
+                    break
+        else:
+            dead |= low
+            rest ^= low
+    deadwood = tuple(cards_of(dead))
+    return Arrangement(tuple(melds), deadwood, sum(POINTS[c] for c in deadwood))
+
+
+def hand_count(cards: Iterable[int], *, concealed_melds_count: bool = False) -> int:
+    """A hand's count at the end (§7); with option ``concealed_melds_count`` every card counts."""
+    if concealed_melds_count:
+        return sum(POINTS[c] for c in cards)
+    return count_mask(mask_of(cards))
+
+
+def melds_within(mask: int) -> list[int]:
+    """Every valid meld (as a bitmask) made only of cards in ``mask``, each exactly once."""
+    out = []
+    rest = mask
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        for meld in _MELDS_FROM[low.bit_length() - 1]:
+            if mask & meld == meld:
+                out.append(meld)
+    return out

@@ -1,0 +1,429 @@
+"""One hand of Tongits as a deterministic state machine (RULES.md §2-§9).
+
+A hand is a pure function of ``(options, dealer, deck order)`` and the moves applied to it.
+``legal_moves`` is the single source of truth: ``apply`` accepts exactly the moves it lists and
+raises ``IllegalMove`` with a machine code for anything else (``why_illegal`` says which).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .cards import Card, cards_of, mask_of
+from .count import hand_count, melds_within
+from .errors import IllegalMove, RecordError
+from .melds import TableMeld, meld_kind
+from .moves import Action, Move
+from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
+from .settlement import settle
+
+DEALT = 37  # deck positions dealt to the seats; the other 15 are the stock (§3)
+
+
+class Phase(StrEnum):
+    START = "start"  # may call, draw or pick
+    PLAY = "play"  # meld, secret, sapaw, then discard
+    ANSWER = "answer"  # challenge or fold a call
+    OVER = "over"
+
+
+class End(StrEnum):
+    TONGITS = "tongits"
+    CALL = "call"
+    STOCK = "stock"
+    VOID = "void"
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """How a hand ended, in the form of the hand record's ``result``."""
+
+    end: End
+    winner: int | None
+    counts: tuple[int, int, int]
+    burned: tuple[int, ...]
+    challengers: tuple[int, ...]
+    chips: tuple[int, int, int]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        return cls(
+            End(data["end"]),
+            data["winner"],
+            tuple(data["counts"]),
+            tuple(data["burned"]),
+            tuple(data["challengers"]),
+            tuple(data["chips"]),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "end": self.end.value,
+            "winner": self.winner,
+            "counts": list(self.counts),
+            "burned": list(self.burned),
+            "challengers": list(self.challengers),
+            "chips": list(self.chips),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A move as it happened. ``auto`` marks the folds of seats that had not opened: they are
+    public events but not part of the hand record."""
+
+    seat: int
+    move: Move
+    auto: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, **self.move.to_dict()}
+
+
+def check_deck(deck: Sequence[Any]) -> tuple[Card, ...]:
+    """The deck as cards, or ``RecordError(bad_deck)`` unless it is all 52 cards once each."""
+    if len(deck) != 52:
+        raise RecordError("bad_deck", f"a deck has 52 cards, not {len(deck)}")
+    cards = tuple(c if isinstance(c, Card) else Card.parse(c) for c in deck)
+    if len(set(cards)) != 52:
+        seen: set[Card] = set()
+        dup = next(c for c in cards if c in seen or seen.add(c))  # type: ignore[func-returns-value]
+        raise RecordError("bad_deck", f"the deck holds {dup} twice")
+    return cards
+
+
+class Hand:
+    """The state of one hand. Mutable, but changed only through ``apply``."""
+
+    def __init__(self, deck: Sequence[Card | str], dealer: int, options: Options | None = None):
+        if dealer not in (0, 1, 2):
+            raise RecordError("bad_dealer", f"dealer must be seat 0, 1 or 2, not {dealer!r}")
+        self.options = options or Options()
+        self.dealer = dealer
+        self.deck = check_deck(deck)
+        self.hands: list[set[Card]] = [set(), set(), set()]
+        for i in range(DEALT):
+            self.hands[(dealer + i) % 3].add(self.deck[i])
+        self.stock: list[Card] = list(reversed(self.deck[DEALT:]))  # top of the stock is last
+        self.discards: list[Card] = []  # top of the pile is last
+        self.melds: list[TableMeld] = []
+        self.to_act = dealer
+        self.phase = Phase.PLAY  # the dealer's first turn has no start and no acquire step
+        self.turn = 0
+        self.steps: list[Step] = []
+        self.caller: int | None = None
+        self.answers: dict[int, Action] = {}
+        self.result: Result | None = None
+        self._opened = [False, False, False]
+        self._block_turn: list[int | None] = [None, None, None]
+
+    # ----- what a seat may know or do -------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    def opened(self, seat: int) -> bool:
+        """A seat has opened once it owns a meld, face up or secret (§4)."""
+        return self._opened[seat]
+
+    def call_blocked(self, seat: int) -> bool:
+        """Whether a lay-off onto this seat's melds stops it calling now (§5)."""
+        return self._block_turn[seat] is not None
+
+    def can_lay_off(self, card: Card) -> bool:
+        return any(m.accepts(card) for m in self.melds)
+
+    def legal_moves(self, seat: int | None = None) -> list[Move]:
+        """Every legal move of the seat to act (or of ``seat``: none unless it is to act)."""
+        if self.phase is Phase.OVER or (seat is not None and seat != self.to_act):
+            return []
+        seat = self.to_act
+        candidates: list[Move]
+        if self.phase is Phase.ANSWER:
+            candidates = [Move(Action.CHALLENGE), Move(Action.FOLD)]
+        elif self.phase is Phase.START:
+            candidates = [Move(Action.CALL), Move(Action.DRAW), *self._pick_candidates(seat)]
+        else:
+            candidates = self._play_candidates(seat)
+        return [m for m in candidates if self.why_illegal(seat, m) is None]
+
+    def _pick_candidates(self, seat: int) -> list[Move]:
+        if not self.discards:
+            return []
+        top = self.discards[-1]
+        hand_mask = mask_of(self.hands[seat])
+        moves = [
+            Move(Action.PICK, tuple(c for c in cards_of(meld) if c != top))
+            for meld in melds_within(hand_mask | top.bit)
+            if meld & top.bit
+        ]
+        if self.options.pick_to_sapaw:
+            moves += [Move(Action.PICK, meld=m.id) for m in self.melds if m.accepts(top)]
+        return moves
+
+    def _play_candidates(self, seat: int) -> list[Move]:
+        hand = sorted(self.hands[seat])
+        hand_mask = mask_of(hand)
+        moves: list[Move] = []
+        for meld in melds_within(hand_mask):
+            cards = tuple(cards_of(meld))
+            moves.append(Move(Action.MELD, cards))
+            if len(cards) == 4 and cards[0].rank == cards[1].rank:
+                moves.append(Move(Action.SECRET, cards))
+        moves += [
+            Move(Action.SAPAW, card=c, meld=m.id) for c in hand for m in self.melds if m.accepts(c)
+        ]
+        moves += [Move(Action.DISCARD, card=c) for c in hand]
+        return moves
+
+    def why_illegal(self, seat: int, move: Move) -> IllegalMove | None:
+        """``None`` if ``move`` is legal for ``seat`` now, else the error ``apply`` would raise."""
+        if self.phase is Phase.OVER:
+            return IllegalMove("hand_over", f"{move.action}: the hand is over")
+        if seat != self.to_act:
+            return IllegalMove("not_your_turn", f"seat {self.to_act} is to act, not seat {seat}")
+        action = move.action
+        if self.phase is Phase.ANSWER:
+            if action in (Action.CHALLENGE, Action.FOLD):
+                return None
+            return IllegalMove(
+                "must_answer", f"{action}: seat {seat} must challenge or fold the call"
+            )
+        if action in (Action.CHALLENGE, Action.FOLD):
+            return IllegalMove("no_call", f"{action}: there is no call to answer")
+        if self.phase is Phase.START:
+            if action is Action.CALL:
+                return self._call_violation(seat)
+            if action is Action.DRAW:
+                return None
+            if action is Action.PICK:
+                return self._pick_violation(seat, move)
+            return IllegalMove("must_acquire", f"{action}: draw or pick first")
+        if action is Action.CALL:
+            if self.turn == 0:
+                return IllegalMove("dealer_first_turn", "call: not on the dealer's first turn")
+            return IllegalMove("call_at_start", "call: only at the start of a turn")
+        if action in (Action.DRAW, Action.PICK):
+            if self.turn == 0:
+                return IllegalMove(
+                    "dealer_first_turn", f"{action}: the dealer's first turn has none"
+                )
+            return IllegalMove("already_acquired", f"{action}: already drawn or picked this turn")
+        return self._play_violation(seat, move)
+
+    def _call_violation(self, seat: int) -> IllegalMove | None:
+        if not self._opened[seat]:
+            return IllegalMove("not_opened", f"call: seat {seat} has no meld on the table")
+        if self.call_blocked(seat):
+            return IllegalMove("call_blocked", f"call: seat {seat} is blocked by a sapaw")
+        return None
+
+    def _meld_by_id(self, meld_id: int | None) -> TableMeld | IllegalMove:
+        if meld_id is None or not 0 <= meld_id < len(self.melds):
+            return IllegalMove("no_such_meld", f"there is no meld {meld_id}")
+        return self.melds[meld_id]
+
+    def _missing(self, seat: int, cards: Iterable[Card]) -> IllegalMove | None:
+        hand = self.hands[seat]
+        for c in cards:
+            if c not in hand:
+                return IllegalMove("card_not_in_hand", f"{c} is not in seat {seat}'s hand")
+        return None
+
+    def _would_empty(self, seat: int, used: int) -> IllegalMove | None:
+        if self.options.tongits_needs_discard and used >= len(self.hands[seat]):
+            return IllegalMove(
+                "must_keep_card", "tongits_needs_discard: the last card must be discarded"
+            )
+        return None
+
+    def _pick_violation(self, seat: int, move: Move) -> IllegalMove | None:
+        if not self.discards:
+            return IllegalMove("empty_discard", "pick: the discard pile is empty")
+        top = self.discards[-1]
+        if move.meld is not None:
+            if not self.options.pick_to_sapaw:
+                return IllegalMove("pick_needs_meld", "pick: the discard only goes to a new meld")
+            meld = self._meld_by_id(move.meld)
+            if isinstance(meld, IllegalMove):
+                return meld
+            if not meld.accepts(top):
+                return IllegalMove("cannot_sapaw", f"pick: {top} does not fit meld {meld.id}")
+            return None
+        missing = self._missing(seat, move.cards)
+        if missing:
+            return missing
+        if len(move.cards) < 2 or meld_kind((*move.cards, top)) is None:
+            shown = " ".join(str(c) for c in (*move.cards, top))
+            return IllegalMove("pick_needs_meld", f"pick: {shown} is not a meld")
+        return self._would_empty(seat, len(move.cards))
+
+    def _play_violation(self, seat: int, move: Move) -> IllegalMove | None:
+        action = move.action
+        if action is Action.DISCARD:
+            assert move.card is not None
+            missing = self._missing(seat, (move.card,))
+            if missing:
+                return missing
+            if (
+                self.options.no_sapawable_discard
+                and self.can_lay_off(move.card)
+                and not all(self.can_lay_off(c) for c in self.hands[seat])
+            ):
+                return IllegalMove("sapawable_discard", f"discard: {move.card} could be laid off")
+            return None
+        if action is Action.SAPAW:
+            assert move.card is not None
+            missing = self._missing(seat, (move.card,))
+            if missing:
+                return missing
+            meld = self._meld_by_id(move.meld)
+            if isinstance(meld, IllegalMove):
+                return meld
+            if not meld.accepts(move.card):
+                why = "a secret meld" if meld.secret else "it would not stay a meld"
+                return IllegalMove("cannot_sapaw", f"sapaw: {move.card} onto meld {meld.id}: {why}")
+            return self._would_empty(seat, 1)
+        missing = self._missing(seat, move.cards)
+        if missing:
+            return missing
+        shown = " ".join(str(c) for c in move.cards)
+        if action is Action.SECRET:
+            if len(move.cards) != 4 or len({c.rank for c in move.cards}) != 1:
+                return IllegalMove("not_four_of_a_kind", f"secret: {shown} is not four of a kind")
+        elif meld_kind(move.cards) is None:
+            return IllegalMove("not_a_meld", f"meld: {shown} is not a meld")
+        return self._would_empty(seat, len(move.cards))
+
+    # ----- changing the state ---------------------------------------------------------------
+
+    def apply(self, seat: int, move: Move) -> None:
+        """Apply a legal move of ``seat``, or raise ``IllegalMove`` and change nothing."""
+        error = self.why_illegal(seat, move)
+        if error is not None:
+            raise error
+        self.steps.append(Step(seat, move))
+        action = move.action
+        hand = self.hands[seat]
+        if action is Action.DRAW:
+            hand.add(self.stock.pop())
+            self.phase = Phase.PLAY
+        elif action is Action.PICK:
+            top = self.discards.pop()
+            self.phase = Phase.PLAY
+            if move.meld is not None:
+                self._lay_off(seat, top, move.meld)
+            else:
+                self._place(seat, (*move.cards, top), move.cards, secret=False)
+        elif action in (Action.MELD, Action.SECRET):
+            self._place(seat, move.cards, move.cards, secret=action is Action.SECRET)
+        elif action is Action.SAPAW:
+            assert move.card is not None and move.meld is not None
+            hand.discard(move.card)
+            self._lay_off(seat, move.card, move.meld)
+        elif action is Action.DISCARD:
+            assert move.card is not None
+            hand.discard(move.card)
+            self.discards.append(move.card)
+            if hand:
+                self._end_turn(seat)
+        elif action is Action.CALL:
+            self.caller = seat
+            self.phase = Phase.ANSWER
+            self._next_answer(seat)
+        else:
+            self.answers[seat] = action
+            self._next_answer(seat)
+        if not hand and self.phase is not Phase.OVER:
+            self._finish(End.TONGITS, seat)
+
+    def _place(
+        self, seat: int, cards: Sequence[Card], from_hand: Sequence[Card], *, secret: bool
+    ) -> None:
+        self.hands[seat].difference_update(from_hand)
+        ordered = sorted(cards, key=lambda c: (c.rank, c.suit))
+        self.melds.append(TableMeld(len(self.melds), seat, ordered, secret))
+        self._opened[seat] = True
+
+    def _lay_off(self, seat: int, card: Card, meld_id: int) -> None:
+        meld = self.melds[meld_id]
+        meld.add(card, seat)
+        if meld.owner != seat or self.options.self_sapaw_blocks_call:
+            self._block_turn[meld.owner] = self.turn
+
+    def _end_turn(self, seat: int) -> None:
+        block = self._block_turn[seat]
+        if self.options.sapaw_block is SapawBlock.NEXT_TURN and block is not None:
+            if block < self.turn:
+                self._block_turn[seat] = None
+        if not self.stock:
+            self._stock_out(seat)
+            return
+        self.turn += 1
+        self.to_act = (seat + 1) % 3
+        self.phase = Phase.START
+
+    def _next_answer(self, after: int) -> None:
+        """Move the answer to the next seat after ``after`` (in turn order from the caller) that
+        has opened; the others fold automatically. With no one left, settle the call."""
+        assert self.caller is not None
+        seat = (after + 1) % 3
+        while seat != self.caller:
+            if self._opened[seat]:
+                self.to_act = seat
+                return
+            self.answers[seat] = Action.FOLD
+            self.steps.append(Step(seat, Move(Action.FOLD), auto=True))
+            seat = (seat + 1) % 3
+        self._resolve_call()
+
+    def _resolve_call(self) -> None:
+        caller = self.caller
+        assert caller is not None
+        order = [(caller + 1) % 3, (caller + 2) % 3]
+        challengers = [s for s in order if self.answers.get(s) is Action.CHALLENGE]
+        if self.options.call_tie is CallTie.CHALLENGER:
+            contenders = [*challengers, caller]
+        else:
+            contenders = [caller, *challengers]
+        self._finish(End.CALL, self._lowest(contenders), tuple(challengers))
+
+    def _stock_out(self, last_drawer: int) -> None:
+        order = [last_drawer, (last_drawer + 1) % 3, (last_drawer + 2) % 3]
+        contenders = [s for s in order if self._opened[s]]
+        if not contenders:
+            if self.options.stockout_none_open is StockoutNoneOpen.VOID:
+                self._finish(End.VOID, None)
+                return
+            contenders = order
+        self._finish(End.STOCK, self._lowest(contenders))
+
+    def _lowest(self, contenders: Sequence[int]) -> int:
+        """The contender with the lowest count; ties go to the first in ``contenders``."""
+        return min(contenders, key=lambda s: (self.count(s), contenders.index(s)))
+
+    def count(self, seat: int) -> int:
+        """The seat's hand count (§7) as it would be scored now."""
+        return hand_count(
+            self.hands[seat], concealed_melds_count=self.options.concealed_melds_count
+        )
+
+    def _finish(self, end: End, winner: int | None, challengers: tuple[int, ...] = ()) -> None:
+        counts = (self.count(0), self.count(1), self.count(2))
+        burned = tuple(s for s in range(3) if not self._opened[s] and s != winner)
+        chips = settle(
+            self.options,
+            big_win=end is End.TONGITS or (end is End.CALL and bool(challengers)),
+            winner=winner,
+            caller=self.caller,
+            challenged=bool(challengers),
+            burned=burned,
+            hands=self.hands,
+            melds=self.melds,
+        )
+        self.result = Result(end, winner, counts, burned, challengers, chips)
+        self.phase = Phase.OVER

@@ -1,0 +1,75 @@
+"""What makes a meld (RULES.md §2) and what a meld on the table will accept (§4 sapaw)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from .cards import Card
+
+
+class MeldKind(StrEnum):
+    SET = "set"
+    RUN = "run"
+
+
+def meld_kind(cards: Sequence[Card]) -> MeldKind | None:
+    """``SET`` or ``RUN`` if the distinct ``cards`` form a valid meld, else ``None``.
+
+    A set is 3 or 4 cards of one rank; a run 3 or more cards of one suit in consecutive ranks,
+    aces low only (``QKA`` is not a run).
+    """
+    n = len(cards)
+    if n < 3 or len(set(cards)) != n:
+        return None
+    ranks = sorted(c.rank for c in cards)
+    if ranks[0] == ranks[-1]:
+        return MeldKind.SET if n <= 4 else None
+    suit = cards[0].suit
+    if all(c.suit == suit for c in cards) and ranks[-1] - ranks[0] == n - 1:
+        return MeldKind.RUN
+    return None
+
+
+def is_meld(cards: Sequence[Card]) -> bool:
+    return meld_kind(cards) is not None
+
+
+def fits(cards: Sequence[Card], card: Card) -> bool:
+    """Whether ``card`` may be laid off onto the face-up meld ``cards`` (sorted by rank): a set
+    of 3 takes its fourth card; a run grows at either end, never below A or above K."""
+    first = cards[0]
+    if first.rank == cards[1].rank:
+        return len(cards) == 3 and card.rank == first.rank
+    if card.suit != first.suit:
+        return False
+    return card.rank == first.rank - 1 or card.rank == cards[-1].rank + 1
+
+
+@dataclass(slots=True)
+class TableMeld:
+    """A meld placed on the table: it keeps its id and owner for the rest of the hand.
+
+    ``laid_off`` maps each card added by sapaw to the seat that added it (§11: public).
+    """
+
+    id: int
+    owner: int
+    cards: list[Card]
+    secret: bool = False
+    laid_off: dict[Card, int] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> MeldKind:
+        kind = meld_kind(self.cards)
+        assert kind is not None
+        return kind
+
+    def accepts(self, card: Card) -> bool:
+        return not self.secret and fits(self.cards, card)
+
+    def add(self, card: Card, seat: int) -> None:
+        self.cards.append(card)
+        self.cards.sort(key=lambda c: (c.rank, c.suit))
+        self.laid_off[card] = seat

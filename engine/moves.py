@@ -1,0 +1,103 @@
+"""Moves: what a seat asks to do, in the vocabulary of RULES.md §4 and §6 and the hand record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .cards import Card, parse_cards
+from .errors import InvalidMove
+
+
+class Action(StrEnum):
+    DRAW = "draw"
+    PICK = "pick"
+    MELD = "meld"
+    SECRET = "secret"
+    SAPAW = "sapaw"
+    DISCARD = "discard"
+    CALL = "call"
+    CHALLENGE = "challenge"
+    FOLD = "fold"
+
+
+_NEEDS_CARDS = {Action.MELD, Action.SECRET}
+_NEEDS_CARD = {Action.SAPAW, Action.DISCARD}
+
+
+def _card_key(card: Card) -> tuple[int, int]:
+    return (card.rank, card.suit)
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One action of a seat. ``cards`` are kept sorted (rank, then suit) so that two spellings of
+    the same meld are the same move and ``move in legal_moves`` is the legality test."""
+
+    action: Action
+    cards: tuple[Card, ...] = ()
+    card: Card | None = None
+    meld: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.cards:
+            object.__setattr__(self, "cards", tuple(sorted(self.cards, key=_card_key)))
+
+    @classmethod
+    def draw(cls) -> Move:
+        return cls(Action.DRAW)
+
+    @classmethod
+    def discard(cls, card: Card) -> Move:
+        return cls(Action.DISCARD, card=card)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Move:
+        """Read a hand-record action (``seat`` is ignored); raise ``InvalidMove`` if malformed."""
+        if not isinstance(data, dict):
+            raise InvalidMove("bad_move", "a move must be an object")
+        try:
+            action = Action(str(data.get("action")))
+        except ValueError:
+            raise InvalidMove("bad_move", f"unknown action {data.get('action')!r}") from None
+        cards: tuple[Card, ...] = ()
+        card = None
+        meld = data.get("meld")
+        if meld is not None and (isinstance(meld, bool) or not isinstance(meld, int)):
+            raise InvalidMove("bad_move", f"{action}: meld must be an integer id")
+        if action in _NEEDS_CARDS or (action is Action.PICK and meld is None):
+            raw = data.get("cards")
+            if not isinstance(raw, list | tuple | str):
+                raise InvalidMove("bad_move", f"{action}: a list of cards is needed")
+            cards = parse_cards(raw)
+        if action in _NEEDS_CARD:
+            raw_card = data.get("card")
+            if raw_card is None:
+                raise InvalidMove("bad_move", f"{action}: a card is needed")
+            card = Card.parse(raw_card)
+        if action is Action.SAPAW and meld is None:
+            raise InvalidMove("bad_move", "sapaw: a meld id is needed")
+        if action not in (Action.SAPAW, Action.PICK):
+            meld = None
+        return cls(action, cards, card, meld)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The hand-record form, without ``seat``."""
+        out: dict[str, Any] = {"action": self.action.value}
+        if self.cards:
+            out["cards"] = [str(c) for c in self.cards]
+        if self.card is not None:
+            out["card"] = str(self.card)
+        if self.meld is not None:
+            out["meld"] = self.meld
+        return out
+
+    def __str__(self) -> str:
+        """Command form, as typed in the client: ``pick 7h 7s``, ``sapaw 8d 3``."""
+        parts = [self.action.value, *(str(c) for c in self.cards)]
+        if self.card is not None:
+            parts.append(str(self.card))
+        if self.meld is not None:
+            parts.append(str(self.meld))
+        return " ".join(parts)

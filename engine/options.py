@@ -1,0 +1,94 @@
+"""The table options of RULES.md §10 as one frozen config: no module-level flags in the logic."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from enum import StrEnum
+from typing import Any
+
+from .errors import RecordError
+
+
+class SapawBlock(StrEnum):
+    NEXT_TURN = "next_turn"
+    HAND = "hand"
+
+
+class CallTie(StrEnum):
+    CHALLENGER = "challenger"
+    CALLER = "caller"
+
+
+class StockoutNoneOpen(StrEnum):
+    COMPARE_ALL = "compare_all"
+    VOID = "void"
+
+
+class Scoring(StrEnum):
+    PAYMENTS = "payments"
+    TALLY = "tally"
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """One table's house rules; the defaults are the classic rules of RULES.md."""
+
+    pick_to_sapaw: bool = False
+    sapaw_block: SapawBlock = SapawBlock.NEXT_TURN
+    self_sapaw_blocks_call: bool = False
+    tongits_needs_discard: bool = False
+    call_tie: CallTie = CallTie.CHALLENGER
+    stockout_none_open: StockoutNoneOpen = StockoutNoneOpen.COMPARE_ALL
+    no_sapawable_discard: bool = False
+    concealed_melds_count: bool = False
+    scoring: Scoring = Scoring.PAYMENTS
+    ante: int = 0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Options:
+        """Build from a JSON-style dict; omitted keys take defaults, unknown keys or values raise
+        ``RecordError(bad_options)``."""
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise RecordError("bad_options", "options must be an object")
+        kinds = {f.name: f.type for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, raw in data.items():
+            kind = kinds.get(key)
+            if kind is None:
+                raise RecordError("bad_options", f"unknown option {key!r}")
+            enum = _ENUMS.get(key)
+            if enum is not None:
+                try:
+                    values[key] = enum(raw)
+                except ValueError:
+                    choices = ", ".join(e.value for e in enum)
+                    raise RecordError(
+                        "bad_options", f"option {key}: {raw!r} is not one of {choices}"
+                    ) from None
+            elif key == "ante":
+                if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+                    raise RecordError("bad_options", f"option ante: {raw!r} is not an integer ≥ 0")
+                values[key] = raw
+            else:
+                if not isinstance(raw, bool):
+                    raise RecordError("bad_options", f"option {key}: {raw!r} is not true or false")
+                values[key] = raw
+        return cls(**values)
+
+    def to_dict(self, *, omit_defaults: bool = True) -> dict[str, Any]:
+        """JSON-style dict; by default only the options that differ from RULES.md's defaults."""
+        out = {k: (v.value if isinstance(v, StrEnum) else v) for k, v in asdict(self).items()}
+        if omit_defaults:
+            default = Options().to_dict(omit_defaults=False)
+            out = {k: v for k, v in out.items() if default[k] != v}
+        return out
+
+
+_ENUMS: dict[str, type[StrEnum]] = {
+    "sapaw_block": SapawBlock,
+    "call_tie": CallTie,
+    "stockout_none_open": StockoutNoneOpen,
+    "scoring": Scoring,
+}

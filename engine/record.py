@@ -1,0 +1,86 @@
+"""The hand record (docs/RECORD.md): a hand as JSON, replayable move by move."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import RecordError, ReplayError, RuleError
+from .hand import Hand
+from .moves import Move
+from .options import Options
+
+FORMAT = "tongits-hand/1"
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    """A parsed record: the deal, the moves, and the stored result if there was one."""
+
+    options: Options
+    dealer: int
+    deck: tuple[str, ...]
+    actions: tuple[dict[str, Any], ...]
+    result: dict[str, Any] | None = field(default=None)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> HandRecord:
+        if not isinstance(data, dict):
+            raise RecordError("bad_record", "a hand record is a JSON object")
+        if data.get("format") != FORMAT:
+            raise RecordError(
+                "bad_record", f"format must be {FORMAT!r}, not {data.get('format')!r}"
+            )
+        deck = data.get("deck")
+        if not isinstance(deck, list) or not all(isinstance(c, str) for c in deck):
+            raise RecordError("bad_deck", "deck must be a list of 52 card strings")
+        actions = data.get("actions", [])
+        if not isinstance(actions, list):
+            raise RecordError("bad_record", "actions must be a list")
+        result = data.get("result")
+        if result is not None and not isinstance(result, dict):
+            raise RecordError("bad_record", "result must be an object")
+        dealer = data.get("dealer")
+        if isinstance(dealer, bool) or dealer not in (0, 1, 2):
+            raise RecordError("bad_dealer", f"dealer must be 0, 1 or 2, not {dealer!r}")
+        return cls(
+            Options.from_dict(data.get("options")), dealer, tuple(deck), tuple(actions), result
+        )
+
+    @classmethod
+    def loads(cls, text: str) -> HandRecord:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise RecordError("bad_json", f"not JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    def replay(self, *, upto: int | None = None) -> Hand:
+        """Play the actions onto a fresh hand; ``ReplayError`` names the first bad one."""
+        hand = Hand(self.deck, self.dealer, self.options)
+        for index, action in enumerate(self.actions[:upto]):
+            try:
+                if not isinstance(action, dict):
+                    raise RecordError("bad_action", "an action is an object")
+                seat = action.get("seat")
+                if isinstance(seat, bool) or seat not in (0, 1, 2):
+                    raise RecordError("bad_action", f"seat must be 0, 1 or 2, not {seat!r}")
+                hand.apply(seat, Move.from_dict(action))
+            except RuleError as exc:
+                raise ReplayError(index, exc) from None
+        return hand
+
+
+def hand_record(hand: Hand) -> dict[str, Any]:
+    """The record of a hand so far (with ``result`` once it is over)."""
+    out: dict[str, Any] = {
+        "format": FORMAT,
+        "options": hand.options.to_dict(),
+        "dealer": hand.dealer,
+        "deck": [str(c) for c in hand.deck],
+        "actions": [step.to_dict() for step in hand.steps if not step.auto],
+    }
+    if hand.result is not None:
+        out["result"] = hand.result.to_dict()
+    return out

@@ -1,0 +1,133 @@
+"""Sans-IO framing: bytes in, message maps out, and back.
+
+Two encodings share one port. Binary frames are a 4-byte big-endian payload length followed by
+one msgpack map. Text mode is newline-delimited JSON, one object per line, both ways. A server
+codec picks the mode from the first byte the peer sends (``{`` means text); a client codec is
+told its mode.
+
+The codec owns no socket, in the style of h11: feed what arrives to ``receive_data`` and then
+call ``next_message`` until it returns None. Draining after every chunk keeps the buffer below
+the maximum frame size plus one chunk, because an oversized frame is refused as soon as its
+length is known (binary header, or a text line that outgrows the limit), before its body is
+read. After a ``FramingError`` the codec is dead: it raises that error again on any input, while
+``encode`` still works so the caller can send an error frame before closing.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from enum import Enum
+from typing import Any
+
+import msgpack
+
+from .errors import ErrorCode, FrameTooLarge, FramingError, MalformedFrame
+
+DEFAULT_MAX_FRAME_SIZE = 64 * 1024
+
+_HEADER = struct.Struct(">I")
+_TEXT_OPENER = ord("{")
+
+
+class Mode(Enum):
+    BINARY = "binary"
+    TEXT = "text"
+
+
+class Codec:
+    """Frames one connection's messages.
+
+    ``mode`` None (a server codec) detects the mode from the peer's first byte; until then
+    ``encode`` writes binary frames. ``max_frame_size`` bounds a payload in bytes (a text line
+    without its newline).
+    """
+
+    def __init__(
+        self, mode: Mode | None = None, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+    ) -> None:
+        self._mode = mode
+        self._max_frame_size = max_frame_size
+        self._buffer = bytearray()
+        self._error: FramingError | None = None
+
+    @property
+    def mode(self) -> Mode | None:
+        return self._mode
+
+    def receive_data(self, data: bytes) -> None:
+        """Buffer bytes from the peer; raises the earlier error if the codec is dead."""
+        if self._error is not None:
+            raise self._error
+        self._buffer += data
+        if self._mode is None and self._buffer:
+            self._mode = Mode.TEXT if self._buffer[0] == _TEXT_OPENER else Mode.BINARY
+
+    def next_message(self) -> dict[Any, Any] | None:
+        """The next complete message, or None until more data arrives.
+
+        Raises ``FrameTooLarge`` or ``MalformedFrame`` (both ``FramingError``), after which the
+        codec is dead.
+        """
+        if self._error is not None:
+            raise self._error
+        try:
+            if self._mode is Mode.TEXT:
+                return self._next_line()
+            return self._next_frame()
+        except FramingError as error:
+            self._error = error
+            self._buffer.clear()
+            raise
+
+    def encode(self, msg: dict[str, Any]) -> bytes:
+        """The bytes that carry ``msg`` to the peer in this connection's mode."""
+        if self._mode is Mode.TEXT:
+            text = json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
+            return text.encode("utf-8") + b"\n"
+        payload: bytes = msgpack.packb(msg, use_bin_type=True)
+        return _HEADER.pack(len(payload)) + payload
+
+    def _next_frame(self) -> dict[Any, Any] | None:
+        if len(self._buffer) < _HEADER.size:
+            return None
+        (length,) = _HEADER.unpack_from(self._buffer)
+        if length > self._max_frame_size:
+            raise FrameTooLarge(f"frame of {length} bytes exceeds {self._max_frame_size}")
+        end = _HEADER.size + length
+        if len(self._buffer) < end:
+            return None
+        payload = bytes(self._buffer[_HEADER.size : end])
+        del self._buffer[:end]
+        try:
+            decoded = msgpack.unpackb(payload, raw=False, strict_map_key=False)
+        except (ValueError, TypeError, msgpack.UnpackException) as error:
+            raise MalformedFrame(f"invalid msgpack: {error}") from None
+        return _as_map(decoded)
+
+    def _next_line(self) -> dict[Any, Any] | None:
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline < 0:
+                if len(self._buffer) > self._max_frame_size:
+                    raise FrameTooLarge(f"line exceeds {self._max_frame_size} bytes")
+                return None
+            if newline > self._max_frame_size:
+                raise FrameTooLarge(f"line of {newline} bytes exceeds {self._max_frame_size}")
+            line = bytes(self._buffer[:newline])
+            del self._buffer[: newline + 1]
+            if line.strip():
+                break
+        try:
+            decoded = json.loads(line.decode("utf-8"))
+        except (ValueError, RecursionError) as error:
+            raise MalformedFrame(f"invalid JSON line: {error}") from None
+        return _as_map(decoded)
+
+
+def _as_map(decoded: object) -> dict[Any, Any]:
+    if not isinstance(decoded, dict):
+        raise MalformedFrame(
+            f"payload is {type(decoded).__name__}, not a map", code=ErrorCode.NOT_A_MAP
+        )
+    return decoded

@@ -1,0 +1,370 @@
+"""Typed protocol messages: one frozen dataclass per message type, one registry per direction.
+
+A message's wire form is a map with a ``type`` tag and its fields. ``parse_client`` (used by
+the server) and ``parse_server`` (used by clients) turn a decoded map into a message, checking
+field types and ignoring unknown fields; ``to_dict`` turns a message back into a map, leaving out
+fields that are None. An absent field and an explicit null mean the same thing.
+
+Client requests may carry an ``id`` (int or str); the reply echoes it as ``id`` and an error
+as ``ref``. ``view``, ``event``, ``legal``, ``result``, ``options`` and ``move`` are plain maps
+defined by the engine (docs/RECORD.md).
+"""
+
+from __future__ import annotations
+
+import reprlib
+import types
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from .errors import ErrorCode, ProtocolError
+
+PROTOCOL_VERSION = 1
+
+JSONMap = dict[str, Any]
+RequestId = int | str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """Base of all messages; ``TYPE`` is the wire tag."""
+
+    TYPE: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        hints = _field_hints(type(self))
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not _matches(value, hints[f.name]):
+                raise ProtocolError(
+                    ErrorCode.BAD_FIELD,
+                    f"{self.TYPE}.{f.name} must be {_describe(hints[f.name])}, "
+                    f"got {type(value).__name__}",
+                )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientMessage(Message):
+    """A request from client to server."""
+
+    id: RequestId | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerMessage(Message):
+    """A message from server to client."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reply(ServerMessage):
+    """A server message answering one request, whose ``id`` it echoes."""
+
+    id: RequestId | None = None
+
+
+# Client → server.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hello(ClientMessage):
+    TYPE = "hello"
+    version: int
+    name: str
+    kind: Literal["human", "bot"]
+    token: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListTables(ClientMessage):
+    TYPE = "list_tables"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTable(ClientMessage):
+    """``timer`` is seconds per turn, 0 for none, None for the server's default."""
+
+    TYPE = "create_table"
+    name: str
+    options: JSONMap = field(default_factory=dict)
+    timer: float | None = None
+    private: bool = False
+    bots: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Join(ClientMessage):
+    TYPE = "join"
+    table: str
+    seat: int | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Spectate(ClientMessage):
+    TYPE = "spectate"
+    table: str
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Leave(ClientMessage):
+    TYPE = "leave"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddBot(ClientMessage):
+    TYPE = "add_bot"
+    seat: int
+    policy: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveBot(ClientMessage):
+    TYPE = "remove_bot"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Start(ClientMessage):
+    TYPE = "start"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Move(ClientMessage):
+    """``move`` is a hand-record action without its seat, e.g. ``{"action": "draw"}``."""
+
+    TYPE = "move"
+    move: JSONMap
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Chat(ClientMessage):
+    TYPE = "chat"
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ping(ClientMessage):
+    TYPE = "ping"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NextHand(ClientMessage):
+    TYPE = "next_hand"
+
+
+# Server → client.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Welcome(Reply):
+    TYPE = "welcome"
+    version: int
+    server: str
+    capabilities: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tables(Reply):
+    TYPE = "tables"
+    tables: list[JSONMap]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Joined(Reply):
+    """``seat`` is None for a spectator; ``token`` resumes the session after a disconnect."""
+
+    TYPE = "joined"
+    table: str
+    seat: int | None = None
+    token: str | None = None
+    spectator: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class State(ServerMessage):
+    """The table as one seat (or a spectator) sees it; ``deadline`` is seconds from now."""
+
+    TYPE = "state"
+    table: str
+    seq: int
+    view: JSONMap
+    event: JSONMap | None = None
+    legal: list[JSONMap] | None = None
+    deadline: float | None = None
+    seats: list[JSONMap]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandResult(ServerMessage):
+    TYPE = "hand_result"
+    table: str
+    seq: int
+    result: JSONMap
+    standings: JSONMap
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatLine(ServerMessage):
+    """A chat line said at a table; ``seat`` is None for a spectator."""
+
+    TYPE = "chat"
+    table: str
+    seat: int | None = None
+    name: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeatUpdate(ServerMessage):
+    TYPE = "seat_update"
+    table: str
+    seats: list[JSONMap]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pong(Reply):
+    TYPE = "pong"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ok(Reply):
+    TYPE = "ok"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Error(ServerMessage):
+    """Built by ``errors.error_message``; ``ref`` is the ``id`` of the failed request."""
+
+    TYPE = "error"
+    code: str
+    number: int
+    message: str
+    ref: RequestId | None = None
+
+
+CLIENT_MESSAGES: Mapping[str, type[ClientMessage]] = {
+    cls.TYPE: cls
+    for cls in (
+        Hello,
+        ListTables,
+        CreateTable,
+        Join,
+        Spectate,
+        Leave,
+        AddBot,
+        RemoveBot,
+        Start,
+        Move,
+        Chat,
+        Ping,
+        NextHand,
+    )
+}
+SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
+    cls.TYPE: cls
+    for cls in (
+        Welcome,
+        Tables,
+        Joined,
+        State,
+        HandResult,
+        ChatLine,
+        SeatUpdate,
+        Pong,
+        Ok,
+        Error,
+    )
+}
+
+_M = TypeVar("_M", bound=Message)
+
+
+def parse_client(d: Mapping[Any, Any]) -> ClientMessage:
+    """The client request in ``d``; raises ``ProtocolError`` with ``ref`` set to its id."""
+    return _parse(d, CLIENT_MESSAGES)
+
+
+def parse_server(d: Mapping[Any, Any]) -> ServerMessage:
+    """The server message in ``d``; raises ``ProtocolError``."""
+    return _parse(d, SERVER_MESSAGES)
+
+
+def to_dict(msg: Message) -> JSONMap:
+    """The wire map of ``msg``: its ``type`` and every field that is not None."""
+    d: JSONMap = {"type": msg.TYPE}
+    for f in fields(msg):
+        value = getattr(msg, f.name)
+        if value is not None:
+            d[f.name] = value
+    return d
+
+
+def _parse(d: Mapping[Any, Any], registry: Mapping[str, type[_M]]) -> _M:
+    ref = d.get("id")
+    if not _matches(ref, RequestId | None):
+        ref = None
+    kind = d.get("type")
+    if kind is None:
+        raise ProtocolError(ErrorCode.BAD_FIELD, "message has no 'type'", ref)
+    cls = registry.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown type {reprlib.repr(kind)}", ref)
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        value = d.get(f.name)
+        if value is not None:
+            kwargs[f.name] = value
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}.{f.name} is missing", ref)
+    try:
+        return cls(**kwargs)
+    except ProtocolError as error:
+        error.ref = ref
+        raise
+
+
+_HINTS: dict[type[Message], dict[str, Any]] = {}
+
+
+def _field_hints(cls: type[Message]) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = get_type_hints(cls)
+    return hints
+
+
+def _matches(value: object, hint: Any) -> bool:
+    """Whether ``value``, decoded from JSON or msgpack, fits the type ``hint``."""
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return any(_matches(value, arg) for arg in get_args(hint))
+    if origin is Literal:
+        return any(type(value) is type(arg) and value == arg for arg in get_args(hint))
+    if origin is list:
+        (item,) = get_args(hint)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if origin is dict or hint is dict:
+        return isinstance(value, dict)
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _describe(hint: Any) -> str:
+    if get_origin(hint) in (Union, types.UnionType):
+        return " or ".join(_describe(arg) for arg in get_args(hint))
+    if get_origin(hint) is Literal:
+        return " or ".join(repr(arg) for arg in get_args(hint))
+    if get_origin(hint) is list:
+        return f"list of {_describe(get_args(hint)[0])}"
+    if get_origin(hint) is dict:
+        return "map"
+    if hint is type(None):
+        return "null"
+    return str(hint.__name__)
