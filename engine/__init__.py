@@ -9,6 +9,7 @@ from .cards import DECK, Card, Suit, cards_str, parse_cards
 from .count import Arrangement, best_arrangement, hand_count
 from .errors import IllegalMove, InvalidMove, RecordError, ReplayError, RuleError
 from .hand import End, Hand, Phase, Result, Step
+from .match import Match, deck_for
 from .melds import MeldKind, TableMeld, is_meld, meld_kind
 from .moves import Action, Move
 from .options import CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
@@ -29,6 +30,7 @@ __all__ = [
     "InvalidMove",
     "MeldKind",
     "MeldView",
+    "Match",
     "Move",
     "Options",
     "Phase",
@@ -45,6 +47,7 @@ __all__ = [
     "TableMeld",
     "best_arrangement",
     "cards_str",
+    "deck_for",
     "hand_count",
     "hand_record",
     "is_meld",

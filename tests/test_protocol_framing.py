@@ -1,0 +1,242 @@
+"""The sans-IO codec: frames split anywhere, several per chunk, oversize and garbage input."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import msgpack
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tongits.protocol import (
+    DEFAULT_MAX_FRAME_SIZE,
+    Codec,
+    ErrorCode,
+    FramingError,
+    FrameTooLarge,
+    MalformedFrame,
+    Mode,
+)
+
+json_scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text()
+json_values = st.recursive(
+    json_scalars | st.floats(allow_nan=False, allow_infinity=False),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+json_maps = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
+
+
+def drain(codec: Codec) -> list[dict[Any, Any]]:
+    messages = []
+    while (message := codec.next_message()) is not None:
+        messages.append(message)
+    return messages
+
+
+def feed_in_pieces(codec: Codec, data: bytes, cuts: list[int]) -> list[dict[Any, Any]]:
+    received = []
+    start = 0
+    for end in [*sorted(cuts), len(data)]:
+        codec.receive_data(data[start:end])
+        received += drain(codec)
+        start = end
+    return received
+
+
+@pytest.mark.parametrize("mode", [Mode.BINARY, Mode.TEXT])
+def test_byte_by_byte(mode: Mode) -> None:
+    messages = [{"type": "ping", "id": 1}, {"type": "chat", "text": "Mabuhay ✓"}]
+    data = b"".join(Codec(mode).encode(m) for m in messages)
+    server = Codec()
+    received = []
+    for byte in data:
+        server.receive_data(bytes([byte]))
+        received += drain(server)
+    assert received == messages
+    assert server.mode is mode
+
+
+@pytest.mark.parametrize("mode", [Mode.BINARY, Mode.TEXT])
+@given(messages=st.lists(json_maps, min_size=1, max_size=5), data=st.data())
+def test_split_anywhere(mode: Mode, messages: list[dict[str, Any]], data: st.DataObject) -> None:
+    wire = b"".join(Codec(mode).encode(m) for m in messages)
+    cuts = data.draw(st.lists(st.integers(0, len(wire)), max_size=8))
+    assert feed_in_pieces(Codec(), wire, cuts) == messages
+
+
+@pytest.mark.parametrize("mode", [Mode.BINARY, Mode.TEXT])
+def test_several_frames_in_one_chunk(mode: Mode) -> None:
+    messages = [{"type": "ping", "id": n} for n in range(5)]
+    server = Codec()
+    server.receive_data(b"".join(Codec(mode).encode(m) for m in messages))
+    assert drain(server) == messages
+    assert server.next_message() is None
+
+
+def test_binary_frame_bytes() -> None:
+    assert Codec(Mode.BINARY).encode({"type": "ping"}) == b"\x00\x00\x00\x0b\x81\xa4type\xa4ping"
+
+
+def test_text_line_bytes() -> None:
+    assert Codec(Mode.TEXT).encode({"type": "ping", "id": 1}) == b'{"type":"ping","id":1}\n'
+
+
+def test_mode_detected_from_first_byte_only() -> None:
+    server = Codec()
+    server.receive_data(b"")
+    assert server.mode is None
+    server.receive_data(b'{"type":"ping"}\n')
+    assert server.mode is Mode.TEXT
+    assert server.encode({"type": "pong"}) == b'{"type":"pong"}\n'
+
+
+def test_leading_whitespace_means_binary() -> None:
+    server = Codec()
+    server.receive_data(b' {"type":"ping"}\n')
+    assert server.mode is Mode.BINARY
+
+
+def test_encode_before_detection_is_binary() -> None:
+    assert Codec().encode({"type": "ok"}) == Codec(Mode.BINARY).encode({"type": "ok"})
+
+
+def test_text_blank_lines_and_crlf() -> None:
+    server = Codec()
+    server.receive_data(b'{"type":"ping"}\r\n\n  \r\n{"type":"leave"}\n')
+    assert drain(server) == [{"type": "ping"}, {"type": "leave"}]
+
+
+def test_oversize_header_rejected_before_body() -> None:
+    server = Codec(Mode.BINARY)
+    server.receive_data(struct.pack(">I", DEFAULT_MAX_FRAME_SIZE + 1))
+    with pytest.raises(FrameTooLarge) as raised:
+        server.next_message()
+    assert raised.value.code == ErrorCode.FRAME_TOO_LARGE
+
+
+def test_max_frame_size_is_configurable() -> None:
+    payload = msgpack.packb({"text": "x" * 90})
+    frame = struct.pack(">I", len(payload)) + payload
+    assert len(payload) == 97
+    exact = Codec(max_frame_size=97)
+    exact.receive_data(frame)
+    assert exact.next_message() == {"text": "x" * 90}
+    small = Codec(max_frame_size=96)
+    small.receive_data(frame[:4])
+    with pytest.raises(FrameTooLarge):
+        small.next_message()
+
+
+def test_text_line_limit() -> None:
+    line = b'{"t":"' + b"x" * 92 + b'"}'
+    assert len(line) == 100
+    exact = Codec(max_frame_size=100)
+    exact.receive_data(line + b"\n")
+    assert exact.next_message() == {"t": "x" * 92}
+
+    growing = Codec(max_frame_size=100)
+    growing.receive_data(line)
+    assert growing.next_message() is None
+    growing.receive_data(b" ")
+    with pytest.raises(FrameTooLarge):
+        growing.next_message()
+
+    whole = Codec(max_frame_size=100)
+    whole.receive_data(line + b" \n")
+    with pytest.raises(FrameTooLarge):
+        whole.next_message()
+
+
+def test_codec_is_dead_after_error_but_can_still_encode() -> None:
+    server = Codec()
+    server.receive_data(b'{"type":"ping"}\nnot json\n{"type":"ping"}\n')
+    assert server.next_message() == {"type": "ping"}
+    with pytest.raises(MalformedFrame) as raised:
+        server.next_message()
+    assert raised.value.code == ErrorCode.MALFORMED_FRAME
+    with pytest.raises(MalformedFrame):
+        server.next_message()
+    with pytest.raises(MalformedFrame):
+        server.receive_data(b'{"type":"ping"}\n')
+    assert server.encode({"type": "error"}) == b'{"type":"error"}\n'
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [msgpack.packb([1, 2]), msgpack.packb("hello"), msgpack.packb(None), msgpack.packb(b"x")],
+)
+def test_binary_payload_must_be_a_map(payload: bytes) -> None:
+    server = Codec()
+    server.receive_data(struct.pack(">I", len(payload)) + payload)
+    with pytest.raises(MalformedFrame) as raised:
+        server.next_message()
+    assert raised.value.code == ErrorCode.NOT_A_MAP
+
+
+@pytest.mark.parametrize("line", [b"[1]", b'"x"', b"3", b"null"])
+def test_text_payload_must_be_an_object(line: bytes) -> None:
+    server = Codec()
+    server.receive_data(b'{"type":"ping"}\n' + line + b"\n")
+    assert server.next_message() == {"type": "ping"}
+    with pytest.raises(MalformedFrame) as raised:
+        server.next_message()
+    assert raised.value.code == ErrorCode.NOT_A_MAP
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        b"\x00\x00\x00\x00",
+        b"\x00\x00\x00\x01\xc1",
+        b"\x00\x00\x00\x02\x80\x80",
+        b"\x00\x00\x00\x02\x81\x91",
+        b"\x00\x00\x00\x04\x81\x91\x01\x02",
+    ],
+    ids=["empty", "never-used-byte", "extra-data", "truncated", "unhashable-key"],
+)
+def test_malformed_binary(frame: bytes) -> None:
+    server = Codec()
+    server.receive_data(frame)
+    with pytest.raises(MalformedFrame):
+        server.next_message()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b'{"a":\xff}', b'{"a":1', b'{"a":' + b"[" * 100_000 + b"}"],
+    ids=["bad-utf8", "truncated", "deep-nesting"],
+)
+def test_malformed_text(line: bytes) -> None:
+    server = Codec(max_frame_size=200_000)
+    server.receive_data(line + b"\n")
+    with pytest.raises(MalformedFrame):
+        server.next_message()
+
+
+@given(chunks=st.lists(st.binary(max_size=64), max_size=10))
+def test_garbage_raises_only_framing_errors(chunks: list[bytes]) -> None:
+    server = Codec(max_frame_size=256)
+    try:
+        for chunk in chunks:
+            server.receive_data(chunk)
+            drain(server)
+    except FramingError:
+        with pytest.raises(FramingError):
+            server.receive_data(b"\x00")
+
+
+@given(chunks=st.lists(st.binary(max_size=64), max_size=10))
+def test_garbage_text_raises_only_framing_errors(chunks: list[bytes]) -> None:
+    server = Codec(max_frame_size=256)
+    server.receive_data(b"{")
+    try:
+        for chunk in chunks:
+            server.receive_data(chunk.replace(b"\x00", b"\n"))
+            drain(server)
+    except FramingError:
+        with pytest.raises(FramingError):
+            server.next_message()
