@@ -345,7 +345,7 @@ def _matches(value: object, hint: Any) -> bool:
     if origin is list:
         (item,) = get_args(hint)
         return isinstance(value, list) and all(_matches(v, item) for v in value)
-    if origin is dict or hint is dict:
+    if origin is dict:
         return isinstance(value, dict)
     if hint is type(None):
         return value is None
@@ -367,4 +367,6 @@ def _describe(hint: Any) -> str:
         return "map"
     if hint is type(None):
         return "null"
+    if hint is float:
+        return "number"
     return str(hint.__name__)

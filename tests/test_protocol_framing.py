@@ -9,13 +9,12 @@ import msgpack
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from tongits.protocol import (
     DEFAULT_MAX_FRAME_SIZE,
     Codec,
     ErrorCode,
-    FramingError,
     FrameTooLarge,
+    FramingError,
     MalformedFrame,
     Mode,
 )
@@ -23,8 +22,9 @@ from tongits.protocol import (
 json_scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text()
 json_values = st.recursive(
     json_scalars | st.floats(allow_nan=False, allow_infinity=False),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 json_maps = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
@@ -121,11 +121,11 @@ def test_oversize_header_rejected_before_body() -> None:
 def test_max_frame_size_is_configurable() -> None:
     payload = msgpack.packb({"text": "x" * 90})
     frame = struct.pack(">I", len(payload)) + payload
-    assert len(payload) == 97
-    exact = Codec(max_frame_size=97)
+    assert len(payload) == 98
+    exact = Codec(max_frame_size=98)
     exact.receive_data(frame)
     assert exact.next_message() == {"text": "x" * 90}
-    small = Codec(max_frame_size=96)
+    small = Codec(max_frame_size=97)
     small.receive_data(frame[:4])
     with pytest.raises(FrameTooLarge):
         small.next_message()

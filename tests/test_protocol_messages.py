@@ -1,0 +1,356 @@
+"""Typed messages and error codes: round trips, validation, registries, unique codes."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tongits.protocol import (
+    CLIENT_MESSAGES,
+    PROTOCOL_VERSION,
+    SERVER_MESSAGES,
+    AddBot,
+    Chat,
+    ChatLine,
+    Codec,
+    CreateTable,
+    Error,
+    ErrorCode,
+    HandResult,
+    Hello,
+    Join,
+    Joined,
+    Leave,
+    ListTables,
+    Message,
+    Mode,
+    Move,
+    NextHand,
+    Ok,
+    Ping,
+    Pong,
+    ProtocolError,
+    RemoveBot,
+    SeatUpdate,
+    Spectate,
+    Start,
+    State,
+    Tables,
+    Welcome,
+    error_message,
+    error_number,
+    parse_client,
+    parse_server,
+    to_dict,
+)
+
+MOVES = [
+    {"action": "draw"},
+    {"action": "pick", "cards": ["7h", "7s"]},
+    {"action": "pick", "meld": 3},
+    {"action": "meld", "cards": ["4c", "5c", "6c"]},
+    {"action": "secret", "cards": ["Qs", "Qh", "Qd"]},
+    {"action": "sapaw", "card": "8d", "meld": 3},
+    {"action": "discard", "card": "Kd"},
+    {"action": "call"},
+    {"action": "challenge"},
+    {"action": "fold"},
+]
+SEATS = [{"seat": 0, "name": "Ana", "kind": "human", "connected": True}]
+
+CLIENT_EXAMPLES: list[Message] = [
+    Hello(version=PROTOCOL_VERSION, name="Ana", kind="human", id=1),
+    Hello(version=1, name="bot-1", kind="bot", token="s3cret"),
+    ListTables(id="lt"),
+    CreateTable(name="Friday", options={"jokers": False}, timer=30, private=True, bots=2),
+    CreateTable(name="Quick", timer=0.5),
+    Join(table="t1", seat=2, code="ABCD", id=7),
+    Join(table="t1"),
+    Spectate(table="t1", code="ABCD"),
+    Leave(),
+    AddBot(seat=1, policy="greedy"),
+    RemoveBot(seat=1),
+    Start(),
+    *(Move(move=move, id=n) for n, move in enumerate(MOVES)),
+    Chat(text="Magandang gabi!"),
+    Ping(id=99),
+    NextHand(),
+]
+SERVER_EXAMPLES: list[Message] = [
+    Welcome(version=1, server="tongits/0.1", capabilities=["text", "resume"], id=1),
+    Tables(tables=[{"table": "t1", "name": "Friday", "seats": 1}], id="lt"),
+    Joined(table="t1", seat=0, token="s3cret", spectator=False, id=7),
+    Joined(table="t1", spectator=True),
+    State(
+        table="t1",
+        seq=12,
+        view={"hand": ["7h"]},
+        event={"seat": 1, "action": "draw"},
+        legal=MOVES[:2],
+        deadline=29.5,
+        seats=SEATS,
+    ),
+    State(table="t1", seq=0, view={}, seats=[]),
+    HandResult(table="t1", seq=40, result={"winner": 0}, standings={"0": 3}),
+    ChatLine(table="t1", seat=0, name="Ana", text="hi"),
+    ChatLine(table="t1", name="Watcher", text="go"),
+    SeatUpdate(table="t1", seats=SEATS),
+    Pong(id=99),
+    Ok(),
+    Error(code="table_full", number=2004, message="all three seats are taken", ref=7),
+]
+
+
+def test_examples_cover_every_type() -> None:
+    assert {type(m) for m in CLIENT_EXAMPLES} == set(CLIENT_MESSAGES.values())
+    assert {type(m) for m in SERVER_EXAMPLES} == set(SERVER_MESSAGES.values())
+
+
+@pytest.mark.parametrize("message", CLIENT_EXAMPLES, ids=repr)
+def test_client_round_trip(message: Message) -> None:
+    assert parse_client(to_dict(message)) == message
+
+
+@pytest.mark.parametrize("message", SERVER_EXAMPLES, ids=repr)
+def test_server_round_trip(message: Message) -> None:
+    assert parse_server(to_dict(message)) == message
+
+
+@pytest.mark.parametrize("mode", [Mode.BINARY, Mode.TEXT])
+def test_round_trip_through_codec(mode: Mode) -> None:
+    sender, receiver = Codec(mode), Codec()
+    for message in CLIENT_EXAMPLES:
+        receiver.receive_data(sender.encode(to_dict(message)))
+        decoded = receiver.next_message()
+        assert decoded is not None
+        assert parse_client(decoded) == message
+    for message in SERVER_EXAMPLES:
+        receiver.receive_data(sender.encode(to_dict(message)))
+        decoded = receiver.next_message()
+        assert decoded is not None
+        assert parse_server(decoded) == message
+
+
+def test_to_dict_omits_none() -> None:
+    assert to_dict(Join(table="t1")) == {"type": "join", "table": "t1"}
+    assert to_dict(Joined(table="t1", spectator=True, id=3)) == {
+        "type": "joined",
+        "table": "t1",
+        "spectator": True,
+        "id": 3,
+    }
+
+
+def test_null_means_absent() -> None:
+    assert parse_client({"type": "join", "table": "t1", "seat": None}) == Join(table="t1")
+    assert parse_client({"type": "create_table", "name": "x", "private": None}) == CreateTable(
+        name="x"
+    )
+
+
+def test_unknown_fields_ignored() -> None:
+    parsed = parse_client({"type": "ping", "id": 4, "extra": [1, 2], 5: "int key"})
+    assert parsed == Ping(id=4)
+
+
+def test_chat_differs_by_direction() -> None:
+    assert parse_client({"type": "chat", "text": "hi"}) == Chat(text="hi")
+    line = {"type": "chat", "table": "t1", "seat": 2, "name": "Ben", "text": "hi"}
+    assert parse_server(line) == ChatLine(table="t1", seat=2, name="Ben", text="hi")
+
+
+@pytest.mark.parametrize(
+    ("parse", "d"),
+    [
+        (parse_client, {"type": "welcome", "version": 1, "server": "x", "capabilities": []}),
+        (parse_server, {"type": "hello", "version": 1, "name": "a", "kind": "bot"}),
+        (parse_client, {"type": "nonsense", "id": "r1"}),
+        (parse_client, {"type": 3, "id": "r1"}),
+    ],
+)
+def test_unknown_type_rejected(parse: Any, d: dict[str, Any]) -> None:
+    with pytest.raises(ProtocolError) as raised:
+        parse(d)
+    assert raised.value.code == ErrorCode.UNKNOWN_TYPE
+    assert raised.value.ref == d.get("id")
+
+
+def test_missing_type_rejected() -> None:
+    with pytest.raises(ProtocolError) as raised:
+        parse_client({"id": 5, "table": "t1"})
+    assert raised.value.code == ErrorCode.BAD_FIELD
+    assert raised.value.ref == 5
+
+
+@pytest.mark.parametrize(
+    "d",
+    [
+        {"type": "join"},
+        {"type": "join", "table": 5},
+        {"type": "join", "table": "t1", "seat": "0"},
+        {"type": "join", "table": "t1", "seat": True},
+        {"type": "join", "table": "t1", "seat": 1.0},
+        {"type": "hello", "version": 1, "name": "a", "kind": "alien"},
+        {"type": "hello", "version": "1", "name": "a", "kind": "bot"},
+        {"type": "create_table", "name": "x", "timer": "30"},
+        {"type": "create_table", "name": "x", "timer": True},
+        {"type": "create_table", "name": "x", "private": 1},
+        {"type": "create_table", "name": "x", "options": []},
+        {"type": "move", "move": "draw"},
+        {"type": "ping", "id": 1.5},
+        {"type": "ping", "id": [1]},
+    ],
+)
+def test_bad_fields_rejected(d: dict[str, Any]) -> None:
+    with pytest.raises(ProtocolError) as raised:
+        parse_client(d)
+    assert raised.value.code == ErrorCode.BAD_FIELD
+
+
+def test_bad_field_echoes_valid_id_only() -> None:
+    with pytest.raises(ProtocolError) as raised:
+        parse_client({"type": "join", "id": "j1"})
+    assert raised.value.ref == "j1"
+    with pytest.raises(ProtocolError) as raised:
+        parse_client({"type": "join", "id": {"no": 1}})
+    assert raised.value.ref is None
+
+
+@pytest.mark.parametrize(
+    ("d", "message"),
+    [
+        ({"type": "state", "table": "t", "seq": 1, "view": {}, "seats": [1]}, "list of map"),
+        ({"type": "welcome", "version": 1, "server": "s", "capabilities": [1]}, "list of str"),
+        ({"type": "joined", "table": "t", "spectator": "no"}, "joined.spectator must be bool"),
+    ],
+)
+def test_bad_server_fields_named(d: dict[str, Any], message: str) -> None:
+    with pytest.raises(ProtocolError, match=message):
+        parse_server(d)
+
+
+def test_construction_validates() -> None:
+    with pytest.raises(ProtocolError):
+        Join(table=cast(Any, 5))
+
+
+@pytest.mark.parametrize("cls", [*CLIENT_MESSAGES.values(), *SERVER_MESSAGES.values()])
+def test_messages_are_frozen_slotted_dataclasses(cls: type[Message]) -> None:
+    assert dataclasses.is_dataclass(cls)
+    assert "__slots__" in vars(cls)
+    assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def test_frozen() -> None:
+    ping: Any = Ping()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ping.id = 3
+
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+all_fields = sorted(
+    {
+        f.name
+        for cls in [*CLIENT_MESSAGES.values(), *SERVER_MESSAGES.values()]
+        for f in dataclasses.fields(cls)
+    }
+)
+
+
+@given(
+    kind=st.sampled_from(sorted({*CLIENT_MESSAGES, *SERVER_MESSAGES, "bogus"})) | values,
+    body=st.dictionaries(st.sampled_from(all_fields) | st.text(max_size=5), values, max_size=8),
+)
+def test_parse_raises_only_protocol_errors(kind: Any, body: dict[str, Any]) -> None:
+    for parse in (parse_client, parse_server):
+        try:
+            message = parse({**body, "type": kind})
+        except ProtocolError as error:
+            assert error.code in (ErrorCode.BAD_FIELD, ErrorCode.UNKNOWN_TYPE)
+        else:
+            assert parse(to_dict(message)) == message
+
+
+def test_error_codes_and_numbers_unique() -> None:
+    codes = [member.value for member in ErrorCode]
+    numbers = [member.number for member in ErrorCode]
+    assert len(set(codes)) == len(codes)
+    assert len(set(numbers)) == len(numbers)
+    assert all(re.fullmatch(r"[a-z]+(_[a-z]+)*", code) for code in codes)
+
+
+@pytest.mark.parametrize(
+    ("first", "digit"),
+    [
+        ("frame_too_large", 1),
+        ("slow_reader", 1),
+        ("bad_token", 2),
+        ("bad_name", 2),
+        ("illegal_move", 3),
+        ("hand_over", 3),
+        ("internal_error", 5),
+        ("shutting_down", 5),
+    ],
+)
+def test_error_ranges(first: str, digit: int) -> None:
+    assert error_number(first) // 1000 == digit
+
+
+def test_every_number_in_a_range() -> None:
+    assert {member.number // 1000 for member in ErrorCode} == {1, 2, 3, 5}
+
+
+def test_unknown_game_code_passes_through() -> None:
+    assert error_number("some_future_engine_code") == 3000
+    frame = error_message("some_future_engine_code", "no", ref=2)
+    assert parse_server(frame) == Error(
+        code="some_future_engine_code", number=3000, message="no", ref=2
+    )
+
+
+def test_error_message_frame() -> None:
+    assert error_message(ErrorCode.NOT_YOUR_TURN, "seat 1 is to act", "m3") == {
+        "type": "error",
+        "code": "not_your_turn",
+        "number": 3001,
+        "message": "seat 1 is to act",
+        "ref": "m3",
+    }
+    assert "ref" not in error_message("internal_error", "sorry")
+    assert to_dict(parse_server(error_message("bad_token", "x", 1))) == error_message(
+        "bad_token", "x", 1
+    )
+
+
+def test_protocol_error_carries_code() -> None:
+    error = ProtocolError(ErrorCode.TABLE_FULL, "all seats taken", ref=3)
+    assert (error.code, error.number, error.message, error.ref) == (
+        "table_full",
+        2004,
+        "all seats taken",
+        3,
+    )
+    assert type(error.code) is str
+
+
+def test_every_code_documented() -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
+    for member in ErrorCode:
+        assert re.search(rf"\|\s*{member.number}\s*\|\s*`{member.value}`\s*\|", doc), member
+
+
+def test_every_message_documented() -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
+    for kind in {*CLIENT_MESSAGES, *SERVER_MESSAGES}:
+        assert f"### `{kind}`" in doc, kind
