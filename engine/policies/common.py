@@ -1,0 +1,151 @@
+"""Helpers shared by the policies: counting from a seat's own cards, the meld plan, lay-offs, and
+what the public history says about the other seats.
+
+Everything here reads a ``SeatView`` (RULES.md §11) and nothing else; no helper ever sees a
+``Hand``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..cards import DECK, POINTS, Card, cards_of, mask_of
+from ..count import best_arrangement, count_mask
+from ..moves import Action, Move
+from ..view import SeatView
+
+
+@lru_cache(maxsize=1 << 16)
+def _count_cached(mask: int) -> int:
+    return count_mask(mask)
+
+
+def points_of(mask: int) -> int:
+    return sum(POINTS[c] for c in cards_of(mask))
+
+
+def count_of(mask: int, *, concealed_melds_count: bool = False) -> int:
+    """The count (RULES.md §7) of the cards in ``mask``, memoised across calls."""
+    if concealed_melds_count:
+        return points_of(mask)
+    return _count_cached(mask)
+
+
+def view_count(view: SeatView, mask: int | None = None) -> int:
+    """The count of the seat's hand (or of ``mask``) under the view's table options."""
+    return count_of(
+        mask_of(view.hand) if mask is None else mask,
+        concealed_melds_count=view.options.concealed_melds_count,
+    )
+
+
+def find(legal: Sequence[Move], action: Action) -> Move | None:
+    return next((m for m in legal if m.action is action), None)
+
+
+def of_action(legal: Sequence[Move], action: Action) -> list[Move]:
+    return [m for m in legal if m.action is action]
+
+
+def plan_melds(view: SeatView, *, secret_fours: bool = False) -> Move | None:
+    """The next meld of the seat's best arrangement that may be placed now, or ``None``.
+
+    With ``secret_fours`` a four-of-a-kind goes down face down (it opens the hand, takes no
+    lay-offs and keeps its bonus)."""
+    legal = set(view.legal)
+    for meld in best_arrangement(view.hand).melds:
+        if secret_fours and len(meld) == 4 and meld[0].rank == meld[1].rank:
+            secret = Move(Action.SECRET, meld)
+            if secret in legal:
+                return secret
+        move = Move(Action.MELD, meld)
+        if move in legal:
+            return move
+    return None
+
+
+def useful_lay_off(view: SeatView, *, prefer_others: bool = True) -> Move | None:
+    """A legal lay-off that does not raise the seat's count (a card that is deadwood, or the
+    spare end of a long concealed run). Lay-offs onto another seat's meld come first when
+    ``prefer_others``: they also block that seat's next call (RULES.md §5)."""
+    sapaws = of_action(view.legal, Action.SAPAW)
+    if not sapaws:
+        return None
+    hand = mask_of(view.hand)
+    now = view_count(view, hand)
+    owners = {m.id: m.owner for m in view.melds}
+    good = [m for m in sapaws if m.card is not None and view_count(view, hand ^ m.card.bit) <= now]
+    if not good:
+        return None
+    if prefer_others:
+        good.sort(key=lambda m: owners.get(m.meld if m.meld is not None else -1) == view.seat)
+    return good[0]
+
+
+def deadwood_discards(view: SeatView) -> list[Move]:
+    """Legal discards, the loose (deadwood) cards first, each group highest points first."""
+    discards = of_action(view.legal, Action.DISCARD)
+    dead = set(best_arrangement(view.hand).deadwood)
+    return sorted(
+        discards,
+        key=lambda m: (m.card not in dead, -POINTS[m.card] if m.card is not None else 0, m.card),
+    )
+
+
+def best_pick(view: SeatView) -> Move | None:
+    """The legal pick that leaves the lowest count (then the most cards on the table)."""
+    picks = of_action(view.legal, Action.PICK)
+    if not picks:
+        return None
+    hand = mask_of(view.hand)
+
+    def left(m: Move) -> tuple[int, int]:
+        return (view_count(view, hand & ~mask_of(m.cards)), -len(m.cards))
+
+    return min(picks, key=left)
+
+
+@dataclass(slots=True)
+class PublicKnowledge:
+    """What the public history and the table say about where the cards are, for one seat.
+
+    ``unseen`` holds every card the seat cannot place: the other hands, the stock and the
+    other seats' secret melds. ``passed[s]`` are the discard tops seat ``s`` drew past
+    (it could not, or chose not to, meld them); ``thrown[s]`` the cards it discarded, in order.
+    """
+
+    seat: int
+    unseen: int
+    passed: list[list[Card]] = field(default_factory=lambda: [[], [], []])
+    thrown: list[list[Card]] = field(default_factory=lambda: [[], [], []])
+    picked: list[list[Card]] = field(default_factory=lambda: [[], [], []])
+    hidden_secrets: list[int] = field(default_factory=lambda: [0, 0, 0])
+
+
+def public_knowledge(view: SeatView) -> PublicKnowledge:
+    """Read the seat's view: known cards, and every seat's draws past, picks and discards."""
+    assert view.seat is not None
+    known = mask_of(view.hand) | mask_of(view.discards)
+    secrets = [0, 0, 0]
+    for meld in view.melds:
+        if meld.cards:
+            known |= mask_of(meld.cards)
+        else:
+            secrets[meld.owner] += 1
+    info = PublicKnowledge(view.seat, mask_of(DECK) & ~known, hidden_secrets=secrets)
+    pile: list[Card] = []
+    for step in view.history:
+        seat = step["seat"]
+        action = step["action"]
+        if action == "discard":
+            card = Card.parse(step["card"])
+            pile.append(card)
+            info.thrown[seat].append(card)
+        elif action == "pick":
+            if pile:
+                info.picked[seat].append(pile.pop())
+        elif action == "draw" and pile:
+            info.passed[seat].append(pile[-1])
+    return info
