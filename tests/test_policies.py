@@ -1,0 +1,145 @@
+"""The policies: legal moves only, decisions from the seat's view alone, determinism per seed."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from tongits.engine import Action, Hand, Move, Options, Phase, SeatView, deck_for, seat_view
+from tongits.engine.policies import POLICIES, StrongPolicy, autoplay_move, get_policy
+
+OPTION_SETS = [
+    Options(),
+    Options(tongits_needs_discard=True, no_sapawable_discard=True),
+    Options.from_dict(
+        {"pick_to_sapaw": True, "sapaw_block": "hand", "self_sapaw_blocks_call": True}
+    ),
+    Options.from_dict(
+        {"call_tie": "caller", "stockout_none_open": "void", "concealed_melds_count": True}
+    ),
+    Options.from_dict({"scoring": "tally"}),
+]
+
+
+class Checked:
+    """Wraps a policy: every decision must come from ``view.legal``."""
+
+    def __init__(self, name: str, seed: str):
+        self.policy = get_policy(name, seed)
+        self.decisions = 0
+
+    def __call__(self, view: SeatView) -> Move:
+        move = self.policy(view)
+        assert move in view.legal, f"{self.policy.name} played {move} not in {view.legal}"
+        self.decisions += 1
+        return move
+
+
+def play(hand: Hand, policies: list[Checked]) -> None:
+    while not hand.over:
+        seat = hand.to_act
+        hand.apply(seat, policies[seat](seat_view(hand, seat)))
+
+
+@pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: str(o.to_dict()) or "defaults")
+def test_every_bot_plays_only_legal_moves(options: Options) -> None:
+    names = list(POLICIES)
+    rng = random.Random(f"legal/{options}")
+    ends = set()
+    for i in range(60):
+        lineup = [rng.choice(names) for _ in range(3)]
+        policies = [Checked(name, f"{i}/{s}") for s, name in enumerate(lineup)]
+        hand = Hand(deck_for("legal", i), i % 3, options)
+        play(hand, policies)
+        assert hand.result is not None
+        ends.add(hand.result.end)
+    assert len(ends) >= 2
+
+
+def test_strong_decides_from_the_wire_form_of_its_view() -> None:
+    """A view rebuilt from its public dict (no Hand behind it) gets the same moves, the same
+    ones from a second instance with the same seed, and only legal ones."""
+    for i in range(6):
+        hand = Hand(deck_for("wire", i), i % 3)
+        a, b = StrongPolicy(seed=7), StrongPolicy(seed=7)
+        greedy = get_policy("greedy")
+        while not hand.over:
+            seat = hand.to_act
+            view = seat_view(hand, seat)
+            wire = SeatView.from_dict(view.to_dict())
+            move = a(view)
+            assert move in view.legal
+            assert b(wire) == move
+            assert a(view) == move  # no hidden state changes the answer to the same view
+            hand.apply(seat, move if seat == 0 else greedy(view))
+
+
+def test_views_given_to_bots_hide_the_other_hands() -> None:
+    hand = Hand(deck_for("hidden", 0), 0)
+    play(hand, [Checked("greedy", "x"), Checked("strong", "y"), Checked("random", "z")])
+    hand = Hand(deck_for("hidden", 1), 1)
+    strong = get_policy("strong", 1)
+    seen: list[SeatView] = []
+    while not hand.over:
+        seat = hand.to_act
+        view = seat_view(hand, seat)
+        seen.append(view)
+        hand.apply(seat, strong(view))
+    for view in seen:
+        assert view.revealed is None and view.result is None
+        assert view.seat is not None
+        others = set().union(*(hand.hands[s] for s in range(3) if s != view.seat))
+        assert not others & set(view.hand)
+
+
+def test_get_policy_knows_its_names() -> None:
+    assert set(POLICIES) == {"random", "greedy", "strong"}
+    for name in POLICIES:
+        assert get_policy(name, 1).name == name
+    with pytest.raises(KeyError, match="unknown policy"):
+        get_policy("clever")
+
+
+def test_random_is_deterministic_per_seed() -> None:
+    hand = Hand(deck_for("rnd", 0), 0)
+    view = seat_view(hand, 0)
+    assert [get_policy("random", 3)(view) for _ in range(3)] == [get_policy("random", 3)(view)] * 3
+
+
+def test_autoplay_draws_then_throws_the_highest_loose_card_and_folds_calls() -> None:
+    hand = Hand(deck_for("auto", 0), 0)
+    view = seat_view(hand, 0)
+    move = autoplay_move(view)
+    assert move.action is Action.DISCARD and move in view.legal
+    hand.apply(0, move)
+    assert autoplay_move(seat_view(hand, 1)) == Move.draw()
+    greedy = get_policy("greedy")
+    for i in range(40):
+        hand = Hand(deck_for("auto", i), i % 3)
+        while not hand.over:
+            seat = hand.to_act
+            view = seat_view(hand, seat)
+            if view.phase is Phase.ANSWER:
+                assert autoplay_move(view).action is Action.FOLD
+            assert autoplay_move(view) in view.legal
+            hand.apply(seat, greedy(view))
+
+
+def test_greedy_and_strong_call_when_nobody_can_challenge() -> None:
+    """An opened seat facing two unopened seats wins by calling: both bots see it."""
+    for name in ("greedy", "strong"):
+        policy = get_policy(name, 0)
+        found = 0
+        for i in range(200):
+            hand = Hand(deck_for("call", i), i % 3)
+            while not hand.over:
+                seat = hand.to_act
+                view = seat_view(hand, seat)
+                move = policy(view)
+                if Move(Action.CALL) in view.legal and not any(
+                    view.opened[s] for s in range(3) if s != seat
+                ):
+                    assert move == Move(Action.CALL)
+                    found += 1
+                hand.apply(seat, move)
+        assert found
