@@ -82,7 +82,8 @@ class ListTables(ClientMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateTable(ClientMessage):
-    """``timer`` is seconds per turn, 0 for none, None for the server's default."""
+    """``timer`` is seconds per turn, 0 for none, None for the server's default; ``bots`` seats
+    that many server bots at once; ``auto_start`` False waits for the owner's ``start``."""
 
     TYPE = "create_table"
     name: str
@@ -90,6 +91,7 @@ class CreateTable(ClientMessage):
     timer: float | None = None
     private: bool = False
     bots: int = 0
+    auto_start: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,13 +175,15 @@ class Tables(Reply):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Joined(Reply):
-    """``seat`` is None for a spectator; ``token`` resumes the session after a disconnect."""
+    """``seat`` is None for a spectator; ``token`` resumes the session after a disconnect;
+    ``code`` is the join code of a private table, sent to its creator."""
 
     TYPE = "joined"
     table: str
     seat: int | None = None
     token: str | None = None
     spectator: bool
+    code: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

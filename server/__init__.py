@@ -1,1 +1,12 @@
-"""Tongits Trio server."""
+"""The Trio server: lobby, tables, seat tokens, timers, server-side bots, spectators, chat.
+
+``Server(config).serve()`` runs it; ``tongits-server`` (``cli.main``) is the command. A table's
+state is a replay of its log (``table.TableState``), written through a ``journal.Journal``.
+"""
+
+from .app import Server
+from .config import ServerConfig
+from .journal import Journal, MemoryJournal, NullJournal
+from .table import TableState
+
+__all__ = ["Journal", "MemoryJournal", "NullJournal", "Server", "ServerConfig", "TableState"]

@@ -1,0 +1,277 @@
+"""A Trio connection to a Tongits server, shared by the terminal client, the bot SDK and tests.
+
+::
+
+    async with open_connection("127.0.0.1", 7777, name="Ana") as conn:
+        joined = await conn.create_table("Friday", bots=2, timer=0)
+        async for msg in conn:                      # state, hand_result, chat, seat_update…
+            if isinstance(msg, State) and msg.legal:
+                await conn.move(msg.legal[0])
+
+``request`` sends a request with a fresh ``id`` and returns its reply, or raises
+``ServerError`` for an ``error`` frame that answers it. Every other server message (pushed
+``state``, ``hand_result``, ``chat``, ``seat_update``, and errors that answer no request) arrives
+on the connection's receive channel: iterate the connection or call ``receive``. ``token``
+holds the latest seat token from ``joined``, for ``hello`` with ``token=`` after a disconnect.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from tongits.engine import Move as EngineMove
+from tongits.protocol import (
+    PROTOCOL_VERSION,
+    AddBot,
+    Chat,
+    ClientMessage,
+    Codec,
+    CreateTable,
+    Error,
+    Hello,
+    Join,
+    Joined,
+    Leave,
+    ListTables,
+    Mode,
+    Move,
+    NextHand,
+    Ping,
+    RemoveBot,
+    Reply,
+    ServerMessage,
+    Spectate,
+    Start,
+    Tables,
+    Welcome,
+    parse_server,
+    to_dict,
+)
+
+
+class ServerError(Exception):
+    """An ``error`` frame from the server; ``code`` is the stable wire code."""
+
+    def __init__(self, error: Error) -> None:
+        super().__init__(f"{error.code}: {error.message}")
+        self.error = error
+        self.code = error.code
+        self.message = error.message
+
+
+class ConnectionClosed(Exception):
+    """The server closed the connection (``error`` holds its last error frame, if any)."""
+
+    def __init__(self, error: Error | None = None) -> None:
+        super().__init__(f"connection closed: {error.code}" if error else "connection closed")
+        self.error = error
+
+
+class Connection:
+    """One session with a server over a Trio stream. Build it with ``open_connection`` (TCP)
+    or ``connect_stream`` (any stream); both run the reader in a nursery and say ``hello``."""
+
+    def __init__(self, stream: trio.abc.Stream, *, text: bool = False, buffer: int = 10_000):
+        self.stream = stream
+        self.codec = Codec(Mode.TEXT if text else Mode.BINARY)
+        self.welcome: Welcome | None = None
+        self.token: str | None = None
+        self.table: str | None = None
+        self.seat: int | None = None
+        self.closed_by: Error | None = None
+        self._ids = itertools.count(1)
+        self._waiting: dict[int | str, trio.MemorySendChannel[ServerMessage]] = {}
+        self._push_send, self._push = trio.open_memory_channel[ServerMessage](buffer)
+        self._send_lock = trio.Lock()
+
+    # ----- requests -----------------------------------------------------------------------
+
+    async def request(self, msg: ClientMessage | dict[str, Any]) -> ServerMessage:
+        """Send a request with a new ``id`` and wait for its reply; ``ServerError`` if refused."""
+        data = dict(msg) if isinstance(msg, dict) else to_dict(msg)
+        ref = next(self._ids)
+        data["id"] = ref
+        send, receive = trio.open_memory_channel[ServerMessage](1)
+        self._waiting[ref] = send
+        try:
+            await self.send(data)
+            try:
+                reply = await receive.receive()
+            except trio.EndOfChannel:
+                raise ConnectionClosed(self.closed_by) from None
+        finally:
+            self._waiting.pop(ref, None)
+        if isinstance(reply, Error):
+            raise ServerError(reply)
+        self._note(reply)
+        return reply
+
+    async def send(self, msg: ClientMessage | dict[str, Any]) -> None:
+        """Send a message without waiting for any reply."""
+        data = msg if isinstance(msg, dict) else to_dict(msg)
+        async with self._send_lock:
+            await self.stream.send_all(self.codec.encode(data))
+
+    async def hello(self, name: str, kind: str = "human", token: str | None = None) -> Welcome:
+        reply = await self.request(Hello(version=PROTOCOL_VERSION, name=name, kind=kind,
+                                         token=token))
+        assert isinstance(reply, Welcome)
+        self.welcome = reply
+        return reply
+
+    async def list_tables(self) -> list[dict[str, Any]]:
+        reply = await self.request(ListTables())
+        assert isinstance(reply, Tables)
+        return reply.tables
+
+    async def create_table(
+        self,
+        name: str,
+        *,
+        options: dict[str, Any] | None = None,
+        timer: float | None = None,
+        private: bool = False,
+        bots: int = 0,
+        auto_start: bool = True,
+    ) -> Joined:
+        msg = CreateTable(name=name, options=options or {}, timer=timer, private=private,
+                          bots=bots, auto_start=auto_start)
+        return await self._joined(msg)
+
+    async def join(self, table: str, seat: int | None = None, code: str | None = None) -> Joined:
+        return await self._joined(Join(table=table, seat=seat, code=code))
+
+    async def spectate(self, table: str, code: str | None = None) -> Joined:
+        return await self._joined(Spectate(table=table, code=code))
+
+    async def leave(self) -> None:
+        await self.request(Leave())
+        self.table = self.seat = self.token = None
+
+    async def add_bot(self, seat: int, policy: str | None = None) -> None:
+        await self.request(AddBot(seat=seat, policy=policy))
+
+    async def remove_bot(self, seat: int) -> None:
+        await self.request(RemoveBot(seat=seat))
+
+    async def start(self) -> None:
+        await self.request(Start())
+
+    async def move(self, move: EngineMove | dict[str, Any]) -> None:
+        """Play a move: an engine ``Move`` or its dict form (``{"action": "draw"}``)."""
+        data = move.to_dict() if isinstance(move, EngineMove) else move
+        await self.request(Move(move=data))
+
+    async def chat(self, text: str) -> None:
+        await self.request(Chat(text=text))
+
+    async def next_hand(self) -> None:
+        await self.request(NextHand())
+
+    async def ping(self) -> None:
+        await self.request(Ping())
+
+    async def _joined(self, msg: ClientMessage) -> Joined:
+        reply = await self.request(msg)
+        assert isinstance(reply, Joined)
+        return reply
+
+    def _note(self, msg: ServerMessage) -> None:
+        if isinstance(msg, Joined):
+            self.table, self.seat = msg.table, msg.seat
+            if msg.token is not None:
+                self.token = msg.token
+
+    # ----- pushed messages ----------------------------------------------------------------
+
+    async def receive(self) -> ServerMessage:
+        """The next pushed message; ``ConnectionClosed`` once the server has closed."""
+        try:
+            return await self._push.receive()
+        except trio.EndOfChannel:
+            raise ConnectionClosed(self.closed_by) from None
+
+    def __aiter__(self) -> AsyncIterator[ServerMessage]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[ServerMessage]:
+        async for msg in self._push:
+            yield msg
+
+    async def run_reader(self) -> None:
+        """Read and route server messages until the stream ends (run by the nursery)."""
+        try:
+            while True:
+                try:
+                    data = await self.stream.receive_some(65536)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    break
+                if not data:
+                    break
+                self.codec.receive_data(data)
+                while (raw := self.codec.next_message()) is not None:
+                    await self._route(parse_server(raw))
+        finally:
+            self._push_send.close()
+            for waiter in self._waiting.values():
+                waiter.close()
+
+    async def _route(self, msg: ServerMessage) -> None:
+        ref = msg.ref if isinstance(msg, Error) else msg.id if isinstance(msg, Reply) else None
+        waiter = self._waiting.pop(ref, None) if ref is not None else None
+        if waiter is not None:
+            waiter.send_nowait(msg)
+            return
+        if isinstance(msg, Error):
+            self.closed_by = msg
+        self._note(msg)
+        await self._push_send.send(msg)
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+@asynccontextmanager
+async def connect_stream(
+    stream: trio.abc.Stream,
+    *,
+    name: str,
+    kind: str = "human",
+    token: str | None = None,
+    text: bool = False,
+) -> AsyncIterator[Connection]:
+    """A ``Connection`` over ``stream`` that has said ``hello``; closed on exit."""
+    conn = Connection(stream, text=text)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(conn.run_reader)
+        try:
+            await conn.hello(name, kind, token)
+            yield conn
+        finally:
+            nursery.cancel_scope.cancel()
+            with trio.CancelScope(shield=True), trio.move_on_after(1):
+                await conn.aclose()
+
+
+@asynccontextmanager
+async def open_connection(
+    host: str,
+    port: int,
+    *,
+    name: str,
+    kind: str = "human",
+    token: str | None = None,
+    text: bool = False,
+    timeout: float = math.inf,
+) -> AsyncIterator[Connection]:
+    """Connect over TCP, say ``hello`` (resuming the seat of ``token`` if given)."""
+    with trio.fail_after(timeout):
+        stream = await trio.open_tcp_stream(host, port)
+    async with connect_stream(stream, name=name, kind=kind, token=token, text=text) as conn:
+        yield conn

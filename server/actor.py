@@ -1,0 +1,653 @@
+"""A table as one Trio task: the only code that changes a ``TableState``.
+
+Connections put ``Request``s in the table's bounded inbox; the task handles them one at a time,
+turns each accepted change into a log entry (journal first, then ``TableState.apply``), and fans
+the result out: each seat gets ``state`` with its own ``seat_view``, spectators the public view.
+The same loop runs the clock: a bot seat to act is played after ``bot_delay``; a human seat
+that lets the turn timer run out is played for (``bots.autoplay``) and marked; after a hand the
+next one is dealt when every connected human asked for it, or when the timer runs out.
+The task never awaits a peer: ``Peer.send`` only queues.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import secrets
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import trio
+from tongits.engine import Action, Hand, Move, seat_view
+from tongits.protocol import (
+    AddBot,
+    Chat,
+    ChatLine,
+    ClientMessage,
+    CreateTable,
+    ErrorCode,
+    HandResult,
+    Join,
+    Joined,
+    Leave,
+    NextHand,
+    Ok,
+    ProtocolError,
+    RemoveBot,
+    SeatUpdate,
+    Spectate,
+    Start,
+    State,
+    to_dict,
+)
+from tongits.protocol import Move as MoveRequest
+
+from . import bots
+from .errors import error_frame
+from .journal import Entry, Journal
+from .table import SEATS, TableState, new_token, token_digest
+
+if TYPE_CHECKING:
+    from .config import ServerConfig
+    from .lobby import Lobby
+    from .peer import Peer
+
+log = logging.getLogger("tongits.server")
+
+#: Safety bound on moves the server plays for one timed-out decision.
+_MAX_AUTOPLAY = 40
+
+
+@dataclass(slots=True)
+class Resume:
+    """Internal request: ``peer`` said ``hello`` with a seat token."""
+
+    token: str
+
+
+@dataclass(slots=True)
+class Disconnected:
+    """Internal request: ``peer``'s connection has ended."""
+
+
+@dataclass(slots=True)
+class Request:
+    peer: Peer
+    msg: ClientMessage | Resume | Disconnected
+    done: trio.Event | None = field(default=None)
+
+
+class Table:
+    """The task that owns one table; ``state`` is read by nobody else."""
+
+    def __init__(
+        self, state: TableState, config: ServerConfig, lobby: Lobby, journal: Journal
+    ) -> None:
+        self.state = state
+        self.config = config
+        self.lobby = lobby
+        self.journal = journal
+        self.id = state.id
+        self.seat_peers: list[Peer | None] = [None, None, None]
+        self.spectators: set[Peer] = set()
+        self.policies: dict[int, bots.Policy] = {}
+        self.seq = 0
+        self.wake_at = math.inf
+        self.ready: set[int] = set()
+        self.closed = False
+        self.actions = 0
+        self._send, self._inbox = trio.open_memory_channel[Request](256)
+
+    # ----- the interface for connections --------------------------------------------------
+
+    async def call(self, peer: Peer, msg: ClientMessage | Resume | Disconnected) -> None:
+        """Hand a request to the table and wait until it has been handled."""
+        done = trio.Event()
+        await self.submit(peer, msg, done)
+        await done.wait()
+
+    async def submit(
+        self, peer: Peer, msg: ClientMessage | Resume | Disconnected, done: trio.Event | None = None
+    ) -> None:
+        try:
+            await self._send.send(Request(peer, msg, done))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
+
+    def summary(self) -> dict[str, Any]:
+        """The table's entry in ``tables``; read by the lobby, in the same thread."""
+        state = self.state
+        seats = self._seats_info()
+        return {
+            "table": self.id,
+            "name": state.name,
+            "seats": seats,
+            "players": sum(1 for s in state.seats if s is not None),
+            "humans": sum(1 for s in state.seats if s is not None and not s.is_bot),
+            "bots": sum(1 for s in state.seats if s is not None and s.is_bot),
+            "spectators": len(self.spectators),
+            "options": state.options.to_dict(omit_defaults=False),
+            "timer": state.timer,
+            "private": state.private,
+            "started": state.started,
+            "hands": state.match.hands_played if state.match else 0,
+        }
+
+    # ----- the task -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        log.info("table %s %r created (timer %s s, private %s)", self.id, self.state.name,
+                 self.state.timer, self.state.private)
+        try:
+            while not self.closed:
+                if self.wake_at <= trio.current_time():
+                    self._wake()
+                    await trio.lowlevel.checkpoint()
+                    continue
+                with trio.move_on_at(self.wake_at):
+                    request = await self._inbox.receive()
+                    self._handle(request)
+        finally:
+            self._close()
+
+    def _handle(self, request: Request) -> None:
+        peer, msg = request.peer, request.msg
+        ref = getattr(msg, "id", None)
+        try:
+            self._dispatch(peer, msg)
+        except Exception as exc:  # noqa: BLE001 - mapped to an error frame in one place
+            peer.send(error_frame(exc, ref))
+        finally:
+            if request.done is not None:
+                request.done.set()
+        if not self.closed and self._deserted():
+            self.closed = True
+
+    def _dispatch(self, peer: Peer, msg: ClientMessage | Resume | Disconnected) -> None:
+        if isinstance(msg, Disconnected):
+            self._leave(peer, disconnected=True)
+        elif isinstance(msg, Resume):
+            self._resume(peer, msg.token)
+        elif isinstance(msg, CreateTable):
+            self._create(peer, msg)
+        elif isinstance(msg, Join):
+            self._join(peer, msg)
+        elif isinstance(msg, Spectate):
+            self._spectate(peer, msg)
+        elif isinstance(msg, MoveRequest):
+            self._move_request(peer, msg)
+        elif isinstance(msg, Leave):
+            self._leave(peer)
+            peer.send(to_dict(Ok(id=msg.id)))
+        elif isinstance(msg, AddBot):
+            self._add_bot(peer, msg)
+        elif isinstance(msg, RemoveBot):
+            self._remove_bot(peer, msg)
+        elif isinstance(msg, Start):
+            self._start_request(peer, msg)
+        elif isinstance(msg, NextHand):
+            self._next_hand_request(peer, msg)
+        elif isinstance(msg, Chat):
+            self._chat(peer, msg)
+        else:
+            raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{msg.TYPE} is not a table request")
+
+    def _commit(self, entry: Entry) -> None:
+        """The only way the state changes: journal the entry, then apply it."""
+        self.journal.append(self.id, entry)
+        self.state.apply(entry)
+
+    # ----- seats ----------------------------------------------------------------------------
+
+    def _create(self, peer: Peer, msg: CreateTable) -> None:
+        self._sit_human(peer, 0, msg.id, code=self.state.code)
+        for seat in SEATS[1 : 1 + msg.bots]:
+            self._sit_bot(seat, None)
+        self._seats_changed()
+
+    def _join(self, peer: Peer, msg: Join) -> None:
+        state = self.state
+        self._check_code(msg.code)
+        if state.started:
+            raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has started; spectate")
+        if msg.seat is None:
+            free = state.free_seats()
+            if not free:
+                raise ProtocolError(ErrorCode.TABLE_FULL, f"table {self.id} is full")
+            seat = free[0]
+        else:
+            seat = _seat_number(msg.seat)
+            if state.seats[seat] is not None:
+                raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
+        self._sit_human(peer, seat, msg.id)
+        self._seats_changed()
+
+    def _sit_human(
+        self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
+    ) -> None:
+        token = new_token()
+        digest = token_digest(token)
+        assert peer.name is not None
+        self._commit(
+            {"kind": "sit", "seat": seat, "name": peer.name, "player": "human",
+             "token_hash": digest}
+        )
+        self._attach(peer, seat, token)
+        self.lobby.index_token(digest, self)
+        joined = Joined(id=ref, table=self.id, seat=seat, token=token, spectator=False, code=code)
+        peer.send(to_dict(joined))
+        log.info("table %s: %r sits in seat %d", self.id, peer, seat)
+
+    def _attach(self, peer: Peer, seat: int, token: str | None) -> None:
+        self.seat_peers[seat] = peer
+        peer.table, peer.seat, peer.token = self, seat, token
+
+    def _sit_bot(self, seat: int, policy: str | None) -> None:
+        name = policy or self.config.bot_policy
+        self.policies[seat] = bots.make_policy(name, seed=self._bot_seed(seat))
+        self._commit(
+            {"kind": "sit", "seat": seat, "name": f"{name}-bot-{seat}", "player": "bot",
+             "policy": name}
+        )
+
+    def _bot_seed(self, seat: int) -> int:
+        return random.Random(f"{self.state.seed}/bot/{seat}").getrandbits(32)
+
+    def _spectate(self, peer: Peer, msg: Spectate) -> None:
+        self._check_code(msg.code)
+        self.spectators.add(peer)
+        peer.table, peer.seat, peer.token = self, None, None
+        peer.send(to_dict(Joined(id=msg.id, table=self.id, spectator=True)))
+        if self.state.hand is not None:
+            self._send_state(peer, None, None, self._seats_info())
+        self._seats_changed()
+
+    def _check_code(self, code: str | None) -> None:
+        expected = self.state.code
+        if self.state.private and expected is not None:
+            if code is None or not secrets.compare_digest(code.encode(), expected.encode()):
+                raise ProtocolError(ErrorCode.BAD_JOIN_CODE, "wrong or missing join code")
+
+    def _resume(self, peer: Peer, token: str) -> None:
+        seat = self.state.seat_of_token(token)
+        if seat is None:
+            raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown or expired token")
+        old = self.seat_peers[seat]
+        if old is not None and old is not peer:
+            old.table = None
+            old.kick(ErrorCode.REPLACED, "another connection resumed this seat")
+        self._attach(peer, seat, token)
+        peer.send(to_dict(Joined(table=self.id, seat=seat, token=token, spectator=False)))
+        log.info("table %s: %r resumes seat %d", self.id, peer, seat)
+        seats = self._seats_info()
+        if self.state.hand is not None:
+            self._send_state(peer, seat, None, seats)
+        self._seats_changed()
+
+    def _leave(self, peer: Peer, *, disconnected: bool = False) -> None:
+        """``peer`` leaves its seat or stops watching. Before the match a seat is freed; during
+        it a disconnected seat stays (it may resume with its token) and a seat that leaves is
+        handed to a stand-in bot."""
+        if peer.table is not self:
+            if disconnected:
+                return
+            raise ProtocolError(ErrorCode.NOT_SEATED, "not at this table")
+        peer.table = None
+        if peer in self.spectators:
+            self.spectators.discard(peer)
+            self._seats_changed()
+            return
+        seat = peer.seat
+        peer.seat, peer.token = None, None
+        if seat is None or self.seat_peers[seat] is not peer:
+            return
+        self.seat_peers[seat] = None
+        info = self.state.seats[seat]
+        digest = info.token_hash if info is not None else None
+        if not self.state.started:
+            self._commit({"kind": "vacate", "seat": seat})
+            self.lobby.forget_token(digest)
+        elif not disconnected:
+            self._stand_in(seat)
+            self.lobby.forget_token(digest)
+        log.info("table %s: %r %s seat %d", self.id, peer,
+                 "disconnected from" if disconnected else "left", seat)
+        self._seats_changed()
+        if self.state.hand_over:
+            self._deal_if_ready()
+        else:
+            self._schedule()
+
+    def _stand_in(self, seat: int) -> None:
+        policy = self.config.bot_policy
+        self.policies[seat] = bots.make_policy(policy, seed=self._bot_seed(seat))
+        self._commit({"kind": "stand_in", "seat": seat, "policy": policy})
+
+    def _owner_check(self, peer: Peer) -> None:
+        if peer.table is not self or peer.seat is None:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "only a seated player may do this")
+        if peer.seat != self._owner():
+            raise ProtocolError(ErrorCode.NOT_TABLE_OWNER, "only the table's owner may do this")
+
+    def _owner(self) -> int | None:
+        """The owner: the lowest human seat with a connection (the creator sits in seat 0)."""
+        for seat in SEATS:
+            info = self.state.seats[seat]
+            if info is not None and not info.is_bot and self.seat_peers[seat] is not None:
+                return seat
+        return None
+
+    def _add_bot(self, peer: Peer, msg: AddBot) -> None:
+        self._owner_check(peer)
+        seat = _seat_number(msg.seat)
+        if self.state.started:
+            raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has started")
+        if self.state.seats[seat] is not None:
+            raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
+        try:
+            self._sit_bot(seat, msg.policy)
+        except (KeyError, ValueError) as exc:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc).strip("'\"")) from None
+        peer.send(to_dict(Ok(id=msg.id)))
+        self._seats_changed()
+
+    def _remove_bot(self, peer: Peer, msg: RemoveBot) -> None:
+        self._owner_check(peer)
+        seat = _seat_number(msg.seat)
+        if self.state.started:
+            raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has started")
+        info = self.state.seats[seat]
+        if info is None or not info.is_bot:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"seat {seat} holds no bot")
+        self.policies.pop(seat, None)
+        self._commit({"kind": "vacate", "seat": seat})
+        peer.send(to_dict(Ok(id=msg.id)))
+        self._seats_changed()
+
+    def _seats_changed(self) -> None:
+        """Tell everyone at the table who sits where; start a full table that auto-starts."""
+        seats = self._seats_info()
+        update = to_dict(SeatUpdate(table=self.id, seats=seats))
+        for peer in self._audience():
+            peer.send(update)
+        if self.state.full and not self.state.started and self.state.auto_start:
+            self._start()
+
+    def _seats_info(self) -> list[dict[str, Any]]:
+        owner = self._owner()
+        out: list[dict[str, Any]] = []
+        for i in SEATS:
+            info = self.state.seats[i]
+            if info is None:
+                out.append({"seat": i, "player": None})
+                continue
+            entry: dict[str, Any] = {
+                "seat": i,
+                "name": info.name,
+                "player": info.player,
+                "connected": info.is_bot or self.seat_peers[i] is not None,
+                "timeouts": info.timeouts,
+            }
+            if info.is_bot:
+                entry["policy"] = info.policy
+            if info.stand_in:
+                entry["stand_in"] = True
+            if i == owner:
+                entry["owner"] = True
+            out.append(entry)
+        return out
+
+    def _audience(self) -> list[Peer]:
+        return [p for p in self.seat_peers if p is not None] + list(self.spectators)
+
+    def _deserted(self) -> bool:
+        """A table closes once no human is connected to a seat and nobody watches."""
+        return not self.spectators and all(p is None for p in self.seat_peers)
+
+    # ----- the match ------------------------------------------------------------------------
+
+    def _start_request(self, peer: Peer, msg: Start) -> None:
+        self._owner_check(peer)
+        if self.state.started:
+            raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has already started")
+        if not self.state.full:
+            raise ProtocolError(ErrorCode.NOT_READY, "three seats must be filled to start")
+        peer.send(to_dict(Ok(id=msg.id)))
+        self._start()
+
+    def _start(self) -> None:
+        self._commit({"kind": "start"})
+        self._hand_dealt()
+
+    def _hand_dealt(self) -> None:
+        hand = self.state.hand
+        assert hand is not None and self.state.match is not None
+        self.ready.clear()
+        log.info("table %s: hand %d dealt, dealer seat %d", self.id,
+                 self.state.match.hands_played + 1, hand.dealer)
+        self._schedule()
+        self._broadcast(None)
+
+    def _move_request(self, peer: Peer, msg: MoveRequest) -> None:
+        if peer.table is not self or peer.seat is None:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "only a seated player may move")
+        hand = self.state.hand
+        if hand is None:
+            raise ProtocolError(ErrorCode.NOT_READY, "the match has not started")
+        move = Move.from_dict(msg.move)
+        error = hand.why_illegal(peer.seat, move)
+        if error is not None:
+            raise error
+        peer.send(to_dict(Ok(id=msg.id)))
+        self._play(peer.seat, move)
+
+    def _play(self, seat: int, move: Move, *, timeout: bool = False) -> None:
+        hand = self.state.hand
+        assert hand is not None
+        index = len(hand.steps)
+        entry: Entry = {"kind": "move", "seat": seat, "move": move.to_dict()}
+        if timeout:
+            entry["timeout"] = True
+        self._commit(entry)
+        self.actions += 1
+        self._schedule()
+        self._broadcast(index, timeout=timeout)
+        if hand.over:
+            self._hand_over(hand)
+
+    def _hand_over(self, hand: Hand) -> None:
+        assert hand.result is not None
+        result = hand.result.to_dict()
+        result["hands"] = [[str(c) for c in sorted(h)] for h in hand.hands]
+        result["pot_taken"] = self.state.pot_taken
+        standings = self.state.standings()
+        log.info("table %s: hand %d over: %s, winner %s, chips %s", self.id,
+                 standings["hands"], result["end"], result["winner"], result["chips"])
+        self.seq += 1
+        message = to_dict(
+            HandResult(table=self.id, seq=self.seq, result=result, standings=standings)
+        )
+        for peer in self._audience():
+            peer.send(message)
+
+    def _next_hand_request(self, peer: Peer, msg: NextHand) -> None:
+        if peer.table is not self or peer.seat is None:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "only a seated player may ask")
+        if not self.state.hand_over:
+            raise ProtocolError(ErrorCode.NOT_READY, "the hand is not over")
+        peer.send(to_dict(Ok(id=msg.id)))
+        self.ready.add(peer.seat)
+        self._deal_if_ready()
+
+    def _deal_if_ready(self) -> None:
+        """After a hand, deal once every connected human has asked for the next one."""
+        if not self.state.hand_over or self._deserted():
+            return
+        if all(self.seat_peers[s] is None or s in self.ready for s in SEATS):
+            self._deal()
+
+    def _deal(self) -> None:
+        self._commit({"kind": "deal"})
+        self._hand_dealt()
+
+    def _schedule(self) -> None:
+        """When the task must wake up on its own: a bot's move, a turn timer, the next deal."""
+        state, now = self.state, trio.current_time()
+        hand = state.hand
+        timer = state.timer
+        if hand is None:
+            self.wake_at = math.inf
+        elif hand.over:
+            self.wake_at = now + timer if timer > 0 else math.inf
+        else:
+            seat = state.seats[hand.to_act]
+            if seat is not None and seat.is_bot:
+                self.wake_at = now + self.config.bot_delay
+            else:
+                self.wake_at = now + timer if timer > 0 else math.inf
+
+    def _wake(self) -> None:
+        self.wake_at = math.inf
+        hand = self.state.hand
+        if hand is None:
+            return
+        if hand.over:
+            self._deal()
+            return
+        seat = hand.to_act
+        info = self.state.seats[seat]
+        if info is not None and info.is_bot:
+            self._bot_move(seat)
+        else:
+            self._timeout(seat)
+
+    def _bot_move(self, seat: int) -> None:
+        hand = self.state.hand
+        assert hand is not None
+        view = seat_view(hand, seat)
+        try:
+            move = self.policies[seat](view)
+            error = hand.why_illegal(seat, move)
+            if error is not None:
+                raise error
+        except Exception:
+            log.exception("table %s: bot in seat %d failed; playing for it", self.id, seat)
+            move = bots.autoplay(view)
+        self._play(seat, move)
+
+    def _timeout(self, seat: int) -> None:
+        """Play for a human whose turn timed out: fold a call; draw, then let ``autoplay``
+        finish the turn (it ends with a discard)."""
+        hand = self.state.hand
+        assert hand is not None
+        log.info("table %s: seat %d timed out", self.id, seat)
+        for _ in range(_MAX_AUTOPLAY):
+            if hand.over or hand.to_act != seat:
+                return
+            view = seat_view(hand, seat)
+            move = bots.autoplay(view)
+            self._play(seat, move, timeout=True)
+            if move.action in (Action.FOLD, Action.DISCARD):
+                return
+
+    # ----- fan-out ----------------------------------------------------------------------------
+
+    def _broadcast(self, index: int | None, *, timeout: bool = False) -> None:
+        """Send the new state to every seat (its own view) and every spectator (the public one),
+        all with the same ``seq``; ``index`` is the step of the hand that caused it."""
+        self.seq += 1
+        seats = self._seats_info()
+        for seat in SEATS:
+            peer = self.seat_peers[seat]
+            if peer is not None:
+                self._send_state(peer, seat, index, seats, timeout=timeout)
+        if self.spectators:
+            public = self._state_message(None, index, seats, timeout=timeout)
+            for peer in self.spectators:
+                peer.send(public)
+
+    def _send_state(
+        self,
+        peer: Peer,
+        seat: int | None,
+        index: int | None,
+        seats: list[dict[str, Any]],
+        *,
+        timeout: bool = False,
+    ) -> None:
+        peer.send(self._state_message(seat, index, seats, timeout=timeout))
+
+    def _state_message(
+        self,
+        seat: int | None,
+        index: int | None,
+        seats: list[dict[str, Any]],
+        *,
+        timeout: bool = False,
+    ) -> dict[str, Any]:
+        hand = self.state.hand
+        assert hand is not None
+        view = seat_view(hand, seat).to_dict()
+        event = None
+        if index is not None:
+            event = dict(view["history"][index])
+            if timeout:
+                event["timeout"] = True
+        legal = view["legal"] or None
+        deadline = None
+        if math.isfinite(self.wake_at) and not hand.over:
+            deadline = round(max(0.0, self.wake_at - trio.current_time()), 3)
+        message = State(
+            table=self.id, seq=self.seq, view=view, event=event, legal=legal,
+            deadline=deadline, seats=seats,
+        )
+        return to_dict(message)
+
+    def _chat(self, peer: Peer, msg: Chat) -> None:
+        if peer.table is not self:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "not at this table")
+        text = msg.text.strip()
+        if len(text) > self.config.chat_max:
+            raise ProtocolError(
+                ErrorCode.CHAT_TOO_LONG, f"chat is limited to {self.config.chat_max} characters"
+            )
+        if not text or any(not ch.isprintable() for ch in text):
+            raise ProtocolError(ErrorCode.BAD_FIELD, "chat text is empty or has control characters")
+        peer.send(to_dict(Ok(id=msg.id)))
+        line = to_dict(ChatLine(table=self.id, seat=peer.seat, name=peer.name or "?", text=text))
+        for other in self._audience():
+            other.send(line)
+
+    # ----- closing ------------------------------------------------------------------------------
+
+    def _close(self) -> None:
+        self.closed = True
+        self._send.close()
+        while True:
+            try:
+                request = self._inbox.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+            if not isinstance(request.msg, Disconnected):
+                ref = getattr(request.msg, "id", None)
+                request.peer.send(error_frame(
+                    ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed"), ref))
+            if request.done is not None:
+                request.done.set()
+        for peer in self._audience():
+            peer.table, peer.seat, peer.token = None, None, None
+        for info in self.state.seats:
+            if info is not None and info.token_hash:
+                self.lobby.forget_token(info.token_hash)
+        self.lobby.table_closed(self)
+        self.journal.close_table(self.id)
+        log.info("table %s closed after %d hands", self.id,
+                 self.state.match.hands_played if self.state.match else 0)
+
+
+def _seat_number(seat: int) -> int:
+    if seat not in SEATS:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"seat must be 0, 1 or 2, not {seat}")
+    return seat
+

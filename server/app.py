@@ -1,0 +1,253 @@
+"""The server: listeners, one nursery per connection (a reader and a writer), the lobby.
+
+``Server.serve`` runs everything under one nursery and can be started with ``nursery.start``
+(it reports the listeners, so a test can bind port 0). ``Server.handle_stream`` serves any
+``trio.abc.Stream``, which lets tests use in-memory streams with a virtual clock.
+
+A connection's reader decodes requests and routes them: handshake and lobby requests are
+handled here, table requests go to the table's inbox. Lobby-changing requests (create, join,
+spectate, leave, resume) wait for the table's answer so that a connection is always at one
+table at most.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from typing import Any
+
+import trio
+from tongits.protocol import (
+    PROTOCOL_VERSION,
+    Codec,
+    CreateTable,
+    ErrorCode,
+    FramingError,
+    Hello,
+    Join,
+    Leave,
+    ListTables,
+    Ping,
+    Pong,
+    ProtocolError,
+    Spectate,
+    Tables,
+    Welcome,
+    parse_client,
+    to_dict,
+)
+
+from . import bots
+from .actor import Disconnected, Resume, Table
+from .config import ServerConfig
+from .errors import FATAL, error_frame, request_ref
+from .journal import Journal, NullJournal
+from .lobby import Lobby, check_name
+from .peer import Peer
+
+log = logging.getLogger("tongits.server")
+
+SERVER_VERSION = "tongits/0.1"
+CAPABILITIES = ["text_mode", "spectate", "chat", "bots", "private_tables", "resume"]
+
+#: How long shutdown waits for connections to flush their last frame.
+SHUTDOWN_GRACE = 2.0
+
+
+class Server:
+    def __init__(self, config: ServerConfig | None = None, journal: Journal | None = None):
+        self.config = config or ServerConfig()
+        self.lobby = Lobby(self.config, journal or NullJournal())
+        self.peers: set[Peer] = set()
+        self._cancel = trio.CancelScope()
+        self._connections: trio.Nursery | None = None
+
+    async def serve(
+        self,
+        *,
+        listen: bool = True,
+        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Run until cancelled or ``shutdown``; ``task_status`` gets the listeners."""
+        with self._cancel:
+            async with trio.open_nursery() as tables:
+                self.lobby.bind(tables)
+                async with trio.open_nursery() as connections:
+                    self._connections = connections
+                    listeners: list[trio.SocketListener] = []
+                    if listen:
+                        listeners = await trio.open_tcp_listeners(
+                            self.config.port, host=self.config.host
+                        )
+                        for listener in listeners:
+                            connections.start_soon(self._accept, listener)
+                        for listener in listeners:
+                            host, port = listener.socket.getsockname()[:2]
+                            log.info("%s listening on %s port %d", self.config.name, host, port)
+                    task_status.started(listeners)
+                    await trio.sleep_forever()
+
+    async def _accept(self, listener: trio.SocketListener) -> None:
+        async with listener:
+            while True:
+                stream = await listener.accept()
+                try:
+                    host, port = stream.socket.getpeername()[:2]
+                    address = f"{host}:{port}"
+                except OSError:
+                    address = "?"
+                assert self._connections is not None
+                self._connections.start_soon(self.handle_stream, stream, address)
+
+    async def shutdown(self) -> None:
+        """Tell every connection the server is going away, give them a moment, stop."""
+        log.info("shutting down: %d connections, %d tables", len(self.peers),
+                 len(self.lobby.tables))
+        for peer in list(self.peers):
+            peer.kick(ErrorCode.SHUTTING_DOWN, "the server is shutting down")
+        with trio.move_on_after(SHUTDOWN_GRACE):
+            while self.peers:
+                await trio.sleep(0.01)
+        self._cancel.cancel()
+
+    async def run_until_signal(self) -> None:
+        """Serve until SIGINT or SIGTERM, then shut down gracefully."""
+        async with trio.open_nursery() as nursery:
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                await nursery.start(self.serve)
+                async for signum in signals:
+                    log.info("received %s", signal.Signals(signum).name)
+                    break
+                await self.shutdown()
+
+    # ----- one connection -----------------------------------------------------------------
+
+    async def handle_stream(self, stream: trio.abc.Stream, address: str = "memory") -> None:
+        config = self.config
+        peer = Peer(stream, Codec(max_frame_size=config.max_frame_size), config.queue_size,
+                    address)
+        if len(self.peers) >= config.max_connections:
+            peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
+        self.peers.add(peer)
+        log.info("connection %d from %s opened", peer.id, address)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
+                if not peer.closed:
+                    await self._read(peer)
+                    peer.finish()
+        except trio.BrokenResourceError:
+            pass
+        finally:
+            self.peers.discard(peer)
+            table = peer.table
+            if table is not None:
+                with trio.CancelScope(shield=True), trio.move_on_after(1):
+                    try:
+                        await table.submit(peer, Disconnected())
+                    except ProtocolError:
+                        pass
+            with trio.CancelScope(shield=True), trio.move_on_after(1):
+                await stream.aclose()
+            log.info("connection %d (%s) closed after %d messages sent", peer.id,
+                     peer.name or "no hello", peer.sent)
+
+    async def _write_then_stop(self, peer: Peer, scope: trio.CancelScope) -> None:
+        try:
+            await peer.run_writer()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        scope.cancel()
+
+    async def _read(self, peer: Peer) -> None:
+        codec = peer.codec
+        with trio.move_on_after(self.config.handshake_timeout) as handshake:
+            while not peer.hello_done and not peer.closed:
+                if not await self._read_some(peer, codec):
+                    return
+        if handshake.cancelled_caught:
+            peer.kick(ErrorCode.HANDSHAKE_TIMEOUT, "no hello in time")
+            return
+        while not peer.closed:
+            if not await self._read_some(peer, codec):
+                return
+
+    async def _read_some(self, peer: Peer, codec: Codec) -> bool:
+        """Read one chunk and handle the messages it completes; False at end of stream."""
+        try:
+            data = await peer.stream.receive_some(65536)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return False
+        if not data:
+            return False
+        try:
+            codec.receive_data(data)
+            while not peer.closed:
+                raw = codec.next_message()
+                if raw is None:
+                    break
+                await self._request(peer, raw)
+        except FramingError as exc:
+            log.info("connection %d: %s", peer.id, exc)
+            peer.kick(exc.code, exc.message)
+            return False
+        return True
+
+    async def _request(self, peer: Peer, raw: dict[Any, Any]) -> None:
+        ref = request_ref(raw)
+        try:
+            msg = parse_client(raw)
+            if not peer.hello_done:
+                if not isinstance(msg, Hello):
+                    raise ProtocolError(ErrorCode.HELLO_REQUIRED, "say hello first", ref)
+                await self._hello(peer, msg)
+            else:
+                await self._route(peer, msg)
+        except Exception as exc:  # noqa: BLE001 - mapped to an error frame in one place
+            frame = error_frame(exc, ref)
+            if frame["code"] in FATAL:
+                peer.kick(frame["code"], frame["message"])
+            else:
+                peer.send(frame)
+
+    async def _hello(self, peer: Peer, msg: Hello) -> None:
+        if msg.version != PROTOCOL_VERSION:
+            raise ProtocolError(
+                ErrorCode.VERSION_UNSUPPORTED,
+                f"this server speaks version {PROTOCOL_VERSION}, not {msg.version}",
+            )
+        name = check_name(msg.name, self.config.name_max, "name")
+        table = self.lobby.table_of_token(msg.token) if msg.token is not None else None
+        peer.name, peer.kind = name, msg.kind
+        peer.send(to_dict(Welcome(
+            id=msg.id, version=PROTOCOL_VERSION, server=f"{self.config.name} ({SERVER_VERSION})",
+            capabilities=[*CAPABILITIES, *(f"bot:{n}" for n in bots.policy_names())],
+        )))
+        log.info("connection %d: hello from %r (%s)", peer.id, name, msg.kind)
+        if table is not None and msg.token is not None:
+            await table.call(peer, Resume(msg.token))
+
+    async def _route(self, peer: Peer, msg: Any) -> None:
+        if isinstance(msg, Ping):
+            peer.send(to_dict(Pong(id=msg.id)))
+        elif isinstance(msg, ListTables):
+            peer.send(to_dict(Tables(id=msg.id, tables=self.lobby.list_tables())))
+        elif isinstance(msg, Hello):
+            raise ProtocolError(ErrorCode.BAD_FIELD, "hello was already received")
+        elif isinstance(msg, CreateTable | Join | Spectate):
+            if peer.table is not None:
+                raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
+            table: Table
+            if isinstance(msg, CreateTable):
+                table = self.lobby.create(msg)
+            else:
+                table = self.lobby.get(msg.table)
+            await table.call(peer, msg)
+        else:
+            if peer.table is None:
+                raise ProtocolError(ErrorCode.NOT_SEATED, f"{msg.TYPE} needs a table")
+            if isinstance(msg, Leave):
+                await peer.table.call(peer, msg)
+            else:
+                await peer.table.submit(peer, msg)
+

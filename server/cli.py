@@ -1,0 +1,84 @@
+"""``tongits-server``: run a Tongits server (see docs/HOSTING.md)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from dataclasses import fields
+
+import trio
+
+from .app import Server
+from .config import ServerConfig
+
+_HELP = {
+    "host": "address to listen on (0.0.0.0 for every interface, e.g. a LAN)",
+    "port": "TCP port (0 picks a free one)",
+    "name": "server name shown to clients",
+    "timer": "default seconds per decision for new tables (0 = no timer)",
+    "bot_delay": "seconds a server bot waits before it plays",
+    "bot_policy": "default policy of server bots (random, greedy, strong)",
+    "max_connections": "most connections at once",
+    "max_tables": "most open tables",
+    "max_frame_size": "largest frame or text line accepted, in bytes",
+    "queue_size": "messages queued for a client before it is dropped as a slow reader",
+    "handshake_timeout": "seconds a new connection has to send hello",
+    "chat_max": "longest chat line, in characters",
+    "name_max": "longest player or table name, in characters",
+    "log_level": "DEBUG, INFO, WARNING or ERROR",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tongits-server",
+        description="Host Tongits tables: lobby, seats, timers, server bots, spectators.",
+        epilog="Every option is also a key of the --config TOML file (dashes or underscores); "
+        "the command line wins over the file.",
+    )
+    parser.add_argument("--config", metavar="FILE", help="TOML file with the settings below")
+    defaults = ServerConfig()
+    for f in fields(ServerConfig):
+        default = getattr(defaults, f.name)
+        kind = type(default)
+        parser.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            dest=f.name,
+            type=kind,
+            default=None,
+            metavar=f.name.upper(),
+            help=f"{_HELP.get(f.name, f.name)} (default: {default})",
+        )
+    return parser
+
+
+def load_config(argv: list[str] | None = None) -> ServerConfig:
+    args = build_parser().parse_args(argv)
+    config = ServerConfig()
+    if args.config:
+        config = ServerConfig.from_file(args.config, config)
+    given = {f.name: getattr(args, f.name) for f in fields(ServerConfig)}
+    return ServerConfig.from_mapping({k: v for k, v in given.items() if v is not None}, config)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        config = load_config(argv)
+    except (OSError, ValueError) as exc:
+        print(f"tongits-server: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=config.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        trio.run(Server(config).run_until_signal)
+    except OSError as exc:
+        logging.getLogger("tongits.server").error("cannot serve: %s", exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The server's settings: one frozen dataclass, read from a TOML file and the command line.
+
+Every field is a ``--flag`` of ``tongits-server`` (underscores become dashes) and a top-level key
+of the ``--config`` file; the command line wins over the file, the file over the defaults.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from tongits.protocol import DEFAULT_MAX_FRAME_SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 7777
+    name: str = "tongits"
+    timer: float = 30.0
+    bot_delay: float = 0.8
+    bot_policy: str = "greedy"
+    max_connections: int = 4096
+    max_tables: int = 2000
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+    queue_size: int = 256
+    handshake_timeout: float = 10.0
+    chat_max: int = 200
+    name_max: int = 32
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any], base: ServerConfig | None = None) -> ServerConfig:
+        """``base`` (default: the defaults) with the keys of ``data``; unknown keys or values of
+        the wrong type raise ``ValueError``."""
+        base = base or cls()
+        kinds = {f.name: type(getattr(base, f.name)) for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            name = key.replace("-", "_")
+            kind = kinds.get(name)
+            if kind is None:
+                raise ValueError(f"unknown setting {key!r}")
+            if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if type(value) is not kind:
+                raise ValueError(f"setting {key!r} must be {kind.__name__}, not {value!r}")
+            values[name] = value
+        config = replace(base, **values)
+        config.check()
+        return config
+
+    @classmethod
+    def from_file(cls, path: str | Path, base: ServerConfig | None = None) -> ServerConfig:
+        with open(path, "rb") as f:
+            return cls.from_mapping(tomllib.load(f), base)
+
+    def check(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port {self.port} is out of range")
+        for name in ("timer", "bot_delay", "handshake_timeout"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be ≥ 0")
+        for name in ("max_connections", "max_tables", "max_frame_size", "queue_size",
+                     "chat_max", "name_max"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be ≥ 1")

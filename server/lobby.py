@@ -1,0 +1,105 @@
+"""The lobby: which tables exist, and which table holds a seat token.
+
+Tables own their seats and tokens; the lobby only indexes them (by the token's digest, so a
+lookup reveals nothing) so that ``hello`` with a token finds its table. Everything here runs in
+the server's one Trio thread, so no lock is needed: a lobby call never awaits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from typing import TYPE_CHECKING, Any
+
+import trio
+from tongits.engine import Options
+from tongits.protocol import CreateTable, ErrorCode, ProtocolError
+
+from .actor import Table
+from .journal import Journal
+from .table import TableState, token_digest
+
+if TYPE_CHECKING:
+    from .config import ServerConfig
+
+
+class Lobby:
+    def __init__(self, config: ServerConfig, journal: Journal) -> None:
+        self.config = config
+        self.journal = journal
+        self.tables: dict[str, Table] = {}
+        self._tokens: dict[str, Table] = {}
+        self._ids = itertools.count(1)
+        self._nursery: trio.Nursery | None = None
+
+    def bind(self, nursery: trio.Nursery) -> None:
+        """The nursery that runs table tasks (owned by ``Server.serve``)."""
+        self._nursery = nursery
+
+    def list_tables(self) -> list[dict[str, Any]]:
+        return [t.summary() for t in self.tables.values() if not t.closed]
+
+    def get(self, table_id: str) -> Table:
+        table = self.tables.get(table_id)
+        if table is None or table.closed:
+            raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"no table {table_id!r}")
+        return table
+
+    def create(self, msg: CreateTable) -> Table:
+        """Check a ``create_table`` request, log the table's ``create`` entry and start its task.
+        The creator is seated by the table itself (the request is then passed to it)."""
+        if self._nursery is None:
+            raise RuntimeError("the lobby is not running")
+        if len(self.tables) >= self.config.max_tables:
+            raise ProtocolError(ErrorCode.TOO_MANY_TABLES, "the server has too many tables")
+        name = check_name(msg.name, self.config.name_max, "table name")
+        if not 0 <= msg.bots <= 2:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, "bots must be 0, 1 or 2")
+        timer = self.config.timer if msg.timer is None else msg.timer
+        if not 0 <= timer <= 3600:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, "timer must be 0 (none) to 3600 seconds")
+        options = Options.from_dict(msg.options)
+        table_id = f"t{next(self._ids)}"
+        entry = {
+            "kind": "create",
+            "table": table_id,
+            "name": name,
+            "options": options.to_dict(),
+            "timer": timer,
+            "private": msg.private,
+            "code": secrets.token_hex(3) if msg.private else None,
+            "seed": secrets.randbits(64),
+            "auto_start": msg.auto_start,
+        }
+        self.journal.append(table_id, entry)
+        table = Table(TableState(entry), self.config, self, self.journal)
+        self.tables[table_id] = table
+        self._nursery.start_soon(table.run, name=f"table {table_id}")
+        return table
+
+    def table_closed(self, table: Table) -> None:
+        if self.tables.get(table.id) is table:
+            del self.tables[table.id]
+
+    def index_token(self, digest: str, table: Table) -> None:
+        self._tokens[digest] = table
+
+    def forget_token(self, digest: str | None) -> None:
+        if digest is not None:
+            self._tokens.pop(digest, None)
+
+    def table_of_token(self, token: str) -> Table:
+        table = self._tokens.get(token_digest(token))
+        if table is None or table.closed:
+            raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown or expired token")
+        return table
+
+
+def check_name(name: str, limit: int, what: str) -> str:
+    """A display name: trimmed, 1 to ``limit`` printable characters."""
+    name = name.strip()
+    if not name or len(name) > limit or not name.isprintable():
+        raise ProtocolError(
+            ErrorCode.BAD_NAME, f"{what} must be 1 to {limit} printable characters"
+        )
+    return name

@@ -1,0 +1,99 @@
+"""One client connection on the server side: its outgoing queue and its writer.
+
+Tables and the lobby call ``Peer.send`` (never blocks): a message goes into a bounded queue that
+the connection's writer task drains. A client that does not read fills its queue and is
+disconnected with ``slow_reader``; nobody ever waits for it. ``kick`` sends one last error frame
+(dropping whatever was still queued) and ends the connection.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import TYPE_CHECKING, Any
+
+import trio
+from tongits.protocol import Codec, ErrorCode, error_message
+
+if TYPE_CHECKING:
+    from .actor import Table
+
+log = logging.getLogger("tongits.server")
+
+_ids = itertools.count(1)
+
+#: How long the final error frame of a kicked connection may take to leave.
+FINAL_FRAME_GRACE = 2.0
+
+
+class Peer:
+    """A connected client: who it is (after ``hello``) and where it sits.
+
+    ``table``, ``seat`` and ``token`` are set by the table that seats the peer, in the table's
+    own task; the connection's reader only reads them to route requests.
+    """
+
+    def __init__(self, stream: trio.abc.Stream, codec: Codec, queue_size: int, address: str):
+        self.id = next(_ids)
+        self.stream = stream
+        self.codec = codec
+        self.address = address
+        self.name: str | None = None
+        self.kind: str = "human"
+        self.table: Table | None = None
+        self.seat: int | None = None
+        self.token: str | None = None
+        self.closed = False
+        self._queue_send, self._queue = trio.open_memory_channel[dict[str, Any]](queue_size)
+        self._final: dict[str, Any] | None = None
+        self._write_scope = trio.CancelScope()
+        self.sent = 0
+
+    def __repr__(self) -> str:
+        return f"<peer {self.id} {self.name or '?'}@{self.address}>"
+
+    @property
+    def hello_done(self) -> bool:
+        return self.name is not None
+
+    def send(self, msg: dict[str, Any]) -> None:
+        """Queue ``msg`` for the peer; a full queue disconnects it as a slow reader."""
+        if self.closed:
+            return
+        try:
+            self._queue_send.send_nowait(msg)
+        except trio.WouldBlock:
+            log.warning("%r: outgoing queue full, disconnecting", self)
+            self.kick(ErrorCode.SLOW_READER, "too many unread messages")
+
+    def kick(self, code: str, message: str) -> None:
+        """End the connection: drop what is queued, send one ``error`` frame, close."""
+        if self.closed:
+            return
+        self.closed = True
+        self._final = error_message(code, message)
+        self._queue_send.close()
+        self._write_scope.cancel()
+
+    def finish(self) -> None:
+        """End the connection after everything already queued has been written."""
+        if not self.closed:
+            self.closed = True
+            self._queue_send.close()
+
+    async def run_writer(self) -> None:
+        """Write queued messages, batching whatever is ready, until the queue is closed."""
+        encode = self.codec.encode
+        with self._write_scope:
+            async for msg in self._queue:
+                batch = [encode(msg)]
+                while True:
+                    try:
+                        batch.append(encode(self._queue.receive_nowait()))
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                await self.stream.send_all(b"".join(batch) if len(batch) > 1 else batch[0])
+                self.sent += len(batch)
+        if self._final is not None:
+            with trio.move_on_after(FINAL_FRAME_GRACE):
+                await self.stream.send_all(encode(self._final))

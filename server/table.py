@@ -1,0 +1,171 @@
+"""One table's state as a replay of its log: no I/O, no clock, no connections.
+
+Every change is an *entry* (a plain map) passed to ``TableState.apply``; nothing else mutates
+the state, so ``TableState.replay(entries)`` rebuilds a table exactly (the match seed is in the
+``create`` entry and every deck follows from it). The entries, in order of use:
+
+* ``{"kind": "create", "table", "name", "options", "timer", "private", "code", "seed",
+  "auto_start"}``
+* ``{"kind": "sit", "seat", "name", "player": "human" | "bot", "token_hash"?, "policy"?}``
+* ``{"kind": "vacate", "seat"}`` — before the match: the seat is empty again
+* ``{"kind": "stand_in", "seat", "policy"}`` — during the match a bot takes a human's seat
+* ``{"kind": "start"}`` — the match begins and the first hand is dealt
+* ``{"kind": "move", "seat", "move", "timeout"?}`` — one action of the current hand
+* ``{"kind": "deal"}`` — the next hand of the match is dealt
+
+Validation belongs to the caller (``actor.Table``): ``apply`` trusts entries it is given, except
+that the engine still refuses an illegal move, before anything changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from tongits.engine import Hand, Match, Move, Options
+
+from .journal import Entry
+
+SEATS = (0, 1, 2)
+
+
+def token_digest(token: str) -> str:
+    """What the table keeps of a seat token: a SHA-256 digest, never the token itself."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def new_token() -> str:
+    """A seat token: 192 random bits, URL-safe."""
+    return secrets.token_urlsafe(24)
+
+
+@dataclass(slots=True)
+class Seat:
+    """Who sits in a seat. ``token_hash`` is set for humans; ``policy`` for bots.
+    ``stand_in`` marks a bot playing out the match for a human who left."""
+
+    name: str
+    player: str
+    token_hash: str | None = None
+    policy: str | None = None
+    stand_in: bool = False
+    timeouts: int = 0
+
+    @property
+    def is_bot(self) -> bool:
+        return self.player == "bot"
+
+
+class TableState:
+    """Seats, tokens, the match and the current hand of one table."""
+
+    def __init__(self, create: Entry) -> None:
+        if create.get("kind") != "create":
+            raise ValueError("a table's log starts with its create entry")
+        self.id: str = create["table"]
+        self.name: str = create["name"]
+        self.options = Options.from_dict(create.get("options"))
+        self.timer: float = float(create.get("timer") or 0)
+        self.private: bool = bool(create.get("private"))
+        self.code: str | None = create.get("code")
+        self.seed: int | str = create["seed"]
+        self.auto_start: bool = bool(create.get("auto_start", True))
+        self.seats: list[Seat | None] = [None, None, None]
+        self.match: Match | None = None
+        self.hand: Hand | None = None
+        self.pot_taken = 0
+        self.entries = 1
+
+    @classmethod
+    def replay(cls, entries: list[Entry]) -> TableState:
+        """The table rebuilt from its whole log."""
+        state = cls(entries[0])
+        for entry in entries[1:]:
+            state.apply(entry)
+        return state
+
+    # ----- queries -------------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        return self.match is not None
+
+    @property
+    def full(self) -> bool:
+        return all(s is not None for s in self.seats)
+
+    @property
+    def hand_over(self) -> bool:
+        return self.hand is not None and self.hand.over
+
+    def free_seats(self) -> list[int]:
+        return [i for i in SEATS if self.seats[i] is None]
+
+    def seat_of_token(self, token: str) -> int | None:
+        """The seat whose token this is, compared in constant time against every seat."""
+        digest = token_digest(token)
+        found = None
+        for i in SEATS:
+            seat = self.seats[i]
+            stored = seat.token_hash if seat is not None and seat.token_hash else ""
+            if secrets.compare_digest(stored, digest) and stored:
+                found = i
+        return found
+
+    def standings(self) -> dict[str, Any]:
+        """The match so far: hands played, chips per seat, wins, pot and next dealer."""
+        match = self.match
+        names = [s.name if s else None for s in self.seats]
+        if match is None:
+            return {"hands": 0, "chips": [0, 0, 0], "wins": [0, 0, 0], "pot": 0, "names": names}
+        return {
+            "hands": match.hands_played,
+            "chips": list(match.ledger),
+            "wins": list(match.wins),
+            "pot": match.pot,
+            "pot_taken": self.pot_taken,
+            "dealer": match.dealer,
+            "names": names,
+        }
+
+    # ----- the one mutator ------------------------------------------------------------------
+
+    def apply(self, entry: Entry) -> None:
+        kind = entry["kind"]
+        if kind == "move":
+            self._move(entry)
+        elif kind == "sit":
+            self.seats[entry["seat"]] = Seat(
+                entry["name"], entry["player"], entry.get("token_hash"), entry.get("policy")
+            )
+        elif kind == "vacate":
+            self.seats[entry["seat"]] = None
+        elif kind == "stand_in":
+            seat = self.seats[entry["seat"]]
+            assert seat is not None
+            seat.player, seat.policy, seat.stand_in = "bot", entry.get("policy"), True
+            seat.token_hash = None
+        elif kind == "start":
+            self.match = Match(self.options, self.seed)
+            self.hand = self.match.deal()
+        elif kind == "deal":
+            assert self.match is not None
+            self.pot_taken = 0
+            self.hand = self.match.deal()
+        else:
+            raise ValueError(f"unknown table entry {kind!r}")
+        self.entries += 1
+
+    def _move(self, entry: Entry) -> None:
+        hand = self.hand
+        assert hand is not None and self.match is not None
+        seat_index: int = entry["seat"]
+        hand.apply(seat_index, Move.from_dict(entry["move"]))
+        seat = self.seats[seat_index]
+        if entry.get("timeout") and seat is not None:
+            seat.timeouts += 1
+        if hand.over:
+            assert hand.result is not None
+            self.pot_taken = self.match.settle(hand.result)
