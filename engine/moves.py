@@ -82,6 +82,35 @@ class Move:
             meld = None
         return cls(action, cards, card, meld)
 
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """Read the command form of ``__str__`` (``pick 7h 7s``, ``pick 3``, ``sapaw 8d 3``),
+        leniently as ``Card.parse``; raise ``InvalidMove(bad_move)`` if malformed."""
+        if not isinstance(text, str) or not text.split():
+            raise InvalidMove("bad_move", f"not a move: {text!r}")
+        word, *args = text.split()
+        try:
+            action = Action(word.lower())
+        except ValueError:
+            raise InvalidMove("bad_move", f"unknown action {word!r}") from None
+        if action is Action.SAPAW:
+            if len(args) != 2 or not args[1].isdigit():
+                raise InvalidMove("bad_move", f"sapaw takes a card and a meld id: {text!r}")
+            return cls(action, card=Card.parse(args[0]), meld=int(args[1]))
+        if action is Action.DISCARD:
+            if len(args) != 1:
+                raise InvalidMove("bad_move", f"discard takes one card: {text!r}")
+            return cls(action, card=Card.parse(args[0]))
+        if action is Action.PICK and len(args) == 1 and args[0].isdigit():
+            return cls(action, meld=int(args[0]))
+        if action in _NEEDS_CARDS or action is Action.PICK:
+            if not args:
+                raise InvalidMove("bad_move", f"{action} takes cards: {text!r}")
+            return cls(action, parse_cards(args))
+        if args:
+            raise InvalidMove("bad_move", f"{action} takes nothing more: {text!r}")
+        return cls(action)
+
     def to_dict(self) -> dict[str, Any]:
         """The hand-record form, without ``seat``."""
         out: dict[str, Any] = {"action": self.action.value}
