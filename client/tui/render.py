@@ -1,0 +1,446 @@
+"""The table drawn as styled text: one pure function per screen region, each reading only the
+``TableState`` (and the clock for the countdown), so every region can be tested without a
+terminal. Widths are those of an 80×24 screen; a larger screen gives the log more lines.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+from prompt_toolkit.styles import Style
+from tongits.engine import Card, End, Phase, best_arrangement
+from tongits.engine.count import hand_count
+
+from .state import TableState
+
+Line = list[tuple[str, str]]
+HIDDEN = "▒▒"
+SUIT_STYLE = ("class:club", "class:diamond", "class:heart", "class:spade")
+PHASE_WORDS = {
+    Phase.START: "draw, pick or call",
+    Phase.PLAY: "meld, sapaw, discard",
+    Phase.ANSWER: "answer the call",
+    Phase.OVER: "hand over",
+}
+END_WORDS = {
+    End.TONGITS: "by Tongits",
+    End.CALL: "by call",
+    End.STOCK: "at stock-out",
+    End.VOID: "",
+}
+
+
+def colour_wanted() -> bool:
+    """False when the NO_COLOR convention (no-color.org) asks for no colour."""
+    return not os.environ.get("NO_COLOR")
+
+
+def make_style(colour: bool | None = None) -> Style:
+    """The screen's style; without colour only bold, reverse and underline remain."""
+    if colour is None:
+        colour = colour_wanted()
+    rules = {
+        "title": "reverse",
+        "banner": "reverse bold",
+        "turn": "bold",
+        "me": "bold",
+        "top": "reverse bold",
+        "dim": "",
+        "error": "bold",
+        "count": "bold",
+        "chat": "italic",
+        "warn": "bold",
+        "bracket": "",
+    }
+    if colour:
+        rules.update(
+            {
+                "title": "bg:#005f87 #ffffff",
+                "banner": "bg:#af0000 #ffffff bold",
+                "turn": "#ffd700 bold",
+                "diamond": "#ff5f5f",
+                "heart": "#ff5f5f",
+                "club": "#d0d0d0",
+                "spade": "#d0d0d0",
+                "top": "reverse bold",
+                "dim": "#808080",
+                "error": "#ff5f5f bold",
+                "count": "#87d7ff bold",
+                "chat": "#87d787",
+                "warn": "#ff8700 bold",
+                "bracket": "#808080",
+            }
+        )
+    return Style.from_dict(rules)
+
+
+def card_fragment(card: Card) -> tuple[str, str]:
+    return (SUIT_STYLE[card.suit], card.pretty())
+
+
+def cards_line(cards: Iterable[Card], sep: str = " ") -> Line:
+    out: Line = []
+    for i, card in enumerate(cards):
+        if i:
+            out.append(("", sep))
+        out.append(card_fragment(card))
+    return out
+
+
+def width(line: Line) -> int:
+    return sum(len(text) for _, text in line)
+
+
+def fit(line: Line, cols: int) -> Line:
+    """``line`` cut to ``cols`` columns (with an ellipsis) or padded to exactly ``cols``."""
+    out: Line = []
+    used = 0
+    for style, text in line:
+        if used + len(text) > cols:
+            room = cols - used - 1
+            if room > 0:
+                out.append((style, text[:room]))
+            out.append(("class:dim", "…"))
+            return out
+        out.append((style, text))
+        used += len(text)
+    if used < cols:
+        out.append(("", " " * (cols - used)))
+    return out
+
+
+def join_lines(lines: Sequence[Line]) -> Line:
+    out: Line = []
+    for i, line in enumerate(lines):
+        if i:
+            out.append(("", "\n"))
+        out.extend(line)
+    return out
+
+
+def to_text(fragments: Iterable[tuple[str, str]]) -> str:
+    return "".join(text for _, text in fragments)
+
+
+def _name(state: TableState, seat: int) -> str:
+    return state.seats[seat].name if seat < len(state.seats) else f"seat {seat}"
+
+
+def my_seat(state: TableState) -> int:
+    """The seat shown at the bottom: ours, or seat 0 for a spectator."""
+    seat = state.view.seat if state.view is not None else None
+    return seat if seat is not None else 0
+
+
+def countdown(state: TableState, now: float) -> str:
+    if state.deadline_at is None:
+        return ""
+    left = max(0, int(state.deadline_at - now + 0.999))
+    return f"{left // 60}:{left % 60:02d}"
+
+
+def title_line(state: TableState, now: float, cols: int = 80) -> Line:
+    if state.banner:
+        return fit([("class:banner", " ⚠ " + state.banner)], cols)
+    view = state.view
+    left = f" Tongits · {state.table or 'table'} · hand {max(state.hands_seen, 1)}"
+    if view is None:
+        return fit([("class:title", left + " · waiting for the deal")], cols)
+    if view.phase is Phase.OVER or view.to_act is None:
+        right = "hand over "
+    elif view.seat is not None and view.to_act == view.seat:
+        right = f"YOUR TURN: {PHASE_WORDS[view.phase]} "
+    else:
+        right = f"{_name(state, view.to_act)}: {PHASE_WORDS[view.phase]} "
+    clock = countdown(state, now)
+    if clock:
+        right += f"⏱ {clock} "
+    gap = max(1, cols - len(left) - len(right))
+    return fit([("class:title", left + " " * gap + right)], cols)
+
+
+def meld_fragments(state: TableState, meld_id: int) -> Line:
+    view = state.view
+    assert view is not None
+    meld = next(m for m in view.melds if m.id == meld_id)
+    out: Line = [("class:dim", f"#{meld.id} ")]
+    if meld.secret and not meld.cards:
+        out.append(("class:dim", " ".join([HIDDEN] * 4)))
+    else:
+        out.extend(cards_line(meld.cards))
+    if meld.secret:
+        out.append(("class:dim", " secret"))
+    return out
+
+
+def _pack(items: Sequence[Line], cols: int, rows: int) -> list[Line]:
+    """Lay ``items`` left to right in at most ``rows`` lines of ``cols`` columns."""
+    lines: list[Line] = []
+    current: Line = []
+    for i, item in enumerate(items):
+        need = width(item) + (2 if current else 0)
+        if current and width(current) + need > cols:
+            lines.append(current)
+            current = []
+        if len(lines) == rows:
+            left = len(items) - i
+            lines[-1] = fit(lines[-1], cols - 9) + [("class:dim", f" +{left} more")]
+            return lines
+        if current:
+            current.append(("", "  "))
+        current.extend(item)
+    if current:
+        if len(lines) == rows:
+            lines[-1] = fit(lines[-1], cols - 9) + [("class:dim", " +more")]
+        else:
+            lines.append(current)
+    return lines
+
+
+def seat_header(state: TableState, seat: int, *, me: bool = False) -> Line:
+    """Name, human/bot label and card count; the opponent's marks go on ``seat_marks``."""
+    view = state.view
+    info = state.seats[seat]
+    to_act = view is not None and view.to_act == seat and view.phase is not Phase.OVER
+    out: Line = [("class:turn", "▶ " if to_act else "  ")]
+    out.append(("class:me" if me else "class:turn" if to_act else "", info.name))
+    out.append(("class:dim", " [bot]" if info.bot else " [human]"))
+    if view is not None and not me:
+        out.append(("", f" · {view.hand_sizes[seat]} cards"))
+    return out
+
+
+def seat_marks(state: TableState, seat: int) -> Line:
+    """Dealer, not opened, blocked from calling, away, a bot standing in."""
+    view = state.view
+    info = state.seats[seat]
+    marks: list[tuple[str, str]] = []
+    if view is not None:
+        if view.dealer == seat:
+            marks.append(("class:dim", "dealer"))
+        if not view.opened[seat] and view.phase is not Phase.OVER:
+            marks.append(("class:dim", "not open"))
+        if view.blocked[seat]:
+            marks.append(("class:warn", "no call"))
+    if not info.connected:
+        marks.append(("class:warn", "away"))
+    if info.standing_in:
+        marks.append(("class:warn", "bot stands in"))
+    out: Line = []
+    for i, mark in enumerate(marks):
+        out.append(("class:dim", " · " if i else "  "))
+        out.append(mark)
+    return out
+
+
+def opponent_panel(state: TableState, seat: int, cols: int = 39, rows: int = 5) -> Line:
+    view = state.view
+    lines: list[Line] = [seat_header(state, seat)]
+    marks = seat_marks(state, seat)
+    if marks:
+        lines.append(marks)
+    if view is not None:
+        items: list[Line] = []
+        if view.revealed is not None:
+            hand = view.revealed[seat]
+            lines.append([("class:dim", "  hand ")] + cards_line(hand))
+        items = [meld_fragments(state, m.id) for m in view.melds if m.owner == seat]
+        if items:
+            lines.extend([("", "  "), *line] for line in _pack(items, cols - 2, rows - len(lines)))
+        elif view.revealed is None:
+            lines.append([("class:dim", "  no melds")])
+    return join_lines([fit(line, cols) for line in lines[:rows]])
+
+
+def centre_line(state: TableState, cols: int = 80) -> Line:
+    view = state.view
+    if view is None:
+        return fit([("class:dim", " waiting for the server…")], cols)
+    out: Line = [("", f" Stock {view.stock:>2}   Discard ")]
+    if view.top is None:
+        out.append(("class:dim", "(empty)"))
+    else:
+        top = view.top
+        out.extend(
+            [
+                ("class:top", " "),
+                (SUIT_STYLE[top.suit] + " class:top", top.pretty()),
+                ("class:top", " "),
+            ]
+        )
+        older = list(reversed(view.discards[:-1]))
+        if older:
+            out.append(("class:dim", "  ← "))
+            out.extend(cards_line(older))
+    return fit(out, cols)
+
+
+def sorted_hand(cards: Iterable[Card], by_rank: bool) -> list[Card]:
+    return sorted(
+        cards, key=(lambda c: (c.rank, c.suit)) if by_rank else (lambda c: (c.suit, c.rank))
+    )
+
+
+def hand_line(state: TableState) -> Line:
+    """Our hand: concealed melds of the best arrangement bracketed first, then loose cards."""
+    view = state.view
+    if view is None:
+        return []
+    if view.seat is None:
+        return [("class:dim", "  (watching)")]
+    arrangement = best_arrangement(view.hand)
+    by_rank = state.sort_by_rank
+    melds = sorted(
+        (sorted_hand(m, by_rank) for m in arrangement.melds),
+        key=lambda m: (m[0].rank, m[0].suit) if by_rank else (m[0].suit, m[0].rank),
+    )
+    out: Line = [("", "  ")]
+    for meld in melds:
+        out.append(("class:bracket", "["))
+        out.extend(cards_line(meld))
+        out.append(("class:bracket", "] "))
+    out.extend(cards_line(sorted_hand(arrangement.deadwood, by_rank)))
+    return out
+
+
+def me_panel(state: TableState, cols: int = 80) -> Line:
+    view = state.view
+    seat = my_seat(state)
+    header = seat_header(state, seat, me=True)
+    marks = seat_marks(state, seat)
+    if view is not None and view.seat is not None:
+        count = hand_count(view.hand, concealed_melds_count=view.options.concealed_melds_count)
+        header += [("", f" · {len(view.hand)} cards · count "), ("class:count", str(count))]
+        header.append(("class:dim", "  by rank" if state.sort_by_rank else "  by suit"))
+    header.extend(marks)
+    melds: Line = [("class:dim", "  table: ")]
+    mine = [meld_fragments(state, m.id) for m in view.melds if m.owner == seat] if view else []
+    if mine:
+        packed = _pack(mine, cols - 9, 1)
+        melds.extend(packed[0] if packed else [])
+    else:
+        melds.append(("class:dim", "no melds yet"))
+    return join_lines([fit(header, cols), fit(melds, cols), fit(hand_line(state), cols)])
+
+
+def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
+    """The event log and chat, newest last; local notes (hint, help) take the bottom lines."""
+    if state.hand_over:
+        return result_panel(state, rows, cols)
+    notes = state.notes[-rows:]
+    lines = state.log()[-(rows - len(notes)) :] if rows > len(notes) else []
+    out: list[Line] = []
+    for entry in lines:
+        if entry.kind == "chat":
+            out.append([("class:chat", " » " + entry.text)])
+        else:
+            out.append([("", " " + entry.text)])
+    for note in notes:
+        out.append([("class:error" if note.kind == "error" else "class:count", " " + note.text)])
+    return join_lines([fit(line, cols) for line in out])
+
+
+def _standing(state: TableState, seat: int) -> int | None:
+    standings = state.standings or {}
+    for key in ("ledger", "chips", "totals", "scores"):
+        values = standings.get(key)
+        if isinstance(values, list) and len(values) == 3:
+            return int(values[seat])
+    by_seat = standings.get(str(seat), standings.get(seat))  # type: ignore[call-overload]
+    return by_seat if isinstance(by_seat, int) else None
+
+
+def result_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
+    result = state.result
+    view = state.view
+    assert result is not None
+    if result.winner is None:
+        head = "Hand over: no winner (void)"
+    else:
+        head = f"Hand over: {_name(state, result.winner)} wins {END_WORDS[result.end]}"
+        if result.end is End.CALL:
+            head += " (challenged)" if result.challengers else " (nobody challenged)"
+    lines: list[Line] = [[("class:turn", " " + head)]]
+    for seat in range(3):
+        chips = result.chips[seat]
+        row: Line = [
+            ("class:me" if view and view.seat == seat else "", f" {_name(state, seat)[:10]:<10}"),
+            ("", f" count {result.counts[seat]:>3}"),
+            ("class:warn", " burned" if seat in result.burned else "       "),
+            ("class:count", f" {chips:+4d}"),
+            ("", "  "),
+        ]
+        if view is not None and view.revealed is not None:
+            row.extend(cards_line(sorted_hand(view.revealed[seat], state.sort_by_rank)))
+        lines.append(row)
+    totals = [_standing(state, s) for s in range(3)]
+    if any(t is not None for t in totals):
+        lines.append(
+            [
+                (
+                    "",
+                    " Standings: "
+                    + " · ".join(
+                        f"{_name(state, s)} {t:+d}" for s, t in enumerate(totals) if t is not None
+                    ),
+                )
+            ]
+        )
+    lines.append([("class:turn", " Press Enter for the next hand, or type quit")])
+    return join_lines([fit(line, cols) for line in lines[:rows]])
+
+
+def message_line(state: TableState, cols: int = 80) -> Line:
+    if state.message:
+        style = "class:error" if state.message_is_error else "class:count"
+        mark = "✗ " if state.message_is_error else ""
+        return fit([(style, " " + mark + state.message)], cols)
+    view = state.view
+    if view is not None and view.seat is not None and view.legal:
+        return fit([("class:dim", " legal: " + _legal_summary(state))], cols)
+    return fit([], cols)
+
+
+def _legal_summary(state: TableState) -> str:
+    view = state.view
+    assert view is not None
+    kinds: dict[str, int] = {}
+    for m in view.legal:
+        kinds[m.action.value] = kinds.get(m.action.value, 0) + 1
+    return ", ".join(
+        name if n == 1 or name in ("discard",) else f"{name} ×{n}" for name, n in kinds.items()
+    )
+
+
+def keys_line(state: TableState, cols: int = 80) -> Line:
+    if state.hand_over:
+        text = " Enter next hand · F5 sort · ^C quit"
+    else:
+        text = " F2 draw · F3 pick · F4 hint · F5 sort · Tab complete · ^C quit"
+    return fit([("class:dim", text)], cols)
+
+
+def screen_text(state: TableState, now: float, cols: int = 80) -> str:
+    """The whole screen as plain text (for tests and logs), in the layout's order."""
+    half = (cols - 1) // 2
+    me = my_seat(state)
+    left = to_text(opponent_panel(state, (me + 1) % 3, half)).split("\n")
+    right = to_text(opponent_panel(state, (me + 2) % 3, cols - 1 - half)).split("\n")
+    while len(left) < len(right):
+        left.append(" " * half)
+    while len(right) < len(left):
+        right.append("")
+    parts = [
+        to_text(title_line(state, now, cols)),
+        *(a + "│" + b for a, b in zip(left, right, strict=True)),
+        "─" * cols,
+        to_text(centre_line(state, cols)),
+        "─" * cols,
+        to_text(me_panel(state, cols)),
+        "─" * cols,
+        to_text(log_panel(state, 8, cols)),
+        to_text(message_line(state, cols)),
+        to_text(keys_line(state, cols)),
+    ]
+    return "\n".join(line.rstrip() for part in parts for line in part.split("\n"))

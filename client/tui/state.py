@@ -1,0 +1,249 @@
+"""The one state object every screen reads, and the updates a session delivers into it.
+
+A session (fake or networked) turns what it hears into the small ``Update`` values below and
+hands them to ``TableState.apply``; the layout only reads ``TableState``. Everything shown is
+derived from the latest view plus chat lines, so a reconnect that delivers the view again brings
+the screen back exactly as it was.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tongits.engine import Card, Result, SeatView
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """Who sits in a seat, read leniently from the server's ``seats`` entries."""
+
+    name: str
+    bot: bool = False
+    connected: bool = True
+    standing_in: bool = False  # a bot plays for this absent human
+
+    @classmethod
+    def from_dict(cls, seat: int, data: dict[str, Any] | None) -> SeatInfo:
+        data = data or {}
+        kind = str(data.get("kind", "human"))
+        return cls(
+            name=str(data.get("name") or f"seat {seat}"),
+            bot=kind == "bot" or bool(data.get("bot")),
+            connected=bool(data.get("connected", not data.get("away", False))),
+            standing_in=bool(data.get("standing_in") or data.get("stand_in")),
+        )
+
+
+def seats_from(entries: Sequence[dict[str, Any]] | None) -> list[SeatInfo]:
+    entries = list(entries or [])
+    by_seat: dict[int, dict[str, Any]] = {}
+    for i, e in enumerate(entries):
+        seat = e.get("seat", i) if isinstance(e, dict) else i
+        by_seat[seat if isinstance(seat, int) else i] = e if isinstance(e, dict) else {}
+    return [SeatInfo.from_dict(s, by_seat.get(s)) for s in range(3)]
+
+
+@dataclass(frozen=True, slots=True)
+class StateUpdate:
+    view: SeatView
+    seats: list[dict[str, Any]] | None = None
+    deadline: float | None = None  # seconds from now
+    table: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HandOver:
+    result: dict[str, Any]
+    standings: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReceived:
+    seat: int | None
+    name: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatsChanged:
+    seats: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerError:
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """``status`` is ``connected``, ``lost`` (reconnecting) or ``closed`` (gave up)."""
+
+    status: str
+    detail: str = ""
+
+
+Update = StateUpdate | HandOver | ChatReceived | SeatsChanged | ServerError | Connection
+
+
+@dataclass(slots=True)
+class LogLine:
+    kind: str  # "event", "chat", "info", "error"
+    text: str
+    seat: int | None = None
+
+
+@dataclass(slots=True)
+class TableState:
+    """Everything the table screen shows."""
+
+    view: SeatView | None = None
+    seats: list[SeatInfo] = field(default_factory=lambda: seats_from(None))
+    table: str = ""
+    deadline_at: float | None = None  # time.monotonic() at which the turn times out
+    chat: list[tuple[int, LogLine]] = field(default_factory=list)  # (history length, line)
+    notes: list[LogLine] = field(default_factory=list)  # local output: help, hint, errors
+    result: Result | None = None
+    standings: dict[str, Any] | None = None
+    hands_seen: int = 0
+    sort_by_rank: bool = False
+    message: str = ""
+    message_is_error: bool = False
+    banner: str | None = None
+    closed: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.seats]
+
+    @property
+    def hand_over(self) -> bool:
+        return self.result is not None
+
+    def say(self, text: str, *, error: bool = False) -> None:
+        self.message = text
+        self.message_is_error = error
+
+    def note(self, lines: Sequence[str], kind: str = "info") -> None:
+        self.notes = [LogLine(kind, line) for line in lines]
+
+    def apply(self, update: Update, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        if isinstance(update, StateUpdate):
+            old = self.view
+            new_hand = (
+                old is None
+                or len(update.view.history) < len(old.history)
+                or (old.result is not None and update.view.result is None)
+            )
+            if new_hand:
+                self.chat = [(0, line) for _, line in self.chat[-6:]]
+                self.result = None
+                self.standings = None
+                self.notes = []
+                self.hands_seen += 1
+            self.view = update.view
+            if update.view.result is not None:
+                self.result = update.view.result
+            if update.seats is not None:
+                self.seats = seats_from(update.seats)
+            self.table = update.table or self.table
+            self.deadline_at = now + update.deadline if update.deadline is not None else None
+            if update.view.legal and not self.message_is_error:
+                self.message = ""
+        elif isinstance(update, HandOver):
+            self.result = Result.from_dict(update.result)
+            self.standings = update.standings
+            self.deadline_at = None
+        elif isinstance(update, ChatReceived):
+            at = len(self.view.history) if self.view is not None else 0
+            self.chat.append((at, LogLine("chat", f"{update.name}: {update.text}", update.seat)))
+        elif isinstance(update, SeatsChanged):
+            self.seats = seats_from(update.seats)
+        elif isinstance(update, ServerError):
+            self.say(f"server refused: {update.message} ({update.code})", error=True)
+        elif isinstance(update, Connection):
+            if update.status == "connected":
+                self.banner = None
+            elif update.status == "lost":
+                self.banner = "connection lost, reconnecting… " + update.detail
+            else:
+                self.banner = "disconnected: " + (update.detail or "the server is gone")
+                self.closed = True
+
+    def log(self) -> list[LogLine]:
+        """Public events of this hand, interleaved with the chat said between them."""
+        view = self.view
+        events = event_lines(view.history, self.names) if view is not None else []
+        out: list[LogLine] = []
+        chat = sorted(self.chat, key=lambda item: item[0])
+        ci = 0
+        for i, line in enumerate(events):
+            while ci < len(chat) and chat[ci][0] <= i:
+                out.append(chat[ci][1])
+                ci += 1
+            out.append(line)
+        out.extend(line for _, line in chat[ci:])
+        return out
+
+
+_VERBS = {
+    "draw": "drew",
+    "call": "called",
+    "challenge": "challenged",
+    "fold": "folded",
+}
+
+
+def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list[LogLine]:
+    """One line per public action, in the words of the table: who drew, picked, melded…"""
+    out: list[LogLine] = []
+    pile: list[str] = []
+    next_meld = 0
+
+    def name(seat: Any) -> str:
+        return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "?"
+
+    for step in history:
+        seat = step.get("seat")
+        action = step.get("action")
+        cards = [_pretty(c) for c in step.get("cards") or ()]
+        who = name(seat)
+        if action in _VERBS:
+            text = f"{who} {_VERBS[action]}"
+            if step.get("auto"):
+                text += " (not opened)"
+        elif action == "pick":
+            top = pile.pop() if pile else "?"
+            if step.get("meld") is not None:
+                text = f"{who} picked {top} onto meld {step['meld']}"
+            else:
+                text = f"{who} picked {top} with {' '.join(cards)} → #{next_meld}"
+                next_meld += 1
+        elif action == "meld":
+            text = f"{who} melded {' '.join(cards)} → #{next_meld}"
+            next_meld += 1
+        elif action == "secret":
+            text = f"{who} laid a secret meld #{next_meld}"
+            if cards:
+                text += " " + " ".join(cards)
+            next_meld += 1
+        elif action == "sapaw":
+            text = f"{who} laid off {_pretty(step.get('card'))} onto #{step.get('meld')}"
+        elif action == "discard":
+            pile.append(_pretty(step.get("card")))
+            text = f"{who} discarded {pile[-1]}"
+        else:
+            text = f"{who} {action}"
+        out.append(LogLine("event", text, seat if isinstance(seat, int) else None))
+    return out
+
+
+def _pretty(card: Any) -> str:
+    try:
+        return Card.parse(card).pretty()
+    except Exception:
+        return str(card)

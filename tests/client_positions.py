@@ -1,0 +1,46 @@
+"""Chosen positions for the client tests: an engine ``Hand`` set up by hand, so that the view
+and its legal moves come from the engine itself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tongits.engine import DECK, Hand, Options, Phase, SeatView, parse_cards, seat_view
+from tongits.engine.melds import TableMeld
+
+
+def position(
+    hand: str,
+    *,
+    top: str | None = None,
+    melds: Sequence[tuple[int, str]] = (),
+    phase: Phase = Phase.START,
+    seat: int = 1,
+    to_act: int | None = None,
+    options: Options | None = None,
+    opened: tuple[bool, bool, bool] | None = None,
+    secret: Sequence[int] = (),
+    turn: int = 3,
+) -> SeatView:
+    """Seat ``seat`` holds ``hand``; ``top`` is the discard; ``melds`` are (owner, cards)."""
+    h = Hand(DECK, 0, options)
+    mine = set(parse_cards(hand))
+    table = [set(parse_cards(cards)) for _, cards in melds]
+    used = mine | set().union(*table) | (set(parse_cards(top)) if top else set())
+    rest = [c for c in DECK if c not in used]
+    h.hands = [set(), set(), set()]
+    h.hands[seat] = mine
+    h.hands[(seat + 1) % 3] = set(rest[:10])
+    h.hands[(seat + 2) % 3] = set(rest[10:20])
+    h.stock = rest[20:30]
+    h.discards = list(parse_cards(top)) if top else []
+    h.melds = [
+        TableMeld(i, owner, sorted(cards, key=lambda c: (c.rank, c.suit)), i in secret)
+        for i, ((owner, _), cards) in enumerate(zip(melds, table, strict=True))
+    ]
+    owners = {owner for owner, _ in melds}
+    h._opened = list(opened or tuple(s in owners for s in range(3)))
+    h.to_act = seat if to_act is None else to_act
+    h.phase = phase
+    h.turn = turn
+    return seat_view(h, seat)

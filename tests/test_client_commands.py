@@ -1,0 +1,158 @@
+"""Reading a typed line into a move, and refusing what is not legal with the reason."""
+
+from __future__ import annotations
+
+import pytest
+from client_positions import position
+from tongits.client.tui.commands import (
+    CommandError,
+    Local,
+    help_lines,
+    parse_command,
+    read_command,
+    why_not,
+)
+from tongits.client.tui.hint import hint_for
+from tongits.engine import Action, Card, Move, Options, Phase
+
+
+def c(text: str) -> Card:
+    return Card.parse(text)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("draw", Move(Action.DRAW)),
+        ("  DRAW ", Move(Action.DRAW)),
+        ("dr", Move(Action.DRAW)),
+        ("pick 7h 7s", Move(Action.PICK, (c("7h"), c("7s")))),
+        ("pick 7S 7h", Move(Action.PICK, (c("7h"), c("7s")))),
+        ("pick 3", Move(Action.PICK, meld=3)),
+        ("meld 10h jh qh", Move(Action.MELD, (c("Th"), c("Jh"), c("Qh")))),
+        ("meld Q♥,J♥,T♥", Move(Action.MELD, (c("Th"), c("Jh"), c("Qh")))),
+        ("secret Qc Qd Qh Qs", Move(Action.SECRET, (c("Qc"), c("Qd"), c("Qh"), c("Qs")))),
+        ("sapaw 8d 3", Move(Action.SAPAW, card=c("8d"), meld=3)),
+        ("sapaw 3 8d", Move(Action.SAPAW, card=c("8d"), meld=3)),
+        ("discard kd", Move(Action.DISCARD, card=c("Kd"))),
+        ("call", Move(Action.CALL)),
+        ("challenge", Move(Action.CHALLENGE)),
+        ("fold", Move(Action.FOLD)),
+        ("hint", Local("hint")),
+        ("sort", Local("sort")),
+        ("say  magandang gabi ", Local("say", "magandang gabi")),
+        ("help", Local("help")),
+        ("quit", Local("quit")),
+    ],
+)
+def test_parse(line: str, expected: object) -> None:
+    assert parse_command(line) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("", "type a command"),
+        ("d", "unknown command"),
+        ("jump", "unknown command"),
+        ("draw 7h", "takes nothing"),
+        ("pick", "usage"),
+        ("pick 7h 7h", "7h is named twice"),
+        ("meld 7h 7x", "'7x' is not a card"),
+        ("sapaw 8d", "usage"),
+        ("sapaw 8d x", "not a meld number"),
+        ("discard", "usage"),
+        ("discard 7h 8h", "usage"),
+        ("say", "usage"),
+        ("hint now", "takes nothing"),
+    ],
+)
+def test_parse_errors(line: str, reason: str) -> None:
+    with pytest.raises(CommandError, match=reason):
+        parse_command(line)
+
+
+START = position("7h 7s 5h 6h Kd 3d", top="7c", melds=[(2, "4d 5d 6d")])
+PLAY = position("7h 7s 5h 6h Kd 3d", top="7c", melds=[(2, "4d 5d 6d")], phase=Phase.PLAY)
+NAMES = ["Ana", "Bob", "Cara"]
+
+
+@pytest.mark.parametrize(
+    ("view", "line", "reason"),
+    [
+        (START, "pick 5h 6h", "5h 6h with 7c is not a meld"),
+        (START, "pick 7h", "two or more of your cards"),
+        (START, "pick 7h 7d", "7d not in your hand"),
+        (START, "pick 0", "may only be picked into a new meld"),
+        (START, "discard Kd", "draw or pick first"),
+        (START, "meld 7h 7s 7c", "draw or pick first"),
+        (START, "call", "before you have a meld"),
+        (START, "fold", "no call to answer"),
+        (PLAY, "draw", "already drew"),
+        (PLAY, "call", "only at the start of your turn"),
+        (PLAY, "discard 2c", "2c not in your hand"),
+        (PLAY, "meld 5h 6h 7s", "not a meld"),
+        (PLAY, "sapaw 3d 7", "no meld 7"),
+        (PLAY, "sapaw Kd 0", "Kd does not fit meld 0"),
+        (PLAY, "secret 7h 7s 5h 6h", "not four of a kind"),
+        (position("7h 7s", top="7c", to_act=2), "draw", "not your turn: Cara is to play"),
+        (position("7h", phase=Phase.PLAY, turn=0), "draw", "dealer's first turn"),
+        (
+            position(
+                "7h 8h", melds=[(1, "2c 3c 4c")], opened=(True, True, True), phase=Phase.ANSWER
+            ),
+            "draw",
+            "answer with challenge or fold",
+        ),
+    ],
+)
+def test_refused_with_reason(view, line: str, reason: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CommandError, match=reason):
+        read_command(line, view, NAMES)
+
+
+def test_blocked_call_and_house_rules() -> None:
+    view = position("7h 8h", melds=[(1, "2c 3c 4c")])
+    object.__setattr__(view, "blocked", (False, True, False))
+    object.__setattr__(view, "legal", tuple(m for m in view.legal if m.action is not Action.CALL))
+    assert "laid off onto your meld" in str(why_not(Move(Action.CALL), view))
+    rule = Options(no_sapawable_discard=True)
+    view = position("5c Kd", melds=[(0, "2c 3c 4c")], phase=Phase.PLAY, options=rule)
+    assert "could be laid off" in str(why_not(Move.discard(c("5c")), view))
+    rule = Options(tongits_needs_discard=True)
+    view = position("5c 6c 7c", phase=Phase.PLAY, options=rule)
+    assert "last card must leave by a discard" in str(
+        why_not(Move(Action.MELD, (c("5c"), c("6c"), c("7c"))), view)
+    )
+
+
+def test_every_legal_move_reads_back() -> None:
+    for view in (START, PLAY):
+        for move in view.legal:
+            assert read_command(str(move), view) == move
+
+
+def test_local_commands_need_no_view() -> None:
+    assert read_command("hint", None) == Local("hint")
+    with pytest.raises(CommandError, match="no hand"):
+        read_command("draw", None)
+
+
+def test_help_fits_80_columns() -> None:
+    lines = help_lines()
+    assert len(lines) <= 8 and all(len(line) <= 80 for line in lines)
+    assert "sapaw 8d 3" in "\n".join(lines)
+
+
+def test_hint_in_each_phase() -> None:
+    hint = hint_for(PLAY)
+    assert hint.count == 7 + 10 + 3
+    assert [str(m) for m in hint.moves] == ["meld 5h 6h 7h", "sapaw 3d 0", "discard Kd"]
+    start = hint_for(START)
+    assert start.moves == (Move(Action.PICK, (c("7h"), c("7s"))),)
+    assert "lay a meld first" in start.advice
+    low = position("As 2s 3s Ac", melds=[(1, "9c 9d 9h")])
+    assert hint_for(low).moves == (Move(Action.CALL),)
+    answer = position("Kh Qh", melds=[(1, "2c 3c 4c"), (0, "9c 9d 9h")], phase=Phase.ANSWER)
+    assert hint_for(answer).moves == (Move(Action.FOLD),)
+    assert any("count 20" in line for line in hint_for(answer).lines())
