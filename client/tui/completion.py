@@ -118,11 +118,11 @@ def candidates(s: Suggestion, view: SeatView | None) -> list[Candidate]:
     if s.want is Want.COMMAND:
         actions = {m.action for m in legal}
         out = [
-            Candidate(name, spec.help)
+            Candidate(name if spec.args is Args.NONE else name + " ", spec.help)
             for name, spec in COMMANDS.items()
             if (spec.action is None or spec.action in actions) and name.startswith(s.word.lower())
         ]
-        return sorted(out, key=lambda c: COMMANDS[c.text].action is None)
+        return sorted(out, key=lambda c: COMMANDS[c.text.strip()].action is None)
     if s.want in (Want.PICK, Want.MELD_CARDS, Want.SECRET_CARDS):
         action = {Want.PICK: Action.PICK, Want.MELD_CARDS: Action.MELD}.get(s.want, Action.SECRET)
         return _combinations(s, [m for m in legal if m.action is action], view)

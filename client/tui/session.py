@@ -33,6 +33,8 @@ class Session(Protocol):
 
     def close(self) -> None: ...
 
+    async def wait_closed(self) -> None: ...
+
 
 def local_policy(name: str = "greedy") -> Policy:
     """A bot from ``engine.policies`` when it exists, else the hint's own simple player."""
@@ -121,6 +123,9 @@ class FakeSession:
         if self._pending is not None:
             self._pending.cancel()
             self._pending = None
+
+    async def wait_closed(self) -> None:
+        return None
 
     def _continue(self) -> None:
         """Let the bots play until it is our turn or the hand is over."""

@@ -1,0 +1,261 @@
+"""The table screen: a prompt_toolkit full-screen application over one ``TableState``.
+
+The layout is built by small factories, each a window whose text is a render function of the
+state (ptpython's ``layout.py``); the only input is one command line whose completer reads the
+latest view. The screen talks to the game only through a ``Session``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+from prompt_toolkit.application import Application, get_app
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import (
+    Float,
+    FloatContainer,
+    HSplit,
+    Layout,
+    VSplit,
+    Window,
+)
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.output import ColorDepth, Output
+from tongits.engine import Action, Move
+
+from . import render
+from .commands import CommandError, Local, help_lines, read_command
+from .completion import MoveCompleter
+from .hint import hint_for
+from .session import Session
+from .state import TableState, Update
+
+FIXED_ROWS = 16  # every row but the log's
+
+
+def _cols() -> int:
+    return get_app().output.get_size().columns
+
+
+def _rows() -> int:
+    return get_app().output.get_size().rows
+
+
+def _text(make: Callable[[], list[tuple[str, str]]]) -> FormattedTextControl:
+    return FormattedTextControl(lambda: cast(StyleAndTextTuples, make()))
+
+
+def _rule() -> Window:
+    return Window(height=1, char="─", style="class:dim")
+
+
+def opponents_row(state: TableState) -> VSplit:
+    def panel(offset: int) -> Callable[[], list[tuple[str, str]]]:
+        def make() -> list[tuple[str, str]]:
+            half = (_cols() - 1) // 2
+            cols = half if offset == 1 else _cols() - 1 - half
+            return render.opponent_panel(state, (render.my_seat(state) + offset) % 3, cols)
+
+        return make
+
+    return VSplit(
+        [
+            Window(_text(panel(1)), width=lambda: (_cols() - 1) // 2),
+            Window(width=1, char="│", style="class:dim"),
+            Window(_text(panel(2))),
+        ],
+        height=5,
+    )
+
+
+def table_body(state: TableState, command_line: Window) -> HSplit:
+    def now() -> float:
+        return time.monotonic()
+
+    return HSplit(
+        [
+            Window(_text(lambda: render.title_line(state, now(), _cols())), height=1),
+            opponents_row(state),
+            _rule(),
+            Window(_text(lambda: render.centre_line(state, _cols())), height=1),
+            _rule(),
+            Window(_text(lambda: render.me_panel(state, _cols())), height=3),
+            _rule(),
+            Window(_text(lambda: render.log_panel(state, max(3, _rows() - FIXED_ROWS), _cols()))),
+            Window(_text(lambda: render.message_line(state, _cols())), height=1),
+            Window(_text(lambda: render.keys_line(state, _cols())), height=1),
+            command_line,
+        ]
+    )
+
+
+def command_line(buffer: Buffer) -> Window:
+    return Window(
+        BufferControl(buffer),
+        height=1,
+        get_line_prefix=lambda line, wrap: [("class:turn", "> ")],
+    )
+
+
+class TableScreen:
+    """The table screen bound to a session; ``run`` shows it until ``quit`` or Ctrl-C."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        state: TableState | None = None,
+        input: Input | None = None,
+        output: Output | None = None,
+        colour: bool | None = None,
+    ) -> None:
+        self.session = session
+        self.state = state or TableState()
+        self.completer = MoveCompleter(lambda: self.state.view)
+        self.buffer = Buffer(
+            completer=self.completer,
+            complete_while_typing=True,
+            multiline=False,
+            history=InMemoryHistory(),
+            accept_handler=self._accept,
+        )
+        colour = render.colour_wanted() if colour is None else colour
+        root = FloatContainer(
+            table_body(self.state, command_line(self.buffer)),
+            floats=[
+                Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8)),
+            ],
+        )
+        self.app: Application[Any] = Application(
+            layout=Layout(root, focused_element=self.buffer),
+            key_bindings=self._bindings(),
+            style=render.make_style(colour),
+            full_screen=True,
+            refresh_interval=0.5,
+            input=input,
+            output=output,
+            color_depth=None if colour else ColorDepth.DEPTH_1_BIT,
+        )
+
+    # ----- updates from the session -----------------------------------------------------------
+
+    def on_update(self, update: Update) -> None:
+        self.state.apply(update)
+        self.app.invalidate()
+
+    async def run(self) -> None:
+        """Show the screen; the terminal is restored however it ends."""
+        self.session.start(self.on_update)
+        try:
+            await self.app.run_async()
+        finally:
+            self.session.close()
+            await self.session.wait_closed()
+
+    # ----- input --------------------------------------------------------------------------------
+
+    def _accept(self, buffer: Buffer) -> bool:
+        self.submit(buffer.text)
+        return False
+
+    def submit(self, text: str) -> None:
+        """Act on one typed line (also used by the key bindings)."""
+        state = self.state
+        if not text.strip() and state.hand_over:
+            self.session.next_hand()
+            state.say("waiting for the next deal…")
+            return
+        try:
+            command = read_command(text, state.view, state.names)
+        except CommandError as error:
+            state.say(str(error), error=True)
+            return
+        if isinstance(command, Move):
+            state.notes = []
+            state.say(f"sent: {command}")
+            self.session.send_move(command)
+            return
+        self._local(command)
+
+    def _local(self, command: Local) -> None:
+        state = self.state
+        if command.name == "quit":
+            self.app.exit()
+        elif command.name == "help":
+            state.note(help_lines())
+            state.say("")
+        elif command.name == "sort":
+            state.sort_by_rank = not state.sort_by_rank
+            state.say("hand sorted by " + ("rank" if state.sort_by_rank else "suit"))
+        elif command.name == "say":
+            self.session.send_chat(command.text)
+            state.say("")
+        elif command.name == "hint":
+            if state.view is None:
+                state.say("no hand yet", error=True)
+            else:
+                state.note(hint_for(state.view).lines())
+                state.say("")
+
+    def _bindings(self) -> KeyBindings:
+        kb = KeyBindings()
+
+        @kb.add("c-c")
+        @kb.add("c-q")
+        def _quit(event: KeyPressEvent) -> None:
+            event.app.exit()
+
+        @kb.add("f2")
+        def _draw(event: KeyPressEvent) -> None:
+            self.submit("draw")
+
+        @kb.add("f3")
+        def _pick(event: KeyPressEvent) -> None:
+            view = self.state.view
+            picks = [m for m in view.legal if m.action is Action.PICK] if view else []
+            if len(picks) == 1:
+                self.submit(str(picks[0]))
+            else:
+                self.buffer.text = "pick "
+                self.buffer.cursor_position = len(self.buffer.text)
+                self.buffer.start_completion(select_first=False)
+
+        @kb.add("f4")
+        def _hint(event: KeyPressEvent) -> None:
+            self.submit("hint")
+
+        @kb.add("f5")
+        def _sort(event: KeyPressEvent) -> None:
+            self.submit("sort")
+
+        @kb.add("tab")
+        def _complete(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if buffer.complete_state and buffer.complete_state.completions:
+                buffer.complete_next()
+                return
+            # Typing may still be computing its own completions; answer this key at once.
+            found = list(
+                self.completer.get_completions(
+                    buffer.document, CompleteEvent(completion_requested=True)
+                )
+            )
+            if len(found) == 1:
+                buffer.apply_completion(found[0])
+            else:
+                buffer.start_completion(insert_common_part=True)
+
+        return kb
+
+
+def screen_for(state: TableState) -> str:
+    """The screen as plain text at 80 columns (for tests and for logging a session)."""
+    return render.screen_text(state, time.monotonic())

@@ -1,0 +1,133 @@
+"""The table screen driven through a pipe (prompt_toolkit's create_pipe_input + DummyOutput):
+keys in, moves out through the session, text on the screen."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.input.base import PipeInput
+from prompt_toolkit.output import DummyOutput
+from tongits.client.tui.app import TableScreen, screen_for
+from tongits.client.tui.hint import choose_move
+from tongits.client.tui.session import FakeSession
+from tongits.engine import Action, Phase
+
+Scenario = Callable[[TableScreen, PipeInput, FakeSession], Awaitable[None]]
+
+
+def run_screen(scenario: Scenario, **session_args: object) -> TableScreen:
+    async def main() -> TableScreen:
+        with create_pipe_input() as pipe:
+            session = FakeSession(names=("Ana", "Bob", "Cara"), **session_args)  # type: ignore[arg-type]
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            await settle(lambda: screen.state.view is not None)
+            try:
+                await scenario(screen, pipe, session)
+            finally:
+                pipe.send_text("\x03")  # Ctrl-C
+                await asyncio.wait_for(task, 5)
+            return screen
+
+    return asyncio.run(main())
+
+
+async def settle(done: Callable[[], bool], timeout: float = 3.0) -> None:
+    for _ in range(int(timeout / 0.005)):
+        if done():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the screen did not get there in time")
+
+
+async def play_hand(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> list[str]:
+    """Type the hint-player's choice until the hand is over; return what was typed."""
+    typed = []
+    while screen.state.view is not None and screen.state.view.legal:
+        line = str(choose_move(screen.state.view))
+        accepted = len(session.accepted)
+        pipe.send_text(line + "\r")
+        typed.append(line)
+        await settle(lambda n=accepted: len(session.accepted) > n)  # type: ignore[misc]
+    return typed
+
+
+def test_a_whole_hand_through_the_keyboard() -> None:
+    seen: dict[str, object] = {}
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        seen["typed"] = await play_hand(screen, pipe, session)
+        seen["accepted"] = [str(m) for m in session.accepted]
+        await settle(lambda: screen.state.standings is not None)
+        seen["screen"] = screen_for(screen.state)
+        pipe.send_text("\r")  # Enter: the next hand
+        await settle(lambda: screen.state.hands_seen == 2)
+        seen["second"] = screen_for(screen.state)
+
+    screen = run_screen(scenario, seed=5)
+    assert seen["typed"] == seen["accepted"] and len(seen["accepted"]) > 3  # type: ignore[arg-type]
+    text = str(seen["screen"])
+    assert "Hand over:" in text and "Standings:" in text and "Press Enter" in text
+    assert all(len(line) <= 80 for line in text.split("\n")) and len(text.split("\n")) <= 23
+    assert "hand 2" in str(seen["second"]) and screen.state.view is not None
+    assert screen.state.view.phase is not Phase.OVER
+
+
+def test_refused_input_is_not_sent_and_says_why() -> None:
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None and view.legal
+        bad = "discard Kd" if view.phase is Phase.START else "draw"
+        pipe.send_text(bad + "\r")
+        await settle(lambda: screen.state.message_is_error)
+        assert session.accepted == []
+        reason = "draw or pick first" if view.phase is Phase.START else "already drew"
+        if view.turn == 0:
+            reason = "first turn has no draw"
+        assert reason in screen_for(screen.state)
+        pipe.send_text("meld 7h 7x\r")
+        await settle(lambda: "not a card" in screen.state.message)
+
+    run_screen(scenario, seed=2)
+
+
+def test_keys_draw_hint_sort_and_tab_completion() -> None:
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None
+        if view.phase is Phase.PLAY:  # we deal: finish the first turn by discarding
+            pipe.send_text(str(choose_move(view)) + "\r")
+            await settle(lambda: bool(session.accepted))
+            while screen.state.view is not None and screen.state.view.phase is Phase.PLAY:
+                pipe.send_text(str(choose_move(screen.state.view)) + "\r")
+                await asyncio.sleep(0.02)
+        count = len(session.accepted)
+        pipe.send_text("\x1bOQ")  # F2: draw
+        await settle(lambda: len(session.accepted) > count)
+        assert session.accepted[-1].action is Action.DRAW
+        pipe.send_text("\x1bOS")  # F4: hint
+        await settle(lambda: bool(screen.state.notes))
+        assert "count" in screen_for(screen.state) and "best:" in screen_for(screen.state)
+        pipe.send_text("\x1b[15~")  # F5: sort by rank
+        await settle(lambda: screen.state.sort_by_rank)
+        pipe.send_text("disc\t")
+        await settle(lambda: screen.buffer.text == "discard ")
+        pipe.send_text("\x15")  # Ctrl-U: clear the line
+        pipe.send_text("say hello table\r")
+        await settle(lambda: "» Ana: hello table" in screen_for(screen.state))
+
+    run_screen(scenario, seed=4)
+
+
+def test_quit_command_ends_the_screen() -> None:
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            screen = TableScreen(FakeSession(), input=pipe, output=DummyOutput())
+            task = asyncio.create_task(screen.run())
+            await asyncio.sleep(0.05)
+            pipe.send_text("quit\r")
+            await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
