@@ -20,7 +20,41 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--record", metavar="DIR", help="write every hand record into DIR")
     arena.add_argument("--json", action="store_true", help="print the standings as one JSON line")
     arena.add_argument("--options", metavar="JSON", help="table options, e.g. '{\"ante\": 1}'")
+    _add_screen_commands(sub)
     return parser
+
+
+def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``play``, ``connect`` and ``discover`` (client/tui/launch.py)."""
+    play = sub.add_parser("play", help="play now: embedded server, two server bots, this screen")
+    play.add_argument("--name", default="You", help="your name at the table")
+    play.add_argument("--bots", type=int, default=2, help="server bots to seat (0-2)")
+    play.add_argument("--timer", type=float, default=60.0, help="seconds per turn, 0 for none")
+    play.add_argument("--policy", default="greedy", help="bot policy: random, greedy, strong")
+    play.add_argument("--bot-delay", type=float, default=0.8, help="seconds a bot waits")
+    play.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a table option of RULES.md §10, e.g. pick_to_sapaw=true",
+    )
+    play.add_argument(
+        "--listen",
+        default="127.0.0.1",
+        help="address of the embedded server (0.0.0.0 lets the LAN join)",
+    )
+    play.add_argument(
+        "--offline",
+        action="store_true",
+        help="no server at all: an in-process hand against local bots",
+    )
+    connect = sub.add_parser("connect", help="join a server: lobby, then the table")
+    connect.add_argument("address", help="HOST or HOST:PORT (default port 7777)")
+    connect.add_argument("--name", required=True, help="your name")
+    discover = sub.add_parser("discover", help="find Tongits servers on the LAN (UDP)")
+    discover.add_argument("--port", type=int, default=7777, help="UDP port servers answer on")
+    discover.add_argument("--timeout", type=float, default=1.5, help="seconds to listen")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
             as_json=args.json,
             options=args.options,
         )
+    if args.command in ("play", "connect", "discover"):
+        from .tui import launch
+
+        return launch.main(args)
     return 2
 
 

@@ -202,6 +202,9 @@ class MoveCompleter(Completer):
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
     ) -> Iterator[Completion]:
-        s = suggest(document.text_before_cursor)
+        text = document.text_before_cursor
+        if not text.strip() and not complete_event.completion_requested:
+            return  # an empty line shows no menu until Tab asks for one
+        s = suggest(text)
         for c in candidates(s, self.get_view()):
             yield Completion(c.text, start_position=-len(s.word), display_meta=c.meta)

@@ -48,7 +48,7 @@ def best_discard(hand: tuple[Card, ...], legal: Iterable[Move]) -> Move | None:
     cards = [m.card for m in legal if m.action is Action.DISCARD and m.card is not None]
     if not cards:
         return None
-    return Move.discard(min(cards, key=lambda c: (_count_without(hand, [c]), -c.points, c)))
+    return Move.discard(min(cards, key=lambda c: (_count_without(hand, [c]), -c.points, -c.rank)))
 
 
 def best_pick(hand: tuple[Card, ...], legal: Iterable[Move]) -> Move | None:

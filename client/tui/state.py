@@ -28,10 +28,10 @@ class SeatInfo:
     @classmethod
     def from_dict(cls, seat: int, data: dict[str, Any] | None) -> SeatInfo:
         data = data or {}
-        kind = str(data.get("kind", "human"))
+        kind = str(data.get("player") or data.get("kind") or "human")
         return cls(
-            name=str(data.get("name") or f"seat {seat}"),
-            bot=kind == "bot" or bool(data.get("bot")),
+            name=str(data.get("name") or f"seat {seat} (empty)"),
+            bot=kind == "bot",
             connected=bool(data.get("connected", not data.get("away", False))),
             standing_in=bool(data.get("standing_in") or data.get("stand_in")),
         )

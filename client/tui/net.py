@@ -1,0 +1,198 @@
+"""The networked session: ``tongits.client.connection`` run by Trio in guest mode on top of the
+asyncio loop that prompt_toolkit runs (trio docs, "Using guest mode to run Trio on top of other
+event loops"), so the screen reuses the very connection class the bots use.
+
+Trio's tasks run on the screen's thread between asyncio callbacks, so they hand updates to the
+sink directly; the screen's calls go the other way through ``TrioToken.run_sync_soon``. A lost
+connection is announced, then retried with the seat token until it comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import outcome
+import trio
+from tongits.engine import Move, SeatView
+from tongits.protocol import ChatLine, Error, HandResult, SeatUpdate, State
+
+from ..connection import Connection as Conn
+from ..connection import ConnectionClosed, ServerError, open_connection
+from .state import (
+    ChatReceived,
+    Connection,
+    HandOver,
+    SeatsChanged,
+    StateUpdate,
+    Update,
+)
+from .state import ServerError as ServerRefused
+
+log = logging.getLogger("tongits.client")
+
+Sink = Callable[[Update], None]
+#: Takes a seat once connected (create, join or spectate); not called when resuming.
+JoinStep = Callable[[Conn], Awaitable[Any]]
+#: Runs before connecting (e.g. an embedded server) and returns (host, port).
+Prelude = Callable[[trio.Nursery], Awaitable[tuple[str, int]]]
+
+#: Closing errors after which retrying cannot help.
+FINAL = {"replaced", "bad_token", "version_unsupported", "bad_name"}
+
+
+class NetSession:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        name: str,
+        join: JoinStep,
+        prelude: Prelude | None = None,
+        retry_delays: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0),
+        give_up_after: int = 60,
+    ) -> None:
+        self.host, self.port, self.name = host, port, name
+        self.join = join
+        self.prelude = prelude
+        self.retry_delays = retry_delays
+        self.give_up_after = give_up_after
+        self.token: str | None = None
+        self.sink: Sink = lambda update: None
+        self._trio: trio.lowlevel.TrioToken | None = None
+        self._cancel = trio.CancelScope()
+        self._outbox_send, self._outbox = trio.open_memory_channel[tuple[str, Any]](100)
+        self._done: asyncio.Future[None] | None = None
+        self._early: list[tuple[str, Any]] = []
+
+    # ----- the Session interface, called on the screen's side -----------------------------------
+
+    def start(self, sink: Sink) -> None:
+        self.sink = sink
+        loop = asyncio.get_running_loop()
+        self._done = loop.create_future()
+
+        def done(result: outcome.Outcome[None]) -> None:
+            if isinstance(result, outcome.Error):
+                log.error("network task failed", exc_info=result.error)
+                sink(Connection("closed", str(result.error)))
+            if self._done is not None and not self._done.done():
+                self._done.set_result(None)
+
+        trio.lowlevel.start_guest_run(
+            self._main,
+            run_sync_soon_threadsafe=loop.call_soon_threadsafe,
+            done_callback=done,
+            host_uses_signal_set_wakeup_fd=True,
+        )
+
+    def _post(self, kind: str, payload: Any = None) -> None:
+        if self._trio is None:
+            self._early.append((kind, payload))
+            return
+        self._trio.run_sync_soon(self._outbox_send.send_nowait, (kind, payload))
+
+    def send_move(self, move: Move) -> None:
+        self._post("move", move)
+
+    def send_chat(self, text: str) -> None:
+        self._post("chat", text)
+
+    def next_hand(self) -> None:
+        self._post("next_hand")
+
+    def close(self) -> None:
+        if self._trio is not None:
+            try:
+                self._trio.run_sync_soon(self._cancel.cancel)
+            except trio.RunFinishedError:
+                pass
+
+    async def wait_closed(self) -> None:
+        if self._done is not None:
+            await asyncio.wait_for(asyncio.shield(self._done), 5)
+
+    # ----- the Trio side ----------------------------------------------------------------------
+
+    async def _main(self) -> None:
+        self._trio = trio.lowlevel.current_trio_token()
+        for item in self._early:
+            self._outbox_send.send_nowait(item)
+        self._early.clear()
+        with self._cancel:
+            async with trio.open_nursery() as nursery:
+                if self.prelude is not None:
+                    self.host, self.port = await self.prelude(nursery)
+                await self._connect_loop()
+                nursery.cancel_scope.cancel()
+
+    async def _connect_loop(self) -> None:
+        failures = 0
+        while True:
+            reason = await self._one_connection()
+            if reason in FINAL:
+                self.sink(Connection("closed", reason))
+                return
+            failures += 1
+            if failures > self.give_up_after:
+                self.sink(Connection("closed", reason))
+                return
+            delay = self.retry_delays[min(failures - 1, len(self.retry_delays) - 1)]
+            self.sink(Connection("lost", f"({reason}; retry in {delay:g}s)"))
+            await trio.sleep(delay)
+
+    async def _one_connection(self) -> str:
+        """Connect, take or resume the seat, relay messages; return why it ended."""
+        try:
+            async with open_connection(
+                self.host, self.port, name=self.name, token=self.token, timeout=5
+            ) as conn:
+                if self.token is None:
+                    await self.join(conn)
+                    self.token = conn.token
+                self.sink(Connection("connected"))
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._send_loop, conn)
+                    try:
+                        async for msg in conn:
+                            self._deliver(msg)
+                    finally:
+                        nursery.cancel_scope.cancel()
+                return conn.closed_by.code if conn.closed_by else "the server closed"
+        except ServerError as error:
+            if error.code in FINAL:
+                return error.code
+            self.sink(ServerRefused(error.code, error.message))
+            return error.code
+        except ConnectionClosed as closed:
+            return closed.error.code if closed.error else "the server closed"
+        except (OSError, trio.BrokenResourceError, trio.TooSlowError) as error:
+            return str(error) or type(error).__name__
+
+    async def _send_loop(self, conn: Conn) -> None:
+        async for kind, payload in self._outbox:
+            try:
+                if kind == "move":
+                    await conn.move(payload)
+                elif kind == "chat":
+                    await conn.chat(payload)
+                elif kind == "next_hand":
+                    await conn.next_hand()
+            except ServerError as error:
+                self.sink(ServerRefused(error.code, error.message))
+
+    def _deliver(self, msg: Any) -> None:
+        if isinstance(msg, State):
+            view = SeatView.from_dict(msg.view)
+            self.sink(StateUpdate(view, msg.seats, msg.deadline, msg.table))
+        elif isinstance(msg, HandResult):
+            self.sink(HandOver(msg.result, msg.standings))
+        elif isinstance(msg, ChatLine):
+            self.sink(ChatReceived(msg.seat, msg.name, msg.text))
+        elif isinstance(msg, SeatUpdate):
+            self.sink(SeatsChanged(msg.seats))
+        elif isinstance(msg, Error):
+            self.sink(ServerRefused(msg.code, msg.message))
