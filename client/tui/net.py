@@ -147,6 +147,36 @@ class NetSession:
     async def _one_connection(self) -> str:
         """Connect, take or resume the seat, relay messages; return why it ended."""
         try:
+            return await self._connection()
+        except BaseExceptionGroup as group:  # the connection's nursery wraps its errors
+            known = group.subgroup(
+                lambda e: isinstance(
+                    e,
+                    ServerError
+                    | ConnectionClosed
+                    | OSError
+                    | trio.BrokenResourceError
+                    | trio.TooSlowError,
+                )
+            )
+            if known is None:
+                raise
+            first: BaseException = known
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            return self._reason(first)
+
+    def _reason(self, error: BaseException) -> str:
+        if isinstance(error, ServerError):
+            if error.code not in FINAL:
+                self.sink(ServerRefused(error.code, error.message))
+            return error.code
+        if isinstance(error, ConnectionClosed):
+            return error.error.code if error.error else "the server closed"
+        return str(error) or type(error).__name__
+
+    async def _connection(self) -> str:
+        try:
             async with open_connection(
                 self.host, self.port, name=self.name, token=self.token, timeout=5
             ) as conn:
@@ -162,15 +192,14 @@ class NetSession:
                     finally:
                         nursery.cancel_scope.cancel()
                 return conn.closed_by.code if conn.closed_by else "the server closed"
-        except ServerError as error:
-            if error.code in FINAL:
-                return error.code
-            self.sink(ServerRefused(error.code, error.message))
-            return error.code
-        except ConnectionClosed as closed:
-            return closed.error.code if closed.error else "the server closed"
-        except (OSError, trio.BrokenResourceError, trio.TooSlowError) as error:
-            return str(error) or type(error).__name__
+        except (
+            ServerError,
+            ConnectionClosed,
+            OSError,
+            trio.BrokenResourceError,
+            trio.TooSlowError,
+        ) as error:
+            return self._reason(error)
 
     async def _send_loop(self, conn: Conn) -> None:
         async for kind, payload in self._outbox:
