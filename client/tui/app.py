@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.completion import CompleteEvent, ConditionalCompleter
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import (
+    DynamicContainer,
     Float,
     FloatContainer,
     HSplit,
@@ -97,6 +99,22 @@ def table_body(state: TableState, command_line: Window) -> HSplit:
     )
 
 
+def lobby_body(state: TableState, command_line: Window) -> HSplit:
+    return HSplit(
+        [
+            Window(_text(lambda: render.lobby_title(state, _cols())), height=1),
+            Window(_text(lambda: render.lobby_panel(state, _rows() - 4, _cols()))),
+            Window(_text(lambda: render.message_line(state, _cols())), height=1),
+            Window(_text(lambda: [("class:dim", " Enter a command · ^C quit")]), height=1),
+            command_line,
+        ]
+    )
+
+
+class Lobby(Protocol):
+    def choose(self, line: str) -> str | None: ...
+
+
 def command_line(buffer: Buffer) -> Window:
     return Window(
         BufferControl(buffer),
@@ -116,20 +134,26 @@ class TableScreen:
         input: Input | None = None,
         output: Output | None = None,
         colour: bool | None = None,
+        lobby: Lobby | None = None,
     ) -> None:
         self.session = session
+        self.lobby = lobby
         self.state = state or TableState()
         self.completer = MoveCompleter(lambda: self.state.view)
         self.buffer = Buffer(
-            completer=self.completer,
+            completer=ConditionalCompleter(
+                self.completer, Condition(lambda: self.state.lobby is None)
+            ),
             complete_while_typing=True,
             multiline=False,
             history=InMemoryHistory(),
             accept_handler=self._accept,
         )
         colour = render.colour_wanted() if colour is None else colour
+        prompt = command_line(self.buffer)
+        table, lobby_screen = table_body(self.state, prompt), lobby_body(self.state, prompt)
         root = FloatContainer(
-            table_body(self.state, command_line(self.buffer)),
+            DynamicContainer(lambda: lobby_screen if self.state.lobby is not None else table),
             floats=[
                 Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8)),
             ],
@@ -169,6 +193,13 @@ class TableScreen:
     def submit(self, text: str) -> None:
         """Act on one typed line (also used by the key bindings)."""
         state = self.state
+        if state.lobby is not None and self.lobby is not None:
+            if text.strip().lower() == "quit":
+                self.app.exit()
+                return
+            error = self.lobby.choose(text)
+            state.say(error or "asking the server…", error=error is not None)
+            return
         if not text.strip() and state.hand_over:
             self.session.next_hand()
             state.say("waiting for the next deal…")
@@ -244,7 +275,7 @@ class TableScreen:
                 return
             # Typing may still be computing its own completions; answer this key at once.
             found = list(
-                self.completer.get_completions(
+                buffer.completer.get_completions(
                     buffer.document, CompleteEvent(completion_requested=True)
                 )
             )

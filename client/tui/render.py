@@ -309,6 +309,8 @@ def me_panel(state: TableState, cols: int = 80) -> Line:
     seat = my_seat(state)
     header = seat_header(state, seat, me=True)
     marks = seat_marks(state, seat)
+    if view is not None and view.seat is None:
+        header.append(("", f" · {view.hand_sizes[seat]} cards"))
     if view is not None and view.seat is not None:
         count = hand_count(view.hand, concealed_melds_count=view.options.concealed_melds_count)
         header += [("", f" · {len(view.hand)} cards · count "), ("class:count", str(count))]
@@ -419,6 +421,27 @@ def keys_line(state: TableState, cols: int = 80) -> Line:
     else:
         text = " F2 draw · F3 pick · F4 hint · F5 sort · Tab complete · ^C quit"
     return fit([("class:dim", text)], cols)
+
+
+def lobby_panel(state: TableState, rows: int = 20, cols: int = 80) -> Line:
+    """The lobby: one line per table, then how to create, join or watch."""
+    from .lobby import LOBBY_HELP, describe
+
+    tables = state.lobby or []
+    lines: list[Line] = [[("class:turn", " Tables")], [("class:dim", " " + "─" * (cols - 2))]]
+    if not tables:
+        lines.append([("class:dim", " no tables yet: create one")])
+    for table in tables[: max(1, rows - 4)]:
+        lines.append([("", " " + describe(table))])
+    lines.append([])
+    lines.append([("class:dim", " " + LOBBY_HELP)])
+    return join_lines([fit(line, cols) for line in lines])
+
+
+def lobby_title(state: TableState, cols: int = 80) -> Line:
+    if state.banner:
+        return fit([("class:banner", " ⚠ " + state.banner)], cols)
+    return fit([("class:title", " Tongits · lobby (bots are marked *)")], cols)
 
 
 def screen_text(state: TableState, now: float, cols: int = 80) -> str:

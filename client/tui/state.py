@@ -86,7 +86,16 @@ class Connection:
     detail: str = ""
 
 
-Update = StateUpdate | HandOver | ChatReceived | SeatsChanged | ServerError | Connection
+@dataclass(frozen=True, slots=True)
+class TablesListed:
+    """The lobby's table list; ``None`` once a seat is taken and the lobby is left."""
+
+    tables: list[dict[str, Any]] | None
+
+
+Update = (
+    StateUpdate | HandOver | ChatReceived | SeatsChanged | ServerError | Connection | TablesListed
+)
 
 
 @dataclass(slots=True)
@@ -114,6 +123,7 @@ class TableState:
     message_is_error: bool = False
     banner: str | None = None
     closed: bool = False
+    lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
 
     @property
     def names(self) -> list[str]:
@@ -165,6 +175,10 @@ class TableState:
             self.seats = seats_from(update.seats)
         elif isinstance(update, ServerError):
             self.say(f"server refused: {update.message} ({update.code})", error=True)
+        elif isinstance(update, TablesListed):
+            if self.lobby is not None and update.tables is None:
+                self.say("")
+            self.lobby = update.tables
         elif isinstance(update, Connection):
             if update.status == "connected":
                 self.banner = None

@@ -1,0 +1,154 @@
+"""The lobby of ``tongits connect``: the server's tables, and commands to create, join or watch
+one. It is the join step of a ``NetSession``: it lists tables on the session's connection until
+the player chooses, then takes the seat; the same screen then shows the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from ..connection import Connection as Conn
+from ..connection import ServerError
+from .app import TableScreen
+from .net import NetSession
+from .state import ServerError as ServerRefused
+from .state import TablesListed
+
+REFRESH = 2.0
+LOBBY_HELP = "create NAME [bots N] [timer S] · join TABLE [SEAT] · watch TABLE · quit"
+
+
+class LobbyError(Exception):
+    """A lobby line that cannot be acted on; ``str()`` says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    action: str  # "create", "join" or "watch"
+    table: str = ""  # table id, or the new table's name
+    seat: int | None = None
+    bots: int = 2
+    timer: float | None = None
+
+
+def parse_lobby(line: str) -> Choice:
+    words = line.split()
+    if not words:
+        raise LobbyError(LOBBY_HELP)
+    head, args = words[0].lower(), words[1:]
+    if head == "create":
+        if not args:
+            raise LobbyError("usage: create NAME [bots N] [timer S]")
+        name, rest = args[0], args[1:]
+        opts: dict[str, str] = {}
+        while rest:
+            if len(rest) < 2 or rest[0] not in ("bots", "timer"):
+                raise LobbyError("usage: create NAME [bots N] [timer S]")
+            opts[rest[0]], rest = rest[1], rest[2:]
+        try:
+            bots = int(opts.get("bots", "2"))
+            timer = float(opts["timer"]) if "timer" in opts else None
+        except ValueError:
+            raise LobbyError("bots and timer take numbers") from None
+        return Choice("create", name, bots=bots, timer=timer)
+    if head == "join" and args:
+        if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
+            raise LobbyError("usage: join TABLE [SEAT]")
+        return Choice("join", args[0], seat=int(args[1]) if len(args) == 2 else None)
+    if head in ("watch", "spectate") and len(args) == 1:
+        return Choice("watch", args[0])
+    raise LobbyError(LOBBY_HELP)
+
+
+def describe(table: dict[str, Any]) -> str:
+    """One line of the table list."""
+    seats = [s for s in table.get("seats") or [] if isinstance(s, dict)]
+    names = ", ".join(
+        f"{s.get('name')}{'*' if s.get('player') == 'bot' else ''}" for s in seats if s.get("name")
+    )
+    players = table.get("players", len([s for s in seats if s.get("name")]))
+    flags = []
+    if table.get("started"):
+        flags.append(f"playing, hand {int(table.get('hands', 0)) + 1}")
+    else:
+        flags.append("waiting")
+    if table.get("private"):
+        flags.append("private")
+    timer = table.get("timer")
+    if timer:
+        flags.append(f"{timer:g}s")
+    return (
+        f"{table.get('table', '?'):<5} {str(table.get('name', ''))[:14]:<14} {players}/3  "
+        f"{' · '.join(flags):<22} {names}"
+    )
+
+
+class LobbyJoin:
+    """The join step: refreshes the table list until ``choose`` is called from the screen."""
+
+    def __init__(self) -> None:
+        self.session: NetSession | None = None
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._send, self._receive = trio.open_memory_channel[Choice](8)
+
+    def choose(self, line: str) -> str | None:
+        """Called by the screen with a typed line; returns an error to show, or None."""
+        try:
+            choice = parse_lobby(line)
+        except LobbyError as error:
+            return str(error)
+        if self._token is None:
+            return "not connected yet"
+        self._token.run_sync_soon(self._send.send_nowait, choice)
+        return None
+
+    async def __call__(self, conn: Conn) -> None:
+        assert self.session is not None
+        sink = self.session.sink
+        self._token = trio.lowlevel.current_trio_token()
+        while True:
+            sink(TablesListed(await conn.list_tables()))
+            with trio.move_on_after(REFRESH):
+                choice = await self._receive.receive()
+                try:
+                    await self._take(conn, choice)
+                except ServerError as error:
+                    sink(ServerRefused(error.code, error.message))
+                    continue
+                sink(TablesListed(None))
+                return
+
+    @staticmethod
+    async def _take(conn: Conn, choice: Choice) -> None:
+        if choice.action == "create":
+            await conn.create_table(choice.table, bots=choice.bots, timer=choice.timer)
+        elif choice.action == "join":
+            await conn.join(choice.table, choice.seat)
+        else:
+            await conn.spectate(choice.table)
+
+
+def split_address(address: str, default_port: int = 7777) -> tuple[str, int]:
+    host, sep, port = address.rpartition(":")
+    if not sep:
+        return address, default_port
+    if not port.isdigit():
+        raise SystemExit(f"tongits connect: bad port in {address!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def connect(address: str, name: str) -> int:
+    """``tongits connect HOST[:PORT] --name NAME``: the lobby, then the table."""
+    from .launch import quiet_logging
+
+    host, port = split_address(address)
+    lobby = LobbyJoin()
+    session = NetSession(host, port, name=name, join=lobby)
+    lobby.session = session
+    quiet_logging()
+    asyncio.run(TableScreen(session, lobby=lobby).run())
+    return 0
