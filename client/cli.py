@@ -21,7 +21,28 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--json", action="store_true", help="print the standings as one JSON line")
     arena.add_argument("--options", metavar="JSON", help="table options, e.g. '{\"ante\": 1}'")
     _add_screen_commands(sub)
+    _add_bot_command(sub)
     return parser
+
+
+def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``bot``: a built-in policy as a remote client (client/sdk.py, docs/BOTS.md)."""
+    bot = sub.add_parser("bot", help="run a built-in bot (random, greedy, strong) on a server")
+    bot.add_argument("policy", metavar="NAME", help="random, greedy or strong")
+    bot.add_argument("--connect", required=True, metavar="HOST:PORT", help="the server")
+    bot.add_argument("--table", help="table id or name to join (or to name, with --create)")
+    bot.add_argument("--create", action="store_true", help="open a table instead of joining")
+    bot.add_argument(
+        "--bots",
+        default="0",
+        metavar="N|NAMES",
+        help="with --create: N server bots, or their policies, e.g. strong,greedy",
+    )
+    bot.add_argument("--timer", type=float, help="with --create: seconds per turn, 0 for none")
+    bot.add_argument("--hands", type=int, help="leave after N hands (default: play on)")
+    bot.add_argument("--seed", help="seed of the bot's own randomness")
+    bot.add_argument("--name", help="name at the table (default: the policy's name)")
+    bot.add_argument("--text", action="store_true", help="speak JSON lines instead of msgpack")
 
 
 def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
             as_json=args.json,
             options=args.options,
         )
+    if args.command == "bot":
+        from . import sdk
+
+        return sdk.run_builtin(args)
     if args.command in ("play", "connect", "discover"):
         from .tui import launch
 

@@ -1,0 +1,442 @@
+"""Write a Tongits bot in a few lines: a ``policy(view) -> move`` played over the network.
+
+::
+
+    from tongits.client.sdk import run_bot
+
+    def policy(view):               # a SeatView (tongits.engine), the seat's own knowledge
+        return view.legal[0]        # one of the legal moves (a Move, or its text "discard Kd")
+
+    run_bot(policy, host="127.0.0.1", port=7777, name="mybot", table="t1")
+
+The interface is the one of the server's bot seats and of ``tongits arena``
+(``tongits.engine.policies``), so a policy written for one runs in the others. ``run_bot`` blocks
+(it calls ``trio.run``); inside a Trio program use ``await play_bot(...)``; both take the
+settings of ``Bot`` and return a ``BotRun``.
+
+What the SDK does for the policy:
+
+* connects, says ``hello`` as ``kind: "bot"`` and takes a seat: ``create=True`` opens a table
+  (named ``table``) with ``bots`` server bots; otherwise it joins ``table`` (an id such as ``t1``
+  or a table name), or, without ``table``, the first public table with a free seat;
+* calls the policy on every ``state`` that lists legal moves for its seat (a sync or an async
+  policy), and sends the move. A policy that raises, or returns a move that is not legal, is
+  logged and replaced by ``autoplay_move`` (the server's own timeout move), so the bot never
+  hangs; so is a move the server refuses;
+* after each ``hand_result`` asks for the next hand, until ``hands`` hands are over; then it
+  leaves the table (a server bot plays out the seat);
+* when the connection drops, reconnects with its seat token and carries on. The server keeps a
+  table only while someone is connected to it, so a seat can be resumed only if another player
+  or a spectator stayed at the table.
+
+Logging goes to the ``tongits.sdk`` logger: one INFO line per hand, WARNING for fallbacks and
+reconnections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+import trio
+from tongits.engine import Move, Result, SeatView
+from tongits.engine.policies import autoplay_move, get_policy
+from tongits.protocol import Error, ErrorCode, HandResult, Joined, SeatUpdate, State
+
+from .connection import Connection, ConnectionClosed, ServerError, open_connection
+
+log = logging.getLogger("tongits.sdk")
+
+#: What a policy returns: a ``Move``, its command text (``"sapaw 8d 3"``), or an awaitable of one.
+Decision: TypeAlias = Move | str
+Policy: TypeAlias = Callable[[SeatView], Decision | Awaitable[Decision]]
+
+DEFAULT_PORT = 7777
+#: Seconds to wait before each reconnection attempt; the bot gives up after the last one.
+RETRY_DELAYS: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0)
+#: Seconds allowed to open the TCP connection.
+CONNECT_TIMEOUT = 10.0
+
+#: Connection-ending errors after which reconnecting cannot help.
+_FINAL = {
+    ErrorCode.REPLACED,
+    ErrorCode.BAD_TOKEN,
+    ErrorCode.VERSION_UNSUPPORTED,
+    ErrorCode.BAD_NAME,
+    ErrorCode.SHUTTING_DOWN,
+}
+
+
+class BotError(Exception):
+    """The bot cannot play (on): no table to join, a refused request, the seat lost for good."""
+
+
+@dataclass(frozen=True, slots=True)
+class HandOutcome:
+    """One finished hand. ``standings`` (the match so far, see ``hand_result`` in
+    docs/PROTOCOL.md) is None for a hand that ended while the bot was disconnected."""
+
+    result: Result
+    standings: dict[str, Any] | None
+
+
+@dataclass(slots=True)
+class BotRun:
+    """What a bot did: where it sat, the hands it saw end, and how often the SDK stepped in."""
+
+    table: str | None = None
+    seat: int | None = None
+    hands: list[HandOutcome] = field(default_factory=list)
+    decisions: int = 0
+    fallbacks: int = 0
+    reconnects: int = 0
+
+    @property
+    def chips(self) -> int | None:
+        """This seat's chips in the match after the last hand with standings."""
+        for outcome in reversed(self.hands):
+            if outcome.standings is not None and self.seat is not None:
+                return int(outcome.standings["chips"][self.seat])
+        return None
+
+
+def parse_address(address: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
+    """``HOST:PORT`` (or ``HOST``, or ``[v6]:PORT``) as ``(host, port)``."""
+    host, sep, port = address.rpartition(":")
+    if not sep or "]" in port:
+        host, port = address, str(default_port)
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"not a HOST:PORT address: {address!r}")
+    return host, int(port)
+
+
+class Bot:
+    """One remote bot seat; ``await bot.run()`` plays until done and returns a ``BotRun``.
+
+    ``policy`` decides (sync or async). Seating: ``create`` a table named ``table`` with
+    ``bots`` server bots (a number of the server's default bot, or a list of policy names such
+    as ``["strong", "greedy"]``), ``timer`` seconds per turn (None: the server's default, 0:
+    none), rule ``options`` (docs/RECORD.md), ``private``; or join ``table`` (id or name,
+    ``seat`` and join ``code`` optional), or the first free table. ``hands``: stop after that many
+    hands (None: play until the server closes). ``text`` speaks the JSON-lines mode instead of
+    msgpack. ``retry_delays``: the pauses between reconnection attempts; empty to never retry.
+    """
+
+    def __init__(
+        self,
+        policy: Policy,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        name: str = "bot",
+        table: str | None = None,
+        create: bool = False,
+        seat: int | None = None,
+        code: str | None = None,
+        bots: int | Sequence[str] = 0,
+        timer: float | None = None,
+        options: dict[str, Any] | None = None,
+        private: bool = False,
+        hands: int | None = None,
+        text: bool = False,
+        retry_delays: Iterable[float] = RETRY_DELAYS,
+    ) -> None:
+        if hands is not None and hands < 1:
+            raise ValueError("hands must be at least 1 (or None for no limit)")
+        self.policy = policy
+        self.host, self.port, self.name = host, port, name
+        self.table, self.create, self.seat, self.code = table, create, seat, code
+        self.bots = bots if isinstance(bots, int) else list(bots)
+        self.timer, self.options, self.private = timer, options, private
+        self.hands, self.text = hands, text
+        self.retry_delays = tuple(retry_delays)
+        self.report = BotRun()
+        self.connection: Connection | None = None
+        self._token: str | None = None
+        self._starts_table = False
+        self._hand_open = False
+        self._resumed = False
+
+    # ----- connections ----------------------------------------------------------------------
+
+    async def run(self) -> BotRun:
+        """Play until ``hands`` hands are over or the server closes; ``BotError`` if the bot
+        cannot take a seat or loses it for good."""
+        failures = 0
+        while True:
+            try:
+                await self._session()
+                return self.report
+            except ConnectionClosed as exc:
+                error = exc.error
+                if error is not None and error.code == ErrorCode.SHUTTING_DOWN:
+                    log.warning("the server is shutting down; stopping")
+                    return self.report
+                if error is not None and error.code in _FINAL:
+                    raise BotError(f"seat lost: {error.code}: {error.message}") from exc
+                reason = str(exc)
+            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
+                    trio.TooSlowError) as exc:
+                if self._token is None:
+                    raise BotError(f"cannot reach {self.host}:{self.port}: {exc}") from exc
+                reason = str(exc) or type(exc).__name__
+            except ServerError as exc:
+                if self._token is not None and exc.code == ErrorCode.BAD_TOKEN:
+                    raise BotError(
+                        "cannot resume: the table closed while the bot was away "
+                        "(a table lives only while someone is connected to it)"
+                    ) from exc
+                raise BotError(f"the server refused: {exc}") from exc
+            if self._token is None or failures >= len(self.retry_delays):
+                raise BotError(f"connection lost ({reason}); giving up")
+            delay = self.retry_delays[failures]
+            failures += 1
+            log.warning("connection lost (%s); resuming seat %s in %g s",
+                        reason, self.report.seat, delay)
+            await trio.sleep(delay)
+
+    async def _session(self) -> None:
+        """One connection: take (or resume) the seat and play until done; raises
+        ``ConnectionClosed`` (or an I/O error) if the connection ends first."""
+        try:
+            async with open_connection(
+                self.host, self.port, name=self.name, kind="bot", token=self._token,
+                text=self.text, timeout=CONNECT_TIMEOUT,
+            ) as conn:
+                self.connection = conn
+                try:
+                    if self._token is None:
+                        joined = await self._sit(conn)
+                        self._token = joined.token
+                        self._seated(joined)
+                    else:
+                        self.report.reconnects += 1
+                        self._resumed = True
+                    await self._play(conn)
+                finally:
+                    self.connection = None
+        except BaseExceptionGroup as group:  # the connection's nursery wraps what it raises
+            raise _sole(group) from None
+
+    async def _sit(self, conn: Connection) -> Joined:
+        if self.create:
+            name = self.table or f"{self.name}'s table"
+            if isinstance(self.bots, int):
+                return await conn.create_table(name, options=self.options, timer=self.timer,
+                                               private=self.private, bots=self.bots)
+            if len(self.bots) > 2:
+                raise BotError("a table has two seats for bots next to the creator")
+            joined = await conn.create_table(name, options=self.options, timer=self.timer,
+                                             private=self.private, auto_start=False)
+            for seat, policy in enumerate(self.bots, start=1):
+                await conn.add_bot(seat, policy)
+            self._starts_table = True
+            if len(self.bots) == 2:
+                await conn.start()
+            return joined
+        tables = await conn.list_tables()
+        if self.table is not None:
+            named = [t for t in tables if self.table in (t.get("table"), t.get("name"))]
+            if not named:
+                known = ", ".join(f"{t.get('table')} ({t.get('name')})" for t in tables)
+                raise BotError(f"no table {self.table!r}; open tables: {known or 'none'}")
+            chosen = next((t for t in named if _has_free_seat(t)), named[0])
+        else:
+            free = [t for t in tables if _has_free_seat(t) and not t.get("private")]
+            if not free:
+                raise BotError("no public table has a free seat; create one")
+            chosen = free[0]
+        return await conn.join(chosen["table"], seat=self.seat, code=self.code)
+
+    def _seated(self, joined: Joined) -> None:
+        self.report.table, self.report.seat = joined.table, joined.seat
+        log.info("%s sits at table %s, seat %s", self.name, joined.table, joined.seat)
+
+    # ----- the game -------------------------------------------------------------------------
+
+    async def _play(self, conn: Connection) -> None:
+        """Answer pushed messages until done; ``ConnectionClosed`` if the connection ends."""
+        while True:
+            msg = await conn.receive()
+            if isinstance(msg, State):
+                await self._on_state(conn, msg)
+            elif isinstance(msg, HandResult):
+                self._hand_over(Result.from_dict(msg.result), msg.standings)
+                if await self._after_hand(conn):
+                    return
+            elif isinstance(msg, Joined):
+                self._seated(msg)
+            elif isinstance(msg, SeatUpdate):
+                await self._maybe_start(conn, msg)
+            elif isinstance(msg, Error):
+                log.warning("server error %s: %s", msg.code, msg.message)
+
+    async def _on_state(self, conn: Connection, msg: State) -> None:
+        view = SeatView.from_dict(msg.view)
+        resumed, self._resumed = self._resumed, False
+        if view.result is not None:
+            if resumed and self._hand_open:  # the hand ended while the bot was away
+                self._hand_over(view.result, None)
+                await self._after_hand(conn)
+            return
+        self._hand_open = True
+        if view.legal:
+            move = await self._decide(view, msg.deadline)
+            await self._send(conn, view, move)
+
+    async def _decide(self, view: SeatView, deadline: float | None) -> Move:
+        """The policy's move, or the fallback if it fails or answers with an illegal move."""
+        self.report.decisions += 1
+        started = trio.current_time()
+        try:
+            choice = self.policy(view)
+            if inspect.isawaitable(choice):
+                choice = await choice
+            move = choice if isinstance(choice, Move) else Move.parse(choice)
+        except Exception:
+            log.exception("the policy failed on seat %s's view; playing a fallback", view.seat)
+            return self._fallback(view)
+        if move not in view.legal:
+            log.warning("the policy chose %r, which is not legal now (legal: %s); "
+                        "playing a fallback", str(move), ", ".join(str(m) for m in view.legal))
+            return self._fallback(view)
+        took = trio.current_time() - started
+        if deadline is not None and took > deadline:
+            log.warning("the policy took %.2f s, past the %.2f s turn timer", took, deadline)
+        return move
+
+    def _fallback(self, view: SeatView) -> Move:
+        self.report.fallbacks += 1
+        return autoplay_move(view)
+
+    async def _send(self, conn: Connection, view: SeatView, move: Move) -> None:
+        try:
+            await conn.move(move)
+            return
+        except ServerError as exc:
+            if exc.error.number // 1000 != 3:
+                log.warning("the server refused %s: %s", move, exc)
+                return
+            fallback = self._fallback(view)
+            log.warning("the server refused %s: %s; trying %s", move, exc, fallback)
+        if fallback == move:
+            return
+        try:
+            await conn.move(fallback)
+        except ServerError as exc:
+            log.warning("the server refused %s too: %s; waiting for the next state",
+                        fallback, exc)
+
+    def _hand_over(self, result: Result, standings: dict[str, Any] | None) -> None:
+        self._hand_open = False
+        self.report.hands.append(HandOutcome(result, standings))
+        mine = result.chips[self.report.seat] if self.report.seat is not None else 0
+        total = self.report.chips
+        log.info("hand %d over: %s, winner %s, chips %+d%s", len(self.report.hands),
+                 result.end.value, "none" if result.winner is None else f"seat {result.winner}",
+                 mine, "" if total is None else f" (match {total:+d})")
+
+    async def _after_hand(self, conn: Connection) -> bool:
+        """Leave when enough hands are over (True), else ask for the next hand."""
+        if self.hands is not None and len(self.report.hands) >= self.hands:
+            try:
+                await conn.leave()
+            except ServerError as exc:
+                log.debug("leave: %s", exc)
+            return True
+        try:
+            await conn.next_hand()
+        except ServerError as exc:  # e.g. the turn timer dealt it already
+            log.debug("next_hand: %s", exc)
+        return False
+
+    async def _maybe_start(self, conn: Connection, msg: SeatUpdate) -> None:
+        """A table created with named server bots and a free seat starts once it is full."""
+        if self._starts_table and all(s.get("player") for s in msg.seats):
+            self._starts_table = False
+            try:
+                await conn.start()
+            except ServerError as exc:
+                log.debug("start: %s", exc)
+
+
+def _has_free_seat(table: dict[str, Any]) -> bool:
+    return not table.get("started") and int(table.get("players", 3)) < 3
+
+
+def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception inside nested groups, or the group itself if there are several."""
+    leaves: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            stack.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    return leaves[0] if len(leaves) == 1 else group
+
+
+async def play_bot(policy: Policy, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
+                   **settings: Any) -> BotRun:
+    """Run a bot inside a Trio program; ``settings`` are those of ``Bot``."""
+    return await Bot(policy, host, port, **settings).run()
+
+
+def run_bot(policy: Policy, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
+            **settings: Any) -> BotRun:
+    """Run a bot until it is done (blocking); ``settings`` are those of ``Bot``."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    return trio.run(Bot(policy, host, port, **settings).run)
+
+
+def run_builtin(args: argparse.Namespace) -> int:
+    """``tongits bot NAME --connect HOST:PORT …``: a policy of ``tongits.engine.policies`` as a
+    remote client. Prints each hand's result (logging) and a closing line; exit status 1 if the
+    bot could not play."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    try:
+        host, port = parse_address(args.connect)
+        policy = get_policy(args.policy, seed=args.seed)
+    except (ValueError, KeyError) as exc:
+        print(f"tongits bot: {exc.args[0]}", file=sys.stderr)
+        return 2
+    spec = args.bots.strip()
+    bots: int | list[str] = int(spec) if spec.isdigit() else [b for b in spec.split(",") if b]
+    try:
+        run = trio.run(Bot(
+            policy, host, port, name=args.name or args.policy, table=args.table,
+            create=args.create, bots=bots, timer=args.timer, hands=args.hands, text=args.text,
+        ).run)
+    except BotError as exc:
+        print(f"tongits bot: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    print(f"{len(run.hands)} hands at table {run.table}, seat {run.seat}: "
+          f"{sum(1 for h in run.hands if h.result.winner == run.seat)} won, "
+          f"chips {run.chips if run.chips is not None else 0:+d}, "
+          f"{run.decisions} decisions, {run.fallbacks} fallbacks, {run.reconnects} reconnects")
+    return 0
+
+
+__all__ = [
+    "RETRY_DELAYS",
+    "Bot",
+    "BotError",
+    "BotRun",
+    "Decision",
+    "HandOutcome",
+    "Policy",
+    "parse_address",
+    "play_bot",
+    "run_bot",
+    "run_builtin",
+]
