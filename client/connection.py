@@ -12,7 +12,9 @@
 ``ServerError`` for an ``error`` frame that answers it. Every other server message (pushed
 ``state``, ``hand_result``, ``chat``, ``seat_update``, and errors that answer no request) arrives
 on the connection's receive channel: iterate the connection or call ``receive``. ``token``
-holds the latest seat token from ``joined``, for ``hello`` with ``token=`` after a disconnect.
+holds the latest seat token from ``joined``, for ``hello`` with ``token=`` after a disconnect;
+``last_state`` is the newest ``state`` received, even if it is still waiting in the channel (act
+only on that one: an older ``state`` in the channel may offer moves that are no longer legal).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
-
 from tongits.engine import Move as EngineMove
 from tongits.protocol import (
     PROTOCOL_VERSION,
@@ -48,6 +49,7 @@ from tongits.protocol import (
     ServerMessage,
     Spectate,
     Start,
+    State,
     Tables,
     Welcome,
     parse_server,
@@ -85,6 +87,7 @@ class Connection:
         self.table: str | None = None
         self.seat: int | None = None
         self.closed_by: Error | None = None
+        self.last_state: State | None = None
         self._ids = itertools.count(1)
         self._waiting: dict[int | str, trio.MemorySendChannel[ServerMessage]] = {}
         self._push_send, self._push = trio.open_memory_channel[ServerMessage](buffer)
@@ -183,7 +186,9 @@ class Connection:
         return reply
 
     def _note(self, msg: ServerMessage) -> None:
-        if isinstance(msg, Joined):
+        if isinstance(msg, State):
+            self.last_state = msg
+        elif isinstance(msg, Joined):
             self.table, self.seat = msg.table, msg.seat
             if msg.token is not None:
                 self.token = msg.token

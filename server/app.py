@@ -206,7 +206,7 @@ class Server:
         except Exception as exc:  # noqa: BLE001 - mapped to an error frame in one place
             frame = error_frame(exc, ref)
             if frame["code"] in FATAL:
-                peer.kick(frame["code"], frame["message"])
+                peer.kick(frame["code"], frame["message"], frame.get("ref"))
             else:
                 peer.send(frame)
 

@@ -66,12 +66,12 @@ class Peer:
             log.warning("%r: outgoing queue full, disconnecting", self)
             self.kick(ErrorCode.SLOW_READER, "too many unread messages")
 
-    def kick(self, code: str, message: str) -> None:
+    def kick(self, code: str, message: str, ref: int | str | None = None) -> None:
         """End the connection: drop what is queued, send one ``error`` frame, close."""
         if self.closed:
             return
         self.closed = True
-        self._final = error_message(code, message)
+        self._final = error_message(code, message, ref)
         self._queue_send.close()
         self._write_scope.cancel()
 

@@ -1,0 +1,118 @@
+"""Helpers for the server tests: a server on port 0 or on in-memory streams, and clients.
+
+No test lives here; the tests import these helpers (pytest puts ``tests/`` on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, TypeVar
+
+import trio
+import trio.testing
+from tongits.client.connection import Connection, connect_stream, open_connection
+from tongits.engine import SeatView
+from tongits.engine.policies import get_policy
+from tongits.protocol import HandResult, ServerMessage, State
+from tongits.server import MemoryJournal, Server, ServerConfig
+
+M = TypeVar("M", bound=ServerMessage)
+
+#: Every I/O test runs under this cap (seconds of real or virtual time).
+TIME_CAP = 30
+
+
+def quick_config(**changes: Any) -> ServerConfig:
+    """Port 0, no turn timer, bots play at once: a server for tests."""
+    values: dict[str, Any] = {"port": 0, "timer": 0.0, "bot_delay": 0.0}
+    values.update(changes)
+    return ServerConfig.from_mapping(values)
+
+
+@asynccontextmanager
+async def tcp_server(**changes: Any) -> AsyncIterator[tuple[Server, int]]:
+    """A server on 127.0.0.1, a free port."""
+    server = Server(quick_config(**changes), MemoryJournal())
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(server.serve)
+        yield server, listeners[0].socket.getsockname()[1]
+        nursery.cancel_scope.cancel()
+
+
+Connect = Callable[..., AbstractAsyncContextManager[Connection]]
+
+
+@asynccontextmanager
+async def memory_server(**changes: Any) -> AsyncIterator[tuple[Server, Connect]]:
+    """A server fed by in-memory streams (deterministic with ``autojump_clock``); yields it and
+    ``connect(name, **kw)``, an async context manager giving a ``Connection``."""
+    server = Server(quick_config(**changes), MemoryJournal())
+    async with trio.open_nursery() as nursery:
+        await nursery.start(lambda task_status: server.serve(listen=False,
+                                                             task_status=task_status))
+
+        def connect(name: str, **kw: Any) -> AbstractAsyncContextManager[Connection]:
+            client, server_side = trio.testing.memory_stream_pair()
+            nursery.start_soon(server.handle_stream, server_side)
+            return connect_stream(client, name=name, **kw)
+
+        yield server, connect
+        nursery.cancel_scope.cancel()
+
+
+def tcp_connect(port: int, name: str, **kw: Any) -> AbstractAsyncContextManager[Connection]:
+    return open_connection("127.0.0.1", port, name=name, **kw)
+
+
+async def next_of(conn: Connection, kind: type[M], pred: Callable[[M], bool] | None = None) -> M:
+    """Skip pushed messages until one of ``kind`` (matching ``pred``) arrives."""
+    while True:
+        msg = await conn.receive()
+        if isinstance(msg, kind) and (pred is None or pred(msg)):
+            return msg
+
+
+async def my_turn(conn: Connection) -> State:
+    return await next_of(conn, State, lambda s: bool(s.legal))
+
+
+async def play_hands(
+    conn: Connection, hands: int, policy: str = "greedy", seen: list[ServerMessage] | None = None
+) -> list[HandResult]:
+    """Play ``hands`` hands with a policy deciding from the view received over the wire, asking
+    for the next hand after each result; returns the results. ``seen`` collects every message."""
+    bot = get_policy(policy, seed=conn.seat)
+    results: list[HandResult] = []
+    acted = -1
+
+    async def act(state: State) -> None:
+        nonlocal acted
+        acted = state.seq
+        await conn.move(bot(SeatView.from_dict(state.view)))
+
+    if conn.last_state is not None and conn.last_state.legal:
+        await act(conn.last_state)
+    while True:
+        msg = await conn.receive()
+        if seen is not None:
+            seen.append(msg)
+        if isinstance(msg, State) and msg.legal and msg is conn.last_state and msg.seq > acted:
+            await act(msg)
+        elif isinstance(msg, HandResult):
+            results.append(msg)
+            if len(results) == hands:
+                return results
+            await conn.next_hand()
+
+
+def capped(test: Callable[..., Any]) -> Callable[..., Any]:
+    """Run an async test under ``TIME_CAP`` (virtual seconds with ``autojump_clock``)."""
+
+    @functools.wraps(test)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        with trio.fail_after(TIME_CAP):
+            return await test(*args, **kwargs)
+
+    return run
