@@ -276,7 +276,7 @@ class Table:
         old = self.seat_peers[seat]
         if old is not None and old is not peer:
             old.table = None
-            old.kick(ErrorCode.REPLACED, "another connection resumed this seat")
+            old.kick(ErrorCode.REPLACED, "another connection resumed this seat", flush=False)
         self._attach(peer, seat, token)
         peer.send(to_dict(Joined(table=self.id, seat=seat, token=token, spectator=False)))
         log.info("table %s: %r resumes seat %d", self.id, peer, seat)

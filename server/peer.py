@@ -3,7 +3,7 @@
 Tables and the lobby call ``Peer.send`` (never blocks): a message goes into a bounded queue that
 the connection's writer task drains. A client that does not read fills its queue and is
 disconnected with ``slow_reader``; nobody ever waits for it. ``kick`` sends one last error frame
-(dropping whatever was still queued) and ends the connection.
+and ends the connection.
 """
 
 from __future__ import annotations
@@ -64,16 +64,21 @@ class Peer:
             self._queue_send.send_nowait(msg)
         except trio.WouldBlock:
             log.warning("%r: outgoing queue full, disconnecting", self)
-            self.kick(ErrorCode.SLOW_READER, "too many unread messages")
+            self.kick(ErrorCode.SLOW_READER, "too many unread messages", flush=False)
 
-    def kick(self, code: str, message: str, ref: int | str | None = None) -> None:
-        """End the connection: drop what is queued, send one ``error`` frame, close."""
+    def kick(self, code: str, message: str, ref: int | str | None = None, *,
+             flush: bool = True) -> None:
+        """End the connection with one last ``error`` frame. With ``flush`` what is already
+        queued goes first (within ``FINAL_FRAME_GRACE``); without, it is dropped."""
         if self.closed:
             return
         self.closed = True
         self._final = error_message(code, message, ref)
         self._queue_send.close()
-        self._write_scope.cancel()
+        if flush:
+            self._write_scope.deadline = trio.current_time() + FINAL_FRAME_GRACE
+        else:
+            self._write_scope.cancel()
 
     def finish(self) -> None:
         """End the connection after everything already queued has been written."""
@@ -82,8 +87,10 @@ class Peer:
             self._queue_send.close()
 
     async def run_writer(self) -> None:
-        """Write queued messages, batching whatever is ready, until the queue is closed."""
+        """Write queued messages, batching whatever is ready, until the queue is closed; then the
+        final error frame, unless a cancelled write left half a frame on the stream."""
         encode = self.codec.encode
+        torn = False
         with self._write_scope:
             async for msg in self._queue:
                 batch = [encode(msg)]
@@ -92,8 +99,10 @@ class Peer:
                         batch.append(encode(self._queue.receive_nowait()))
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
+                torn = True
                 await self.stream.send_all(b"".join(batch) if len(batch) > 1 else batch[0])
+                torn = False
                 self.sent += len(batch)
-        if self._final is not None:
+        if self._final is not None and not torn:
             with trio.move_on_after(FINAL_FRAME_GRACE):
                 await self.stream.send_all(encode(self._final))

@@ -1,0 +1,215 @@
+"""The server's wire behaviour: text mode over a raw socket, bad input, slow readers, codes."""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+import msgpack
+import pytest
+import trio
+import trio.testing
+from test_server_support import TIME_CAP, capped, memory_server, my_turn, next_of, tcp_server
+from tongits.client.connection import ServerError
+from tongits.engine import Action, Card, Hand, Move, Options, deck_for
+from tongits.protocol import ErrorCode, State
+
+
+class LineClient:
+    """A text-mode client on a raw socket, as ``nc`` would be."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.buffer = b""
+
+    async def send(self, obj: dict[str, Any]) -> None:
+        await self.stream.send_all(json.dumps(obj).encode() + b"\n")
+
+    async def line(self) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            data = await self.stream.receive_some(65536)
+            if not data:
+                raise EOFError
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        msg = json.loads(line)
+        assert isinstance(msg, dict) and "type" in msg
+        return msg
+
+    async def until(self, kind: str, **match: Any) -> dict[str, Any]:
+        while True:
+            msg = await self.line()
+            if msg["type"] == kind and all(msg.get(k) == v for k, v in match.items()):
+                return msg
+
+
+async def test_text_mode_plays_over_a_raw_socket() -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            client = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            await client.send({"type": "hello", "id": 1, "version": 1, "name": "nc",
+                               "kind": "human"})
+            welcome = await client.line()
+            assert welcome["type"] == "welcome" and welcome["id"] == 1
+            await client.send({"type": "create_table", "id": 2, "name": "Text", "bots": 2})
+            joined = await client.until("joined", id=2)
+            assert joined["seat"] == 0 and joined["token"]
+            moves = 0
+            while moves < 6:
+                msg = await client.line()
+                if msg["type"] == "state" and msg.get("legal"):
+                    legal = msg["legal"]
+                    move = next((m for m in legal if m["action"] == "draw"), legal[-1])
+                    await client.send({"type": "move", "id": 10 + moves, "move": move})
+                    ok = await client.until("ok", id=10 + moves)
+                    assert ok == {"type": "ok", "id": 10 + moves}
+                    moves += 1
+                if msg["type"] == "hand_result":
+                    break
+            await client.send({"type": "nonsense", "id": 99})
+            error = await client.until("error", ref=99)
+            assert error["code"] == "unknown_type" and error["number"] == 1004
+            await client.send({"type": "ping", "id": 100})
+            assert (await client.until("pong"))["id"] == 100
+            await client.stream.aclose()
+
+
+async def _raw_exchange(port: int, data: bytes) -> list[dict[str, Any]]:
+    """Send ``data`` after a binary hello, read every frame until the server closes."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    hello = msgpack.packb({"type": "hello", "version": 1, "name": "raw", "kind": "bot"})
+    await stream.send_all(struct.pack(">I", len(hello)) + hello + data)
+    unpacker = b""
+    frames: list[dict[str, Any]] = []
+    while True:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            break
+        unpacker += chunk
+        while len(unpacker) >= 4:
+            (length,) = struct.unpack(">I", unpacker[:4])
+            if len(unpacker) < 4 + length:
+                break
+            frames.append(msgpack.unpackb(unpacker[4 : 4 + length]))
+            unpacker = unpacker[4 + length :]
+    await stream.aclose()
+    return frames
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (struct.pack(">I", 3) + b"\xc1\xc1\xc1", "malformed_frame"),
+        (struct.pack(">I", 10_000_000), "frame_too_large"),
+        (struct.pack(">I", 1) + msgpack.packb(7), "not_a_map"),
+    ],
+)
+async def test_bad_frames_get_an_error_and_the_connection_closes(data: bytes, code: str) -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (server, port):
+            frames = await _raw_exchange(port, data)
+            assert [f["type"] for f in frames] == ["welcome", "error"]
+            assert frames[-1]["code"] == code
+            assert frames[-1]["number"] == ErrorCode(code).number
+            with trio.fail_after(5):
+                while server.peers:
+                    await trio.sleep(0.01)
+
+
+async def test_text_garbage_line_closes_only_that_connection() -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            client = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            await client.send({"type": "hello", "version": 1, "name": "nc", "kind": "human"})
+            await client.until("welcome")
+            await client.stream.send_all(b"{not json\n")
+            error = await client.until("error")
+            assert error["code"] == "malformed_frame"
+            with pytest.raises(EOFError):
+                await client.line()
+            other = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            await other.send({"type": "hello", "version": 1, "name": "ok", "kind": "human"})
+            assert (await other.until("welcome"))["version"] == 1
+            await other.stream.aclose()
+
+
+@capped
+async def test_illegal_and_out_of_turn_moves_are_refused_and_play_goes_on(
+    autojump_clock: object,
+) -> None:
+    async with memory_server() as (_server, connect):
+        async with connect("Ana") as ana, connect("Ben") as ben, connect("Cai") as cai:
+            joined = await ana.create_table("Strict")
+            await ben.join(joined.table)
+            await cai.join(joined.table)
+            conns = [ana, ben, cai]
+            first = await next_of(ana, State)
+            to_act = first.view["to_act"]
+            mover, idle = conns[to_act], conns[(to_act + 1) % 3]
+            state = first if to_act == 0 else await my_turn(mover)
+            hand = set(state.view["hand"])
+            missing = next(str(c) for c in map(Card, range(52)) if str(c) not in hand)
+            cases: list[tuple[Any, dict[str, Any], str]] = [
+                (idle, {"action": "draw"}, "not_your_turn"),
+                (mover, {"action": "discard", "card": missing}, "card_not_in_hand"),
+                (mover, {"action": "fly"}, "bad_move"),
+                (mover, {"action": "discard", "card": "Zz"}, "bad_card"),
+                (mover, {"action": "discard"}, "bad_move"),
+            ]
+            for conn, move, code in cases:
+                with pytest.raises(ServerError) as exc:
+                    await conn.move(move)
+                assert exc.value.code == code
+            with pytest.raises(ServerError) as shape:
+                await mover.request({"type": "move", "move": "draw"})
+            assert shape.value.code == "bad_field"
+            await mover.move(state.legal[-1] if state.legal else {})
+            after = await next_of(idle, State, lambda s: s.seq > state.seq)
+            assert after.event is not None and after.event["seat"] == to_act
+
+
+@capped
+async def test_slow_reader_is_dropped_and_the_table_goes_on(autojump_clock: object) -> None:
+    async with memory_server(queue_size=4) as (server, connect):
+        async with connect("Ana") as ana:
+            joined = await ana.create_table("Watched", bots=2, auto_start=False)
+            client, server_side = trio.testing.lockstep_stream_pair()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(server.handle_stream, server_side)
+                hello = json.dumps({"type": "hello", "version": 1, "name": "slow",
+                                    "kind": "human"})
+                spectate = json.dumps({"type": "spectate", "table": joined.table})
+                await client.send_all(f"{hello}\n{spectate}\n".encode())
+                await client.receive_some(10)
+                await ana.start()
+                dropped_at = None
+                results = 0
+                while results < 2:
+                    msg = await ana.receive()
+                    if isinstance(msg, State) and msg is ana.last_state and msg.legal:
+                        await ana.move(msg.legal[-1])
+                    if msg.TYPE == "hand_result":
+                        results += 1
+                        await ana.next_hand()
+                    if dropped_at is None and len(server.peers) == 1:
+                        dropped_at = results
+                assert dropped_at == 0
+                nursery.cancel_scope.cancel()
+
+
+def test_engine_codes_all_have_numbers() -> None:
+    """Every code the engine can raise is a documented wire code with its own number."""
+    engine_codes = {
+        "not_your_turn", "card_not_in_hand", "not_a_meld", "pick_needs_meld", "call_blocked",
+        "must_acquire", "no_such_meld", "cannot_sapaw", "hand_over", "bad_move", "bad_card",
+        "must_answer", "no_call", "dealer_first_turn", "call_at_start", "already_acquired",
+        "not_opened", "empty_discard", "must_keep_card", "sapawable_discard",
+        "not_four_of_a_kind",
+    }
+    for code in engine_codes:
+        assert ErrorCode(code).number // 1000 == 3
+    numbers = [c.number for c in ErrorCode]
+    assert len(numbers) == len(set(numbers))
+    hand = Hand(deck_for(1, 0), 0, Options())
+    assert hand.why_illegal(1, Move(Action.DRAW)).code in engine_codes  # type: ignore[union-attr]
