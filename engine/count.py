@@ -121,3 +121,72 @@ def melds_within(mask: int) -> list[int]:
             if mask & meld == meld:
                 out.append(meld)
     return out
+
+
+SET_MASKS: tuple[int, ...] = tuple(sum(1 << (s * 13 + i % 13) for s in range(4)) for i in range(52))
+"""For each card index, the mask of the four cards of its rank."""
+
+_SUIT = 0x1FFF
+_RUN_STARTS = sum(((1 << 11) - 1) << (13 * suit) for suit in range(4))  # A..J of each suit
+_ACES = sum(1 << (13 * suit) for suit in range(5))  # a run never crosses into the next suit
+
+
+def melds_in(mask: int) -> list[int]:
+    """Every valid meld within ``mask`` (as bitmasks): runs by suit, lowest first and shortest
+    first, then sets by rank (the three-card sets of a four of a kind, then the four)."""
+    starts = mask & (mask >> 1) & (mask >> 2) & _RUN_STARTS
+    c, d, h, s = mask & _SUIT, (mask >> 13) & _SUIT, (mask >> 26) & _SUIT, mask >> 39
+    threes = (c & d & (h | s)) | ((c | d) & h & s)
+    if not (starts or threes):
+        return []
+    out: list[int] = []
+    while starts:
+        low = starts & -starts
+        starts ^= low
+        run = low * 7
+        out.append(run)
+        nxt = low << 3
+        while mask & nxt and not nxt & _ACES:
+            run |= nxt
+            out.append(run)
+            nxt <<= 1
+    while threes:
+        low = threes & -threes
+        threes ^= low
+        have = [bit for bit in (low, low << 13, low << 26, low << 39) if mask & bit]
+        if len(have) == 3:
+            out.append(have[0] | have[1] | have[2])
+        else:
+            a, b, e, f = have
+            out += [a | b | e, a | b | f, a | e | f, b | e | f, a | b | e | f]
+    return out
+
+
+def pick_partners(hand: int, top: int) -> list[int]:
+    """The sets of hand cards (bitmasks) that make a meld with the card ``top`` (RULES.md §4
+    ``pick``): runs through it, then sets of its rank."""
+    rank = top % 13
+    same = hand & SET_MASKS[top]
+    down = rank > 0 and hand >> (top - 1) & 1
+    up = rank < 12 and hand >> (top + 1) & 1
+    if not (down or up) and same.bit_count() < 2:
+        return []
+    out: list[int] = []
+    if down or up:
+        below = 0
+        while below < rank and hand >> (top - below - 1) & 1:
+            below += 1
+        above = 0
+        while rank + above < 12 and hand >> (top + above + 1) & 1:
+            above += 1
+        for lo in range(below, -1, -1):
+            for hi in range(max(0, 2 - lo), above + 1):
+                out.append((((1 << (lo + hi + 1)) - 1) << (top - lo)) ^ (1 << top))
+    if same.bit_count() >= 2:
+        bits = [1 << (s * 13 + rank) for s in range(4) if same >> (s * 13 + rank) & 1]
+        for i in range(len(bits)):
+            for j in range(i + 1, len(bits)):
+                out.append(bits[i] | bits[j])
+        if len(bits) == 3:
+            out.append(same)
+    return out

@@ -12,11 +12,24 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from .cards import Card, cards_of, mask_of
-from .count import hand_count, melds_within
+from .cards import Card, mask_of
+from .count import SET_MASKS, hand_count, melds_in, pick_partners
 from .errors import IllegalMove, RecordError
 from .melds import TableMeld, meld_kind
-from .moves import Action, Move
+from .moves import (
+    CALL,
+    CHALLENGE,
+    DISCARD_MOVES,
+    DRAW,
+    FOLD,
+    Action,
+    Move,
+    meld_move,
+    pick_move,
+    pick_sapaw_move,
+    sapaw_move,
+    secret_move,
+)
 from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
 from .settlement import settle
 
@@ -95,6 +108,31 @@ def check_deck(deck: Sequence[Any]) -> tuple[Card, ...]:
     return cards
 
 
+_PLACES = frozenset((Action.MELD, Action.SECRET))
+
+
+def _malformed(move: Move) -> IllegalMove | None:
+    """A move whose fields do not fit its action: a missing card or meld id, a field the action
+    does not take, or a card named twice."""
+    action = move.action
+    cards, card, meld = move.cards, move.card, move.meld
+    if action is Action.DISCARD:
+        ok = card is not None and not cards and meld is None
+    elif action is Action.SAPAW:
+        ok = card is not None and meld is not None and not cards
+    elif action is Action.MELD or action is Action.SECRET:
+        ok = card is None and meld is None
+    elif action is Action.PICK:
+        ok = card is None and not (cards and meld is not None)
+    else:
+        ok = card is None and meld is None and not cards
+    if not ok:
+        return IllegalMove("malformed_move", f"{action}: these fields do not fit: {move.to_dict()}")
+    if len(cards) > 1 and len(set(cards)) != len(cards):
+        return IllegalMove("duplicate_card", f"{move}: a card is named twice")
+    return None
+
+
 class Hand:
     """The state of one hand. Mutable, but changed only through ``apply``."""
 
@@ -119,6 +157,27 @@ class Hand:
         self.result: Result | None = None
         self._opened = [False, False, False]
         self._block_turn: list[int | None] = [None, None, None]
+        self._legal: list[Move] | None = None
+
+    def copy(self) -> Hand:
+        """An independent copy of this state (for search: try a move, look, throw it away)."""
+        other = Hand.__new__(Hand)
+        other.options, other.dealer, other.deck = self.options, self.dealer, self.deck
+        other.hands = [set(h) for h in self.hands]
+        other.stock = list(self.stock)
+        other.discards = list(self.discards)
+        other.melds = [
+            TableMeld(m.id, m.owner, list(m.cards), m.secret, dict(m.laid_off)) for m in self.melds
+        ]
+        other.to_act, other.phase, other.turn = self.to_act, self.phase, self.turn
+        other.steps = list(self.steps)
+        other.caller = self.caller
+        other.answers = dict(self.answers)
+        other.result = self.result
+        other._opened = list(self._opened)
+        other._block_turn = list(self._block_turn)
+        other._legal = self._legal
+        return other
 
     # ----- what a seat may know or do -------------------------------------------------------
 
@@ -135,49 +194,74 @@ class Hand:
         return self._block_turn[seat] is not None
 
     def can_lay_off(self, card: Card) -> bool:
-        return any(m.accepts(card) for m in self.melds)
+        return bool(self._accepting() >> card & 1)
+
+    def _accepting(self) -> int:
+        """The cards that some meld on the table would take now (a bitmask)."""
+        accept = 0
+        for meld in self.melds:
+            accept |= meld.accept_mask
+        return accept
 
     def legal_moves(self, seat: int | None = None) -> list[Move]:
-        """Every legal move of the seat to act (or of ``seat``: none unless it is to act)."""
+        """Every legal move of the seat to act (or of ``seat``: none unless it is to act).
+
+        Generated directly from the rules; ``why_illegal`` (the check ``apply`` uses) accepts
+        exactly these moves, which the property tests verify. The order is: ``call``, ``draw``,
+        picks; or melds (each four of a kind followed by its ``secret``), lay-offs, discards;
+        or ``challenge``, ``fold``. The list is computed once per state."""
         if self.phase is Phase.OVER or (seat is not None and seat != self.to_act):
             return []
-        seat = self.to_act
-        candidates: list[Move]
-        if self.phase is Phase.ANSWER:
-            candidates = [Move(Action.CHALLENGE), Move(Action.FOLD)]
-        elif self.phase is Phase.START:
-            candidates = [Move(Action.CALL), Move(Action.DRAW), *self._pick_candidates(seat)]
-        else:
-            candidates = self._play_candidates(seat)
-        return [m for m in candidates if self.why_illegal(seat, m) is None]
+        cached = self._legal
+        if cached is None:
+            if self.phase is Phase.PLAY:
+                cached = self._play_moves(self.to_act)
+            elif self.phase is Phase.START:
+                cached = self._start_moves(self.to_act)
+            else:
+                cached = [CHALLENGE, FOLD]
+            self._legal = cached
+        return list(cached)
 
-    def _pick_candidates(self, seat: int) -> list[Move]:
+    def _start_moves(self, seat: int) -> list[Move]:
+        moves = [CALL, DRAW] if self._call_violation(seat) is None else [DRAW]
         if not self.discards:
-            return []
+            return moves
         top = self.discards[-1]
-        hand_mask = mask_of(self.hands[seat])
-        moves = [
-            Move(Action.PICK, tuple(c for c in cards_of(meld) if c != top))
-            for meld in melds_within(hand_mask | top.bit)
-            if meld & top.bit
-        ]
+        hand = mask_of(self.hands[seat])
+        keep_one = self.options.tongits_needs_discard
+        size = len(self.hands[seat])
+        for used in pick_partners(hand, top):
+            if not keep_one or used.bit_count() < size:
+                moves.append(pick_move(used))
         if self.options.pick_to_sapaw:
-            moves += [Move(Action.PICK, meld=m.id) for m in self.melds if m.accepts(top)]
+            moves += [pick_sapaw_move(m.id) for m in self.melds if m.accept_mask >> top & 1]
         return moves
 
-    def _play_candidates(self, seat: int) -> list[Move]:
-        hand = sorted(self.hands[seat])
-        hand_mask = mask_of(hand)
+    def _play_moves(self, seat: int) -> list[Move]:
+        cards = sorted(self.hands[seat])
+        hand = mask_of(cards)
+        size = len(cards)
+        limit = size if self.options.tongits_needs_discard else size + 1
         moves: list[Move] = []
-        for meld in melds_within(hand_mask):
-            cards = tuple(cards_of(meld))
-            moves.append(Move(Action.MELD, cards))
-            if len(cards) == 4 and cards[0].rank == cards[1].rank:
-                moves.append(Move(Action.SECRET, cards))
-        moves += [
-            Move(Action.SAPAW, card=c, meld=m.id) for c in hand for m in self.melds if m.accepts(c)
-        ]
-        moves += [Move(Action.DISCARD, card=c) for c in hand]
+        if size >= 3:
+            for meld in melds_in(hand):
+                n = meld.bit_count()
+                if n < limit:
+                    moves.append(meld_move(meld))
+                    if n == 4 and meld & SET_MASKS[(meld & -meld).bit_length() - 1] == meld:
+                        moves.append(secret_move(meld))
+        accept = self._accepting()
+        layable = hand & accept
+        if layable and limit > 1:
+            melds = self.melds
+            for card in cards:
+                if layable >> card & 1:
+                    moves += [sapaw_move(card, m.id) for m in melds if m.accept_mask >> card & 1]
+        if self.options.no_sapawable_discard and layable and layable != hand:
+            moves += [DISCARD_MOVES[c] for c in cards if not layable >> c & 1]
+        else:
+            moves += [DISCARD_MOVES[c] for c in cards]
         return moves
 
     def why_illegal(self, seat: int, move: Move) -> IllegalMove | None:
@@ -186,34 +270,41 @@ class Hand:
             return IllegalMove("hand_over", f"{move.action}: the hand is over")
         if seat != self.to_act:
             return IllegalMove("not_your_turn", f"seat {self.to_act} is to act, not seat {seat}")
+        malformed = _malformed(move)
+        if malformed is not None:
+            return malformed
         action = move.action
+        if self.phase is Phase.PLAY:
+            if action is Action.DISCARD or action is Action.SAPAW or action in _PLACES:
+                return self._play_violation(seat, move)
+            if action is Action.CALL:
+                if self.turn == 0:
+                    return IllegalMove("dealer_first_turn", "call: not on the dealer's first turn")
+                return IllegalMove("call_at_start", "call: only at the start of a turn")
+            if action is Action.DRAW or action is Action.PICK:
+                if self.turn == 0:
+                    return IllegalMove(
+                        "dealer_first_turn", f"{action}: the dealer's first turn has none"
+                    )
+                return IllegalMove(
+                    "already_acquired", f"{action}: already drawn or picked this turn"
+                )
+            return IllegalMove("no_call", f"{action}: there is no call to answer")
         if self.phase is Phase.ANSWER:
-            if action in (Action.CHALLENGE, Action.FOLD):
+            if action is Action.CHALLENGE or action is Action.FOLD:
                 return None
             return IllegalMove(
                 "must_answer", f"{action}: seat {seat} must challenge or fold the call"
             )
-        if action in (Action.CHALLENGE, Action.FOLD):
-            return IllegalMove("no_call", f"{action}: there is no call to answer")
-        if self.phase is Phase.START:
-            if action is Action.CALL:
-                return self._call_violation(seat)
-            if action is Action.DRAW:
-                return None
-            if action is Action.PICK:
-                return self._pick_violation(seat, move)
-            return IllegalMove("must_acquire", f"{action}: draw or pick first")
+        if action is Action.DRAW:
+            return None
         if action is Action.CALL:
-            if self.turn == 0:
-                return IllegalMove("dealer_first_turn", "call: not on the dealer's first turn")
-            return IllegalMove("call_at_start", "call: only at the start of a turn")
-        if action in (Action.DRAW, Action.PICK):
-            if self.turn == 0:
-                return IllegalMove(
-                    "dealer_first_turn", f"{action}: the dealer's first turn has none"
-                )
-            return IllegalMove("already_acquired", f"{action}: already drawn or picked this turn")
-        return self._play_violation(seat, move)
+            return self._call_violation(seat)
+        if action is Action.PICK:
+            return self._pick_violation(seat, move)
+        if action is Action.CHALLENGE or action is Action.FOLD:
+            return IllegalMove("no_call", f"{action}: there is no call to answer")
+        return IllegalMove("must_acquire", f"{action}: draw or pick first")
 
     def _call_violation(self, seat: int) -> IllegalMove | None:
         if not self._opened[seat]:
@@ -251,7 +342,7 @@ class Hand:
             meld = self._meld_by_id(move.meld)
             if isinstance(meld, IllegalMove):
                 return meld
-            if not meld.accepts(top):
+            if not meld.accept_mask >> top & 1:
                 return IllegalMove("cannot_sapaw", f"pick: {top} does not fit meld {meld.id}")
             return None
         missing = self._missing(seat, move.cards)
@@ -269,12 +360,12 @@ class Hand:
             missing = self._missing(seat, (move.card,))
             if missing:
                 return missing
-            if (
-                self.options.no_sapawable_discard
-                and self.can_lay_off(move.card)
-                and not all(self.can_lay_off(c) for c in self.hands[seat])
-            ):
-                return IllegalMove("sapawable_discard", f"discard: {move.card} could be laid off")
+            if self.options.no_sapawable_discard and self._accepting() >> move.card & 1:
+                hand = mask_of(self.hands[seat])
+                if hand & ~self._accepting():
+                    return IllegalMove(
+                        "sapawable_discard", f"discard: {move.card} could be laid off"
+                    )
             return None
         if action is Action.SAPAW:
             assert move.card is not None
@@ -284,7 +375,7 @@ class Hand:
             meld = self._meld_by_id(move.meld)
             if isinstance(meld, IllegalMove):
                 return meld
-            if not meld.accepts(move.card):
+            if not meld.accept_mask >> move.card & 1:
                 why = "a secret meld" if meld.secret else "it would not stay a meld"
                 return IllegalMove("cannot_sapaw", f"sapaw: {move.card} onto meld {meld.id}: {why}")
             return self._would_empty(seat, 1)
@@ -306,6 +397,7 @@ class Hand:
         error = self.why_illegal(seat, move)
         if error is not None:
             raise error
+        self._legal = None
         self.steps.append(Step(seat, move))
         action = move.action
         hand = self.hands[seat]

@@ -59,6 +59,11 @@ class TableMeld:
     cards: list[Card]
     secret: bool = False
     laid_off: dict[Card, int] = field(default_factory=dict)
+    accept_mask: int = field(default=0, init=False, repr=False, compare=False)
+    """The cards this meld would take now, as a bitmask (kept up to date by ``add``)."""
+
+    def __post_init__(self) -> None:
+        self.accept_mask = _accept_mask(self.cards, self.secret)
 
     @property
     def kind(self) -> MeldKind:
@@ -67,9 +72,28 @@ class TableMeld:
         return kind
 
     def accepts(self, card: Card) -> bool:
-        return not self.secret and fits(self.cards, card)
+        return bool(self.accept_mask >> card & 1)
 
     def add(self, card: Card, seat: int) -> None:
         self.cards.append(card)
         self.cards.sort(key=lambda c: (c.rank, c.suit))
         self.laid_off[card] = seat
+        self.accept_mask = _accept_mask(self.cards, self.secret)
+
+
+def _accept_mask(cards: Sequence[Card], secret: bool) -> int:
+    """The cards that ``fits`` the meld ``cards`` (sorted by rank), as a bitmask."""
+    if secret or len(cards) < 3:
+        return 0
+    first, last = int(cards[0]), int(cards[-1])
+    if first % 13 == int(cards[1]) % 13:
+        if len(cards) != 3:
+            return 0
+        rank = first % 13
+        return sum(1 << (s * 13 + rank) for s in range(4)) & ~sum(1 << int(c) for c in cards)
+    mask = 0
+    if first % 13:
+        mask |= 1 << (first - 1)
+    if last % 13 != 12:
+        mask |= 1 << (last + 1)
+    return mask

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from .cards import Card, parse_cards
+from .cards import DECK, Card, cards_of, parse_cards
 from .errors import InvalidMove
 
 
@@ -130,3 +130,56 @@ class Move:
         if self.meld is not None:
             parts.append(str(self.meld))
         return " ".join(parts)
+
+
+# Shared move objects, so that listing the legal moves builds (almost) nothing. Moves are frozen
+# values; these tables are pure memos, bounded by the number of distinct melds and meld ids.
+DRAW = Move(Action.DRAW)
+CALL = Move(Action.CALL)
+CHALLENGE = Move(Action.CHALLENGE)
+FOLD = Move(Action.FOLD)
+DISCARD_MOVES: tuple[Move, ...] = tuple(Move(Action.DISCARD, card=c) for c in DECK)
+_MELD_MOVES: dict[int, Move] = {}
+_SECRET_MOVES: dict[int, Move] = {}
+_PICK_MOVES: dict[int, Move] = {}
+_PICK_SAPAW_MOVES: dict[int, Move] = {}
+_SAPAW_MOVES: dict[tuple[int, int], Move] = {}
+
+
+def meld_move(mask: int) -> Move:
+    """``meld`` of the cards of a bitmask."""
+    move = _MELD_MOVES.get(mask)
+    if move is None:
+        move = _MELD_MOVES[mask] = Move(Action.MELD, tuple(cards_of(mask)))
+    return move
+
+
+def secret_move(mask: int) -> Move:
+    move = _SECRET_MOVES.get(mask)
+    if move is None:
+        move = _SECRET_MOVES[mask] = Move(Action.SECRET, tuple(cards_of(mask)))
+    return move
+
+
+def pick_move(mask: int) -> Move:
+    """``pick`` with the hand cards of a bitmask."""
+    move = _PICK_MOVES.get(mask)
+    if move is None:
+        move = _PICK_MOVES[mask] = Move(Action.PICK, tuple(cards_of(mask)))
+    return move
+
+
+def pick_sapaw_move(meld: int) -> Move:
+    """``pick MELD`` (option ``pick_to_sapaw``)."""
+    move = _PICK_SAPAW_MOVES.get(meld)
+    if move is None:
+        move = _PICK_SAPAW_MOVES[meld] = Move(Action.PICK, meld=meld)
+    return move
+
+
+def sapaw_move(card: int, meld: int) -> Move:
+    key = (card, meld)
+    move = _SAPAW_MOVES.get(key)
+    if move is None:
+        move = _SAPAW_MOVES[key] = Move(Action.SAPAW, card=DECK[card], meld=meld)
+    return move

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from .cards import Card
-from .count import best_arrangement
+from .cards import Card, mask_of
+from .count import SET_MASKS, best_arrangement
 from .melds import TableMeld
 from .options import Options, Scoring
 
 
 def _aces(seat: int, hand: Collection[Card], melds: Sequence[TableMeld]) -> int:
     """Aces in the seat's hand and in the melds it owns (cards others laid off included)."""
-    in_melds = sum(1 for m in melds if m.owner == seat for c in m.cards if c.rank == 1)
-    return sum(1 for c in hand if c.rank == 1) + in_melds
+    in_melds = sum(1 for m in melds if m.owner == seat for c in m.cards if c % 13 == 0)
+    return sum(1 for c in hand if c % 13 == 0) + in_melds
+
+
+def concealed_fours(hand: Collection[Card]) -> int:
+    """Ranks of which all four cards are in ``hand`` (RULES.md §13)."""
+    mask = mask_of(hand)
+    return sum(1 for rank in range(13) if mask & SET_MASKS[rank] == SET_MASKS[rank])
 
 
 def _secrets(seat: int, melds: Sequence[TableMeld]) -> int:
@@ -40,7 +46,7 @@ def settle(
     base = 3 if big_win else 1
     if options.scoring is Scoring.PAYMENTS:
         hand = hands[winner]
-        fours = sum(1 for rank in range(1, 14) if sum(1 for c in hand if c.rank == rank) == 4)
+        fours = concealed_fours(hand)
         each = base + _aces(winner, hand, melds) + 3 * (fours + _secrets(winner, melds))
         chips = [0, 0, 0]
         for seat in range(3):

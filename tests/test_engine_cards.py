@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from tongits.engine import DECK, Action, Card, InvalidMove, Move, Suit, cards_str, parse_cards
 
 
@@ -26,17 +25,24 @@ def test_notation_round_trips(card: Card) -> None:
     assert Card.of(card.rank, card.suit) is card
 
 
-@pytest.mark.parametrize(
-    "text", ["Th", "th", "TH", "tH", "10h", "10H", "T♥", "10♥", " Th ", "t♥"]
-)
+@pytest.mark.parametrize("text", ["Th", "th", "TH", "tH", "10h", "10H", "T♥", "10♥", " Th ", "t♥"])
 def test_lenient_parsing_of_the_ten_of_hearts(text: str) -> None:
     assert str(Card.parse(text)) == "Th"
 
 
 @pytest.mark.parametrize(
     ("text", "canonical"),
-    [("As", "As"), ("a♠", "As"), ("2c", "2c"), ("2♣", "2c"), ("Kd", "Kd"), ("k♦", "Kd"),
-     ("qh", "Qh"), ("J♠", "Js"), ("9D", "9d")],
+    [
+        ("As", "As"),
+        ("a♠", "As"),
+        ("2c", "2c"),
+        ("2♣", "2c"),
+        ("Kd", "Kd"),
+        ("k♦", "Kd"),
+        ("qh", "Qh"),
+        ("J♠", "Js"),
+        ("9D", "9d"),
+    ],
 )
 def test_parsing_prints_canonically(text: str, canonical: str) -> None:
     assert str(Card.parse(text)) == canonical
@@ -60,7 +66,19 @@ def test_non_strings_raise_invalid_move(value: object) -> None:
 
 def test_points_and_ranks() -> None:
     assert [Card.parse(f"{r}c").points for r in "A23456789TJQK"] == [
-        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        10,
+        10,
+        10,
     ]
     assert Card.parse("Qs").rank == 12 and Card.parse("Qs").suit is Suit.SPADES
     assert Card.parse("Ad").bit == 1 << 13
@@ -80,8 +98,18 @@ def test_parse_cards_accepts_lists_and_strings() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["draw", "call", "challenge", "fold", "pick 7h 7s", "pick 3", "meld 5h 6h 7h",
-     "secret Qc Qd Qh Qs", "sapaw 8d 3", "discard Kd"],
+    [
+        "draw",
+        "call",
+        "challenge",
+        "fold",
+        "pick 7h 7s",
+        "pick 3",
+        "meld 5h 6h 7h",
+        "secret Qc Qd Qh Qs",
+        "sapaw 8d 3",
+        "discard Kd",
+    ],
 )
 def test_move_command_form_round_trips(text: str) -> None:
     move = Move.parse(text)
@@ -95,8 +123,19 @@ def test_move_parse_is_lenient_and_sorts_cards() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "jump", "meld", "sapaw 8d", "sapaw 8d x", "discard", "discard Xx", "pick",
-             "draw 7h", "discard 7h 8h"]
+    "text",
+    [
+        "",
+        "jump",
+        "meld",
+        "sapaw 8d",
+        "sapaw 8d x",
+        "discard",
+        "discard Xx",
+        "pick",
+        "draw 7h",
+        "discard 7h 8h",
+    ],
 )
 def test_move_parse_errors(text: str) -> None:
     with pytest.raises(InvalidMove):

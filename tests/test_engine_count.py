@@ -7,8 +7,9 @@ from itertools import combinations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from tongits.engine import DECK, best_arrangement, hand_count, is_meld, parse_cards
+from tongits.engine.cards import cards_of, mask_of
+from tongits.engine.count import melds_in, melds_within, pick_partners
 
 RANKS = "A23456789TJQK"
 
@@ -140,3 +141,21 @@ def test_optimal_count_matches_brute_force(cards: list) -> None:  # type: ignore
     assert all(is_meld(meld) for meld in arrangement.melds)
     assert sum(c.points for c in arrangement.deadwood) == count
     assert hand_count(cards, concealed_melds_count=True) == sum(c.points for c in cards)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(HANDS, st.sampled_from(DECK))
+def test_meld_and_pick_generators_agree_with_the_search(cards: list, top) -> None:  # type: ignore[no-untyped-def, type-arg]
+    """``melds_in`` and ``pick_partners`` (move generation) against ``melds_within`` (the
+    count's own enumeration) and the reference."""
+    mask = mask_of(cards)
+    found = melds_in(mask)
+    assert len(found) == len(set(found))
+    assert set(found) == set(melds_within(mask))
+    assert {frozenset(str(c) for c in cards_of(m)) for m in found} == set(
+        _reference_melds([str(c) for c in cards])
+    )
+    hand = mask & ~top.bit
+    partners = pick_partners(hand, top)
+    assert len(partners) == len(set(partners))
+    assert set(partners) == {m ^ top.bit for m in melds_within(hand | top.bit) if m & top.bit}
