@@ -92,6 +92,7 @@ class Connection:
         self._waiting: dict[int | str, trio.MemorySendChannel[ServerMessage]] = {}
         self._push_send, self._push = trio.open_memory_channel[ServerMessage](buffer)
         self._send_lock = trio.Lock()
+        self._reader_done = False
 
     # ----- requests -----------------------------------------------------------------------
 
@@ -103,6 +104,8 @@ class Connection:
         send, receive = trio.open_memory_channel[ServerMessage](1)
         self._waiting[ref] = send
         try:
+            if self._reader_done:  # nobody would ever route the reply
+                raise ConnectionClosed(self.closed_by)
             await self.send(data)
             try:
                 reply = await receive.receive()
@@ -223,6 +226,7 @@ class Connection:
                 while (raw := self.codec.next_message()) is not None:
                     await self._route(parse_server(raw))
         finally:
+            self._reader_done = True
             self._push_send.close()
             for waiter in self._waiting.values():
                 waiter.close()
