@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// A Tongits bot in plain Node.js: the text mode of the protocol (one JSON object per line,
+// docs/PROTOCOL.md) over a TCP socket, with no npm packages.
+//
+//   node examples/bot.js [HOST:PORT] [--table ID_OR_NAME] [--hands N] [--name NAME]
+//
+// It joins the table given with --table, or else the first public table with a free seat, or
+// else creates a table with two server bots. Then, whenever a `state` lists legal moves for its
+// seat, it plays the first one that is not `call`; after each `hand_result` it asks for the
+// next hand, and after N hands (default 1) it leaves and exits with status 0.
+'use strict';
+const net = require('net');
+
+const args = process.argv.slice(2);
+const option = (flag, fallback) => {
+  const i = args.indexOf(flag);
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : fallback;
+};
+const address = args[0] && !args[0].startsWith('--') ? args[0] : '127.0.0.1:7777';
+const colon = address.lastIndexOf(':');
+const host = colon > 0 ? address.slice(0, colon) : address;
+const port = colon > 0 ? Number(address.slice(colon + 1)) : 7777;
+const table = option('--table', null);
+const hands = Number(option('--hands', '1'));
+const name = option('--name', 'nodebot');
+
+const socket = net.createConnection({ host, port });
+socket.setEncoding('utf8');
+let buffer = '';
+let nextId = 1;
+const pending = new Map(); // request id -> {resolve, reject}
+let handsOver = 0;
+let done = false;
+
+// Every request carries an id; its reply echoes it as `id`, an error as `ref`.
+function request(msg) {
+  return new Promise((resolve, reject) => {
+    const id = nextId++;
+    pending.set(id, { resolve, reject });
+    socket.write(JSON.stringify({ ...msg, id }) + '\n');
+  });
+}
+
+socket.on('data', (chunk) => {
+  buffer += chunk;
+  let newline;
+  while ((newline = buffer.indexOf('\n')) >= 0) {
+    const line = buffer.slice(0, newline).trim();
+    buffer = buffer.slice(newline + 1);
+    if (line) receive(JSON.parse(line));
+  }
+});
+
+function receive(msg) {
+  const ref = msg.type === 'error' ? msg.ref : msg.id;
+  if (ref !== undefined && pending.has(ref)) {
+    const { resolve, reject } = pending.get(ref);
+    pending.delete(ref);
+    if (msg.type === 'error') reject(new Error(`${msg.code}: ${msg.message}`));
+    else resolve(msg);
+  } else if (msg.type === 'state' && msg.legal) {
+    play(msg.legal);
+  } else if (msg.type === 'hand_result') {
+    handOver(msg.result);
+  } else if (msg.type === 'error') {
+    console.error(`server error ${msg.code}: ${msg.message}`);
+  }
+}
+
+function play(legal) {
+  const move = legal.find((m) => m.action !== 'call') || legal[0];
+  request({ type: 'move', move }).catch((err) => console.error(`move refused: ${err.message}`));
+}
+
+async function handOver(result) {
+  handsOver += 1;
+  const winner = result.winner === undefined || result.winner === null ? 'none' : `seat ${result.winner}`;
+  console.log(`hand ${handsOver} over: ${result.end}, winner ${winner}, chips ${result.chips.join(' ')}`);
+  if (handsOver >= hands) {
+    done = true;
+    await request({ type: 'leave' });
+    socket.end();
+  } else {
+    await request({ type: 'next_hand' }).catch(() => {}); // a turn timer may have dealt already
+  }
+}
+
+async function main() {
+  const welcome = await request({ type: 'hello', version: 1, name, kind: 'bot' });
+  console.log(`connected to ${welcome.server}`);
+  const { tables } = await request({ type: 'list_tables' });
+  const free = tables.filter((t) => !t.started && t.players < 3 && !t.private
+    && (table === null || t.table === table || t.name === table));
+  const joined = free.length > 0
+    ? await request({ type: 'join', table: free[0].table })
+    : await request({ type: 'create_table', name: table || `${name}'s table`, bots: 2 });
+  console.log(`seated at table ${joined.table}, seat ${joined.seat}`);
+}
+
+socket.on('close', () => process.exit(done ? 0 : 1));
+socket.on('error', (err) => console.error(`connection: ${err.message}`));
+main().catch((err) => {
+  console.error(err.message);
+  process.exit(1);
+});

@@ -1,0 +1,282 @@
+"""The bot SDK against a real server over TCP (port 0): whole matches, the fallbacks, resuming
+with the seat token, ``tongits bot``, and the examples of docs/BOTS.md (the Python bot verbatim,
+the arena snippet, the Node.js bot when ``node`` is installed)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from tongits.client.connection import open_connection
+from tongits.client.sdk import Bot, BotError, parse_address, play_bot
+from tongits.engine import Move, SeatView
+from tongits.engine.policies import get_policy
+from tongits.server import MemoryJournal, Server, ServerConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS_MD = ROOT / "docs" / "BOTS.md"
+TIME_CAP = 30
+
+
+@asynccontextmanager
+async def tcp_server(**changes: Any) -> AsyncIterator[tuple[Server, int]]:
+    """A server on 127.0.0.1, a free port, no turn timer, bots playing at once."""
+    values: dict[str, Any] = {"port": 0, "timer": 0.0, "bot_delay": 0.0, **changes}
+    server = Server(ServerConfig.from_mapping(values), MemoryJournal())
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(server.serve)
+        yield server, listeners[0].socket.getsockname()[1]
+        nursery.cancel_scope.cancel()
+
+
+def journal(server: Server, table: str | None) -> list[dict[str, Any]]:
+    assert isinstance(server.lobby.journal, MemoryJournal) and table is not None
+    return server.lobby.journal.entries[table]
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", BOTS_MD.read_text(encoding="utf-8"), re.S)
+
+
+async def test_plays_a_match_against_server_bots() -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (server, port):
+            run = await play_bot(get_policy("greedy", seed=1), port=port, name="sdk",
+                                 create=True, bots=2, hands=4, timer=0)
+    assert (run.table, run.seat) == ("t1", 0)
+    assert len(run.hands) == 4
+    assert [h.standings["hands"] for h in run.hands if h.standings] == [1, 2, 3, 4]
+    assert run.fallbacks == 0 and run.reconnects == 0 and run.decisions > 4 * 3
+    assert run.chips == run.hands[-1].standings["chips"][0]  # type: ignore[index]
+
+
+async def test_two_remote_bots_and_a_named_server_bot_share_a_table() -> None:
+    """One bot opens "duel" with a ``strong`` server bot, the other joins it by name with an
+    async policy; the table starts when full, both follow the match across hands."""
+    decided = count()
+
+    async def thoughtful(view: SeatView) -> Move:
+        next(decided)
+        await trio.lowlevel.checkpoint()
+        return view.legal[-1]
+
+    runs: dict[str, Any] = {}
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (server, port):
+
+            async def host() -> None:
+                runs["host"] = await play_bot(get_policy("random", seed=2), port=port,
+                                              name="host", create=True, table="duel",
+                                              bots=["strong"], hands=3, timer=0)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(host)
+                while not server.lobby.tables:
+                    await trio.sleep(0)
+                runs["guest"] = await play_bot(thoughtful, port=port, name="guest",
+                                               table="duel", hands=3, text=True)
+    host_run, guest_run = runs["host"], runs["guest"]
+    assert (host_run.seat, guest_run.seat) == (0, 2)
+    assert guest_run.table == host_run.table
+    assert [h.result for h in host_run.hands] == [h.result for h in guest_run.hands]
+    assert len(guest_run.hands) == 3 and guest_run.decisions == next(decided)
+    assert host_run.hands[0].standings["names"][1] == "strong-bot-1"
+
+
+async def test_illegal_moves_and_failures_fall_back_to_a_legal_move(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each third decision raises, each third answers a move that is not legal; the hand still
+    ends and the SDK counts what it replaced."""
+    calls = count()
+
+    def clumsy(view: SeatView) -> Move | str:
+        n = next(calls)
+        if n % 3 == 0:
+            raise RuntimeError("oops")
+        if n % 3 == 1:
+            return "sapaw As 99"
+        return str(view.legal[0])
+
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            run = await play_bot(clumsy, port=port, name="clumsy", create=True, bots=2,
+                                 hands=1, timer=0)
+    assert len(run.hands) == 1
+    assert run.fallbacks == (run.decisions + 2) // 3 + (run.decisions + 1) // 3
+    assert "not legal now" in caplog.text and "oops" in caplog.text
+
+
+async def test_resumes_with_its_token_after_the_connection_drops_mid_hand() -> None:
+    """The server drops the bot's socket in the middle of a hand; the bot reconnects with its
+    seat token, gets its seat back (no stand-in) and plays the match to the end. A spectator
+    keeps the table open meanwhile (a table lives while someone is connected)."""
+    greedy = get_policy("greedy", seed=3)
+    decisions = count(1)
+    watching = trio.Event()
+
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (server, port), trio.open_nursery() as nursery:
+
+            async def watch(table: str) -> None:
+                async with open_connection("127.0.0.1", port, name="watcher") as conn:
+                    await conn.spectate(table)
+                    watching.set()
+                    async for _ in conn:
+                        pass
+
+            async def policy(view: SeatView) -> Move:
+                n = next(decisions)
+                if n == 1:
+                    assert bot.report.table is not None
+                    nursery.start_soon(watch, bot.report.table)
+                    await watching.wait()
+                if n == 5:
+                    for peer in list(server.peers):
+                        if peer.name == "resumer":
+                            await peer.stream.aclose()
+                return greedy(view)
+
+            bot = Bot(policy, port=port, name="resumer", create=True, bots=2, hands=2, timer=0,
+                      retry_delays=(0.01,))
+            run = await bot.run()
+            nursery.cancel_scope.cancel()
+    assert run.reconnects == 1 and len(run.hands) == 2 and run.hands[0].standings is not None
+    kinds = [entry["kind"] for entry in journal(server, run.table)]
+    assert kinds.count("stand_in") == 1  # when the bot left, after its second hand
+    assert kinds.index("stand_in") > kinds.index("deal")
+
+
+async def test_a_lone_bot_cannot_resume_a_closed_table() -> None:
+    """Without anyone else connected the server closes the table when the bot drops; the SDK
+    says so instead of retrying for ever."""
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (server, port):
+
+            async def policy(view: SeatView) -> Move:
+                for peer in list(server.peers):
+                    await peer.stream.aclose()
+                return view.legal[0]
+
+            with pytest.raises(BotError, match="table closed"):
+                await play_bot(policy, port=port, name="alone", create=True, bots=2, timer=0,
+                               retry_delays=(0.01, 0.01))
+
+
+async def test_seating_errors_are_bot_errors() -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            with pytest.raises(BotError, match="no public table has a free seat"):
+                await play_bot(get_policy("random"), port=port)
+            with pytest.raises(BotError, match="no table 'nowhere'"):
+                await play_bot(get_policy("random"), port=port, table="nowhere")
+            with pytest.raises(BotError, match="bad_options"):
+                await play_bot(get_policy("random"), port=port, create=True, bots=["nobody"])
+            listener = trio.socket.socket()
+            await listener.bind(("127.0.0.1", 0))
+            closed_port = listener.getsockname()[1]
+            listener.close()
+            with pytest.raises(BotError, match="cannot reach"):
+                await play_bot(get_policy("random"), port=closed_port)
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("127.0.0.1:7000", ("127.0.0.1", 7000)),
+        ("example.org", ("example.org", 7777)),
+        (":7001", ("127.0.0.1", 7001)),
+        ("[::1]:7002", ("::1", 7002)),
+    ],
+)
+def test_parse_address(text: str, address: tuple[str, int]) -> None:
+    assert parse_address(text) == address
+
+
+@pytest.mark.parametrize("text", ["host:port", "host:0", "host:70000"])
+def test_parse_address_refuses(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_address(text)
+
+
+async def test_tongits_bot_command_plays_hands() -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            done = await trio.run_process(
+                [sys.executable, "-m", "tongits.client.cli", "bot", "greedy", "--connect",
+                 f"127.0.0.1:{port}", "--create", "--bots", "random,strong", "--hands", "2",
+                 "--timer", "0", "--seed", "7"],
+                capture_stdout=True, capture_stderr=True, check=False,
+            )
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()
+    assert out.startswith("2 hands at table t1, seat 0:") and "0 fallbacks" in out
+    assert "hand 2 over" in done.stderr.decode()
+
+
+async def test_python_example_of_bots_md_runs_verbatim(tmp_path: Path) -> None:
+    script = tmp_path / "mybot.py"
+    script.write_text(python_blocks()[0], encoding="utf-8")
+    assert len(python_blocks()[0].strip().splitlines()) <= 25
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (server, port):
+            done = await trio.run_process([sys.executable, str(script), str(port)],
+                                          capture_stdout=True, capture_stderr=True, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().startswith("3 hands, chips ")
+
+
+async def test_arena_snippet_of_bots_md_runs(tmp_path: Path) -> None:
+    blocks = python_blocks()
+    (tmp_path / "mybot.py").write_text(blocks[0], encoding="utf-8")
+    snippet = next(b for b in blocks if "run_arena" in b)
+    (tmp_path / "arena_mybot.py").write_text(snippet, encoding="utf-8")
+    with trio.fail_after(TIME_CAP):
+        done = await trio.run_process([sys.executable, "arena_mybot.py"], cwd=tmp_path,
+                                      capture_stdout=True, capture_stderr=True, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "1. mybot        600" in done.stdout.decode()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+async def test_node_example_plays_hands_to_the_end() -> None:
+    """examples/bot.js opens a table with two server bots (none is free) and plays two hands;
+    then a second run joins a table opened by an SDK bot and plays one."""
+    node = shutil.which("node")
+    assert node is not None
+    script = str(ROOT / "examples" / "bot.js")
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (server, port):
+            done = await trio.run_process([node, script, f"127.0.0.1:{port}", "--hands", "2"],
+                                          capture_stdout=True, capture_stderr=True, check=False)
+            out = done.stdout.decode()
+            assert done.returncode == 0, out + done.stderr.decode()
+            assert "seated at table t1, seat 0" in out
+            assert "hand 1 over: " in out and "hand 2 over: " in out
+
+            runs: list[Any] = []
+
+            async def host() -> None:
+                runs.append(await play_bot(get_policy("greedy"), port=port, name="host",
+                                           create=True, table="mixed", bots=1, hands=1, timer=0))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(host)
+                while "mixed" not in [t.state.name for t in server.lobby.tables.values()]:
+                    await trio.sleep(0)
+                done = await trio.run_process(
+                    [node, script, f"127.0.0.1:{port}", "--table", "mixed", "--name", "js"],
+                    capture_stdout=True, capture_stderr=True, check=False,
+                )
+    out = done.stdout.decode()
+    assert done.returncode == 0, out + done.stderr.decode()
+    assert "seat 2" in out and "hand 1 over: " in out
+    assert runs[0].hands[0].standings["names"][2] == "js"
