@@ -99,6 +99,7 @@ _CARDS: list[Card] = []
 _CARDS.extend(int.__new__(Card, i) for i in range(52))
 POINTS: tuple[int, ...] = tuple(min(i % 13 + 1, 10) for i in range(52))
 DECK: tuple[Card, ...] = tuple(_CARDS)
+BITS: tuple[int, ...] = tuple(1 << i for i in range(52))
 
 
 def parse_cards(items: Iterable[str] | str) -> tuple[Card, ...]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from .cards import Card, mask_of
+from .cards import BITS, Card, mask_of
 from .count import SET_MASKS, hand_count, melds_in, pick_partners
 from .errors import IllegalMove, RecordError
 from .melds import TableMeld, meld_kind
@@ -228,7 +228,7 @@ class Hand:
         if not self.discards:
             return moves
         top = self.discards[-1]
-        hand = mask_of(self.hands[seat])
+        hand = sum(map(BITS.__getitem__, self.hands[seat]))
         keep_one = self.options.tongits_needs_discard
         size = len(self.hands[seat])
         for used in pick_partners(hand, top):
@@ -240,7 +240,7 @@ class Hand:
 
     def _play_moves(self, seat: int) -> list[Move]:
         cards = sorted(self.hands[seat])
-        hand = mask_of(cards)
+        hand = sum(map(BITS.__getitem__, cards))  # the cards of a set are distinct
         size = len(cards)
         limit = size if self.options.tongits_needs_discard else size + 1
         moves: list[Move] = []
@@ -270,10 +270,17 @@ class Hand:
             return IllegalMove("hand_over", f"{move.action}: the hand is over")
         if seat != self.to_act:
             return IllegalMove("not_your_turn", f"seat {self.to_act} is to act, not seat {seat}")
+        action = move.action
+        plain = not move.cards and move.meld is None
+        if plain and self.phase is Phase.PLAY and action is Action.DISCARD:
+            card = move.card
+            if card is not None:  # the most common move, checked first
+                return self._discard_violation(seat, card)
+        if plain and self.phase is Phase.START and action is Action.DRAW and move.card is None:
+            return None
         malformed = _malformed(move)
         if malformed is not None:
             return malformed
-        action = move.action
         if self.phase is Phase.PLAY:
             if action is Action.DISCARD or action is Action.SAPAW or action in _PLACES:
                 return self._play_violation(seat, move)
@@ -353,20 +360,20 @@ class Hand:
             return IllegalMove("pick_needs_meld", f"pick: {shown} is not a meld")
         return self._would_empty(seat, len(move.cards))
 
+    def _discard_violation(self, seat: int, card: Card) -> IllegalMove | None:
+        if card not in self.hands[seat]:
+            return IllegalMove("card_not_in_hand", f"{card} is not in seat {seat}'s hand")
+        if self.options.no_sapawable_discard:
+            accepting = self._accepting()
+            if accepting >> card & 1 and mask_of(self.hands[seat]) & ~accepting:
+                return IllegalMove("sapawable_discard", f"discard: {card} could be laid off")
+        return None
+
     def _play_violation(self, seat: int, move: Move) -> IllegalMove | None:
         action = move.action
         if action is Action.DISCARD:
             assert move.card is not None
-            missing = self._missing(seat, (move.card,))
-            if missing:
-                return missing
-            if self.options.no_sapawable_discard and self._accepting() >> move.card & 1:
-                hand = mask_of(self.hands[seat])
-                if hand & ~self._accepting():
-                    return IllegalMove(
-                        "sapawable_discard", f"discard: {move.card} could be laid off"
-                    )
-            return None
+            return self._discard_violation(seat, move.card)
         if action is Action.SAPAW:
             assert move.card is not None
             missing = self._missing(seat, (move.card,))

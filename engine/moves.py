@@ -46,11 +46,11 @@ class Move:
 
     @classmethod
     def draw(cls) -> Move:
-        return cls(Action.DRAW)
+        return DRAW
 
     @classmethod
     def discard(cls, card: Card) -> Move:
-        return cls(Action.DISCARD, card=card)
+        return DISCARD_MOVES[card]
 
     @classmethod
     def from_dict(cls, data: Any) -> Move:
