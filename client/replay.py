@@ -23,12 +23,14 @@ def run(path: str, *, as_json: bool) -> int:
         hand = record.replay()
     except OSError as exc:
         return _fail(as_json, None, "bad_file", f"cannot read {path}: {exc.strerror}")
+    except UnicodeDecodeError:
+        return _fail(as_json, None, "bad_json", f"{path} is not UTF-8 text")
     except ReplayError as exc:
         return _fail(as_json, exc.index, exc.code, exc.message)
     except RecordError as exc:
         return _fail(as_json, None, exc.code, exc.message)
     result = hand.result.to_dict() if hand.result else None
-    mismatch = record.result is not None and record.result != result
+    mismatch = record.result is not None and _normal(record.result) != _normal(result)
     if as_json:
         out = {"result": result}
         if result is None:
@@ -52,6 +54,17 @@ def run(path: str, *, as_json: bool) -> int:
         if mismatch:
             print(f"the stored result differs: {json.dumps(record.result)}", file=sys.stderr)
     return 1 if mismatch else 0
+
+
+def _normal(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A result with its seat lists sorted: ``burned`` and ``challengers`` are sets."""
+    if result is None:
+        return None
+    out = dict(result)
+    for key in ("burned", "challengers"):
+        if isinstance(out.get(key), list):
+            out[key] = sorted(out[key], key=repr)
+    return out
 
 
 def _fail(as_json: bool, index: int | None, code: str, message: str) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from .cards import BITS, Card, mask_of
 from .count import SET_MASKS, hand_count, melds_in, pick_partners
-from .errors import IllegalMove, RecordError
+from .errors import IllegalMove, InvalidMove, RecordError
 from .melds import TableMeld, meld_kind
 from .moves import (
     CALL,
@@ -100,7 +100,10 @@ def check_deck(deck: Sequence[Any]) -> tuple[Card, ...]:
     """The deck as cards, or ``RecordError(bad_deck)`` unless it is all 52 cards once each."""
     if len(deck) != 52:
         raise RecordError("bad_deck", f"a deck has 52 cards, not {len(deck)}")
-    cards = tuple(c if isinstance(c, Card) else Card.parse(c) for c in deck)
+    try:
+        cards = tuple(c if isinstance(c, Card) else Card.parse(c) for c in deck)
+    except InvalidMove as exc:
+        raise RecordError("bad_deck", f"deck: {exc.message}") from None
     if len(set(cards)) != 52:
         seen: set[Card] = set()
         dup = next(c for c in cards if c in seen or seen.add(c))  # type: ignore[func-returns-value]

@@ -52,7 +52,7 @@ class HandRecord:
     def loads(cls, text: str) -> HandRecord:
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise RecordError("bad_json", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
