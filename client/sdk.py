@@ -254,9 +254,10 @@ class Bot:
             chosen = free[0]
         return await conn.join(chosen["table"], seat=self.seat, code=self.code)
 
-    def _seated(self, joined: Joined) -> None:
+    def _seated(self, joined: Joined, *, resumed: bool = False) -> None:
         self.report.table, self.report.seat = joined.table, joined.seat
-        log.info("%s sits at table %s, seat %s", self.name, joined.table, joined.seat)
+        log.info("%s %s table %s, seat %s", self.name, "is back at" if resumed else "sits at",
+                 joined.table, joined.seat)
 
     # ----- the game -------------------------------------------------------------------------
 
@@ -270,8 +271,8 @@ class Bot:
                 self._hand_over(Result.from_dict(msg.result), msg.standings)
                 if await self._after_hand(conn):
                     return
-            elif isinstance(msg, Joined):
-                self._seated(msg)
+            elif isinstance(msg, Joined):  # pushed when the server resumes the seat
+                self._seated(msg, resumed=True)
             elif isinstance(msg, SeatUpdate):
                 await self._maybe_start(conn, msg)
             elif isinstance(msg, Error):
