@@ -11,8 +11,10 @@ from tongits.engine import HandRecord, RecordError, ReplayError, Step
 
 
 def _trace_line(index: int, step: Step) -> str:
-    tag = " (automatic)" if step.auto else ""
-    return f"{index:3d}  seat {step.seat}  {step.move}{tag}"
+    """``index`` is the action's place in the record; automatic folds are not in it."""
+    if step.auto:
+        return f"  -  seat {step.seat}  {step.move} (automatic)"
+    return f"{index:3d}  seat {step.seat}  {step.move}"
 
 
 def run(path: str, *, as_json: bool) -> int:

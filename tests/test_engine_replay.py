@@ -157,3 +157,26 @@ def test_no_traceback_from_the_command_line(tmp_path: Path) -> None:
     )
     assert run.returncode == 1 and "Traceback" not in run.stderr
     assert run.stderr.strip().count("\n") == 0 and "twice" in run.stderr
+
+
+def test_trace_marks_automatic_folds_without_an_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deck = [str(c) for c in DECK]
+    deck[1], deck[3] = deck[3], deck[1]
+    deck[2], deck[6] = deck[6], deck[2]  # seat 0 is dealt Ac 2c 3c
+    hand = Hand(deck, 0)
+    first = hand.legal_moves()
+    meld = next(m for m in first if m.action == "meld")
+    hand.apply(0, meld)
+    hand.apply(0, next(m for m in hand.legal_moves() if m.action == "discard"))
+    for seat in (1, 2):
+        hand.apply(seat, hand.legal_moves()[0])  # draw
+        hand.apply(seat, next(m for m in hand.legal_moves() if m.action == "discard"))
+    hand.apply(0, next(m for m in hand.legal_moves() if m.action == "call"))
+    assert hand.over
+    code, out, _ = replay(tmp_path, capsys, hand_record(hand))
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[-3:-1] == ["  -  seat 1  fold (automatic)", "  -  seat 2  fold (automatic)"]
+    assert lines[-4].split()[:4] == ["6", "seat", "0", "call"]
