@@ -58,10 +58,31 @@ def _score(mask: int, memo: dict[int, int]) -> int:
     return best
 
 
+def meldable(mask: int) -> int:
+    """The cards of ``mask`` that belong to at least one meld within it; the others are
+    deadwood in every arrangement, so the search never needs to look at them."""
+    out = 0
+    for meld in melds_in(mask):
+        out |= meld
+    return out
+
+
+def points_of(mask: int) -> int:
+    total = 0
+    while mask:
+        low = mask & -mask
+        total += POINTS[low.bit_length() - 1]
+        mask ^= low
+    return total
+
+
 def count_mask(mask: int) -> int:
     """The optimal count of the hand given as a bitmask of card indices."""
+    melded = meldable(mask)
+    if not melded:
+        return points_of(mask)
     memo: dict[int, int] = {}
-    return (_score(mask, memo) + 7) // 8
+    return points_of(mask & ~melded) + (_score(melded, memo) + 7) // 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +104,8 @@ def best_arrangement(cards: Iterable[int]) -> Arrangement:
     mask = mask_of(cards)
     memo: dict[int, int] = {}
     melds: list[tuple[Card, ...]] = []
-    dead = 0
-    rest = mask
+    rest = meldable(mask)
+    dead = mask & ~rest
     while rest:
         target = _score(rest, memo)
         low = rest & -rest

@@ -136,6 +136,11 @@ def _malformed(move: Move) -> IllegalMove | None:
     return None
 
 
+def _lowest(contenders: Sequence[int], counts: Sequence[int]) -> int:
+    """The contender with the lowest count; ties go to the first in ``contenders``."""
+    return min(contenders, key=lambda s: (counts[s], contenders.index(s)))
+
+
 class Hand:
     """The state of one hand. Mutable, but changed only through ``apply``."""
 
@@ -492,7 +497,8 @@ class Hand:
             contenders = [*challengers, caller]
         else:
             contenders = [caller, *challengers]
-        self._finish(End.CALL, self._lowest(contenders), tuple(challengers))
+        counts = self._counts()
+        self._finish(End.CALL, _lowest(contenders, counts), counts, tuple(challengers))
 
     def _stock_out(self, last_drawer: int) -> None:
         order = [last_drawer, (last_drawer + 1) % 3, (last_drawer + 2) % 3]
@@ -502,11 +508,8 @@ class Hand:
                 self._finish(End.VOID, None)
                 return
             contenders = order
-        self._finish(End.STOCK, self._lowest(contenders))
-
-    def _lowest(self, contenders: Sequence[int]) -> int:
-        """The contender with the lowest count; ties go to the first in ``contenders``."""
-        return min(contenders, key=lambda s: (self.count(s), contenders.index(s)))
+        counts = self._counts()
+        self._finish(End.STOCK, _lowest(contenders, counts), counts)
 
     def count(self, seat: int) -> int:
         """The seat's hand count (§7) as it would be scored now."""
@@ -514,8 +517,18 @@ class Hand:
             self.hands[seat], concealed_melds_count=self.options.concealed_melds_count
         )
 
-    def _finish(self, end: End, winner: int | None, challengers: tuple[int, ...] = ()) -> None:
-        counts = (self.count(0), self.count(1), self.count(2))
+    def _counts(self) -> tuple[int, int, int]:
+        return (self.count(0), self.count(1), self.count(2))
+
+    def _finish(
+        self,
+        end: End,
+        winner: int | None,
+        counts: tuple[int, int, int] | None = None,
+        challengers: tuple[int, ...] = (),
+    ) -> None:
+        if counts is None:
+            counts = self._counts()
         burned = tuple(s for s in range(3) if not self._opened[s] and s != winner)
         chips = settle(
             self.options,
