@@ -24,8 +24,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..cards import POINTS, mask_of
+from ..cards import DECK, POINTS, mask_of
+from ..count import best_arrangement
 from ..hand import Phase
+from ..melds import fits
 from ..moves import Action, Move
 from ..options import CallTie
 from ..view import SeatView
@@ -46,15 +48,17 @@ class StrongParams:
     """The strong bot's knobs (tuned with the arena)."""
 
     samples: int = 96  # determinizations per call or challenge decision
-    call_min_win: float = 0.6  # call when the estimated chance that nobody beats us reaches this
+    call_min_win: float = 0.45  # call when the estimated chance that nobody beats us reaches this
     call_max_count: int = 25  # never consider calling above this count
     high_card_weight: float = 0.3  # relative chance of a card above a seat's last throw
-    potential_weight: float = 1.0  # weight of the expected gain from live cards
+    potential_weight: float = 2.5  # weight of the expected gain from live cards
     draws_horizon: float = 2.0  # at most this many future draws count towards that gain
-    feed_cost: float = 10.0  # cost, in count points, of feeding an opened next seat a pick
-    feed_cost_unopened: float = 18.0  # ... and of feeding one that has not opened
+    feed_cost: float = 3.0  # cost, in count points, of feeding an opened next seat a pick
+    feed_cost_unopened: float = 6.0  # ... and of feeding one that has not opened
     caller_cap: int = 10  # a caller's count is assumed to be at most this
     secret_fours: bool = True  # place a four-of-a-kind face down
+    pick_by_value: bool = False  # choose among picks by hand value, not by count alone
+    hold_melds: bool = True  # expose only the meld that opens the hand, until going out
 
 
 def _neighbours(card: int) -> int:
@@ -118,12 +122,38 @@ class StrongPolicy:
             call = find(legal, Action.CALL)
             if call is not None and self._should_call(view, know):
                 return call
-            return best_pick(view) or find(legal, Action.DRAW) or legal[0]
-        return (
-            plan_melds(view, secret_fours=self.params.secret_fours)
-            or useful_lay_off(view)
-            or self._discard(view, know)
-        )
+            return self._pick(view, know) or find(legal, Action.DRAW) or legal[0]
+        return self._meld(view, know) or useful_lay_off(view) or self._discard(view, know)
+
+    # ----- melding ---------------------------------------------------------------------------
+
+    def _meld(self, view: SeatView, know: PublicKnowledge) -> Move | None:
+        """The next meld to place. Concealed melds count nothing (RULES.md §7), so with
+        ``hold_melds`` the bot places only the one meld that opens its hand (face down if it is
+        a four-of-a-kind, else the one fewest unseen cards could be laid off on) and keeps the
+        others for flexibility and out of the others' reach, until it can go out."""
+        p = self.params
+        if not p.hold_melds or view.options.concealed_melds_count:
+            return plan_melds(view, secret_fours=p.secret_fours)
+        arrangement = best_arrangement(view.hand)
+        assert view.seat is not None
+        if len(arrangement.deadwood) <= 1:
+            return plan_melds(view, secret_fours=p.secret_fours)
+        if view.opened[view.seat]:
+            return None
+        legal = set(view.legal)
+        best: tuple[int, Move] | None = None
+        for meld in arrangement.melds:
+            if p.secret_fours and len(meld) == 4 and meld[0].rank == meld[1].rank:
+                move = Move(Action.SECRET, meld)
+                if move in legal:
+                    return move
+            move = Move(Action.MELD, meld)
+            if move in legal:
+                exposure = sum(1 for c in _bits(know.unseen) if fits(meld, DECK[c]))
+                if best is None or exposure < best[0]:
+                    best = (exposure, move)
+        return best[1] if best else None
 
     # ----- randomness and sampling ----------------------------------------------------------
 
@@ -228,16 +258,35 @@ class StrongPolicy:
 
     # ----- discarding -----------------------------------------------------------------------
 
+    def _hand_value(self, view: SeatView, know: PublicKnowledge, kept: int) -> float:
+        """The count of ``kept`` less the expected gain of the coming draws: each of the next
+        ``draws_horizon`` draws is a uniform unseen card, worth what it would meld away."""
+        p = self.params
+        concealed = view.options.concealed_melds_count
+        now = count_of(kept, concealed_melds_count=concealed)
+        draws = min(p.draws_horizon, view.stock / 3)
+        if draws <= 0:
+            return float(now)
+        gain = 0
+        for u in _bits(know.unseen & _reach(kept)):
+            gain += max(0, now - count_of(kept | 1 << u, concealed_melds_count=concealed))
+        return now - p.potential_weight * draws * gain / max(1, know.unseen.bit_count())
+
+    def _pick(self, view: SeatView, know: PublicKnowledge) -> Move | None:
+        picks = of_action(view.legal, Action.PICK)
+        if not self.params.pick_by_value or len(picks) < 2:
+            return best_pick(view)
+        hand = mask_of(view.hand)
+        return min(picks, key=lambda m: self._hand_value(view, know, hand & ~mask_of(m.cards)))
+
     def _discard(self, view: SeatView, know: PublicKnowledge) -> Move:
         discards = of_action(view.legal, Action.DISCARD)
         if not discards:
             return view.legal[0]
         p = self.params
-        concealed = view.options.concealed_melds_count
         hand = mask_of(view.hand)
         unseen = know.unseen
         n_unseen = max(1, unseen.bit_count())
-        draws = min(p.draws_horizon, view.stock / 3)
         nxt = (know.seat + 1) % 3
         k = view.hand_sizes[nxt]
         pair_p = (k / n_unseen) * (max(0, k - 1) / max(1, n_unseen - 1))
@@ -247,17 +296,8 @@ class StrongPolicy:
         def score(move: Move) -> tuple[float, int]:
             card = move.card
             assert card is not None
-            kept = hand & ~card.bit
-            now = count_of(kept, concealed_melds_count=concealed)
-            value = float(now)
+            value = self._hand_value(view, know, hand & ~card.bit)
             if not last_turn:
-                if draws > 0:
-                    gain = 0
-                    for u in _bits(unseen & _reach(kept)):
-                        gain += max(
-                            0, now - count_of(kept | 1 << u, concealed_melds_count=concealed)
-                        )
-                    value -= p.potential_weight * draws * gain / n_unseen
                 miss = 1.0
                 for a, b in _PARTNER_PAIRS[card]:
                     if unseen >> a & 1 and unseen >> b & 1:
