@@ -163,7 +163,7 @@ def cards_in(data: Any) -> set[str]:
     return found
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(SEEDS)
 def test_cards_are_conserved_every_hand_ends_and_replays(seed: int) -> None:
     for hand in states(seed):
@@ -234,3 +234,32 @@ def test_views_hide_what_a_seat_may_not_know(seed: int) -> None:
             assert view.hand_sizes == tuple(len(h) for h in hand.hands)
             expected = hand.legal_moves(seat) if seat is not None else []
             assert list(view.legal) == expected
+
+
+PINNED = [  # seed: (decisions, legal moves listed over the hand, end, winner, chips)
+    (0, 39, 293, "stock", 0, [6, -3, -3]),
+    (1, 36, 254, "stock", 1, [0, 3, 0]),
+    (2, 34, 248, "stock", 0, [1, 1, 2]),
+    (3, 39, 289, "stock", 1, [0, 1, 0]),
+    (4, 35, 256, "stock", 2, [-2, -1, 3]),
+]
+
+
+def test_pinned_playouts() -> None:
+    """Move counts of chosen playouts, like a chess perft: any change to move generation or to
+    the rules shows up here first."""
+    for seed, decisions, listed, end, winner, chips in PINNED:
+        rng = random.Random(seed)
+        hand = random_hand(rng)
+        steps = total = 0
+        while not hand.over:
+            moves = hand.legal_moves()
+            steps, total = steps + 1, total + len(moves)
+            hand.apply(hand.to_act, choose(rng, moves))
+        assert hand.result is not None
+        assert (steps, total) == (decisions, listed)
+        assert (hand.result.end.value, hand.result.winner, list(hand.result.chips)) == (
+            end,
+            winner,
+            chips,
+        )
