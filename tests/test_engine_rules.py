@@ -675,6 +675,8 @@ def test_payments_aces_fours_secrets_and_burned() -> None:
     assert (r["winner"], r["burned"], r["counts"][0], r["chips"]) == (0, [1], 1, [19, -10, -9])  # type: ignore[index]
     r = result(_scoring_hand(face_up_four=True))
     assert r["chips"] == [13, -7, -6]  # a four placed face up earns nothing
+    r = result(_scoring_hand(concealed_melds_count=True))
+    assert r["counts"][0] == 41 and r["chips"] == [19, -10, -9]  # type: ignore[index]
 
 
 def test_option_scoring_tally() -> None:
