@@ -157,7 +157,6 @@ class Bot:
         self.hands, self.text = hands, text
         self.retry_delays = tuple(retry_delays)
         self.report = BotRun()
-        self.connection: Connection | None = None
         self._token: str | None = None
         self._starts_table = False
         self._hand_open = False
@@ -170,6 +169,7 @@ class Bot:
         cannot take a seat or loses it for good."""
         failures = 0
         while True:
+            resumes = self.report.reconnects
             try:
                 await self._session()
                 return self.report
@@ -193,6 +193,8 @@ class Bot:
                         "(a table lives only while someone is connected to it)"
                     ) from exc
                 raise BotError(f"the server refused: {exc}") from exc
+            if self.report.reconnects > resumes:  # the last attempt got the seat back
+                failures = 0
             if self._token is None or failures >= len(self.retry_delays):
                 raise BotError(f"connection lost ({reason}); giving up")
             delay = self.retry_delays[failures]
@@ -209,18 +211,14 @@ class Bot:
                 self.host, self.port, name=self.name, kind="bot", token=self._token,
                 text=self.text, timeout=CONNECT_TIMEOUT,
             ) as conn:
-                self.connection = conn
-                try:
-                    if self._token is None:
-                        joined = await self._sit(conn)
-                        self._token = joined.token
-                        self._seated(joined)
-                    else:
-                        self.report.reconnects += 1
-                        self._resumed = True
-                    await self._play(conn)
-                finally:
-                    self.connection = None
+                if self._token is None:
+                    joined = await self._sit(conn)
+                    self._token = joined.token
+                    self._seated(joined)
+                else:
+                    self.report.reconnects += 1
+                    self._resumed = True
+                await self._play(conn)
         except BaseExceptionGroup as group:  # the connection's nursery wraps what it raises
             raise _sole(group) from None
 
