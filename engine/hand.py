@@ -50,6 +50,20 @@ class End(StrEnum):
     VOID = "void"
 
 
+# Enum members as module constants: the hot paths below read them many times per move, and a
+# module global is several times cheaper than an enum class attribute.
+_START, _PLAY, _ANSWER, _OVER = Phase.START, Phase.PLAY, Phase.ANSWER, Phase.OVER
+_DRAW, _PICK, _MELD, _SECRET, _SAPAW = (
+    Action.DRAW,
+    Action.PICK,
+    Action.MELD,
+    Action.SECRET,
+    Action.SAPAW,
+)
+_DISCARD, _CALL, _CHALLENGE, _FOLD = Action.DISCARD, Action.CALL, Action.CHALLENGE, Action.FOLD
+_NEXT_TURN = SapawBlock.NEXT_TURN
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """How a hand ended, in the form of the hand record's ``result``."""
@@ -111,7 +125,7 @@ def check_deck(deck: Sequence[Any]) -> tuple[Card, ...]:
     return cards
 
 
-_PLACES = frozenset((Action.MELD, Action.SECRET))
+_PLACES = frozenset((_MELD, _SECRET))
 
 
 def _malformed(move: Move) -> IllegalMove | None:
@@ -119,13 +133,13 @@ def _malformed(move: Move) -> IllegalMove | None:
     does not take, or a card named twice."""
     action = move.action
     cards, card, meld = move.cards, move.card, move.meld
-    if action is Action.DISCARD:
+    if action is _DISCARD:
         ok = card is not None and not cards and meld is None
-    elif action is Action.SAPAW:
+    elif action is _SAPAW:
         ok = card is not None and meld is not None and not cards
-    elif action is Action.MELD or action is Action.SECRET:
+    elif action is _MELD or action is _SECRET:
         ok = card is None and meld is None
-    elif action is Action.PICK:
+    elif action is _PICK:
         ok = card is None and not (cards and meld is not None)
     else:
         ok = card is None and meld is None and not cards
@@ -157,7 +171,7 @@ class Hand:
         self.discards: list[Card] = []  # top of the pile is last
         self.melds: list[TableMeld] = []
         self.to_act = dealer
-        self.phase = Phase.PLAY  # the dealer's first turn has no start and no acquire step
+        self.phase = _PLAY  # the dealer's first turn has no start and no acquire step
         self.turn = 0
         self.steps: list[Step] = []
         self.caller: int | None = None
@@ -191,7 +205,7 @@ class Hand:
 
     @property
     def over(self) -> bool:
-        return self.phase is Phase.OVER
+        return self.phase is _OVER
 
     def opened(self, seat: int) -> bool:
         """A seat has opened once it owns a meld, face up or secret (§4)."""
@@ -218,13 +232,13 @@ class Hand:
         exactly these moves, which the property tests verify. The order is: ``call``, ``draw``,
         picks; or melds (each four of a kind followed by its ``secret``), lay-offs, discards;
         or ``challenge``, ``fold``. The list is computed once per state."""
-        if self.phase is Phase.OVER or (seat is not None and seat != self.to_act):
+        if self.phase is _OVER or (seat is not None and seat != self.to_act):
             return []
         cached = self._legal
         if cached is None:
-            if self.phase is Phase.PLAY:
+            if self.phase is _PLAY:
                 cached = self._play_moves(self.to_act)
-            elif self.phase is Phase.START:
+            elif self.phase is _START:
                 cached = self._start_moves(self.to_act)
             else:
                 cached = [CHALLENGE, FOLD]
@@ -274,29 +288,29 @@ class Hand:
 
     def why_illegal(self, seat: int, move: Move) -> IllegalMove | None:
         """``None`` if ``move`` is legal for ``seat`` now, else the error ``apply`` would raise."""
-        if self.phase is Phase.OVER:
+        if self.phase is _OVER:
             return IllegalMove("hand_over", f"{move.action}: the hand is over")
         if seat != self.to_act:
             return IllegalMove("not_your_turn", f"seat {self.to_act} is to act, not seat {seat}")
         action = move.action
         plain = not move.cards and move.meld is None
-        if plain and self.phase is Phase.PLAY and action is Action.DISCARD:
+        if plain and self.phase is _PLAY and action is _DISCARD:
             card = move.card
             if card is not None:  # the most common move, checked first
                 return self._discard_violation(seat, card)
-        if plain and self.phase is Phase.START and action is Action.DRAW and move.card is None:
+        if plain and self.phase is _START and action is _DRAW and move.card is None:
             return None
         malformed = _malformed(move)
         if malformed is not None:
             return malformed
-        if self.phase is Phase.PLAY:
-            if action is Action.DISCARD or action is Action.SAPAW or action in _PLACES:
+        if self.phase is _PLAY:
+            if action is _DISCARD or action is _SAPAW or action in _PLACES:
                 return self._play_violation(seat, move)
-            if action is Action.CALL:
+            if action is _CALL:
                 if self.turn == 0:
                     return IllegalMove("dealer_first_turn", "call: not on the dealer's first turn")
                 return IllegalMove("call_at_start", "call: only at the start of a turn")
-            if action is Action.DRAW or action is Action.PICK:
+            if action is _DRAW or action is _PICK:
                 if self.turn == 0:
                     return IllegalMove(
                         "dealer_first_turn", f"{action}: the dealer's first turn has none"
@@ -305,19 +319,19 @@ class Hand:
                     "already_acquired", f"{action}: already drawn or picked this turn"
                 )
             return IllegalMove("no_call", f"{action}: there is no call to answer")
-        if self.phase is Phase.ANSWER:
-            if action is Action.CHALLENGE or action is Action.FOLD:
+        if self.phase is _ANSWER:
+            if action is _CHALLENGE or action is _FOLD:
                 return None
             return IllegalMove(
                 "must_answer", f"{action}: seat {seat} must challenge or fold the call"
             )
-        if action is Action.DRAW:
+        if action is _DRAW:
             return None
-        if action is Action.CALL:
+        if action is _CALL:
             return self._call_violation(seat)
-        if action is Action.PICK:
+        if action is _PICK:
             return self._pick_violation(seat, move)
-        if action is Action.CHALLENGE or action is Action.FOLD:
+        if action is _CHALLENGE or action is _FOLD:
             return IllegalMove("no_call", f"{action}: there is no call to answer")
         return IllegalMove("must_acquire", f"{action}: draw or pick first")
 
@@ -379,10 +393,10 @@ class Hand:
 
     def _play_violation(self, seat: int, move: Move) -> IllegalMove | None:
         action = move.action
-        if action is Action.DISCARD:
+        if action is _DISCARD:
             assert move.card is not None
             return self._discard_violation(seat, move.card)
-        if action is Action.SAPAW:
+        if action is _SAPAW:
             assert move.card is not None
             missing = self._missing(seat, (move.card,))
             if missing:
@@ -398,7 +412,7 @@ class Hand:
         if missing:
             return missing
         shown = " ".join(str(c) for c in move.cards)
-        if action is Action.SECRET:
+        if action is _SECRET:
             if len(move.cards) != 4 or len({c.rank for c in move.cards}) != 1:
                 return IllegalMove("not_four_of_a_kind", f"secret: {shown} is not four of a kind")
         elif meld_kind(move.cards) is None:
@@ -416,36 +430,36 @@ class Hand:
         self.steps.append(Step(seat, move))
         action = move.action
         hand = self.hands[seat]
-        if action is Action.DRAW:
+        if action is _DRAW:
             hand.add(self.stock.pop())
-            self.phase = Phase.PLAY
-        elif action is Action.PICK:
+            self.phase = _PLAY
+        elif action is _PICK:
             top = self.discards.pop()
-            self.phase = Phase.PLAY
+            self.phase = _PLAY
             if move.meld is not None:
                 self._lay_off(seat, top, move.meld)
             else:
                 self._place(seat, (*move.cards, top), move.cards, secret=False)
-        elif action in (Action.MELD, Action.SECRET):
-            self._place(seat, move.cards, move.cards, secret=action is Action.SECRET)
-        elif action is Action.SAPAW:
+        elif action in (_MELD, _SECRET):
+            self._place(seat, move.cards, move.cards, secret=action is _SECRET)
+        elif action is _SAPAW:
             assert move.card is not None and move.meld is not None
             hand.discard(move.card)
             self._lay_off(seat, move.card, move.meld)
-        elif action is Action.DISCARD:
+        elif action is _DISCARD:
             assert move.card is not None
             hand.discard(move.card)
             self.discards.append(move.card)
             if hand:
                 self._end_turn(seat)
-        elif action is Action.CALL:
+        elif action is _CALL:
             self.caller = seat
-            self.phase = Phase.ANSWER
+            self.phase = _ANSWER
             self._next_answer(seat)
         else:
             self.answers[seat] = action
             self._next_answer(seat)
-        if not hand and self.phase is not Phase.OVER:
+        if not hand and self.phase is not _OVER:
             self._finish(End.TONGITS, seat)
 
     def _place(
@@ -464,7 +478,7 @@ class Hand:
 
     def _end_turn(self, seat: int) -> None:
         block = self._block_turn[seat]
-        if self.options.sapaw_block is SapawBlock.NEXT_TURN and block is not None:
+        if self.options.sapaw_block is _NEXT_TURN and block is not None:
             if block < self.turn:
                 self._block_turn[seat] = None
         if not self.stock:
@@ -472,7 +486,7 @@ class Hand:
             return
         self.turn += 1
         self.to_act = (seat + 1) % 3
-        self.phase = Phase.START
+        self.phase = _START
 
     def _next_answer(self, after: int) -> None:
         """Move the answer to the next seat after ``after`` (in turn order from the caller) that
@@ -483,8 +497,8 @@ class Hand:
             if self._opened[seat]:
                 self.to_act = seat
                 return
-            self.answers[seat] = Action.FOLD
-            self.steps.append(Step(seat, Move(Action.FOLD), auto=True))
+            self.answers[seat] = _FOLD
+            self.steps.append(Step(seat, Move(_FOLD), auto=True))
             seat = (seat + 1) % 3
         self._resolve_call()
 
@@ -492,7 +506,7 @@ class Hand:
         caller = self.caller
         assert caller is not None
         order = [(caller + 1) % 3, (caller + 2) % 3]
-        challengers = [s for s in order if self.answers.get(s) is Action.CHALLENGE]
+        challengers = [s for s in order if self.answers.get(s) is _CHALLENGE]
         if self.options.call_tie is CallTie.CHALLENGER:
             contenders = [*challengers, caller]
         else:
@@ -541,4 +555,4 @@ class Hand:
             melds=self.melds,
         )
         self.result = Result(end, winner, counts, burned, challengers, chips)
-        self.phase = Phase.OVER
+        self.phase = _OVER
