@@ -434,6 +434,7 @@ def test_call_nobody_challenges() -> None:
     assert illegal(hand, 2, "fold") == "not_your_turn"
     play(hand, "1 fold")
     assert hand.to_act == 2
+    assert seat_view(hand, 2).history[-1] == {"seat": 1, "action": "fold"}  # seen by seat 2
     play(hand, "2 fold")
     assert result(hand) == {
         "end": "call",
