@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tongits.client import arena
@@ -52,10 +53,11 @@ def test_recorded_rotations_share_the_deck_and_rotate_the_bots(tmp_path: Path) -
     assert dealers == {0, 1, 2}
 
 
-def _json_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
+def _json_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
     assert main(argv) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    return json.loads(out[-1])
+    data: dict[str, Any] = json.loads(out[-1])
+    return data
 
 
 def test_json_line_shape(capsys: pytest.CaptureFixture[str]) -> None:
@@ -73,7 +75,7 @@ def test_json_line_shape(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_jobs_do_not_change_the_standings(capsys: pytest.CaptureFixture[str]) -> None:
-    def standings(jobs: int) -> dict:
+    def standings(jobs: int) -> dict[str, Any]:
         data = _json_line(
             capsys,
             [

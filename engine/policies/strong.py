@@ -1,19 +1,27 @@
-"""The ``strong`` bot: greedy's melding, plus card reading and Monte-Carlo timing of calls.
+"""The ``strong`` bot: card reading, live-card discards, concealed melds and Monte-Carlo calls.
 
 It reads only its ``SeatView``:
 
 * **Where the cards are.** ``public_knowledge`` replays the public history: the cards it cannot
   place (``unseen``: the other hands, the stock, other seats' secret melds), what each seat
   threw, and which discard tops each seat drew past.
+* **Melds.** Concealed melds count nothing (RULES.md §7), so it places only the meld that opens
+  its hand (a four-of-a-kind face down) and keeps the others in hand, where nobody can lay off on
+  them (which would block its calls, §5) and where they may still take the discard top; it puts
+  everything down once that empties its hand (Tongits). It lays off every card it can spare,
+  onto the other seats' melds first (blocking their calls).
 * **Discards.** Each legal discard is scored by the count left, minus the expected gain of the
   next draws from *live* cards (unseen cards that would meld with what is kept), plus the risk of
   feeding the next seat a pick (both other cards of some meld with the discard unseen, weighted
-  by how many cards that seat holds; dearer if the pick would open it).
+  by how many cards that seat holds; dearer if the pick would open it). It picks the discard
+  whenever that makes a meld.
 * **Calls and challenges.** Determinized Monte-Carlo: the other hands are dealt from the unseen
   cards (a four-of-a-kind set aside for each hidden secret meld; cards above the last card a
-  seat threw are less likely in its hand, since players throw high cards), and the call or the
-  challenge is taken when its estimated chance of winning, turned into chips, beats the
-  alternative.
+  seat threw are less likely in its hand, since players throw high cards). It calls when no
+  opened seat can challenge, or when in at least ``call_min_win`` of the deals no opened seat
+  counts as low as it does; it challenges when the chips it expects from challenging (against a
+  caller's count of at most ``caller_cap``) beat folding, and always once the call is
+  challenged already (the stake is then 3 chips whatever it does).
 
 Deterministic for a given seed: each decision draws from a ``random.Random`` seeded with the
 policy's seed and the position in the hand, so the same view always gets the same move.
@@ -57,7 +65,6 @@ class StrongParams:
     feed_cost_unopened: float = 6.0  # ... and of feeding one that has not opened
     caller_cap: int = 10  # a caller's count is assumed to be at most this
     secret_fours: bool = True  # place a four-of-a-kind face down
-    pick_by_value: bool = False  # choose among picks by hand value, not by count alone
     hold_melds: bool = True  # expose only the meld that opens the hand, until going out
 
 
@@ -122,7 +129,7 @@ class StrongPolicy:
             call = find(legal, Action.CALL)
             if call is not None and self._should_call(view, know):
                 return call
-            return self._pick(view, know) or find(legal, Action.DRAW) or legal[0]
+            return best_pick(view) or find(legal, Action.DRAW) or legal[0]
         return self._meld(view, know) or useful_lay_off(view) or self._discard(view, know)
 
     # ----- melding ---------------------------------------------------------------------------
@@ -271,13 +278,6 @@ class StrongPolicy:
         for u in _bits(know.unseen & _reach(kept)):
             gain += max(0, now - count_of(kept | 1 << u, concealed_melds_count=concealed))
         return now - p.potential_weight * draws * gain / max(1, know.unseen.bit_count())
-
-    def _pick(self, view: SeatView, know: PublicKnowledge) -> Move | None:
-        picks = of_action(view.legal, Action.PICK)
-        if not self.params.pick_by_value or len(picks) < 2:
-            return best_pick(view)
-        hand = mask_of(view.hand)
-        return min(picks, key=lambda m: self._hand_value(view, know, hand & ~mask_of(m.cards)))
 
     def _discard(self, view: SeatView, know: PublicKnowledge) -> Move:
         discards = of_action(view.legal, Action.DISCARD)
