@@ -112,20 +112,17 @@ class PublicKnowledge:
     """What the public history and the table say about where the cards are, for one seat.
 
     ``unseen`` holds every card the seat cannot place: the other hands, the stock and the
-    other seats' secret melds. ``passed[s]`` are the discard tops seat ``s`` drew past
-    (it could not, or chose not to, meld them); ``thrown[s]`` the cards it discarded, in order.
+    other seats' secret melds; ``thrown[s]`` are the cards seat ``s`` discarded, in order.
     """
 
     seat: int
     unseen: int
-    passed: list[list[Card]] = field(default_factory=lambda: [[], [], []])
     thrown: list[list[Card]] = field(default_factory=lambda: [[], [], []])
-    picked: list[list[Card]] = field(default_factory=lambda: [[], [], []])
     hidden_secrets: list[int] = field(default_factory=lambda: [0, 0, 0])
 
 
 def public_knowledge(view: SeatView) -> PublicKnowledge:
-    """Read the seat's view: known cards, and every seat's draws past, picks and discards."""
+    """Read the seat's view: the cards it can place, and every seat's discards."""
     assert view.seat is not None
     known = mask_of(view.hand) | mask_of(view.discards)
     secrets = [0, 0, 0]
@@ -135,17 +132,7 @@ def public_knowledge(view: SeatView) -> PublicKnowledge:
         else:
             secrets[meld.owner] += 1
     info = PublicKnowledge(view.seat, mask_of(DECK) & ~known, hidden_secrets=secrets)
-    pile: list[Card] = []
     for step in view.history:
-        seat = step["seat"]
-        action = step["action"]
-        if action == "discard":
-            card = Card.parse(step["card"])
-            pile.append(card)
-            info.thrown[seat].append(card)
-        elif action == "pick":
-            if pile:
-                info.picked[seat].append(pile.pop())
-        elif action == "draw" and pile:
-            info.passed[seat].append(pile[-1])
+        if step["action"] == "discard":
+            info.thrown[step["seat"]].append(Card.parse(step["card"]))
     return info

@@ -3,8 +3,8 @@
 It reads only its ``SeatView``:
 
 * **Where the cards are.** ``public_knowledge`` replays the public history: the cards it cannot
-  place (``unseen``: the other hands, the stock, other seats' secret melds), what each seat
-  threw, and which discard tops each seat drew past.
+  place (``unseen``: the other hands, the stock, other seats' secret melds) and what each seat
+  threw.
 * **Melds.** Concealed melds count nothing (RULES.md §7), so it places only the meld that opens
   its hand (a four-of-a-kind face down) and keeps the others in hand, where nobody can lay off on
   them (which would block its calls, §5) and where they may still take the discard top; it puts
