@@ -1,0 +1,437 @@
+"""Load benchmark of the Tongits server against a plain Trio + msgpack echo server (the floor).
+
+The server runs in a child process (a fresh one per phase), the clients in this process:
+
+(a) one action's round trip at one table (a ``move`` until the state showing it) vs one echo;
+(b) N tables x 3 connections, one action per table per second: p50/p99 and the server's CPU,
+    with the echo floor at the same number of connections and rate; memory per table;
+(c) flat-out actions/s with M tables of one instant client and two instant server bots.
+
+    python bench/server_load.py                       # the full run: 1,000 tables, 300 tables
+    python bench/server_load.py --tables 200 --flat-tables 60 --seconds 10
+
+The last line printed is one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgpack
+import trio
+
+_HEADER = struct.Struct(">I")
+
+
+# ----- the server side (child processes) ----------------
+
+
+async def _echo_connection(stream: trio.SocketStream) -> None:
+    unpacker = msgpack.Unpacker(raw=False)
+    buffer = b""
+    try:
+        while data := await stream.receive_some(65536):
+            buffer += data
+            out = []
+            while len(buffer) >= 4:
+                (length,) = _HEADER.unpack_from(buffer)
+                if len(buffer) < 4 + length:
+                    break
+                msg = msgpack.unpackb(buffer[4 : 4 + length], raw=False)
+                buffer = buffer[4 + length :]
+                payload = msgpack.packb(msg)
+                out.append(_HEADER.pack(len(payload)) + payload)
+            if out:
+                await stream.send_all(b"".join(out))
+    except trio.BrokenResourceError:
+        pass
+    del unpacker
+
+
+async def _orphan_watch(parent: int) -> None:
+    """A child outlives no parent (a killed bench must not leave servers behind)."""
+    while os.getppid() == parent:
+        await trio.sleep(0.5)
+    os._exit(1)
+
+
+async def _serve_child(kind: str, parent: int) -> None:
+    if kind == "echo":
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_orphan_watch, parent)
+            listeners = await nursery.start(trio.serve_tcp, _echo_connection, 0)
+            print(listeners[0].socket.getsockname()[1], flush=True)
+        return
+    from tongits.server import Server, ServerConfig
+
+    config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
+                          max_tables=20000, queue_size=1024, log_level="WARNING")
+    server = Server(config)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_orphan_watch, parent)
+        listeners = await nursery.start(server.serve)
+        print(listeners[0].socket.getsockname()[1], flush=True)
+
+
+class Child:
+    """A server process; reads its CPU time and RSS from /proc."""
+
+    def __init__(self, kind: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid())],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.port = int(self.proc.stdout.readline())
+
+    def cpu(self) -> float:
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_kb(self) -> int:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+# ----- clients ----------------
+
+
+class Client:
+    """A raw binary-mode client: one reader task routes replies and keeps the latest state."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.buffer = b""
+        self.state: dict[str, Any] | None = None
+        self.states = trio.Event()
+        self.replies: dict[int, trio.Event] = {}
+        self.results = 0
+        self.events = 0
+        self.seat: int | None = None
+        self.on_state: Callable[[Client, dict[str, Any]], None] | None = None
+        self._ids = 0
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        payload = msgpack.packb(msg)
+        await self.stream.send_all(_HEADER.pack(len(payload)) + payload)
+
+    async def request(self, msg: dict[str, Any]) -> None:
+        self._ids += 1
+        msg["id"] = self._ids
+        done = self.replies[self._ids] = trio.Event()
+        await self.send(msg)
+        await done.wait()
+
+    async def read(self) -> None:
+        try:
+            while data := await self.stream.receive_some(1 << 16):
+                self.buffer += data
+                while len(self.buffer) >= 4:
+                    (length,) = _HEADER.unpack_from(self.buffer)
+                    if len(self.buffer) < 4 + length:
+                        break
+                    msg = msgpack.unpackb(self.buffer[4 : 4 + length], raw=False)
+                    self.buffer = self.buffer[4 + length :]
+                    self._route(msg)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    def _route(self, msg: dict[str, Any]) -> None:
+        kind = msg["type"]
+        ref = msg.get("ref") if kind == "error" else msg.get("id")
+        if kind == "error":
+            raise RuntimeError(f"server error: {msg}")
+        if kind == "joined":
+            self.seat = msg.get("seat")
+        if kind == "state":
+            self.state = msg
+            if msg.get("event"):
+                self.events += 1
+            self.states.set()
+            self.states = trio.Event()
+            if self.on_state is not None:
+                self.on_state(self, msg)
+        elif kind == "hand_result":
+            self.results += 1
+        if ref is not None and ref in self.replies:
+            self.replies.pop(ref).set()
+
+
+def choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
+    """A quick legal move: draw, fold, else the last listed (a discard in the play phase)."""
+    for move in legal:
+        if move["action"] in ("draw", "fold"):
+            return move
+    return legal[-1]
+
+
+async def connect(port: int, nursery: trio.Nursery, name: str) -> Client:
+    client = Client(await trio.open_tcp_stream("127.0.0.1", port))
+    nursery.start_soon(client.read)
+    await client.request({"type": "hello", "version": 1, "name": name, "kind": "bot"})
+    return client
+
+
+def pct(samples: list[float], q: float) -> float:
+    """The q-quantile of ``samples``, in microseconds."""
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e6, 1)
+
+
+async def act_and_wait(client: Client) -> float:
+    """Play one move for ``client`` (it must be to act) and time it until its next state."""
+    state = client.state
+    assert state is not None and state.get("legal")
+    seq = state["seq"]
+    start = time.perf_counter()
+    await client.send({"type": "move", "move": choose(state["legal"])})
+    await wait_newer(client, seq)
+    return time.perf_counter() - start
+
+
+async def wait_newer(client: Client, seq: int) -> None:
+    """Wait until ``client`` has a state newer than ``seq``."""
+    while client.state is None or client.state["seq"] <= seq:
+        await client.states.wait()
+
+
+# ----- (a) one round trip ----------------
+
+
+async def echo_round_trips(port: int, count: int) -> list[float]:
+    async with trio.open_nursery() as nursery:
+        client = Client(await trio.open_tcp_stream("127.0.0.1", port))
+        nursery.start_soon(client.read)
+        samples = []
+        for i in range(count):
+            start = time.perf_counter()
+            await client.request({"type": "ping", "n": i})
+            samples.append(time.perf_counter() - start)
+        nursery.cancel_scope.cancel()
+    return samples
+
+
+async def table_round_trips(port: int, count: int) -> list[float]:
+    """One table: our client and two instant bots; time our moves only."""
+    async with trio.open_nursery() as nursery:
+        me = await connect(port, nursery, "me")
+        await me.request({"type": "create_table", "name": "rtt", "bots": 2, "timer": 0})
+        samples: list[float] = []
+        while len(samples) < count:
+            state = me.state
+            if state is not None and state["view"]["phase"] == "over":
+                await me.request({"type": "next_hand"})
+                await wait_newer(me, state["seq"])
+                continue
+            if state is None or not state.get("legal"):
+                await me.states.wait()
+                continue
+            samples.append(await act_and_wait(me))
+        nursery.cancel_scope.cancel()
+    return samples
+
+
+# ----- (b) many tables at one action per second ----------------
+
+
+async def paced_tables(child: Child, tables: int, seconds: float, echo: bool) -> dict[str, Any]:
+    """``tables`` x 3 connections; each table acts once per second for ``seconds``. The server's
+    CPU is measured over the paced window only, its memory once every table is seated."""
+    port = child.port
+    samples: list[float] = []
+    async with trio.open_nursery() as nursery:
+        groups: list[list[Client]] = []
+        for t in range(tables):
+            if echo:
+                group = []
+                for _ in range(3):
+                    client = Client(await trio.open_tcp_stream("127.0.0.1", port))
+                    nursery.start_soon(client.read)
+                    group.append(client)
+            else:
+                owner = await connect(port, nursery, f"o{t}")
+                await owner.request({"type": "create_table", "name": f"b{t}", "timer": 0})
+                group = [owner]
+                for s in (1, 2):
+                    other = await connect(port, nursery, f"p{t}{s}")
+                    await other.request({"type": "join", "table": f"t{t + 1}"})
+                    group.append(other)
+            groups.append(group)
+        await trio.sleep(0.5)
+        rss_ready = child.rss_kb()
+        cpu0, wall0 = child.cpu(), time.perf_counter()
+
+        async def drive(index: int, group: list[Client]) -> None:
+            await trio.sleep(index / tables)
+            deadline = trio.current_time() + seconds
+            while trio.current_time() < deadline:
+                tick = trio.current_time()
+                if echo:
+                    start = time.perf_counter()
+                    await group[index % 3].request({"type": "move", "move": {"action": "draw"}})
+                    samples.append(time.perf_counter() - start)
+                else:
+                    await table_step(group)
+                await trio.sleep_until(tick + 1.0)
+
+        async def table_step(group: list[Client]) -> None:
+            state = group[0].state
+            while state is None:
+                await group[0].states.wait()
+                state = group[0].state
+            if state["view"]["phase"] == "over":
+                for client in group:
+                    await client.request({"type": "next_hand"})
+                return
+            to_act = state["view"]["to_act"]
+            actor = group[to_act]
+            while actor.state is None or not actor.state.get("legal"):
+                await actor.states.wait()
+            samples.append(await act_and_wait(actor))
+
+        async with trio.open_nursery() as drivers:
+            for index, group in enumerate(groups):
+                drivers.start_soon(drive, index, group)
+        cpu = (child.cpu() - cpu0) / (time.perf_counter() - wall0)
+        nursery.cancel_scope.cancel()
+    return {"samples": samples, "cpu": cpu, "rss_ready_kb": rss_ready}
+
+
+# ----- (c) flat out ----------------
+
+
+async def flat_out(child: Child, tables: int, seconds: float) -> dict[str, Any]:
+    port = child.port
+    clients: list[Client] = []
+    async with trio.open_nursery() as nursery:
+        pending: trio.MemorySendChannel[Client]
+        pending, todo = trio.open_memory_channel[Client](tables * 8)
+
+        def react(client: Client, state: dict[str, Any]) -> None:
+            if state.get("legal") or state["view"]["phase"] == "over":
+                pending.send_nowait(client)
+
+        for t in range(tables):
+            client = await connect(port, nursery, f"f{t}")
+            client.on_state = react
+            clients.append(client)
+
+        async def player() -> None:
+            async for client in todo:
+                state = client.state
+                if state is None:
+                    continue
+                if state["view"]["phase"] == "over":
+                    await client.send({"type": "next_hand"})
+                elif state.get("legal"):
+                    await client.send({"type": "move", "move": choose(state["legal"])})
+
+        for _ in range(64):
+            nursery.start_soon(player)
+        for t, client in enumerate(clients):
+            await client.send({"type": "create_table", "name": f"c{t}", "bots": 2, "timer": 0})
+        await trio.sleep(1.0)
+        before = sum(c.events for c in clients)
+        start, cpu0 = time.perf_counter(), child.cpu()
+        await trio.sleep(seconds)
+        actions = sum(c.events for c in clients) - before
+        elapsed = time.perf_counter() - start
+        cpu = (child.cpu() - cpu0) / elapsed
+        rss = child.rss_kb()
+        hands = sum(c.results for c in clients)
+        nursery.cancel_scope.cancel()
+    return {"actions": actions, "elapsed": elapsed, "hands": hands, "cpu": cpu, "rss_kb": rss}
+
+
+# ----- the run ----------------
+
+
+def measure(kind: str, run: Callable[[Child], Awaitable[Any]]) -> tuple[Any, int]:
+    """Run ``run(child)`` against a fresh server process; returns its result and the server's
+    RSS before any client connected."""
+    child = Child(kind)
+    try:
+        rss0 = child.rss_kb()
+        out = trio.run(run, child)
+    finally:
+        child.stop()
+    return out, rss0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--child", choices=["echo", "tongits"], help=argparse.SUPPRESS)
+    parser.add_argument("--parent", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--rtt", type=int, default=2000, help="round trips measured in (a)")
+    parser.add_argument("--tables", type=int, default=1000, help="tables in (b)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="duration of (b) and (c)")
+    parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
+    args = parser.parse_args()
+    if args.child:
+        trio.run(_serve_child, args.child, args.parent)
+        return
+
+    report: dict[str, Any] = {"tables_b": args.tables, "connections_b": 3 * args.tables,
+                              "tables_c": args.flat_tables, "seconds": args.seconds}
+    floor, _ = measure("echo", lambda child: echo_round_trips(child.port, args.rtt))
+    server, _ = measure("tongits", lambda child: table_round_trips(child.port, args.rtt))
+    report["a_floor_p50_us"], report["a_floor_p99_us"] = pct(floor, 0.5), pct(floor, 0.99)
+    report["a_server_p50_us"], report["a_server_p99_us"] = pct(server, 0.5), pct(server, 0.99)
+    report["a_p50_ratio"] = round(statistics.median(server) / statistics.median(floor), 2)
+    print(f"(a) one action round trip: server p50 {report['a_server_p50_us']} µs, "
+          f"p99 {report['a_server_p99_us']} µs; echo floor p50 {report['a_floor_p50_us']} µs, "
+          f"p99 {report['a_floor_p99_us']} µs; ratio p50 {report['a_p50_ratio']}x", flush=True)
+
+    floor_b, _ = measure("echo", lambda child: paced_tables(child, args.tables, args.seconds, True))
+    paced, rss0 = measure(
+        "tongits", lambda child: paced_tables(child, args.tables, args.seconds, False)
+    )
+    samples = paced["samples"]
+    report["b_floor_p50_us"] = pct(floor_b["samples"], 0.5)
+    report["b_floor_p99_us"] = pct(floor_b["samples"], 0.99)
+    report["b_server_p50_us"], report["b_server_p99_us"] = pct(samples, 0.5), pct(samples, 0.99)
+    report["b_actions"] = len(samples)
+    report["b_floor_cpu_pct"] = round(100 * floor_b["cpu"], 1)
+    report["b_server_cpu_pct"] = round(100 * paced["cpu"], 1)
+    report["b_memory_per_table_kb"] = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
+    print(f"(b) {args.tables} tables, {3 * args.tables} connections, 1 action/table/s: "
+          f"p50 {report['b_server_p50_us']} µs, p99 {report['b_server_p99_us']} µs "
+          f"(echo floor p50 {report['b_floor_p50_us']} µs, p99 {report['b_floor_p99_us']} µs); "
+          f"server CPU {report['b_server_cpu_pct']} % of a core "
+          f"(echo {report['b_floor_cpu_pct']} %); "
+          f"memory {report['b_memory_per_table_kb']} KB per table with 3 connections",
+          flush=True)
+
+    flat, rss0 = measure("tongits", lambda child: flat_out(child, args.flat_tables, args.seconds))
+    report["c_actions_per_s"] = round(flat["actions"] / flat["elapsed"])
+    report["c_hands"] = flat["hands"]
+    report["c_memory_per_table_kb"] = round((flat["rss_kb"] - rss0) / args.flat_tables, 1)
+    report["c_server_cpu_pct"] = round(100 * flat["cpu"], 1)
+    print(f"(c) {args.flat_tables} tables of instant bots: {report['c_actions_per_s']} actions/s "
+          f"({flat['hands']} hands); memory {report['c_memory_per_table_kb']} KB per table",
+          flush=True)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
