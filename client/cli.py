@@ -22,6 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--options", metavar="JSON", help="table options, e.g. '{\"ante\": 1}'")
     _add_screen_commands(sub)
     _add_bot_command(sub)
+    export = sub.add_parser("export", help="write a server database's hands as hand records")
+    export.add_argument("--db", required=True, metavar="PATH", help="the tongits-server database")
+    export.add_argument("--table", help="only this table id (e.g. t3)")
+    export.add_argument("--out", default=".", metavar="DIR", help="where to write (default: .)")
     return parser
 
 
@@ -96,6 +100,16 @@ def main(argv: list[str] | None = None) -> int:
             as_json=args.json,
             options=args.options,
         )
+    if args.command == "export":
+        from tongits.server.store import StoreError, export
+
+        try:
+            written = export(args.db, args.out, args.table)
+        except (OSError, StoreError) as exc:
+            print(f"tongits export: {exc}", file=sys.stderr)
+            return 1
+        print(f"{len(written) - 1} hand records and standings.json written to {args.out}")
+        return 0
     if args.command == "bot":
         from . import sdk
 

@@ -12,9 +12,11 @@
 ``ServerError`` for an ``error`` frame that answers it. Every other server message (pushed
 ``state``, ``hand_result``, ``chat``, ``seat_update``, and errors that answer no request) arrives
 on the connection's receive channel: iterate the connection or call ``receive``. ``token``
-holds the latest seat token from ``joined``, for ``hello`` with ``token=`` after a disconnect;
-``last_state`` is the newest ``state`` received, even if it is still waiting in the channel (act
-only on that one: an older ``state`` in the channel may offer moves that are no longer legal).
+holds the latest seat token from ``joined``, for ``hello`` with ``token=`` after a disconnect
+(with ``seq=`` the last ``seq`` seen, the resumed ``state`` lists in ``missed`` exactly the
+events of the hand that happened meanwhile); ``last_state`` is the newest ``state`` received,
+even if it is still waiting in the channel (act only on that one: an older ``state`` in the
+channel may offer moves that are no longer legal).
 """
 
 from __future__ import annotations
@@ -124,9 +126,11 @@ class Connection:
         async with self._send_lock:
             await self.stream.send_all(self.codec.encode(data))
 
-    async def hello(self, name: str, kind: str = "human", token: str | None = None) -> Welcome:
+    async def hello(
+        self, name: str, kind: str = "human", token: str | None = None, seq: int | None = None
+    ) -> Welcome:
         reply = await self.request(Hello(version=PROTOCOL_VERSION, name=name, kind=kind,
-                                         token=token))
+                                         token=token, seq=seq))
         assert isinstance(reply, Welcome)
         self.welcome = reply
         return reply
@@ -253,6 +257,7 @@ async def connect_stream(
     name: str,
     kind: str = "human",
     token: str | None = None,
+    seq: int | None = None,
     text: bool = False,
 ) -> AsyncIterator[Connection]:
     """A ``Connection`` over ``stream`` that has said ``hello``; closed on exit."""
@@ -260,7 +265,7 @@ async def connect_stream(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(conn.run_reader)
         try:
-            await conn.hello(name, kind, token)
+            await conn.hello(name, kind, token, seq)
             yield conn
         finally:
             nursery.cancel_scope.cancel()
@@ -276,11 +281,13 @@ async def open_connection(
     name: str,
     kind: str = "human",
     token: str | None = None,
+    seq: int | None = None,
     text: bool = False,
     timeout: float = math.inf,
 ) -> AsyncIterator[Connection]:
     """Connect over TCP, say ``hello`` (resuming the seat of ``token`` if given)."""
     with trio.fail_after(timeout):
         stream = await trio.open_tcp_stream(host, port)
-    async with connect_stream(stream, name=name, kind=kind, token=token, text=text) as conn:
+    async with connect_stream(stream, name=name, kind=kind, token=token, seq=seq,
+                              text=text) as conn:
         yield conn

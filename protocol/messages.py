@@ -68,11 +68,15 @@ class Reply(ServerMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hello(ClientMessage):
+    """``token`` resumes a seat; ``seq`` is the last ``seq`` the client saw at that table, so
+    that the resumed ``state`` lists exactly the events it missed."""
+
     TYPE = "hello"
     version: int
     name: str
     kind: Literal["human", "bot"]
     token: str | None = None
+    seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -188,7 +192,9 @@ class Joined(Reply):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class State(ServerMessage):
-    """The table as one seat (or a spectator) sees it; ``deadline`` is seconds from now."""
+    """The table as one seat (or a spectator) sees it; ``deadline`` is seconds from now.
+    ``missed`` is set only on the state that answers a resume: the events of the current hand
+    after the client's ``seq`` (the whole hand's history without one)."""
 
     TYPE = "state"
     table: str
@@ -198,6 +204,7 @@ class State(ServerMessage):
     legal: list[JSONMap] | None = None
     deadline: float | None = None
     seats: list[JSONMap]
+    missed: list[JSONMap] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,9 +229,13 @@ class ChatLine(ServerMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SeatUpdate(ServerMessage):
+    """``change`` says what just happened, when it concerns one seat: ``{"seat": 1, "change":
+    "sat" | "left" | "away" | "back" | "replaced" | "stand_in"}``."""
+
     TYPE = "seat_update"
     table: str
     seats: list[JSONMap]
+    change: JSONMap | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

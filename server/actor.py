@@ -7,6 +7,11 @@ The same loop runs the clock: a bot seat to act is played after ``bot_delay``; a
 that lets the turn timer run out is played for (``bots.autoplay``) and marked; after a hand the
 next one is dealt when every connected human asked for it, or when the timer runs out.
 The task never awaits a peer: ``Peer.send`` only queues.
+
+A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
+runs); then a server bot stands in, and the seat's token still resumes it: the human is back
+for the next decision. The table closes once nobody is connected and no seat is within its
+grace period, so a table restored after a restart waits ``grace`` seconds for its players.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import trio
-from tongits.engine import Action, Hand, Move, seat_view
+from tongits.engine import Action, Hand, Move, hand_record, seat_view
 from tongits.protocol import (
     AddBot,
     Chat,
@@ -61,9 +66,10 @@ _MAX_AUTOPLAY = 40
 
 @dataclass(slots=True)
 class Resume:
-    """Internal request: ``peer`` said ``hello`` with a seat token."""
+    """Internal request: ``peer`` said ``hello`` with a seat token, having seen state ``seq``."""
 
     token: str
+    seq: int | None = None
 
 
 @dataclass(slots=True)
@@ -82,7 +88,13 @@ class Table:
     """The task that owns one table; ``state`` is read by nobody else."""
 
     def __init__(
-        self, state: TableState, config: ServerConfig, lobby: Lobby, journal: Journal
+        self,
+        state: TableState,
+        config: ServerConfig,
+        lobby: Lobby,
+        journal: Journal,
+        *,
+        restored: bool = False,
     ) -> None:
         self.state = state
         self.config = config
@@ -92,10 +104,13 @@ class Table:
         self.seat_peers: list[Peer | None] = [None, None, None]
         self.spectators: set[Peer] = set()
         self.policies: dict[int, bots.Policy] = {}
-        self.seq = 0
-        self.wake_at = math.inf
+        self.turn_at = math.inf
+        #: seats whose human is disconnected, and when their grace period ends
+        self.away_until: dict[int, float] = {}
         self.ready: set[int] = set()
         self.closed = False
+        self.restored = restored
+        self.broken = False
         self.actions = 0
         self._send, self._inbox = trio.open_memory_channel[Request](256)
 
@@ -136,20 +151,51 @@ class Table:
 
     # ----- the task -----------------------------------------------------------------------
 
+    @property
+    def wake_at(self) -> float:
+        """When the task must wake up on its own: a turn, a bot, a deal or a grace period."""
+        if self.away_until:
+            return min(self.turn_at, min(self.away_until.values()))
+        return self.turn_at
+
     async def run(self) -> None:
-        log.info("table %s %r created (timer %s s, private %s)", self.id, self.state.name,
-                 self.state.timer, self.state.private)
+        state = self.state
+        log.info("table %s %r %s (timer %s s, private %s)", self.id, state.name,
+                 "restored" if self.restored else "created", state.timer, state.private)
+        if self.restored:
+            self._restore()
         try:
             while not self.closed:
                 if self.wake_at <= trio.current_time():
                     self._wake()
+                    if not self.closed and self._deserted():
+                        self.closed = True
                     await trio.lowlevel.checkpoint()
                     continue
                 with trio.move_on_at(self.wake_at):
                     request = await self._inbox.receive()
                     self._handle(request)
         finally:
-            self._close()
+            # Cancelled (server shutdown): the table stays open in the journal, for a restart.
+            self._close(for_good=self.closed and not self.broken)
+
+    def _restore(self) -> None:
+        """After a restart: bots get their policies back, every human is away (their grace
+        period and the turn timer start now)."""
+        until = trio.current_time() + self.config.grace
+        for seat in SEATS:
+            info = self.state.seats[seat]
+            if info is None:
+                continue
+            if info.is_bot:
+                self.policies[seat] = bots.make_policy(info.policy, seed=self._bot_seed(seat))
+            if info.token_hash is not None:
+                self.lobby.index_token(info.token_hash, self)
+                if not info.is_bot:
+                    self.away_until[seat] = until
+        self._schedule()
+        if self._deserted():
+            self.closed = True
 
     def _handle(self, request: Request) -> None:
         peer, msg = request.peer, request.msg
@@ -168,7 +214,7 @@ class Table:
         if isinstance(msg, Disconnected):
             self._leave(peer, disconnected=True)
         elif isinstance(msg, Resume):
-            self._resume(peer, msg.token)
+            self._resume(peer, msg.token, msg.seq)
         elif isinstance(msg, CreateTable):
             self._create(peer, msg)
         elif isinstance(msg, Join):
@@ -194,9 +240,27 @@ class Table:
             raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{msg.TYPE} is not a table request")
 
     def _commit(self, entry: Entry) -> None:
-        """The only way the state changes: journal the entry, then apply it."""
-        self.journal.append(self.id, entry)
-        self.state.apply(entry)
+        """The only way the state changes: apply the entry (the engine may still refuse a
+        move, before anything changes), then journal it, with the hand record if it ended the
+        hand. Both happen before the task yields, so before anyone hears of the change."""
+        state = self.state
+        state.apply(entry)
+        finished = None
+        hand = state.hand
+        if entry["kind"] == "move" and hand is not None and hand.over:
+            assert state.match is not None
+            finished = {
+                "hand": state.match.hands_played,
+                "names": [s.name if s else "" for s in state.seats],
+                "record": hand_record(hand),
+            }
+        try:
+            self.journal.append(self.id, entry, finished)
+        except Exception:
+            log.exception("table %s: cannot journal %s; closing the table", self.id,
+                          entry["kind"])
+            self.broken = self.closed = True
+            raise
 
     # ----- seats ----------------------------------------------------------------------------
 
@@ -221,7 +285,7 @@ class Table:
             if state.seats[seat] is not None:
                 raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
         self._sit_human(peer, seat, msg.id)
-        self._seats_changed()
+        self._seats_changed(seat, "sat")
 
     def _sit_human(
         self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
@@ -269,26 +333,46 @@ class Table:
             if code is None or not secrets.compare_digest(code.encode(), expected.encode()):
                 raise ProtocolError(ErrorCode.BAD_JOIN_CODE, "wrong or missing join code")
 
-    def _resume(self, peer: Peer, token: str) -> None:
-        seat = self.state.seat_of_token(token)
+    def _resume(self, peer: Peer, token: str, seq: int | None) -> None:
+        """``peer`` takes the seat of ``token`` back: it gets ``joined``, then one ``state``
+        with the seat's whole view and the events it missed since state ``seq`` (and the
+        ``hand_result`` again if the hand ended meanwhile). A stand-in bot gives the seat back
+        at once, so the human makes the seat's next decision."""
+        state = self.state
+        seat = state.seat_of_token(token)
         if seat is None:
             raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown or expired token")
         old = self.seat_peers[seat]
         if old is not None and old is not peer:
             old.table = None
             old.kick(ErrorCode.REPLACED, "another connection resumed this seat", flush=False)
+        self.away_until.pop(seat, None)
+        info = state.seats[seat]
+        assert info is not None
+        change = "back"
+        if info.stand_in:
+            self.policies.pop(seat, None)
+            self._commit({"kind": "back", "seat": seat})
+            self._schedule()
+        elif old is not None and old is not peer:
+            change = "replaced"
         self._attach(peer, seat, token)
         peer.send(to_dict(Joined(table=self.id, seat=seat, token=token, spectator=False)))
         log.info("table %s: %r resumes seat %d", self.id, peer, seat)
         seats = self._seats_info()
-        if self.state.hand is not None:
-            self._send_state(peer, seat, None, seats)
-        self._seats_changed()
+        hand = state.hand
+        if hand is not None:
+            message = self._state_message(seat, None, seats)
+            message["missed"] = message["view"]["history"][state.steps_since(seq):]
+            peer.send(message)
+            if hand.over and (seq is None or seq < state.seq):
+                peer.send(self._hand_result_message(hand))
+        self._seats_changed(seat, change)
 
     def _leave(self, peer: Peer, *, disconnected: bool = False) -> None:
-        """``peer`` leaves its seat or stops watching. Before the match a seat is freed; during
-        it a disconnected seat stays (it may resume with its token) and a seat that leaves is
-        handed to a stand-in bot."""
+        """``peer`` leaves its seat or stops watching. A disconnected seat is kept for the
+        grace period (it may resume with its token). A seat that leaves is freed before the
+        match, and handed to a stand-in bot for good during it."""
         if peer.table is not self:
             if disconnected:
                 return
@@ -305,24 +389,50 @@ class Table:
         self.seat_peers[seat] = None
         info = self.state.seats[seat]
         digest = info.token_hash if info is not None else None
-        if not self.state.started:
+        if disconnected:
+            self.away_until[seat] = trio.current_time() + self.config.grace
+            change = "away"
+        elif not self.state.started:
             self._commit({"kind": "vacate", "seat": seat})
             self.lobby.forget_token(digest)
-        elif not disconnected:
+            change = "left"
+        else:
             self._stand_in(seat)
             self.lobby.forget_token(digest)
+            change = "stand_in"
         log.info("table %s: %r %s seat %d", self.id, peer,
                  "disconnected from" if disconnected else "left", seat)
-        self._seats_changed()
+        self._seats_changed(seat, change)
         if self.state.hand_over:
             self._deal_if_ready()
         else:
             self._schedule()
 
-    def _stand_in(self, seat: int) -> None:
+    def _stand_in(self, seat: int, *, returnable: bool = False) -> None:
         policy = self.config.bot_policy
         self.policies[seat] = bots.make_policy(policy, seed=self._bot_seed(seat))
-        self._commit({"kind": "stand_in", "seat": seat, "policy": policy})
+        entry: Entry = {"kind": "stand_in", "seat": seat, "policy": policy}
+        if returnable:
+            entry["returnable"] = True
+        self._commit(entry)
+
+    def _grace_over(self, seat: int) -> None:
+        """The human of ``seat`` stayed away too long: free the seat before the match, or let a
+        bot stand in (the token still brings the human back)."""
+        del self.away_until[seat]
+        info = self.state.seats[seat]
+        if info is None or info.is_bot or self.seat_peers[seat] is not None:
+            return
+        if self.state.started:
+            self._stand_in(seat, returnable=True)
+            change = "stand_in"
+            log.info("table %s: seat %d away too long; a bot stands in", self.id, seat)
+        else:
+            self._commit({"kind": "vacate", "seat": seat})
+            self.lobby.forget_token(info.token_hash)
+            change = "left"
+        self._seats_changed(seat, change)
+        self._schedule()
 
     def _owner_check(self, peer: Peer) -> None:
         if peer.table is not self or peer.seat is None:
@@ -350,7 +460,7 @@ class Table:
         except (KeyError, ValueError) as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc).strip("'\"")) from None
         peer.send(to_dict(Ok(id=msg.id)))
-        self._seats_changed()
+        self._seats_changed(seat, "sat")
 
     def _remove_bot(self, peer: Peer, msg: RemoveBot) -> None:
         self._owner_check(peer)
@@ -363,12 +473,14 @@ class Table:
         self.policies.pop(seat, None)
         self._commit({"kind": "vacate", "seat": seat})
         peer.send(to_dict(Ok(id=msg.id)))
-        self._seats_changed()
+        self._seats_changed(seat, "left")
 
-    def _seats_changed(self) -> None:
-        """Tell everyone at the table who sits where; start a full table that auto-starts."""
+    def _seats_changed(self, seat: int | None = None, change: str | None = None) -> None:
+        """Tell everyone at the table who sits where (and what just happened to ``seat``);
+        start a full table that auto-starts."""
         seats = self._seats_info()
-        update = to_dict(SeatUpdate(table=self.id, seats=seats))
+        what = {"seat": seat, "change": change} if seat is not None and change else None
+        update = to_dict(SeatUpdate(table=self.id, seats=seats, change=what))
         for peer in self._audience():
             peer.send(update)
         if self.state.full and not self.state.started and self.state.auto_start:
@@ -393,6 +505,11 @@ class Table:
                 entry["policy"] = info.policy
             if info.stand_in:
                 entry["stand_in"] = True
+                if info.token_hash is not None:
+                    entry["away"] = True
+            if i in self.away_until:
+                entry["away"] = True
+                entry["grace"] = round(max(0.0, self.away_until[i] - trio.current_time()), 3)
             if i == owner:
                 entry["owner"] = True
             out.append(entry)
@@ -402,8 +519,10 @@ class Table:
         return [p for p in self.seat_peers if p is not None] + list(self.spectators)
 
     def _deserted(self) -> bool:
-        """A table closes once no human is connected to a seat and nobody watches."""
-        return not self.spectators and all(p is None for p in self.seat_peers)
+        """A table closes once no human is connected to a seat, nobody watches, and no seat
+        waits for its human within the grace period."""
+        return (not self.spectators and not self.away_until
+                and all(p is None for p in self.seat_peers))
 
     # ----- the match ------------------------------------------------------------------------
 
@@ -457,19 +576,23 @@ class Table:
             self._hand_over(hand)
 
     def _hand_over(self, hand: Hand) -> None:
+        message = self._hand_result_message(hand)
+        result = message["result"]
+        log.info("table %s: hand %d over: %s, winner %s, chips %s", self.id,
+                 message["standings"]["hands"], result["end"], result["winner"],
+                 result["chips"])
+        for peer in self._audience():
+            peer.send(message)
+
+    def _hand_result_message(self, hand: Hand) -> dict[str, Any]:
         assert hand.result is not None
         result = hand.result.to_dict()
         result["hands"] = [[str(c) for c in sorted(h)] for h in hand.hands]
         result["pot_taken"] = self.state.pot_taken
         standings = self.state.standings()
-        log.info("table %s: hand %d over: %s, winner %s, chips %s", self.id,
-                 standings["hands"], result["end"], result["winner"], result["chips"])
-        self.seq += 1
-        message = to_dict(
-            HandResult(table=self.id, seq=self.seq, result=result, standings=standings)
+        return to_dict(
+            HandResult(table=self.id, seq=self.state.seq, result=result, standings=standings)
         )
-        for peer in self._audience():
-            peer.send(message)
 
     def _next_hand_request(self, peer: Peer, msg: NextHand) -> None:
         if peer.table is not self or peer.seat is None:
@@ -481,8 +604,9 @@ class Table:
         self._deal_if_ready()
 
     def _deal_if_ready(self) -> None:
-        """After a hand, deal once every connected human has asked for the next one."""
-        if not self.state.hand_over or self._deserted():
+        """After a hand, deal once every connected human has asked for the next one (with no
+        human connected, the turn timer deals)."""
+        if not self.state.hand_over or all(p is None for p in self.seat_peers):
             return
         if all(self.seat_peers[s] is None or s in self.ready for s in SEATS):
             self._deal()
@@ -492,23 +616,29 @@ class Table:
         self._hand_dealt()
 
     def _schedule(self) -> None:
-        """When the task must wake up on its own: a bot's move, a turn timer, the next deal."""
+        """When the task must act on its own: a bot's move, a turn timer, the next deal."""
         state, now = self.state, trio.current_time()
         hand = state.hand
         timer = state.timer
         if hand is None:
-            self.wake_at = math.inf
+            self.turn_at = math.inf
         elif hand.over:
-            self.wake_at = now + timer if timer > 0 else math.inf
+            self.turn_at = now + timer if timer > 0 else math.inf
         else:
             seat = state.seats[hand.to_act]
             if seat is not None and seat.is_bot:
-                self.wake_at = now + self.config.bot_delay
+                self.turn_at = now + self.config.bot_delay
             else:
-                self.wake_at = now + timer if timer > 0 else math.inf
+                self.turn_at = now + timer if timer > 0 else math.inf
 
     def _wake(self) -> None:
-        self.wake_at = math.inf
+        now = trio.current_time()
+        for seat, until in sorted(self.away_until.items()):
+            if until <= now:
+                self._grace_over(seat)
+        if self.turn_at > now:
+            return
+        self.turn_at = math.inf
         hand = self.state.hand
         if hand is None:
             return
@@ -556,7 +686,6 @@ class Table:
     def _broadcast(self, index: int | None, *, timeout: bool = False) -> None:
         """Send the new state to every seat (its own view) and every spectator (the public one),
         all with the same ``seq``; ``index`` is the step of the hand that caused it."""
-        self.seq += 1
         seats = self._seats_info()
         for seat in SEATS:
             peer = self.seat_peers[seat]
@@ -596,10 +725,10 @@ class Table:
                 event["timeout"] = True
         legal = view["legal"] or None
         deadline = None
-        if math.isfinite(self.wake_at) and not hand.over:
-            deadline = round(max(0.0, self.wake_at - trio.current_time()), 3)
+        if math.isfinite(self.turn_at) and not hand.over:
+            deadline = round(max(0.0, self.turn_at - trio.current_time()), 3)
         message = State(
-            table=self.id, seq=self.seq, view=view, event=event, legal=legal,
+            table=self.id, seq=self.state.state_seq, view=view, event=event, legal=legal,
             deadline=deadline, seats=seats,
         )
         return to_dict(message)
@@ -621,7 +750,7 @@ class Table:
 
     # ----- closing ------------------------------------------------------------------------------
 
-    def _close(self) -> None:
+    def _close(self, *, for_good: bool) -> None:
         self.closed = True
         self._send.close()
         while True:
@@ -641,7 +770,8 @@ class Table:
             if info is not None and info.token_hash:
                 self.lobby.forget_token(info.token_hash)
         self.lobby.table_closed(self)
-        self.journal.close_table(self.id)
+        if for_good:
+            self.journal.close_table(self.id)
         log.info("table %s closed after %d hands", self.id,
                  self.state.match.hands_played if self.state.match else 0)
 

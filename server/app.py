@@ -12,8 +12,12 @@ table at most.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import math
 import signal
+import sys
+from collections import Counter
 from typing import Any
 
 import trio
@@ -59,6 +63,7 @@ class Server:
         self.config = config or ServerConfig()
         self.lobby = Lobby(self.config, journal or NullJournal())
         self.peers: set[Peer] = set()
+        self._per_host: Counter[str] = Counter()
         self._cancel = trio.CancelScope()
         self._connections: trio.Nursery | None = None
 
@@ -72,6 +77,9 @@ class Server:
         with self._cancel:
             async with trio.open_nursery() as tables:
                 self.lobby.bind(tables)
+                restored = self.lobby.restore()
+                if restored:
+                    log.info("restored %d tables from the journal", restored)
                 async with trio.open_nursery() as connections:
                     self._connections = connections
                     listeners: list[trio.SocketListener] = []
@@ -111,10 +119,15 @@ class Server:
         self._cancel.cancel()
 
     async def run_until_signal(self) -> None:
-        """Serve until SIGINT or SIGTERM, then shut down gracefully."""
+        """Serve until SIGINT or SIGTERM, then shut down gracefully. The bound addresses
+        are printed on stdout, one ``listening on HOST:PORT`` line each (for scripts that
+        start the server on port 0)."""
         async with trio.open_nursery() as nursery:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                await nursery.start(self.serve)
+                listeners = await nursery.start(self.serve)
+                for listener in listeners:
+                    host, port = listener.socket.getsockname()[:2]
+                    print(f"listening on {host}:{port}", file=sys.stdout, flush=True)
                 async for signum in signals:
                     log.info("received %s", signal.Signals(signum).name)
                     break
@@ -124,11 +137,15 @@ class Server:
 
     async def handle_stream(self, stream: trio.abc.Stream, address: str = "memory") -> None:
         config = self.config
+        limited = config.limit_loopback or not _is_loopback(address)
         peer = Peer(stream, Codec(max_frame_size=config.max_frame_size), config.queue_size,
-                    address)
+                    address, rate=config.rate if limited else 0.0, burst=config.burst)
         if len(self.peers) >= config.max_connections:
             peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
+        elif limited and self._per_host[peer.host] >= config.max_per_address:
+            peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
         self.peers.add(peer)
+        self._per_host[peer.host] += 1
         log.info("connection %d from %s opened", peer.id, address)
         try:
             async with trio.open_nursery() as nursery:
@@ -140,6 +157,9 @@ class Server:
             pass
         finally:
             self.peers.discard(peer)
+            self._per_host[peer.host] -= 1
+            if self._per_host[peer.host] <= 0:
+                del self._per_host[peer.host]
             table = peer.table
             if table is not None:
                 with trio.CancelScope(shield=True), trio.move_on_after(1):
@@ -168,15 +188,23 @@ class Server:
         if handshake.cancelled_caught:
             peer.kick(ErrorCode.HANDSHAKE_TIMEOUT, "no hello in time")
             return
+        idle = self.config.idle_timeout or math.inf
         while not peer.closed:
-            if not await self._read_some(peer, codec):
+            # The idle timeout concerns connections at no table: a seated player may think.
+            timeout = idle if peer.table is None else math.inf
+            if not await self._read_some(peer, codec, timeout):
                 return
 
-    async def _read_some(self, peer: Peer, codec: Codec) -> bool:
-        """Read one chunk and handle the messages it completes; False at end of stream."""
+    async def _read_some(self, peer: Peer, codec: Codec, timeout: float = math.inf) -> bool:
+        """Read one chunk (within ``timeout`` seconds) and handle the messages it completes;
+        False at end of stream."""
         try:
-            data = await peer.stream.receive_some(65536)
+            with trio.move_on_after(timeout) as waited:
+                data = await peer.stream.receive_some(65536)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return False
+        if waited.cancelled_caught:
+            peer.kick(ErrorCode.IDLE_TIMEOUT, f"silent for {timeout:g} s")
             return False
         if not data:
             return False
@@ -186,6 +214,11 @@ class Server:
                 raw = codec.next_message()
                 if raw is None:
                     break
+                if not peer.take_token():
+                    peer.kick(ErrorCode.RATE_LIMITED,
+                              f"more than {self.config.rate:g} messages per second",
+                              request_ref(raw))
+                    return False
                 await self._request(peer, raw)
         except FramingError as exc:
             log.info("connection %d: %s", peer.id, exc)
@@ -225,7 +258,7 @@ class Server:
         )))
         log.info("connection %d: hello from %r (%s)", peer.id, name, msg.kind)
         if table is not None and msg.token is not None:
-            await table.call(peer, Resume(msg.token))
+            await table.call(peer, Resume(msg.token, msg.seq))
 
     async def _route(self, peer: Peer, msg: Any) -> None:
         if isinstance(msg, Ping):
@@ -251,3 +284,11 @@ class Server:
             else:
                 await peer.table.submit(peer, msg)
 
+
+def _is_loopback(address: str) -> bool:
+    """Whether ``address`` (``host:port``) is on this machine (127.0.0.0/8 or ::1)."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

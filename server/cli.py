@@ -19,7 +19,16 @@ _HELP = {
     "timer": "default seconds per decision for new tables (0 = no timer)",
     "bot_delay": "seconds a server bot waits before it plays",
     "bot_policy": "default policy of server bots (random, greedy, strong)",
+    "grace": "seconds a disconnected player keeps the seat before a server bot stands in",
+    "db": "SQLite file holding every table's log and hand records (:memory: keeps nothing)",
+    "db_sync": "normal (survives a killed server) or full (also a power cut; slower)",
     "max_connections": "most connections at once",
+    "max_per_address": "most connections at once from one IP address",
+    "rate": "messages per second a connection may send, on average (0 = no limit)",
+    "burst": "messages a connection may send at once above the rate",
+    "limit_loopback": "apply max_per_address and rate to 127.0.0.1/::1 too (local bots and "
+    "benchmarks are exempt by default)",
+    "idle_timeout": "seconds a connection away from any table may stay silent (0 = no limit)",
     "max_tables": "most open tables",
     "max_frame_size": "largest frame or text line accepted, in bytes",
     "queue_size": "messages queued for a client before it is dropped as a slow reader",
@@ -45,12 +54,21 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(
             f"--{f.name.replace('_', '-')}",
             dest=f.name,
-            type=kind,
+            type=_parse_bool if kind is bool else kind,
             default=None,
             metavar=f.name.upper(),
             help=f"{_HELP.get(f.name, f.name)} (default: {default})",
         )
     return parser
+
+
+def _parse_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
 
 
 def load_config(argv: list[str] | None = None) -> ServerConfig:
@@ -72,11 +90,22 @@ def main(argv: list[str] | None = None) -> int:
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    from .store import SQLiteJournal, StoreError
+
+    log = logging.getLogger("tongits.server")
     try:
-        trio.run(Server(config).run_until_signal)
-    except OSError as exc:
-        logging.getLogger("tongits.server").error("cannot serve: %s", exc)
+        journal = SQLiteJournal(config.db, sync=config.db_sync)
+    except (OSError, StoreError) as exc:
+        log.error("cannot open the database: %s", exc)
         return 1
+    log.info("database %s", config.db)
+    try:
+        trio.run(Server(config, journal).run_until_signal)
+    except OSError as exc:
+        log.error("cannot serve: %s", exc)
+        return 1
+    finally:
+        journal.close()
     return 0
 
 

@@ -23,6 +23,7 @@ FATAL = frozenset(
         ErrorCode.MALFORMED_FRAME,
         ErrorCode.NOT_A_MAP,
         ErrorCode.VERSION_UNSUPPORTED,
+        ErrorCode.RATE_LIMITED,
         ErrorCode.TOO_MANY_CONNECTIONS,
         ErrorCode.HANDSHAKE_TIMEOUT,
         ErrorCode.IDLE_TIMEOUT,

@@ -1,9 +1,13 @@
 """Where a table's log goes: the seam for persistence.
 
-A table's state is a replay of its entries (``TableState.replay``). The table appends every
-entry to its ``Journal`` *before* applying it, so a store that writes entries durably in
-``append`` (SQLite, for instance) holds everything needed to rebuild every table after a crash.
-``MemoryJournal`` keeps entries in memory; ``NullJournal`` forgets them.
+A table's state is a replay of its entries (``TableState.replay``). The table applies an entry
+and then ``append``s it before anyone hears of the change (replies and broadcasts leave only
+after the table's task yields), so a store that writes entries durably in ``append`` (SQLite,
+``store.SQLiteJournal``) holds every accepted action, once, after a crash. A move that ends a
+hand comes with its hand record (``finished``), stored in the same transaction.
+
+``MemoryJournal`` keeps everything in memory (tests restart a server on it); ``NullJournal``
+forgets.
 """
 
 from __future__ import annotations
@@ -14,31 +18,63 @@ Entry = dict[str, Any]
 
 
 class Journal(Protocol):
-    """The store interface. ``append`` must not block the event loop for long: it runs inside
-    the table's task. ``close_table`` says the table is gone and its entries may be archived."""
+    """The store interface. Calls run inside the table's task and must be quick.
 
-    def append(self, table: str, entry: Entry) -> None: ...
+    ``finished`` (with a move that ends a hand): ``{"hand": number (1-based), "names": [3 seat
+    names], "record": the tongits-hand/1 record with its result}``. ``close_table`` says the
+    table is gone: it is not restored any more, its hand records stay. ``open_tables`` gives
+    the log of every table not closed, for a restart; ``last_table_number`` the highest ``N``
+    of the table ids ``tN`` ever used, so that ids are never reused.
+    """
+
+    def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:
+        ...
 
     def close_table(self, table: str) -> None: ...
 
+    def open_tables(self) -> list[list[Entry]]: ...
+
+    def last_table_number(self) -> int: ...
+
 
 class NullJournal:
-    def append(self, table: str, entry: Entry) -> None:
+    def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:
         pass
 
     def close_table(self, table: str) -> None:
         pass
+
+    def open_tables(self) -> list[list[Entry]]:
+        return []
+
+    def last_table_number(self) -> int:
+        return 0
 
 
 class MemoryJournal:
-    """Entries per table id, in memory: for tests and for replay checks."""
+    """Entries and hand records per table id, in memory: for tests and replay checks."""
 
     def __init__(self) -> None:
         self.entries: dict[str, list[Entry]] = {}
+        self.hands: dict[str, list[dict[str, Any]]] = {}
         self.closed: set[str] = set()
 
-    def append(self, table: str, entry: Entry) -> None:
+    def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:
         self.entries.setdefault(table, []).append(entry)
+        if finished is not None:
+            self.hands.setdefault(table, []).append(finished)
 
     def close_table(self, table: str) -> None:
         self.closed.add(table)
+
+    def open_tables(self) -> list[list[Entry]]:
+        return [list(e) for t, e in self.entries.items() if t not in self.closed]
+
+    def last_table_number(self) -> int:
+        return max((table_number(t) for t in self.entries), default=0)
+
+
+def table_number(table: str) -> int:
+    """``N`` of a table id ``tN`` (0 for any other id)."""
+    digits = table[1:]
+    return int(digits) if table.startswith("t") and digits.isdigit() else 0

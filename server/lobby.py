@@ -8,6 +8,7 @@ the server's one Trio thread, so no lock is needed: a lobby call never awaits.
 from __future__ import annotations
 
 import itertools
+import logging
 import secrets
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ from .table import TableState, token_digest
 if TYPE_CHECKING:
     from .config import ServerConfig
 
+log = logging.getLogger("tongits.server")
+
 
 class Lobby:
     def __init__(self, config: ServerConfig, journal: Journal) -> None:
@@ -29,12 +32,31 @@ class Lobby:
         self.journal = journal
         self.tables: dict[str, Table] = {}
         self._tokens: dict[str, Table] = {}
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(journal.last_table_number() + 1)
         self._nursery: trio.Nursery | None = None
 
     def bind(self, nursery: trio.Nursery) -> None:
         """The nursery that runs table tasks (owned by ``Server.serve``)."""
         self._nursery = nursery
+
+    def restore(self) -> int:
+        """Rebuild every table the journal holds open by replaying its log, and start its task
+        (its humans are away until they resume); returns how many tables."""
+        if self._nursery is None:
+            raise RuntimeError("the lobby is not running")
+        count = 0
+        for entries in self.journal.open_tables():
+            try:
+                state = TableState.replay(entries)
+            except Exception:
+                log.exception("cannot restore table %s; left as it is in the journal",
+                              entries[0].get("table") if entries else "?")
+                continue
+            table = Table(state, self.config, self, self.journal, restored=True)
+            self.tables[state.id] = table
+            self._nursery.start_soon(table.run, name=f"table {state.id}")
+            count += 1
+        return count
 
     def list_tables(self) -> list[dict[str, Any]]:
         return [t.summary() for t in self.tables.values() if not t.closed]

@@ -33,11 +33,24 @@ class Peer:
     own task; the connection's reader only reads them to route requests.
     """
 
-    def __init__(self, stream: trio.abc.Stream, codec: Codec, queue_size: int, address: str):
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        codec: Codec,
+        queue_size: int,
+        address: str,
+        *,
+        rate: float = 0.0,
+        burst: int = 1,
+    ):
         self.id = next(_ids)
         self.stream = stream
         self.codec = codec
         self.address = address
+        self.host = address.rsplit(":", 1)[0]
+        self.rate, self.burst = rate, burst
+        self._tokens = float(burst)
+        self._refilled = trio.current_time()
         self.name: str | None = None
         self.kind: str = "human"
         self.table: Table | None = None
@@ -55,6 +68,19 @@ class Peer:
     @property
     def hello_done(self) -> bool:
         return self.name is not None
+
+    def take_token(self) -> bool:
+        """Token bucket: whether one more message is within ``rate`` per second on average
+        with bursts up to ``burst`` (always true when ``rate`` is 0)."""
+        if self.rate <= 0:
+            return True
+        now = trio.current_time()
+        self._tokens = min(self.burst, self._tokens + (now - self._refilled) * self.rate)
+        self._refilled = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
 
     def send(self, msg: dict[str, Any]) -> None:
         """Queue ``msg`` for the peer; a full queue disconnects it as a slow reader."""

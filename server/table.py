@@ -8,10 +8,17 @@ the state, so ``TableState.replay(entries)`` rebuilds a table exactly (the match
   "auto_start"}``
 * ``{"kind": "sit", "seat", "name", "player": "human" | "bot", "token_hash"?, "policy"?}``
 * ``{"kind": "vacate", "seat"}`` — before the match: the seat is empty again
-* ``{"kind": "stand_in", "seat", "policy"}`` — during the match a bot takes a human's seat
+* ``{"kind": "stand_in", "seat", "policy", "returnable"?}`` — during the match a bot takes a
+  human's seat; ``returnable`` (the human was away past the grace period) keeps the seat's token
+  so that the human can take the seat back
+* ``{"kind": "back", "seat"}`` — the human of a returnable stand-in seat is back
 * ``{"kind": "start"}`` — the match begins and the first hand is dealt
 * ``{"kind": "move", "seat", "move", "timeout"?}`` — one action of the current hand
 * ``{"kind": "deal"}`` — the next hand of the match is dealt
+
+The sequence numbers of the messages a table sends follow from the log too: ``start``, ``deal``
+and ``move`` each make one ``state`` (``state_seq``), and a move that ends the hand one
+``hand_result`` after it, so ``seq`` and ``step_at`` are the same after a restart.
 
 Validation belongs to the caller (``actor.Table``): ``apply`` trusts entries it is given, except
 that the engine still refuses an illegal move, before anything changes.
@@ -20,6 +27,7 @@ that the engine still refuses an illegal move, before anything changes.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +85,11 @@ class TableState:
         self.hand: Hand | None = None
         self.pot_taken = 0
         self.entries = 1
+        self.seq = 0
+        self.state_seq = 0
+        #: ``step_at[i]``: the steps of the current hand when its state ``hand_seq + i`` was sent
+        self.hand_seq = 0
+        self.step_at: list[int] = []
 
     @classmethod
     def replay(cls, entries: list[Entry]) -> TableState:
@@ -110,9 +123,21 @@ class TableState:
         for i in SEATS:
             seat = self.seats[i]
             stored = seat.token_hash if seat is not None and seat.token_hash else ""
-            if secrets.compare_digest(stored, digest) and stored:
+            if hmac.compare_digest(stored, digest) and stored:
                 found = i
         return found
+
+    def steps_since(self, seq: int | None) -> int:
+        """How many steps of the current hand a client that saw state ``seq`` already knows
+        (0 if ``seq`` is unknown or from an earlier hand)."""
+        if seq is None or self.hand is None:
+            return 0
+        offset = seq - self.hand_seq
+        if 0 <= offset < len(self.step_at):
+            return self.step_at[offset]
+        if offset >= len(self.step_at) and seq <= self.seq:
+            return len(self.hand.steps)
+        return 0
 
     def standings(self) -> dict[str, Any]:
         """The match so far: hands played, chips per seat, wins, pot and next dealer."""
@@ -146,17 +171,28 @@ class TableState:
             seat = self.seats[entry["seat"]]
             assert seat is not None
             seat.player, seat.policy, seat.stand_in = "bot", entry.get("policy"), True
-            seat.token_hash = None
+            if not entry.get("returnable"):
+                seat.token_hash = None
+        elif kind == "back":
+            seat = self.seats[entry["seat"]]
+            assert seat is not None and seat.token_hash is not None
+            seat.player, seat.policy, seat.stand_in = "human", None, False
         elif kind == "start":
             self.match = Match(self.options, self.seed)
-            self.hand = self.match.deal()
+            self._dealt(self.match.deal())
         elif kind == "deal":
             assert self.match is not None
             self.pot_taken = 0
-            self.hand = self.match.deal()
+            self._dealt(self.match.deal())
         else:
             raise ValueError(f"unknown table entry {kind!r}")
         self.entries += 1
+
+    def _dealt(self, hand: Hand) -> None:
+        self.hand = hand
+        self.seq += 1
+        self.state_seq = self.hand_seq = self.seq
+        self.step_at = [len(hand.steps)]
 
     def _move(self, entry: Entry) -> None:
         hand = self.hand
@@ -166,6 +202,10 @@ class TableState:
         seat = self.seats[seat_index]
         if entry.get("timeout") and seat is not None:
             seat.timeouts += 1
+        self.seq += 1
+        self.state_seq = self.seq
+        self.step_at.append(len(hand.steps))
         if hand.over:
+            self.seq += 1
             assert hand.result is not None
             self.pot_taken = self.match.settle(hand.result)

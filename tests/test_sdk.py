@@ -156,10 +156,10 @@ async def test_resumes_with_its_token_after_the_connection_drops_mid_hand() -> N
 
 
 async def test_a_lone_bot_cannot_resume_a_closed_table() -> None:
-    """Without anyone else connected the server closes the table when the bot drops; the SDK
-    says so instead of retrying for ever."""
+    """With no grace period and nobody else connected the server closes the table when the bot
+    drops; the SDK says so instead of retrying for ever."""
     with trio.fail_after(TIME_CAP):
-        async with tcp_server() as (server, port):
+        async with tcp_server(grace=0.0) as (server, port):
 
             async def policy(view: SeatView) -> Move:
                 for peer in list(server.peers):

@@ -16,7 +16,7 @@ from tongits.client.connection import Connection, connect_stream, open_connectio
 from tongits.engine import SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, ServerMessage, State
-from tongits.server import MemoryJournal, Server, ServerConfig
+from tongits.server import Journal, MemoryJournal, Server, ServerConfig
 
 M = TypeVar("M", bound=ServerMessage)
 
@@ -27,8 +27,8 @@ VIRTUAL_CAP = 24 * 3600
 
 
 def quick_config(**changes: Any) -> ServerConfig:
-    """Port 0, no turn timer, bots play at once: a server for tests."""
-    values: dict[str, Any] = {"port": 0, "timer": 0.0, "bot_delay": 0.0}
+    """Port 0, no turn timer, bots play at once, no rate limit: a server for tests."""
+    values: dict[str, Any] = {"port": 0, "timer": 0.0, "bot_delay": 0.0, "rate": 0.0}
     values.update(changes)
     return ServerConfig.from_mapping(values)
 
@@ -47,17 +47,22 @@ Connect = Callable[..., AbstractAsyncContextManager[Connection]]
 
 
 @asynccontextmanager
-async def memory_server(**changes: Any) -> AsyncIterator[tuple[Server, Connect]]:
+async def memory_server(
+    journal: Journal | None = None, **changes: Any
+) -> AsyncIterator[tuple[Server, Connect]]:
     """A server fed by in-memory streams (deterministic with ``autojump_clock``); yields it and
-    ``connect(name, **kw)``, an async context manager giving a ``Connection``."""
-    server = Server(quick_config(**changes), MemoryJournal())
+    ``connect(name, address="memory", **kw)``, an async context manager giving a ``Connection``.
+    Give the same ``journal`` to a second server to restart it."""
+    server = Server(quick_config(**changes), journal if journal is not None else MemoryJournal())
     async with trio.open_nursery() as nursery:
         await nursery.start(lambda task_status: server.serve(listen=False,
                                                              task_status=task_status))
 
-        def connect(name: str, **kw: Any) -> AbstractAsyncContextManager[Connection]:
+        def connect(
+            name: str, address: str = "memory", **kw: Any
+        ) -> AbstractAsyncContextManager[Connection]:
             client, server_side = trio.testing.memory_stream_pair()
-            nursery.start_soon(server.handle_stream, server_side)
+            nursery.start_soon(server.handle_stream, server_side, address)
             return connect_stream(client, name=name, **kw)
 
         yield server, connect

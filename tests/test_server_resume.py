@@ -1,0 +1,171 @@
+"""Reconnection: grace period, resume snapshot with missed events, stand-in bots, hand-back,
+restart from the journal. All on the virtual clock."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+from test_server_support import capped, memory_server, my_turn, next_of, play_hands
+from tongits.client.connection import ConnectionClosed, ServerError
+from tongits.engine import HandRecord
+from tongits.protocol import SeatUpdate, State
+from tongits.server import MemoryJournal
+
+
+def _change(seat: int, change: str):  # noqa: ANN202 - a predicate for next_of
+    return lambda u: u.change == {"seat": seat, "change": change}
+
+
+@capped
+async def test_last_human_away_keeps_the_table_and_resumes_with_missed_events(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with memory_server(bot_delay=1.0, grace=60.0) as (_server, connect):
+        async with connect("Ana") as ana:
+            joined = await ana.create_table("Drop", bots=2, timer=0)
+            token = ana.token
+            assert token is not None
+            state = await my_turn(ana)
+            for _ in range(3):  # act until the turn passes to the bots
+                assert state.legal is not None
+                move = next((m for m in state.legal if m["action"] == "draw"), None)
+                move = move or next(m for m in state.legal if m["action"] == "discard")
+                await ana.move(move)
+                state = await next_of(ana, State)
+                if not state.legal:
+                    break
+            seen = state.seq
+            seen_steps = len(state.view["history"])
+        await trio.sleep(5)  # the bots play on while Ana is away
+        async with connect("Sam") as sam:
+            (entry,) = await sam.list_tables()
+            assert entry["table"] == joined.table
+            assert entry["seats"][0]["away"] and not entry["seats"][0]["connected"]
+        async with connect("Ana", token=token, seq=seen) as back:
+            snapshot = await next_of(back, State)
+            assert back.seat == 0 and back.table == joined.table
+            assert snapshot.missed is not None
+            assert snapshot.missed == snapshot.view["history"][seen_steps:]
+            assert snapshot.missed and snapshot.seq > seen
+            assert {e["seat"] for e in snapshot.missed} - {0}
+
+
+@capped
+async def test_table_closes_when_the_grace_period_ends_with_nobody_back(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with memory_server(grace=30.0) as (_server, connect):
+        async with connect("Ana") as ana:
+            await ana.create_table("Gone", bots=2, timer=0, auto_start=False)
+            token = ana.token
+        async with connect("Sam") as sam:
+            await trio.sleep(29)
+            assert len(await sam.list_tables()) == 1
+            await trio.sleep(2)
+            assert await sam.list_tables() == []
+            codes = []
+            try:
+                async with connect("Ana", token=token):
+                    pass
+            except* ServerError as group:
+                codes = [e.code for e in group.exceptions if isinstance(e, ServerError)]
+            assert codes == ["bad_token"]
+
+
+@capped
+async def test_turn_timer_runs_while_away(autojump_clock: trio.testing.MockClock) -> None:
+    async with memory_server(bot_delay=1.0, grace=600.0) as (_server, connect):
+        async with connect("Ana") as ana:
+            joined = await ana.create_table("Timer", bots=2, timer=5)
+        async with connect("Sam") as sam:
+            await sam.spectate(joined.table)
+            timed_out = await next_of(
+                sam, State, lambda s: bool(s.event and s.event.get("timeout"))
+            )
+            assert timed_out.event is not None and timed_out.event["seat"] == 0
+            assert timed_out.seats[0]["away"]
+
+
+@capped
+async def test_stand_in_after_grace_then_handed_back(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with memory_server(bot_delay=1.0, grace=10.0) as (_server, connect):
+        async with connect("Ana") as ana, connect("Sam") as sam:
+            joined = await ana.create_table("Back", bots=1, timer=0)
+            await sam.spectate(joined.table)
+            async with connect("Ben") as ben:
+                await ben.join(joined.table)
+                token = ben.token
+                seat = ben.seat
+                assert token is not None and seat is not None
+                await next_of(ben, State)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(play_hands, ana, 1)
+                away = await next_of(sam, SeatUpdate, _change(seat, "away"))
+                assert away.seats[seat]["away"] and away.seats[seat]["grace"] == 10.0
+                stood = await next_of(sam, SeatUpdate, _change(seat, "stand_in"))
+                assert stood.seats[seat]["stand_in"] and stood.seats[seat]["player"] == "bot"
+                await next_of(sam, State, lambda s: bool(s.event and s.event["seat"] == seat))
+                async with connect("Ben", token=token) as ben2:
+                    snapshot = await next_of(ben2, State)
+                    assert snapshot.view["seat"] == seat
+                    update = await next_of(sam, SeatUpdate, _change(seat, "back"))
+                    assert update.seats[seat]["player"] == "human"
+                    assert "stand_in" not in update.seats[seat]
+                    mine = snapshot if snapshot.legal else await my_turn(ben2)
+                    assert mine.legal
+                    await ben2.move(mine.legal[0])
+                nursery.cancel_scope.cancel()
+
+
+@capped
+async def test_second_connection_with_the_token_replaces_the_first(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with memory_server() as (_server, connect):
+        async with connect("Ana") as ana:
+            await ana.create_table("Twice", bots=2, timer=0)
+            await next_of(ana, State)
+            async with connect("Ana", token=ana.token) as again:
+                await next_of(again, State)
+                with pytest.raises(ConnectionClosed) as closed:
+                    while True:
+                        await ana.receive()
+                assert closed.value.error is not None
+                assert closed.value.error.code == "replaced"
+
+
+@capped
+async def test_restart_from_the_journal_restores_the_hand(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    journal = MemoryJournal()
+    async with memory_server(journal) as (_server, connect), connect("Ana") as ana:
+        joined = await ana.create_table("Crash", bots=2, timer=0)
+        token = ana.token
+        for _ in range(3):
+            state = await my_turn(ana)
+            assert state.legal
+            await ana.move(state.legal[0])
+        before = ana.last_state
+        assert before is not None
+    # the first server is gone (cancelled); a new one reads the same journal
+    async with memory_server(journal) as (_server, connect):
+        async with connect("Ana", token=token, seq=before.seq) as ana:
+            snapshot = await next_of(ana, State)
+            assert ana.table == joined.table
+            assert snapshot.seq >= before.seq
+            assert snapshot.view["history"][: len(before.view["history"])] == (
+                before.view["history"]
+            )
+            results = await play_hands(ana, 1)
+        (finished,) = journal.hands[joined.table]
+        record = HandRecord.from_dict(finished["record"])
+        assert record.replay().result is not None
+        assert record.replay().result.to_dict() == {
+            k: v for k, v in results[0].result.items() if k not in ("hands", "pot_taken")
+        }
+        assert finished["names"][0] == "Ana"
+        moves = [e for e in journal.entries[joined.table] if e["kind"] == "move"]
+        assert [{"seat": e["seat"], **e["move"]} for e in moves] == list(record.actions)

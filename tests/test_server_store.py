@@ -1,0 +1,207 @@
+"""Persistence: the SQLite journal, restart from it, export, and a server killed with SIGKILL
+mid-hand then restarted on the same database."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from test_server_support import TIME_CAP, capped, memory_server, my_turn, next_of, play_hands
+from tongits.client.cli import main as tongits_main
+from tongits.client.connection import Connection, open_connection
+from tongits.engine import Hand, HandRecord, Move, SeatView
+from tongits.engine.policies import get_policy
+from tongits.protocol import HandResult, State
+from tongits.server.store import SQLiteJournal, StoreError
+
+
+def test_journal_round_trip_and_closing(tmp_path: Path) -> None:
+    path = str(tmp_path / "t.db")
+    store = SQLiteJournal(path)
+    store.append("t1", {"kind": "create", "table": "t1", "name": "A", "seed": 1})
+    store.append("t1", {"kind": "start"})
+    store.append("t2", {"kind": "create", "table": "t2", "name": "B", "seed": 2})
+    store.close_table("t2")
+    store.close()
+    again = SQLiteJournal(path)
+    assert again.open_tables() == [
+        [{"kind": "create", "table": "t1", "name": "A", "seed": 1}, {"kind": "start"}]
+    ]
+    assert again.last_table_number() == 2
+    again.append("t1", {"kind": "deal"})
+    assert again.entries("t1")[-1] == {"kind": "deal"}
+    assert again.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    again.close()
+
+
+def test_a_failed_hand_record_rolls_the_entry_back(tmp_path: Path) -> None:
+    store = SQLiteJournal(str(tmp_path / "t.db"))
+    store.append("t1", {"kind": "create", "table": "t1", "name": "A", "seed": 1})
+    with pytest.raises(KeyError):
+        store.append("t1", {"kind": "move"}, {"names": []})  # no "hand": nothing is written
+    assert store.entries("t1") == [{"kind": "create", "table": "t1", "name": "A", "seed": 1}]
+    store.append("t1", {"kind": "deal"})
+    assert len(store.entries("t1")) == 2
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is no sqlite file" * 100)
+    with pytest.raises(StoreError):
+        SQLiteJournal(str(bad))
+    with pytest.raises(StoreError):
+        SQLiteJournal(str(tmp_path / "missing.db"), readonly=True)
+
+
+@capped
+async def test_restart_on_sqlite_then_export_and_replay(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(tmp_path / "tongits.db")
+    store = SQLiteJournal(path)
+    async with memory_server(store) as (_server, connect), connect("Ana") as ana:
+        joined = await ana.create_table("Persist", bots=2, timer=0)
+        results = await play_hands(ana, 1)
+        await ana.next_hand()
+        state = await my_turn(ana)
+        assert state.legal
+        await ana.move(state.legal[0])
+        token, seen = ana.token, ana.last_state.seq if ana.last_state else None
+    store.close()
+    store = SQLiteJournal(path)
+    async with memory_server(store) as (server, connect):
+        assert list(server.lobby.tables) == [joined.table]
+        async with connect("Ana", token=token, seq=seen) as ana:
+            snapshot = await next_of(ana, State)
+            assert snapshot.view["seat"] == 0
+            results += await play_hands(ana, 1)
+            assert results[1].standings["hands"] == 2
+            await ana.leave()
+            created = await ana.create_table("Second", bots=2)
+            assert created.table != joined.table  # table ids are never reused
+    store.close()
+    out = tmp_path / "out"
+    assert tongits_main(["export", "--db", path, "--out", str(out), "--table", joined.table]) == 0
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["standings.json", f"{joined.table}-hand-1.json",
+                     f"{joined.table}-hand-2.json"]
+    for result, name in zip(results, files[1:], strict=True):
+        record = json.loads((out / name).read_text())
+        expected = {k: v for k, v in result.result.items() if k not in ("hands", "pot_taken")}
+        assert record["result"] == expected
+        assert tongits_main(["replay", str(out / name), "--json"]) == 0
+    standings = json.loads((out / "standings.json").read_text())
+    assert standings["tables"][joined.table]["standings"]["hands"] == 2
+    assert standings["tables"][joined.table]["standings"]["chips"] == results[1].standings["chips"]
+    assert standings["players"]["Ana"]["hands"] == 2
+    capsys.readouterr()
+
+
+# ----- kill -9 ----------------------------------------------------------------------------------
+
+
+class ServerProcess:
+    """``tongits-server`` in a child process on port 0; ``port`` read from its stdout."""
+
+    def __init__(self, db: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from tongits.server.cli import main; main()",
+             "--db", str(db), "--port", "0", "--timer", "0", "--bot-delay", "0",
+             "--grace", "600", "--log-level", "WARNING"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith("listening on "), line
+        self.port = int(line.rsplit(":", 1)[1])
+
+    def kill(self) -> None:
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+
+async def _catch_up(conn: Connection, seq: int) -> State:
+    while conn.last_state is None or conn.last_state.seq < seq:
+        await conn.receive()
+    return conn.last_state
+
+
+async def _drive(conns: list[Connection], acked: list[dict[str, Any]], moves: int | None,
+                 seq: int) -> HandResult | None:
+    """Play greedy moves one at a time, in turn order, until ``moves`` were acknowledged or
+    the hand is over; returns the result when it is."""
+    policies = [get_policy("greedy", seed=i) for i in range(3)]
+    played = 0
+    while moves is None or played < moves:
+        states = [await _catch_up(c, seq) for c in conns]
+        view = states[0].view
+        if view["phase"] == "over":
+            return await next_of(conns[0], HandResult) if moves is None else None
+        seat = view["to_act"]
+        state = states[seat]
+        assert state.legal, (seat, state.view["phase"])
+        move = policies[seat](SeatView.from_dict(state.view))
+        await conns[seat].move(move)
+        acked.append({"seat": seat, **move.to_dict()})
+        played += 1
+        seq = state.seq + 1
+    return None
+
+
+async def test_server_killed_mid_hand_restarts_and_finishes_the_hand(tmp_path: Path) -> None:
+    db = tmp_path / "kill.db"
+    acked: list[dict[str, Any]] = []
+    with trio.fail_after(TIME_CAP):
+        server = ServerProcess(db)
+        try:
+            async with open_connection("127.0.0.1", server.port, name="Ana") as ana, \
+                    open_connection("127.0.0.1", server.port, name="Ben") as ben, \
+                    open_connection("127.0.0.1", server.port, name="Cy") as cy:
+                joined = await ana.create_table("Crash", timer=0)
+                await ben.join(joined.table, seat=1)
+                await cy.join(joined.table, seat=2)
+                conns = [ana, ben, cy]
+                await _drive(conns, acked, 11, 1)
+                tokens = [c.token for c in conns]
+                seqs = [c.last_state.seq if c.last_state else 0 for c in conns]
+                known = [len(c.last_state.view["history"]) if c.last_state else 0
+                         for c in conns]
+                server.kill()  # no move in flight: the last one was acknowledged
+        finally:
+            if server.proc.poll() is None:
+                server.kill()
+        server = ServerProcess(db)
+        try:
+            async with open_connection("127.0.0.1", server.port, name="Ana", token=tokens[0],
+                                       seq=seqs[0]) as ana, \
+                    open_connection("127.0.0.1", server.port, name="Ben", token=tokens[1],
+                                    seq=seqs[1]) as ben, \
+                    open_connection("127.0.0.1", server.port, name="Cy", token=tokens[2],
+                                    seq=seqs[2]) as cy:
+                conns = [ana, ben, cy]
+                for conn, seq, steps in zip(conns, seqs, known, strict=True):
+                    snapshot = await next_of(conn, State)
+                    assert snapshot.seq >= seq
+                    assert snapshot.missed == snapshot.view["history"][steps:]
+                result = await _drive(conns, acked, None, max(seqs))
+        finally:
+            server.kill()
+    assert result is not None
+    store = SQLiteJournal(str(db), readonly=True)
+    (stored,) = store.hand_records(joined.table)
+    store.close()
+    record = HandRecord.from_dict(stored["record"])
+    assert list(record.actions) == acked  # none lost, none applied twice
+    hand = Hand(record.deck, record.dealer, record.options)
+    for action in acked:
+        hand.apply(action["seat"], Move.from_dict(action))
+    assert hand.result is not None
+    expected = {k: v for k, v in result.result.items() if k not in ("hands", "pot_taken")}
+    assert hand.result.to_dict() == expected == stored["record"]["result"]
