@@ -64,7 +64,7 @@ async def _orphan_watch(parent: int) -> None:
     os._exit(1)
 
 
-async def _serve_child(kind: str, parent: int) -> None:
+async def _serve_child(kind: str, parent: int, db: str) -> None:
     if kind == "echo":
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_orphan_watch, parent)
@@ -74,7 +74,7 @@ async def _serve_child(kind: str, parent: int) -> None:
     from tongits.server import Server, ServerConfig
 
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
-                          max_tables=20000, queue_size=1024, log_level="WARNING")
+                          max_tables=20000, queue_size=1024, log_level="WARNING", db=db)
     server = Server(config)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_orphan_watch, parent)
@@ -85,9 +85,12 @@ async def _serve_child(kind: str, parent: int) -> None:
 class Child:
     """A server process; reads its CPU time and RSS from /proc."""
 
+    db = ":memory:"
+
     def __init__(self, kind: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid())],
+            [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
+             "--db", self.db],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -382,17 +385,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", choices=["echo", "tongits"], help=argparse.SUPPRESS)
     parser.add_argument("--parent", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--db", default=":memory:",
+                        help="the server's --db: :memory: (default) or a file, to include "
+                        "SQLite persistence in the figures")
     parser.add_argument("--rtt", type=int, default=2000, help="round trips measured in (a)")
     parser.add_argument("--tables", type=int, default=1000, help="tables in (b)")
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of (b) and (c)")
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
     args = parser.parse_args()
     if args.child:
-        trio.run(_serve_child, args.child, args.parent)
+        trio.run(_serve_child, args.child, args.parent, args.db)
         return
+    Child.db = args.db
 
-    report: dict[str, Any] = {"tables_b": args.tables, "connections_b": 3 * args.tables,
-                              "tables_c": args.flat_tables, "seconds": args.seconds}
+    report: dict[str, Any] = {
+        "db": args.db, "tables_b": args.tables, "connections_b": 3 * args.tables,
+        "tables_c": args.flat_tables, "seconds": args.seconds,
+    }
     floor, _ = measure("echo", lambda child: echo_round_trips(child.port, args.rtt))
     server, _ = measure("tongits", lambda child: table_round_trips(child.port, args.rtt))
     report["a_floor_p50_us"], report["a_floor_p99_us"] = pct(floor, 0.5), pct(floor, 0.99)
