@@ -22,6 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import trio
 from tongits.client.connection import ConnectionClosed, ServerError, open_connection
@@ -105,7 +106,7 @@ async def table_bot(port: int, index: int, figures: Figures, stop: trio.Event,
 
 
 async def soak(port: int, pid: int, tables: int, seconds: float, drop_chance: float,
-               think: float) -> dict[str, object]:
+               think: float) -> dict[str, Any]:
     figures = Figures()
     stop = trio.Event()
     seated = trio.Semaphore(0)
