@@ -12,11 +12,13 @@
 ``ServerError`` for an ``error`` frame that answers it. Every other server message (pushed
 ``state``, ``hand_result``, ``chat``, ``seat_update``, and errors that answer no request) arrives
 on the connection's receive channel: iterate the connection or call ``receive``. ``token``
-holds the latest seat token from ``joined``, for ``hello`` with ``token=`` after a disconnect
-(with ``seq=`` the last ``seq`` seen, the resumed ``state`` lists in ``missed`` exactly the
-events of the hand that happened meanwhile); ``last_state`` is the newest ``state`` received,
-even if it is still waiting in the channel (act only on that one: an older ``state`` in the
-channel may offer moves that are no longer legal).
+holds the latest seat token from ``joined`` and ``seq`` the newest ``seq`` of a ``state`` or
+``hand_result`` at that table: after a disconnect, open a new connection with ``token=`` and
+``seq=`` and the resumed ``state`` lists in ``missed`` exactly the events of the hand that
+happened meanwhile (the server keeps the seat for its grace period, then lets a bot stand in
+until the token comes back). ``last_state`` is the newest ``state`` received, even if it is
+still waiting in the channel (act only on that one: an older ``state`` in the channel may offer
+moves that are no longer legal).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from tongits.protocol import (
     Codec,
     CreateTable,
     Error,
+    HandResult,
     Hello,
     Join,
     Joined,
@@ -90,6 +93,7 @@ class Connection:
         self.seat: int | None = None
         self.closed_by: Error | None = None
         self.last_state: State | None = None
+        self.seq: int | None = None
         self._ids = itertools.count(1)
         self._waiting: dict[int | str, trio.MemorySendChannel[ServerMessage]] = {}
         self._push_send, self._push = trio.open_memory_channel[ServerMessage](buffer)
@@ -162,7 +166,7 @@ class Connection:
 
     async def leave(self) -> None:
         await self.request(Leave())
-        self.table = self.seat = self.token = None
+        self.table = self.seat = self.token = self.seq = None
 
     async def add_bot(self, seat: int, policy: str | None = None) -> None:
         await self.request(AddBot(seat=seat, policy=policy))
@@ -195,7 +199,12 @@ class Connection:
     def _note(self, msg: ServerMessage) -> None:
         if isinstance(msg, State):
             self.last_state = msg
+            self.seq = msg.seq
+        elif isinstance(msg, HandResult):
+            self.seq = msg.seq
         elif isinstance(msg, Joined):
+            if msg.table != self.table:
+                self.seq = None
             self.table, self.seat = msg.table, msg.seat
             if msg.token is not None:
                 self.token = msg.token

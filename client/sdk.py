@@ -25,9 +25,12 @@ What the SDK does for the policy:
   hangs; so is a move the server refuses;
 * after each ``hand_result`` asks for the next hand, until ``hands`` hands are over; then it
   leaves the table (a server bot plays out the seat);
-* when the connection drops, reconnects with its seat token and carries on. The server keeps a
-  table only while someone is connected to it, so a seat can be resumed only if another player
-  or a spectator stayed at the table.
+* when the connection drops, reconnects with its seat token and the ``seq`` of the last message
+  it received, and carries on. The server keeps the seat for its grace period (60 s by
+  default), then lets a server bot stand in and hands the seat back when the bot returns; the
+  resumed ``state`` brings the seat's whole view, and a ``hand_result`` missed meanwhile is sent
+  again (and counted). A seat is lost for good only when its table closed: nobody was connected
+  to the table and no seat's grace period was still running.
 
 Logging goes to the ``tongits.sdk`` logger: one INFO line per hand, WARNING for fallbacks and
 reconnections.
@@ -78,11 +81,11 @@ class BotError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class HandOutcome:
-    """One finished hand. ``standings`` (the match so far, see ``hand_result`` in
-    docs/PROTOCOL.md) is None for a hand that ended while the bot was disconnected."""
+    """One finished hand; ``standings`` is the match so far (see ``hand_result`` in
+    docs/PROTOCOL.md)."""
 
     result: Result
-    standings: dict[str, Any] | None
+    standings: dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -98,11 +101,10 @@ class BotRun:
 
     @property
     def chips(self) -> int | None:
-        """This seat's chips in the match after the last hand with standings."""
-        for outcome in reversed(self.hands):
-            if outcome.standings is not None and self.seat is not None:
-                return int(outcome.standings["chips"][self.seat])
-        return None
+        """This seat's chips in the match after the last hand (None before the first)."""
+        if not self.hands or self.seat is None:
+            return None
+        return int(self.hands[-1].standings["chips"][self.seat])
 
 
 def parse_address(address: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
@@ -158,6 +160,7 @@ class Bot:
         self.retry_delays = tuple(retry_delays)
         self.report = BotRun()
         self._token: str | None = None
+        self._seq: int | None = None
         self._starts_table = False
         self._hand_open = False
         self._resumed = False
@@ -189,8 +192,9 @@ class Bot:
             except ServerError as exc:
                 if self._token is not None and exc.code == ErrorCode.BAD_TOKEN:
                     raise BotError(
-                        "cannot resume: the table closed while the bot was away "
-                        "(a table lives only while someone is connected to it)"
+                        "cannot resume: the seat's token is no longer valid (the table closed "
+                        "while the bot was away: nobody else was connected and the server's "
+                        "grace period ran out)"
                     ) from exc
                 raise BotError(f"the server refused: {exc}") from exc
             if self.report.reconnects > resumes:  # the last attempt got the seat back
@@ -209,7 +213,8 @@ class Bot:
         try:
             async with open_connection(
                 self.host, self.port, name=self.name, kind="bot", token=self._token,
-                text=self.text, timeout=CONNECT_TIMEOUT,
+                seq=self._seq if self._token is not None else None, text=self.text,
+                timeout=CONNECT_TIMEOUT,
             ) as conn:
                 if self._token is None:
                     joined = await self._sit(conn)
@@ -263,8 +268,11 @@ class Bot:
         """Answer pushed messages until done; ``ConnectionClosed`` if the connection ends."""
         while True:
             msg = await conn.receive()
+            if isinstance(msg, State | HandResult):
+                self._seq = msg.seq
             if isinstance(msg, State):
-                await self._on_state(conn, msg)
+                if await self._on_state(conn, msg):
+                    return
             elif isinstance(msg, HandResult):
                 self._hand_over(Result.from_dict(msg.result), msg.standings)
                 if await self._after_hand(conn):
@@ -276,18 +284,21 @@ class Bot:
             elif isinstance(msg, Error):
                 log.warning("server error %s: %s", msg.code, msg.message)
 
-    async def _on_state(self, conn: Connection, msg: State) -> None:
+    async def _on_state(self, conn: Connection, msg: State) -> bool:
+        """Play if the seat is to act; True when the bot is done (it left the table)."""
         view = SeatView.from_dict(msg.view)
         resumed, self._resumed = self._resumed, False
         if view.result is not None:
-            if resumed and self._hand_open:  # the hand ended while the bot was away
-                self._hand_over(view.result, None)
-                await self._after_hand(conn)
-            return
+            # A hand that ended while the bot was away is counted from the ``hand_result`` that
+            # follows this state; one counted before the drop may still need ``next_hand``.
+            if resumed and not self._hand_open:
+                return await self._after_hand(conn)
+            return False
         self._hand_open = True
         if view.legal:
             move = await self._decide(view, msg.deadline)
             await self._send(conn, view, move)
+        return False
 
     async def _decide(self, view: SeatView, deadline: float | None) -> Move:
         """The policy's move, or the fallback if it fails or answers with an illegal move."""
@@ -332,7 +343,7 @@ class Bot:
             log.warning("the server refused %s too: %s; waiting for the next state",
                         fallback, exc)
 
-    def _hand_over(self, result: Result, standings: dict[str, Any] | None) -> None:
+    def _hand_over(self, result: Result, standings: dict[str, Any]) -> None:
         self._hand_open = False
         self.report.hands.append(HandOutcome(result, standings))
         mine = result.chips[self.report.seat] if self.report.seat is not None else 0

@@ -15,10 +15,12 @@ from typing import Any
 
 import pytest
 import trio
-from tongits.client.connection import open_connection
+from tongits.client import sdk
+from tongits.client.connection import Connection, open_connection
 from tongits.client.sdk import Bot, BotError, parse_address, play_bot
 from tongits.engine import Move, SeatView
 from tongits.engine.policies import get_policy
+from tongits.protocol import HandResult, State
 from tongits.server import MemoryJournal, Server, ServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,23 +117,97 @@ async def test_illegal_moves_and_failures_fall_back_to_a_legal_move(
     assert "not legal now" in caplog.text and "oops" in caplog.text
 
 
-async def test_resumes_with_its_token_after_the_connection_drops_mid_hand() -> None:
-    """The server drops the bot's socket in the middle of a hand; the bot reconnects with its
-    seat token, gets its seat back (no stand-in) and plays the match to the end. A spectator
-    keeps the table open meanwhile (a table lives while someone is connected)."""
+class Resumes:
+    """Records each ``hello`` the SDK sends and the ``missed`` list of each resumed ``state``;
+    ``hold`` (if set) delays every reconnection until it is set."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.hellos: list[tuple[str | None, int | None]] = []
+        self.missed: list[list[dict[str, Any]]] = []
+        self.hold: trio.Event | None = None
+        opened = sdk.open_connection
+        note = Connection._note
+
+        @asynccontextmanager
+        async def spy(*args: Any, **kwargs: Any) -> AsyncIterator[Connection]:
+            if kwargs.get("token") is not None and self.hold is not None:
+                await self.hold.wait()
+            self.hellos.append((kwargs.get("token"), kwargs.get("seq")))
+            async with opened(*args, **kwargs) as conn:
+                yield conn
+
+        def noting(conn: Connection, msg: Any) -> None:
+            if isinstance(msg, State) and msg.missed is not None:
+                self.missed.append(msg.missed)
+            note(conn, msg)
+
+        monkeypatch.setattr(sdk, "open_connection", spy)
+        monkeypatch.setattr(Connection, "_note", noting)
+
+
+async def drop(server: Server, name: str) -> None:
+    for peer in list(server.peers):
+        if peer.name == name:
+            await peer.stream.aclose()
+
+
+async def test_a_lone_bot_resumes_after_its_socket_is_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nobody else is connected: the server keeps the seat for its grace period, the bot comes
+    back with its token and last ``seq``, hears only what it missed, gets its own seat back (no
+    stand-in) and plays the match to the end."""
+    resumes = Resumes(monkeypatch)
     greedy = get_policy("greedy", seed=3)
+    decisions = count(1)
+    seen: list[int] = []
+
+    async def policy(view: SeatView) -> Move:
+        seen.append(len(view.history))
+        if next(decisions) == 5:
+            await drop(server, "resumer")
+        return greedy(view)
+
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (server, port):
+            bot = Bot(policy, port=port, name="resumer", create=True, bots=2, hands=2, timer=0,
+                      retry_delays=(0.01,))
+            run = await bot.run()
+    assert run.reconnects == 1 and len(run.hands) == 2
+    assert all(h.standings["hands"] == i for i, h in enumerate(run.hands, start=1))
+    (_, first_seq), (token, seq) = resumes.hellos
+    assert first_seq is None and token is not None and seq is not None and seq > 0
+    (missed,) = resumes.missed
+    assert len(missed) < seen[4]  # not the whole hand: only what came after ``seq``
+    kinds = [entry["kind"] for entry in journal(server, run.table)]
+    assert kinds.count("stand_in") == 1  # when the bot left, after its second hand
+    assert kinds.index("stand_in") > kinds.index("deal")
+
+
+async def test_a_stand_in_finishes_the_hand_and_gives_the_seat_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No grace period: a bot stands in at once and plays the hand out while the bot is away
+    (a spectator keeps the table open). Back with its token, the bot gets the seat back,
+    hears the whole rest of the hand in ``missed``, counts the hand from the ``hand_result``
+    sent again (with standings) and plays on."""
+    resumes = Resumes(monkeypatch)
+    resumes.hold = trio.Event()
+    greedy = get_policy("greedy", seed=4)
     decisions = count(1)
     watching = trio.Event()
 
     with trio.fail_after(TIME_CAP):
-        async with tcp_server() as (server, port), trio.open_nursery() as nursery:
+        async with tcp_server(grace=0.0) as (server, port), trio.open_nursery() as nursery:
 
             async def watch(table: str) -> None:
                 async with open_connection("127.0.0.1", port, name="watcher") as conn:
                     await conn.spectate(table)
                     watching.set()
-                    async for _ in conn:
-                        pass
+                    async for msg in conn:
+                        if isinstance(msg, HandResult):
+                            assert resumes.hold is not None
+                            resumes.hold.set()
 
             async def policy(view: SeatView) -> Move:
                 n = next(decisions)
@@ -139,20 +215,20 @@ async def test_resumes_with_its_token_after_the_connection_drops_mid_hand() -> N
                     assert bot.report.table is not None
                     nursery.start_soon(watch, bot.report.table)
                     await watching.wait()
-                if n == 5:
-                    for peer in list(server.peers):
-                        if peer.name == "resumer":
-                            await peer.stream.aclose()
+                if n == 3:
+                    await drop(server, "returner")
                 return greedy(view)
 
-            bot = Bot(policy, port=port, name="resumer", create=True, bots=2, hands=2, timer=0,
-                      retry_delays=(0.01,))
+            bot = Bot(policy, port=port, name="returner", create=True, bots=2, hands=2,
+                      timer=0, retry_delays=(0.01,))
             run = await bot.run()
             nursery.cancel_scope.cancel()
-    assert run.reconnects == 1 and len(run.hands) == 2 and run.hands[0].standings is not None
+    assert run.reconnects == 1 and len(run.hands) == 2
+    assert [h.standings["hands"] for h in run.hands] == [1, 2]
+    (missed,) = resumes.missed
+    assert missed and any(step.get("seat") == 0 for step in missed)  # the stand-in's moves
     kinds = [entry["kind"] for entry in journal(server, run.table)]
-    assert kinds.count("stand_in") == 1  # when the bot left, after its second hand
-    assert kinds.index("stand_in") > kinds.index("deal")
+    assert kinds.count("back") == 1 and kinds.index("stand_in") < kinds.index("back")
 
 
 async def test_a_lone_bot_cannot_resume_a_closed_table() -> None:
@@ -162,8 +238,7 @@ async def test_a_lone_bot_cannot_resume_a_closed_table() -> None:
         async with tcp_server(grace=0.0) as (server, port):
 
             async def policy(view: SeatView) -> Move:
-                for peer in list(server.peers):
-                    await peer.stream.aclose()
+                await drop(server, "alone")
                 return view.legal[0]
 
             with pytest.raises(BotError, match="table closed"):
