@@ -40,10 +40,12 @@ from tongits.protocol import (
     parse_client,
     to_dict,
 )
+from trio.socket import AF_INET
 
 from . import bots
 from .actor import Disconnected, Resume, Table
 from .config import ServerConfig
+from .discovery import answer_discovery
 from .errors import FATAL, error_frame, request_ref
 from .journal import Journal, NullJournal
 from .lobby import Lobby, check_name
@@ -92,6 +94,11 @@ class Server:
                         for listener in listeners:
                             host, port = listener.socket.getsockname()[:2]
                             log.info("%s listening on %s port %d", self.config.name, host, port)
+                            if self.config.discovery and listener.socket.family == AF_INET:
+                                tables.start_soon(
+                                    answer_discovery, self.config.name, host, port,
+                                    lambda: len(self.lobby.list_tables()),
+                                )
                     task_status.started(listeners)
                     await trio.sleep_forever()
 

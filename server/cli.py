@@ -14,6 +14,7 @@ from .config import ServerConfig
 
 _HELP = {
     "host": "address to listen on (0.0.0.0 for every interface, e.g. a LAN)",
+    "discovery": "answer `tongits discover` on UDP, same port number and address as TCP",
     "port": "TCP port (0 picks a free one)",
     "name": "server name shown to clients",
     "timer": "default seconds per decision for new tables (0 = no timer)",

@@ -38,6 +38,7 @@ class ServerConfig:
     chat_max: int = 200
     name_max: int = 32
     log_level: str = "INFO"
+    discovery: bool = True
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], base: ServerConfig | None = None) -> ServerConfig:

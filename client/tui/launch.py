@@ -12,14 +12,12 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Callable
 from typing import Any
 
 import trio
 
 from ..connection import Connection as Conn
 from .app import TableScreen
-from .discovery import serve_discovery
 from .net import NetSession
 from .session import FakeSession, Session
 
@@ -74,7 +72,7 @@ def play(
         config = ServerConfig(
             host=listen,
             port=0,
-            name="tongits play",
+            name=f"tongits play on {socket.gethostname()}",
             timer=timer,
             bot_delay=bot_delay,
             bot_policy=bot_policy,
@@ -82,25 +80,12 @@ def play(
         )
         server = Server(config)
         listeners = await nursery.start(server.serve)
-        port = listeners[0].socket.getsockname()[1]
-        if listen not in ("127.0.0.1", "localhost", "::1"):
-            nursery.start_soon(answer_discovery, port, lambda: len(server.lobby.tables))
-        return "127.0.0.1", port
+        return "127.0.0.1", listeners[0].socket.getsockname()[1]
 
     async def sit_down(conn: Conn) -> None:
         await conn.create_table("play", options=options or {}, timer=timer, bots=bots)
 
     return run_screen(NetSession("127.0.0.1", 0, name=name, join=sit_down, prelude=embedded_server))
-
-
-async def answer_discovery(port: int, tables: Callable[[], int]) -> None:
-    """Let ``tongits discover`` find a ``play`` server opened to the LAN (best effort)."""
-    try:
-        await serve_discovery(
-            name=f"tongits play on {socket.gethostname()}", port=port, tables=tables
-        )
-    except OSError as error:
-        logging.getLogger("tongits.client").warning("discovery responder not started: %s", error)
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:
