@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cards import BITS, Card, mask_of
 from .count import SET_MASKS, hand_count, melds_in, pick_partners
@@ -32,6 +32,9 @@ from .moves import (
 )
 from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
 from .settlement import settle
+
+if TYPE_CHECKING:
+    from .view import _HandViews
 
 DEALT = 37  # deck positions dealt to the seats; the other 15 are the stock (§3)
 
@@ -180,6 +183,7 @@ class Hand:
         self._opened = [False, False, False]
         self._block_turn: list[int | None] = [None, None, None]
         self._legal: list[Move] | None = None
+        self._views: _HandViews | None = None  # built and kept up to date by ``view``
 
     def copy(self) -> Hand:
         """An independent copy of this state (for search: try a move, look, throw it away)."""
@@ -199,6 +203,7 @@ class Hand:
         other._opened = list(self._opened)
         other._block_turn = list(self._block_turn)
         other._legal = self._legal
+        other._views = None
         return other
 
     # ----- what a seat may know or do -------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .cards import Card
+from .cards import DECK, Card
 from .hand import Hand, Phase, Result, Step
 from .melds import fits
 from .moves import Action, Move
@@ -132,15 +132,6 @@ class SeatView:
         )
 
 
-def _public_step(step: Step, seat: int | None, over: bool) -> dict[str, Any]:
-    out = step.to_dict()
-    if step.move.action is Action.SECRET and step.seat != seat and not over:
-        del out["cards"]
-    if step.auto:
-        out["auto"] = True
-    return out
-
-
 def seat_view(hand: Hand, seat: int | None) -> SeatView:
     """The view of ``seat`` (``None``: a spectator). Everything is taken from ``seat``, never from
     the seat to act, so a view built for a waiting seat holds only that seat's knowledge."""
@@ -149,7 +140,7 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
         MeldView(
             m.id,
             m.owner,
-            tuple(m.cards) if (not m.secret or over or m.owner == seat) else (),
+            tuple(m.cards) if _sees_meld(m.secret, m.owner, seat, over) else (),
             m.secret,
             tuple(m.laid_off.items()),
         )
@@ -170,8 +161,170 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
         phase=hand.phase,
         turn=hand.turn,
         caller=hand.caller,
-        history=tuple(_public_step(s, seat, over) for s in hand.steps),
+        history=tuple(_views_of(hand).history(seat, over)),
         legal=tuple(hand.legal_moves(seat)) if seat is not None else (),
         result=hand.result,
         revealed=tuple(tuple(sorted(h)) for h in hand.hands) if over else None,
     )
+
+
+def seat_view_dict(hand: Hand, seat: int | None) -> dict[str, Any]:
+    """``seat_view(hand, seat).to_dict()``, built from parts made once per state and shared by
+    every seat's view of it (and the history, once per step for the whole hand).
+
+    This is the server's fan-out path: a state goes to three seats and any spectators. The
+    result shares its lists and maps with other views, so it must be treated as read-only (the
+    server only encodes it). Tests check it equals ``seat_view(...).to_dict()`` for every seat
+    of every state, so both show exactly the same knowledge."""
+    views = _views_of(hand)
+    common = views.common(hand)
+    out = dict(common.base)
+    out["seat"] = seat
+    if seat is not None:
+        out["hand"] = [_CARD_STR[c] for c in sorted(hand.hands[seat])]
+        if seat == hand.to_act and not common.over:
+            out["legal"] = common.legal(hand)
+    if common.secret and not common.over:
+        out["melds"] = [common.full_melds[i] if owner == seat else m
+                        for i, (m, owner) in enumerate(common.public_melds)]
+        out["history"] = list(views.history(seat, False))
+    return out
+
+
+# ----- what the views of one hand share ---------------------------------------------------------
+
+_CARD_STR: tuple[str, ...] = tuple(str(c) for c in DECK)
+_SECRET = Action.SECRET
+
+
+def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
+    """Whether ``seat`` sees the cards of a meld (§11): a secret meld only its owner, until
+    the hand is over."""
+    return not secret or over or owner == seat
+
+
+def _step_forms(step: Step) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A step as everyone else sees it and as its own seat (and everyone, after the hand) sees
+    it: they differ only for a secret meld, whose cards are for its owner."""
+    full = step.to_dict()
+    if step.auto:
+        full["auto"] = True
+    if step.move.action is not _SECRET:
+        return full, full
+    public = dict(full)
+    del public["cards"]
+    return public, full
+
+
+class _HandViews:
+    """Per hand, the parts of the views built once: each step's forms, as the history of each
+    seat and of spectators, and the shared parts of the latest state's wire form. A hand changes
+    only through ``Hand.apply``, which always adds a step, so the number of steps identifies
+    the state."""
+
+    __slots__ = ("steps", "full", "seen", "_common")
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.full: list[dict[str, Any]] = []
+        #: the history of seats 0, 1, 2 and of a spectator (index 3) before the hand is over
+        self.seen: tuple[list[dict[str, Any]], ...] = ([], [], [], [])
+        self._common: _CommonParts | None = None
+
+    def _catch_up(self, hand: Hand) -> None:
+        steps = hand.steps
+        for step in steps[self.steps :]:
+            public, full = _step_forms(step)
+            self.full.append(full)
+            for perspective, seen in enumerate(self.seen):
+                seen.append(full if perspective == step.seat else public)
+        self.steps = len(steps)
+
+    def history(self, seat: int | None, over: bool) -> list[dict[str, Any]]:
+        """The history as ``seat`` sees it (after ``_catch_up``). The list grows with the hand:
+        copy it for a view of this state; its maps are shared and read-only."""
+        if over:
+            return self.full
+        return self.seen[3 if seat is None else seat]
+
+    def common(self, hand: Hand) -> _CommonParts:
+        common = self._common
+        if common is None or common.steps != len(hand.steps):
+            self._catch_up(hand)
+            common = self._common = _CommonParts(hand, self)
+        return common
+
+
+class _CommonParts:
+    """The wire form of one state's view without the seat's own parts (``seat``, ``hand``,
+    ``legal``) and, when a secret meld is on the table, with the public ``melds`` and
+    ``history``: each seat's view overrides these."""
+
+    __slots__ = ("steps", "over", "secret", "base", "public_melds", "full_melds", "_legal")
+
+    def __init__(self, hand: Hand, views: _HandViews) -> None:
+        over = self.over = hand.over
+        self.steps = len(hand.steps)
+        self.public_melds: list[tuple[dict[str, Any], int]] = []
+        self.full_melds: list[dict[str, Any]] = []
+        for m in hand.melds:
+            cards = [_CARD_STR[c] for c in m.cards]
+            full: dict[str, Any] = {"id": m.id, "owner": m.owner, "secret": m.secret,
+                                    "cards": cards}
+            if m.laid_off:
+                full["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
+            public = full
+            if not _sees_meld(m.secret, m.owner, None, over):
+                public = dict(full)
+                public["cards"] = None
+            self.full_melds.append(full)
+            self.public_melds.append((public, m.owner))
+        self.secret = any(m.secret for m in hand.melds)
+        hands = hand.hands
+        self.base: dict[str, Any] = {
+            "seat": None,
+            "dealer": hand.dealer,
+            "options": _options_dict(hand.options),
+            "hand": [],
+            "hand_sizes": [len(hands[0]), len(hands[1]), len(hands[2])],
+            "stock": len(hand.stock),
+            "discards": [_CARD_STR[c] for c in hand.discards],
+            "melds": self.full_melds if over else [m for m, _ in self.public_melds],
+            "opened": [hand.opened(0), hand.opened(1), hand.opened(2)],
+            "blocked": [hand.call_blocked(0), hand.call_blocked(1), hand.call_blocked(2)],
+            "to_act": None if over else hand.to_act,
+            "phase": hand.phase.value,
+            "turn": hand.turn,
+            "caller": hand.caller,
+            "history": list(views.history(None, over)),
+            "legal": [],
+        }
+        if hand.result is not None:
+            self.base["result"] = hand.result.to_dict()
+        if over:
+            self.base["revealed"] = [[_CARD_STR[c] for c in sorted(h)] for h in hands]
+        self._legal: list[dict[str, Any]] | None = None
+
+    def legal(self, hand: Hand) -> list[dict[str, Any]]:
+        if self._legal is None:
+            self._legal = [m.to_dict() for m in hand.legal_moves()]
+        return self._legal
+
+
+_OPTIONS: dict[Options, dict[str, Any]] = {}
+
+
+def _options_dict(options: Options) -> dict[str, Any]:
+    """``options.to_dict(omit_defaults=False)``, memoized (a table's options never change)."""
+    out = _OPTIONS.get(options)
+    if out is None:
+        out = _OPTIONS[options] = options.to_dict(omit_defaults=False)
+    return out
+
+
+def _views_of(hand: Hand) -> _HandViews:
+    views = hand._views
+    if views is None:
+        views = hand._views = _HandViews()
+    views._catch_up(hand)
+    return views

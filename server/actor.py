@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.engine import Action, Hand, Move, hand_record, seat_view
+from tongits.engine.view import seat_view_dict
 from tongits.protocol import (
     AddBot,
     Chat,
@@ -717,7 +718,7 @@ class Table:
     ) -> dict[str, Any]:
         hand = self.state.hand
         assert hand is not None
-        view = seat_view(hand, seat).to_dict()
+        view = seat_view_dict(hand, seat)
         event = None
         if index is not None:
             event = dict(view["history"][index])

@@ -1,0 +1,66 @@
+"""``seat_view_dict``, the server's cached wire form of a view, against ``seat_view().to_dict()``.
+
+Random hands that lay secret melds whenever they can, so that the views of the owner, the other
+seats and spectators differ; every seat of every state must get exactly the same map from both,
+and a map built earlier must not change as the hand goes on (it may sit in a queue meanwhile).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import given, settings
+from test_engine_properties import SEEDS, choose, random_hand
+from tongits.engine import Action, Hand, seat_view
+from tongits.engine.view import seat_view_dict
+
+PERSPECTIVES = (0, 1, 2, None)
+
+
+def play(seed: int) -> tuple[Hand, list[tuple[dict[str, object], str]], bool]:
+    """Play one hand, checking every state; returns the hand, every map built with its JSON at
+    the time, and whether a secret meld was laid."""
+    rng = random.Random(seed)
+    hand = random_hand(rng)
+    built: list[tuple[dict[str, object], str]] = []
+    secret = False
+    while True:
+        for seat in PERSPECTIVES:
+            wire = seat_view_dict(hand, seat)
+            assert wire == seat_view(hand, seat).to_dict()
+            built.append((wire, json.dumps(wire)))
+        if hand.over:
+            return hand, built, secret
+        moves = hand.legal_moves()
+        secrets = [m for m in moves if m.action is Action.SECRET]
+        move = secrets[0] if secrets else choose(rng, moves)
+        secret = secret or bool(secrets)
+        hand.apply(hand.to_act, move)
+
+
+@settings(max_examples=60, deadline=None)
+@given(SEEDS)
+def test_wire_view_is_the_view(seed: int) -> None:
+    _, built, _ = play(seed)
+    for wire, text in built:
+        assert json.dumps(wire) == text
+
+
+def test_secret_melds_stay_hidden_on_the_wire() -> None:
+    """A seed with a secret meld: others see no cards of it until the hand ends."""
+    seed = next(s for s in range(500) if play(s)[2])
+    rng = random.Random(seed)
+    hand = random_hand(rng)
+    while not hand.over:
+        for seat in PERSPECTIVES:
+            wire = seat_view_dict(hand, seat)
+            for meld in hand.melds:
+                shown = wire["melds"][meld.id]["cards"]  # type: ignore[index]
+                assert (shown is None) == (meld.secret and meld.owner != seat)
+            for step, entry in zip(hand.steps, wire["history"], strict=True):  # type: ignore[call-overload]
+                if step.move.action is Action.SECRET:
+                    assert ("cards" in entry) == (step.seat == seat)
+        moves = hand.legal_moves()
+        secrets = [m for m in moves if m.action is Action.SECRET]
+        hand.apply(hand.to_act, secrets[0] if secrets else choose(rng, moves))
