@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 import trio
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from tongits.client.connection import Connection as Conn
 from tongits.client.connection import open_connection
+from tongits.client.tui import net
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.net import NetSession
-from tongits.engine import Phase
+from tongits.client.tui.state import event_lines
+from tongits.engine import Phase, SeatView
+from tongits.protocol import State
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
 
@@ -38,7 +43,7 @@ class EmbeddedServer:
         return "127.0.0.1", self.port
 
     async def watch(self, table: str) -> None:
-        """A spectator: the server keeps a table only while someone is there."""
+        """A spectator at ``table`` until the nursery ends."""
         async with open_connection("127.0.0.1", self.port, name="watcher") as conn:
             await conn.spectate(table)
             self.watching = True
@@ -166,3 +171,118 @@ def test_reconnects_with_the_seat_token() -> None:
 
     asyncio.run(main())
     assert seen["token"][0] == seen["token"][1]
+
+
+def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ana (the screen), a server bot and Ben (a plain connection). Ana's connection drops
+    while Ben is to act; her reconnection is held until Ben and the bot have played up to her
+    turn. She resumes with her last ``seq``, and her log shows what she missed after a marker.
+    Then Ben drops and comes back: her screen says so, with an away mark meanwhile."""
+    embedded = EmbeddedServer()
+    hellos: list[tuple[str | None, int | None]] = []
+    seen: dict[str, Any] = {}
+    opened = net.open_connection
+
+    async def main() -> None:
+        ana_may_return, ben_may_play = trio.Event(), trio.Event()
+        ben: dict[str, Any] = {}
+
+        @asynccontextmanager
+        async def spy(*args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("token") is not None:
+                await ana_may_return.wait()
+            hellos.append((kwargs.get("token"), kwargs.get("seq")))
+            async with opened(*args, **kwargs) as conn:
+                yield conn
+
+        monkeypatch.setattr(net, "open_connection", spy)
+
+        async def ben_plays(table: str, token: str | None = None, seq: int | None = None) -> None:
+            with trio.CancelScope() as scope:
+                ben["scope"] = scope
+                async with open_connection("127.0.0.1", embedded.port, name="Ben",
+                                           token=token, seq=seq) as conn:
+                    if token is None:
+                        await conn.join(table)
+                    ben["token"] = conn.token
+                    async for msg in conn:
+                        ben["seq"] = conn.seq
+                        if isinstance(msg, State) and msg is conn.last_state and msg.legal:
+                            await ben_may_play.wait()
+                            await conn.move(choose_move(SeatView.from_dict(msg.view)))
+
+        async def sit_with_ben(conn: Conn) -> None:
+            joined = await conn.create_table("test", timer=0, bots=1)
+            seen["table"] = joined.table
+            assert embedded.nursery is not None
+            embedded.nursery.start_soon(ben_plays, joined.table)
+
+        def in_trio(fn: Callable[..., Any], *args: Any) -> None:
+            session._trio.run_sync_soon(fn, *args)  # type: ignore[union-attr]
+
+        def server_hand() -> Any:
+            assert embedded.server is not None
+            return embedded.server.lobby.tables[seen["table"]].state.hand
+
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Ana", join=sit_with_ben,
+                                 prelude=embedded, retry_delays=(0.01,))
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                await settle(lambda: screen.state.view is not None)
+                while (view := screen.state.view) is not None and view.to_act != 2:
+                    if view.legal and view.to_act == 0:
+                        before = len(view.history)
+                        pipe.send_text(str(choose_move(view)) + "\r")
+                        await settle(lambda b=before: len(screen.state.view.history) > b)  # type: ignore[misc, union-attr]
+                    else:
+                        await asyncio.sleep(0.005)
+                seq, known = session.seq, len(view.history)
+                assert embedded.server is not None and embedded.nursery is not None
+                for peer in list(embedded.server.peers):  # drop Ana's connection, server-side
+                    if peer.name == "Ana":
+                        in_trio(embedded.nursery.start_soon, peer.stream.aclose)
+                await settle(lambda: "reconnecting" in (screen.state.banner or ""))
+                in_trio(ben_may_play.set)
+                await settle(lambda: server_hand().over or server_hand().to_act == 0)
+                in_trio(ana_may_return.set)
+                await settle(lambda: screen.state.banner is None and screen.state.view is not None
+                             and len(screen.state.view.history) > known)
+                await settle(lambda: "while you were away" in screen_for(screen.state)
+                             or screen.state.hand_over)
+                seen["seq"], seen["known"] = seq, known
+                seen["log"] = [line.text for line in screen.state.log() if line.kind != "seat"]
+                seen["events"] = [line.text for line in event_lines(
+                    screen.state.view.history, screen.state.names)]  # type: ignore[union-attr]
+                seen["resumed"] = screen_for(screen.state)
+
+                in_trio(ben["scope"].cancel)
+                await settle(lambda: "Ben lost connection" in screen_for(screen.state)
+                             or screen.state.hand_over)
+                seen["away"] = screen_for(screen.state)
+                seen["marks"] = screen.state.seats[2]
+                in_trio(embedded.nursery.start_soon, ben_plays, seen["table"], ben["token"],
+                        ben["seq"])
+                await settle(lambda: any(line.text == "Ben is back"
+                                         for line in screen.state.log()))
+                seen["back"] = screen.state.seats[2]
+            finally:
+                pipe.send_text("\x03")
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    (first_token, first_seq), (token, seq) = hellos
+    assert first_token is None and first_seq is None
+    assert token is not None and seq == seen["seq"] and seq is not None
+    known, events, log = seen["known"], seen["events"], seen["log"]
+    missed = len(events) - known
+    assert missed > 0
+    marker = f"⋯ while you were away ({missed} move{'s' if missed > 1 else ''}):"
+    assert log == [*events[:known], marker, *events[known:]]
+    if "YOUR TURN" not in seen["resumed"]:
+        assert "Hand over" in seen["resumed"]
+    assert seen["marks"].away and seen["marks"].grace_until is not None
+    assert not seen["back"].away

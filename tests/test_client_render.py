@@ -8,6 +8,7 @@ from tongits.client.tui.render import (
     hand_line,
     make_style,
     screen_text,
+    seat_marks,
     to_text,
 )
 from tongits.client.tui.session import FakeSession
@@ -111,6 +112,96 @@ def test_banner_and_seat_changes() -> None:
     state.apply(SeatsChanged([{"name": "Zed", "kind": "human", "standing_in": True}]))
     text = screen_text(state, now=100.0)
     assert "connection lost" not in text and "bot stands in" in text
+
+
+def test_away_stand_in_and_back_marks_with_a_log_line_each() -> None:
+    """We are Bob (seat 1). Ana drops: a mark with the grace time left, then a bot stands in,
+    then she is back; each change is a line of the log. Our own seat's changes are not."""
+    ana = {"seat": 0, "name": "Ana", "player": "human", "connected": True}
+    rest = SEATS[1:]
+    state = state_for(VIEW)
+    away = dict(ana, connected=False, away=True, grace=42.0)
+    state.apply(SeatsChanged([away, *rest], {"seat": 0, "change": "away"}), now=100.0)
+    assert "Ana lost connection" in screen_text(state, now=100.0)
+    assert "away · bot in 0:42" in screen_text(state, now=100.0)
+    assert "away · bot in 0:32" in screen_text(state, now=110.0)
+    stand_in = dict(ana, player="bot", policy="greedy", away=True, stand_in=True)
+    state.apply(SeatsChanged([stand_in, *rest], {"seat": 0, "change": "stand_in"}), now=142.0)
+    text = screen_text(state, now=142.0)
+    assert "a bot is standing in for Ana" in text and "away · bot stands in" in text
+    assert "Ana [bot]" in text and "bot in" not in text
+    state.apply(SeatsChanged([ana, *rest], {"seat": 0, "change": "back"}), now=150.0)
+    text = screen_text(state, now=150.0)
+    assert "Ana is back" in text and "away" not in text
+    assert to_text(seat_marks(state, 0)).endswith("back")
+    state.apply(SeatsChanged([ana, *rest], {"seat": 1, "change": "back"}), now=151.0)
+    assert "Bob is back" not in screen_text(state, now=151.0)
+    assert [line.text for line in state.log()] == [
+        "Ana lost connection", "a bot is standing in for Ana", "Ana is back"
+    ]
+
+
+def _views(seed: int) -> list:  # type: ignore[type-arg]
+    """Every view seat 0 is sent in one hand of a local match (bots play at once)."""
+    from tongits.client.tui.hint import choose_move
+
+    session = FakeSession(seed=seed, names=("Ana", "Bob", "Cara"))
+    views = []
+    state = TableState()
+
+    def sink(update) -> None:  # type: ignore[no-untyped-def]
+        state.apply(update)
+        if isinstance(update, StateUpdate):
+            views.append(update.view)
+
+    session.start(sink)
+    while state.view is not None and state.view.legal:
+        session.send_move(choose_move(state.view))
+    return views
+
+
+def test_resumed_state_marks_where_the_missed_events_begin() -> None:
+    views = _views(seed=5)
+    before, after = views[2], views[-3]
+    known, total = len(before.history), len(after.history)
+    assert 0 < known < total
+    state = TableState()
+    state.apply(StateUpdate(before, SEATS, None, table="t1"))
+    state.apply(ChatReceived(1, "Bob", "brb"))
+    state.apply(Connection("lost", "(the server closed; retry in 1s)"))
+    assert "reconnecting" in screen_text(state, now=0.0)
+    state.apply(Connection("connected"))
+    state.apply(StateUpdate(after, SEATS, None, table="t1", missed=total - known))
+    events = [line.text for line in event_lines(after.history, state.names)]
+    moves = "move" if total - known == 1 else "moves"
+    assert [line.text for line in state.log()] == [
+        *events[:known], "Bob: brb", f"⋯ while you were away ({total - known} {moves}):",
+        *events[known:],
+    ]
+    assert state.hands_seen == 1 and state.banner is None
+
+
+def test_a_resume_that_missed_nothing_leaves_the_screen_as_it_was() -> None:
+    view = _views(seed=6)[3]
+    state = TableState()
+    state.apply(StateUpdate(view, SEATS, None, table="t1"), now=0.0)
+    shown = screen_text(state, now=0.0)
+    state.apply(Connection("lost"))
+    state.apply(Connection("connected"))
+    state.apply(StateUpdate(view, SEATS, None, table="t1", missed=0), now=0.0)
+    state.apply(SeatsChanged(SEATS, {"seat": 0, "change": "back"}), now=0.0)
+    assert screen_text(state, now=0.0) == shown
+
+
+def test_the_back_mark_lasts_until_the_seat_acts() -> None:
+    views = _views(seed=7)
+    state = TableState()
+    state.apply(StateUpdate(views[0], SEATS, None, table="t1"))
+    state.apply(SeatsChanged(SEATS, {"seat": 1, "change": "back"}))
+    assert state.is_back(1)
+    later = next(v for v in views if any(step.get("seat") == 1 for step in v.history))
+    state.apply(StateUpdate(later, SEATS, None, table="t1"))
+    assert not state.is_back(1)
 
 
 def test_hand_over_shows_everything() -> None:

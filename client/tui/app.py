@@ -64,7 +64,8 @@ def opponents_row(state: TableState) -> VSplit:
         def make() -> list[tuple[str, str]]:
             half = (_cols() - 1) // 2
             cols = half if offset == 1 else _cols() - 1 - half
-            return render.opponent_panel(state, (render.my_seat(state) + offset) % 3, cols)
+            seat = (render.my_seat(state) + offset) % 3
+            return render.opponent_panel(state, seat, cols, now=time.monotonic())
 
         return make
 
@@ -89,7 +90,7 @@ def table_body(state: TableState, command_line: Window) -> HSplit:
             _rule(),
             Window(_text(lambda: render.centre_line(state, _cols())), height=1),
             _rule(),
-            Window(_text(lambda: render.me_panel(state, _cols())), height=3),
+            Window(_text(lambda: render.me_panel(state, _cols(), now())), height=3),
             _rule(),
             Window(_text(lambda: render.log_panel(state, max(3, _rows() - FIXED_ROWS), _cols()))),
             Window(_text(lambda: render.message_line(state, _cols())), height=1),

@@ -4,7 +4,9 @@ event loops"), so the screen reuses the very connection class the bots use.
 
 Trio's tasks run on the screen's thread between asyncio callbacks, so they hand updates to the
 sink directly; the screen's calls go the other way through ``TrioToken.run_sync_soon``. A lost
-connection is announced, then retried with the seat token until it comes back.
+connection is announced, then retried with the seat token and the ``seq`` of the last message
+heard until it comes back: the server answers with the whole view and the events missed
+meanwhile.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class NetSession:
         self.retry_delays = retry_delays
         self.give_up_after = give_up_after
         self.token: str | None = None
+        self.seq: int | None = None  # of the last state or hand_result delivered
         self.sink: Sink = lambda update: None
         self._trio: trio.lowlevel.TrioToken | None = None
         self._cancel = trio.CancelScope()
@@ -178,7 +181,8 @@ class NetSession:
     async def _connection(self) -> str:
         try:
             async with open_connection(
-                self.host, self.port, name=self.name, token=self.token, timeout=5
+                self.host, self.port, name=self.name, token=self.token,
+                seq=self.seq if self.token is not None else None, timeout=5,
             ) as conn:
                 if self.token is None:
                     await self.join(conn)
@@ -215,13 +219,16 @@ class NetSession:
 
     def _deliver(self, msg: Any) -> None:
         if isinstance(msg, State):
+            self.seq = msg.seq
             view = SeatView.from_dict(msg.view)
-            self.sink(StateUpdate(view, msg.seats, msg.deadline, msg.table))
+            missed = len(msg.missed) if msg.missed is not None else None
+            self.sink(StateUpdate(view, msg.seats, msg.deadline, msg.table, missed))
         elif isinstance(msg, HandResult):
+            self.seq = msg.seq
             self.sink(HandOver(msg.result, msg.standings))
         elif isinstance(msg, ChatLine):
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))
         elif isinstance(msg, SeatUpdate):
-            self.sink(SeatsChanged(msg.seats))
+            self.sink(SeatsChanged(msg.seats, msg.change))
         elif isinstance(msg, Error):
             self.sink(ServerRefused(msg.code, msg.message))

@@ -93,20 +93,18 @@ def width(line: Line) -> int:
 
 
 def fit(line: Line, cols: int) -> Line:
-    """``line`` cut to ``cols`` columns (with an ellipsis) or padded to exactly ``cols``."""
+    """``line`` cut to ``cols`` columns (the last one an ellipsis) or padded to exactly ``cols``."""
+    used = width(line)
+    if used <= cols:
+        return [*line, ("", " " * (cols - used))] if used < cols else list(line)
     out: Line = []
-    used = 0
+    room = cols - 1
     for style, text in line:
-        if used + len(text) > cols:
-            room = cols - used - 1
-            if room > 0:
-                out.append((style, text[:room]))
-            out.append(("class:dim", "…"))
-            return out
-        out.append((style, text))
-        used += len(text)
-    if used < cols:
-        out.append(("", " " * (cols - used)))
+        if room <= 0:
+            break
+        out.append((style, text[:room]))
+        room -= len(text[:room])
+    out.append(("class:dim", "…"))
     return out
 
 
@@ -133,11 +131,14 @@ def my_seat(state: TableState) -> int:
     return seat if seat is not None else 0
 
 
-def countdown(state: TableState, now: float) -> str:
-    if state.deadline_at is None:
-        return ""
-    left = max(0, int(state.deadline_at - now + 0.999))
+def clock(seconds: float) -> str:
+    """Seconds left as ``M:SS``, rounded up."""
+    left = max(0, int(seconds + 0.999))
     return f"{left // 60}:{left % 60:02d}"
+
+
+def countdown(state: TableState, now: float) -> str:
+    return "" if state.deadline_at is None else clock(state.deadline_at - now)
 
 
 def title_line(state: TableState, now: float, cols: int = 80) -> Line:
@@ -211,8 +212,9 @@ def seat_header(state: TableState, seat: int, *, me: bool = False) -> Line:
     return out
 
 
-def seat_marks(state: TableState, seat: int) -> Line:
-    """Dealer, not opened, blocked from calling, away, a bot standing in."""
+def seat_marks(state: TableState, seat: int, now: float | None = None) -> Line:
+    """Dealer, not opened, blocked from calling, away (with the time left before a bot stands
+    in, given ``now``), a bot standing in, back."""
     view = state.view
     info = state.seats[seat]
     marks: list[tuple[str, str]] = []
@@ -223,10 +225,15 @@ def seat_marks(state: TableState, seat: int) -> Line:
             marks.append(("class:dim", "not open"))
         if view.blocked[seat]:
             marks.append(("class:warn", "no call"))
-    if not info.connected:
-        marks.append(("class:warn", "away"))
+    if info.away or not info.connected:
+        away = "away"
+        if info.grace_until is not None and now is not None and not info.standing_in:
+            away += " · bot in " + clock(info.grace_until - now)
+        marks.append(("class:warn", away))
     if info.standing_in:
         marks.append(("class:warn", "bot stands in"))
+    elif state.is_back(seat):
+        marks.append(("class:count", "back"))
     out: Line = []
     for i, mark in enumerate(marks):
         out.append(("class:dim", " · " if i else "  "))
@@ -234,10 +241,12 @@ def seat_marks(state: TableState, seat: int) -> Line:
     return out
 
 
-def opponent_panel(state: TableState, seat: int, cols: int = 39, rows: int = 5) -> Line:
+def opponent_panel(
+    state: TableState, seat: int, cols: int = 39, rows: int = 5, now: float | None = None
+) -> Line:
     view = state.view
     lines: list[Line] = [seat_header(state, seat)]
-    marks = seat_marks(state, seat)
+    marks = seat_marks(state, seat, now)
     if marks:
         lines.append(marks)
     if view is not None:
@@ -304,11 +313,11 @@ def hand_line(state: TableState) -> Line:
     return out
 
 
-def me_panel(state: TableState, cols: int = 80) -> Line:
+def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Line:
     view = state.view
     seat = my_seat(state)
     header = seat_header(state, seat, me=True)
-    marks = seat_marks(state, seat)
+    marks = seat_marks(state, seat, now)
     if view is not None and view.seat is None:
         header.append(("", f" · {view.hand_sizes[seat]} cards"))
     if view is not None and view.seat is not None:
@@ -336,6 +345,8 @@ def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
     for entry in lines:
         if entry.kind == "chat":
             out.append([("class:chat", " » " + entry.text)])
+        elif entry.kind in ("seat", "info"):
+            out.append([("class:warn" if entry.kind == "seat" else "class:dim", " " + entry.text)])
         else:
             out.append([("", " " + entry.text)])
     for note in notes:
@@ -448,8 +459,8 @@ def screen_text(state: TableState, now: float, cols: int = 80) -> str:
     """The whole screen as plain text (for tests and logs), in the layout's order."""
     half = (cols - 1) // 2
     me = my_seat(state)
-    left = to_text(opponent_panel(state, (me + 1) % 3, half)).split("\n")
-    right = to_text(opponent_panel(state, (me + 2) % 3, cols - 1 - half)).split("\n")
+    left = to_text(opponent_panel(state, (me + 1) % 3, half, now=now)).split("\n")
+    right = to_text(opponent_panel(state, (me + 2) % 3, cols - 1 - half, now=now)).split("\n")
     while len(left) < len(right):
         left.append(" " * half)
     while len(right) < len(left):
@@ -460,7 +471,7 @@ def screen_text(state: TableState, now: float, cols: int = 80) -> str:
         "─" * cols,
         to_text(centre_line(state, cols)),
         "─" * cols,
-        to_text(me_panel(state, cols)),
+        to_text(me_panel(state, cols, now)),
         "─" * cols,
         to_text(log_panel(state, 8, cols)),
         to_text(message_line(state, cols)),

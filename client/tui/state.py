@@ -2,8 +2,9 @@
 
 A session (fake or networked) turns what it hears into the small ``Update`` values below and
 hands them to ``TableState.apply``; the layout only reads ``TableState``. Everything shown is
-derived from the latest view plus chat lines, so a reconnect that delivers the view again brings
-the screen back exactly as it was.
+derived from the latest view plus the lines heard between its events (chat, seat changes), so a
+reconnect that delivers the view again brings the screen back exactly as it was; the events
+missed meanwhile are part of that view, and the log marks where they begin.
 """
 
 from __future__ import annotations
@@ -23,27 +24,33 @@ class SeatInfo:
     name: str
     bot: bool = False
     connected: bool = True
-    standing_in: bool = False  # a bot plays for this absent human
+    standing_in: bool = False  # a bot plays for this human, who left or stayed away too long
+    away: bool = False  # the human dropped and may take the seat back
+    grace_until: float | None = None  # time.monotonic() at which a bot stands in
 
     @classmethod
-    def from_dict(cls, seat: int, data: dict[str, Any] | None) -> SeatInfo:
+    def from_dict(cls, seat: int, data: dict[str, Any] | None, now: float = 0.0) -> SeatInfo:
         data = data or {}
         kind = str(data.get("player") or data.get("kind") or "human")
+        away = bool(data.get("away"))
+        grace = data.get("grace")
         return cls(
             name=str(data.get("name") or f"seat {seat} (empty)"),
             bot=kind == "bot",
-            connected=bool(data.get("connected", not data.get("away", False))),
+            connected=bool(data.get("connected", not away)),
             standing_in=bool(data.get("standing_in") or data.get("stand_in")),
+            away=away,
+            grace_until=now + grace if isinstance(grace, int | float) and away else None,
         )
 
 
-def seats_from(entries: Sequence[dict[str, Any]] | None) -> list[SeatInfo]:
+def seats_from(entries: Sequence[dict[str, Any]] | None, now: float = 0.0) -> list[SeatInfo]:
     entries = list(entries or [])
     by_seat: dict[int, dict[str, Any]] = {}
     for i, e in enumerate(entries):
         seat = e.get("seat", i) if isinstance(e, dict) else i
         by_seat[seat if isinstance(seat, int) else i] = e if isinstance(e, dict) else {}
-    return [SeatInfo.from_dict(s, by_seat.get(s)) for s in range(3)]
+    return [SeatInfo.from_dict(s, by_seat.get(s), now) for s in range(3)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,7 @@ class StateUpdate:
     seats: list[dict[str, Any]] | None = None
     deadline: float | None = None  # seconds from now
     table: str = ""
+    missed: int | None = None  # on resuming: how many of the view's events came while away
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +77,10 @@ class ChatReceived:
 
 @dataclass(frozen=True, slots=True)
 class SeatsChanged:
+    """Who sits where; ``change`` is the server's ``{"seat": 1, "change": "away"}``, if any."""
+
     seats: list[dict[str, Any]]
+    change: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +111,7 @@ Update = (
 
 @dataclass(slots=True)
 class LogLine:
-    kind: str  # "event", "chat", "info", "error"
+    kind: str  # "event", "chat", "seat", "info", "error"
     text: str
     seat: int | None = None
 
@@ -113,7 +124,10 @@ class TableState:
     seats: list[SeatInfo] = field(default_factory=lambda: seats_from(None))
     table: str = ""
     deadline_at: float | None = None  # time.monotonic() at which the turn times out
-    chat: list[tuple[int, LogLine]] = field(default_factory=list)  # (history length, line)
+    #: chat and seat changes, each with the history length when it was heard
+    asides: list[tuple[int, LogLine]] = field(default_factory=list)
+    #: seats whose human came back, with the history length then (marked until they act)
+    back_at: dict[int, int] = field(default_factory=dict)
     notes: list[LogLine] = field(default_factory=list)  # local output: help, hint, errors
     result: Result | None = None
     standings: dict[str, Any] | None = None
@@ -150,7 +164,8 @@ class TableState:
                 or (old.result is not None and update.view.result is None)
             )
             if new_hand:
-                self.chat = [(0, line) for _, line in self.chat[-6:]]
+                self.asides = [(0, line) for _, line in self.asides[-6:]]
+                self.back_at = {}
                 self.result = None
                 self.standings = None
                 self.notes = []
@@ -159,7 +174,12 @@ class TableState:
             if update.view.result is not None:
                 self.result = update.view.result
             if update.seats is not None:
-                self.seats = seats_from(update.seats)
+                self.seats = seats_from(update.seats, now)
+            if update.missed:
+                at = len(update.view.history) - update.missed
+                moves = "move" if update.missed == 1 else "moves"
+                line = LogLine("info", f"⋯ while you were away ({update.missed} {moves}):")
+                self.asides.append((max(at, 0), line))
             self.table = update.table or self.table
             self.deadline_at = now + update.deadline if update.deadline is not None else None
             if update.view.legal and not self.message_is_error:
@@ -169,10 +189,12 @@ class TableState:
             self.standings = update.standings
             self.deadline_at = None
         elif isinstance(update, ChatReceived):
-            at = len(self.view.history) if self.view is not None else 0
-            self.chat.append((at, LogLine("chat", f"{update.name}: {update.text}", update.seat)))
+            self._aside(LogLine("chat", f"{update.name}: {update.text}", update.seat))
         elif isinstance(update, SeatsChanged):
-            self.seats = seats_from(update.seats)
+            before = self.seats
+            self.seats = seats_from(update.seats, now)
+            if update.change is not None:
+                self._seat_changed(update.change, before)
         elif isinstance(update, ServerError):
             self.say(f"server refused: {update.message} ({update.code})", error=True)
         elif isinstance(update, TablesListed):
@@ -183,17 +205,43 @@ class TableState:
             if update.status == "connected":
                 self.banner = None
             elif update.status == "lost":
-                self.banner = "connection lost, reconnecting… " + update.detail
+                self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
             else:
                 self.banner = "disconnected: " + (update.detail or "the server is gone")
                 self.closed = True
 
+    def _aside(self, line: LogLine) -> None:
+        self.asides.append((len(self.view.history) if self.view is not None else 0, line))
+
+    def _seat_changed(self, change: dict[str, Any], before: Sequence[SeatInfo]) -> None:
+        """A log line for what happened to another seat; our own comings and goings show in
+        the banner instead."""
+        seat, what = change.get("seat"), change.get("change")
+        if not isinstance(seat, int) or not 0 <= seat < 3 or what not in SEAT_CHANGES:
+            return
+        if self.view is not None and self.view.seat == seat:
+            return
+        name = (before[seat] if what == "left" else self.seats[seat]).name
+        if what == "back":
+            self.back_at[seat] = len(self.view.history) if self.view is not None else 0
+        elif what in ("away", "left", "stand_in"):
+            self.back_at.pop(seat, None)
+        self._aside(LogLine("seat", SEAT_CHANGES[what].format(name=name), seat))
+
+    def is_back(self, seat: int) -> bool:
+        """The seat's human came back and has not acted since."""
+        at = self.back_at.get(seat)
+        if at is None:
+            return False
+        history = self.view.history if self.view is not None else []
+        return all(step.get("seat") != seat for step in history[at:])
+
     def log(self) -> list[LogLine]:
-        """Public events of this hand, interleaved with the chat said between them."""
+        """Public events of this hand, interleaved with the lines heard between them."""
         view = self.view
         events = event_lines(view.history, self.names) if view is not None else []
         out: list[LogLine] = []
-        chat = sorted(self.chat, key=lambda item: item[0])
+        chat = sorted(self.asides, key=lambda item: item[0])
         ci = 0
         for i, line in enumerate(events):
             while ci < len(chat) and chat[ci][0] <= i:
@@ -203,6 +251,16 @@ class TableState:
         out.extend(line for _, line in chat[ci:])
         return out
 
+
+#: The log line for each ``change`` of a ``seat_update``.
+SEAT_CHANGES = {
+    "sat": "{name} sat down",
+    "left": "{name} left the table",
+    "away": "{name} lost connection",
+    "back": "{name} is back",
+    "replaced": "{name} reconnected",
+    "stand_in": "a bot is standing in for {name}",
+}
 
 _VERBS = {
     "draw": "drew",
