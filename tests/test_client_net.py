@@ -254,6 +254,8 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
                 await settle(lambda: "while you were away" in screen_for(screen.state)
                              or screen.state.hand_over)
                 seen["seq"], seen["known"] = seq, known
+                seen["seat_lines"] = [line.text for line in screen.state.log()
+                                      if line.kind == "seat"]
                 seen["log"] = [line.text for line in screen.state.log() if line.kind != "seat"]
                 seen["events"] = [line.text for line in event_lines(
                     screen.state.view.history, screen.state.names)]  # type: ignore[union-attr]
@@ -284,5 +286,6 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
     assert log == [*events[:known], marker, *events[known:]]
     if "YOUR TURN" not in seen["resumed"]:
         assert "Hand over" in seen["resumed"]
+    assert seen["seat_lines"] == ["Ben sat down"]  # not Ana's own comings and goings
     assert seen["marks"].away and seen["marks"].grace_until is not None
     assert not seen["back"].away

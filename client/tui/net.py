@@ -192,7 +192,7 @@ class NetSession:
                     nursery.start_soon(self._send_loop, conn)
                     try:
                         async for msg in conn:
-                            self._deliver(msg)
+                            self._deliver(msg, conn.seat)
                     finally:
                         nursery.cancel_scope.cancel()
                 return conn.closed_by.code if conn.closed_by else "the server closed"
@@ -217,7 +217,9 @@ class NetSession:
             except ServerError as error:
                 self.sink(ServerRefused(error.code, error.message))
 
-    def _deliver(self, msg: Any) -> None:
+    def _deliver(self, msg: Any, seat: int | None = None) -> None:
+        """Hand ``msg`` to the screen as an ``Update``; changes to our own ``seat`` (sitting
+        down, coming back) are left out of the log: the screen shows them itself."""
         if isinstance(msg, State):
             self.seq = msg.seq
             view = SeatView.from_dict(msg.view)
@@ -229,6 +231,7 @@ class NetSession:
         elif isinstance(msg, ChatLine):
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))
         elif isinstance(msg, SeatUpdate):
-            self.sink(SeatsChanged(msg.seats, msg.change))
+            ours = msg.change is not None and msg.change.get("seat") == seat
+            self.sink(SeatsChanged(msg.seats, None if ours else msg.change))
         elif isinstance(msg, Error):
             self.sink(ServerRefused(msg.code, msg.message))
