@@ -59,7 +59,7 @@ def test_opponents_centre_and_hand() -> None:
     assert "#1 ▒▒ ▒▒ ▒▒ ▒▒ secret" in text and "Q♣" not in text  # another seat's secret
     assert "away" in text  # Ana is not connected
     assert "Stock 10" in text and " 7♣ " in to_text(centre_line(state))
-    assert "YOUR TURN: draw, pick or call" in text and "⏱ 0:28" in text
+    assert "YOUR TURN: call, draw" in text  # what is legal now and "⏱ 0:28" in text
     assert "table: #3 2♠ 3♠ 4♠" in text
     assert "count 22" in text  # K♦ 2♣ 9♠ A♥ loose, 5♥ 6♥ 7♥ melded
     assert to_text(hand_line(state)).split() == ["[5♥", "6♥", "7♥]", "2♣", "K♦", "A♥", "9♠"]

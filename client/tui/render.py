@@ -150,8 +150,9 @@ def title_line(state: TableState, now: float, cols: int = 80) -> Line:
         return fit([("class:title", left + " · waiting for the deal")], cols)
     if view.phase is Phase.OVER or view.to_act is None:
         right = "hand over "
-    elif view.seat is not None and view.to_act == view.seat:
-        right = f"YOUR TURN: {PHASE_WORDS[view.phase]} "
+    elif view.seat is not None and view.to_act == view.seat and view.legal:
+        actions = ", ".join(dict.fromkeys(m.action.value for m in view.legal))
+        right = f"YOUR TURN: {actions} "
     else:
         right = f"{_name(state, view.to_act)}: {PHASE_WORDS[view.phase]} "
     clock = countdown(state, now)
