@@ -168,10 +168,10 @@ class Table:
         try:
             while not self.closed:
                 if self.wake_at <= trio.current_time():
+                    await _writers_turn()
                     self._wake()
                     if not self.closed and self._deserted():
                         self.closed = True
-                    await trio.lowlevel.checkpoint()
                     continue
                 with trio.move_on_at(self.wake_at):
                     request = await self._inbox.receive()
@@ -783,6 +783,15 @@ class Table:
             self.journal.close_table(self.id)
         log.info("table %s closed after %d hands", self.id,
                  self.state.match.hands_played if self.state.match else 0)
+
+
+async def _writers_turn() -> None:
+    """Yield until every task made runnable before has had a step: the writers send what the
+    last change queued before a bot decides (with no bot delay, its thinking would otherwise
+    delay everyone's view of that change). Trio may run a batch in either order, so a task
+    runnable now has run once by the end of the next batch."""
+    await trio.lowlevel.checkpoint()
+    await trio.lowlevel.checkpoint()
 
 
 def _seat_number(seat: int) -> int:
