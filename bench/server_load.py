@@ -73,10 +73,12 @@ async def _serve_child(kind: str, parent: int, db: str) -> None:
             print(listeners[0].socket.getsockname()[1], flush=True)
         return
     from tongits.server import Server, ServerConfig
+    from tongits.server.app import tune_gc
 
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
                           max_tables=20000, queue_size=1024, log_level="WARNING", db=db)
     server = Server(config)
+    tune_gc()  # as ``tongits-server`` does
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_orphan_watch, parent)
         listeners = await nursery.start(server.serve)

@@ -9,7 +9,7 @@ from dataclasses import fields
 
 import trio
 
-from .app import Server
+from .app import Server, tune_gc
 from .config import ServerConfig
 
 _HELP = {
@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     log.info("database %s", config.db)
     try:
+        tune_gc()
         trio.run(Server(config, journal).run_until_signal)
     except OSError as exc:
         log.error("cannot serve: %s", exc)
