@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import reprlib
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
@@ -33,13 +33,12 @@ class Message:
     TYPE: ClassVar[str]
 
     def __post_init__(self) -> None:
-        hints = _field_hints(type(self))
-        for f in fields(self):
+        for f in _spec(type(self)):
             value = getattr(self, f.name)
-            if not _matches(value, hints[f.name]):
+            if not f.check(value):
                 raise ProtocolError(
                     ErrorCode.BAD_FIELD,
-                    f"{self.TYPE}.{f.name} must be {_describe(hints[f.name])}, "
+                    f"{self.TYPE}.{f.name} must be {_describe(f.hint)}, "
                     f"got {type(value).__name__}",
                 )
 
@@ -318,7 +317,7 @@ def to_dict(msg: Message) -> JSONMap:
 
 def _parse(d: Mapping[Any, Any], registry: Mapping[str, type[_M]]) -> _M:
     ref = d.get("id")
-    if not _matches(ref, RequestId | None):
+    if not _is_ref(ref):
         ref = None
     kind = d.get("type")
     if kind is None:
@@ -327,11 +326,11 @@ def _parse(d: Mapping[Any, Any], registry: Mapping[str, type[_M]]) -> _M:
     if cls is None:
         raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown type {reprlib.repr(kind)}", ref)
     kwargs: dict[str, Any] = {}
-    for f in fields(cls):
+    for f in _spec(cls):
         value = d.get(f.name)
         if value is not None:
             kwargs[f.name] = value
-        elif f.default is MISSING and f.default_factory is MISSING:
+        elif f.required:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}.{f.name} is missing", ref)
     try:
         return cls(**kwargs)
@@ -340,35 +339,72 @@ def _parse(d: Mapping[Any, Any], registry: Mapping[str, type[_M]]) -> _M:
         raise
 
 
-_HINTS: dict[type[Message], dict[str, Any]] = {}
+_Check = Callable[[object], bool]
 
 
-def _field_hints(cls: type[Message]) -> dict[str, Any]:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = _HINTS[cls] = get_type_hints(cls)
-    return hints
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """A message field as parsing and validation use it: ``check`` tells whether a decoded
+    value fits the type ``hint``."""
+
+    name: str
+    hint: Any
+    check: _Check
+    required: bool
 
 
-def _matches(value: object, hint: Any) -> bool:
-    """Whether ``value``, decoded from JSON or msgpack, fits the type ``hint``."""
+_SPECS: dict[type[Message], tuple[_Field, ...]] = {}
+
+
+def _spec(cls: type[Message]) -> tuple[_Field, ...]:
+    """The fields of ``cls`` with their checks, built once per class (every message is
+    validated, so this is on the path of every request and reply)."""
+    spec = _SPECS.get(cls)
+    if spec is None:
+        hints = get_type_hints(cls)
+        spec = _SPECS[cls] = tuple(
+            _Field(f.name, hints[f.name], _checker(hints[f.name]),
+                   f.default is MISSING and f.default_factory is MISSING)
+            for f in fields(cls)
+        )
+    return spec
+
+
+def _checker(hint: Any) -> _Check:
+    """A function telling whether a value decoded from JSON or msgpack fits the type ``hint``
+    (a bool is not a number)."""
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
-        return any(_matches(value, arg) for arg in get_args(hint))
+        args = get_args(hint)
+        checks = tuple(_checker(arg) for arg in args if arg is not type(None))
+        optional = len(checks) < len(args)
+        if len(checks) == 1:
+            (only,) = checks
+            return (lambda value: value is None or only(value)) if optional else only
+        if len(checks) == 2:
+            first, second = checks
+            return lambda value: (optional and value is None) or first(value) or second(value)
+        return lambda value: (optional and value is None) or any(c(value) for c in checks)
     if origin is Literal:
-        return any(type(value) is type(arg) and value == arg for arg in get_args(hint))
+        allowed = get_args(hint)
+        return lambda value: any(type(value) is type(arg) and value == arg for arg in allowed)
     if origin is list:
         (item,) = get_args(hint)
-        return isinstance(value, list) and all(_matches(v, item) for v in value)
+        check_item = _checker(item)
+        return lambda value: isinstance(value, list) and all(check_item(v) for v in value)
     if origin is dict:
-        return isinstance(value, dict)
+        return lambda value: isinstance(value, dict)
     if hint is type(None):
-        return value is None
+        return lambda value: value is None
     if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int | float) and not isinstance(value, bool)
     if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, hint)
+        return lambda value: type(value) is int or (isinstance(value, int)
+                                                    and not isinstance(value, bool))
+    return lambda value: isinstance(value, hint)
+
+
+_is_ref = _checker(RequestId | None)
 
 
 def _describe(hint: Any) -> str:
