@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import trio
-from tongits.engine import Action, Hand, Move, hand_record, seat_view
+from tongits.engine import Action, Hand, IllegalMove, Move, hand_record, seat_view
 from tongits.engine.view import seat_view_dict
 from tongits.protocol import (
     AddBot,
@@ -240,12 +240,13 @@ class Table:
         else:
             raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{msg.TYPE} is not a table request")
 
-    def _commit(self, entry: Entry) -> None:
-        """The only way the state changes: apply the entry (the engine may still refuse a
+    def _commit(self, entry: Entry, move: Move | None = None) -> None:
+        """The only way the state changes: apply the entry (the engine refuses an illegal
         move, before anything changes), then journal it, with the hand record if it ended the
-        hand. Both happen before the task yields, so before anyone hears of the change."""
+        hand. Both happen before the task yields, so before anyone hears of the change.
+        ``move`` is the entry's move, already read."""
         state = self.state
-        state.apply(entry)
+        state.apply(entry, move)
         finished = None
         hand = state.hand
         if entry["kind"] == "move" and hand is not None and hand.over:
@@ -555,21 +556,29 @@ class Table:
         hand = self.state.hand
         if hand is None:
             raise ProtocolError(ErrorCode.NOT_READY, "the match has not started")
-        move = Move.from_dict(msg.move)
-        error = hand.why_illegal(peer.seat, move)
-        if error is not None:
-            raise error
-        peer.send(to_dict(Ok(id=msg.id)))
-        self._play(peer.seat, move)
+        self._play(peer.seat, Move.from_dict(msg.move), reply=(peer, msg.id))
 
-    def _play(self, seat: int, move: Move, *, timeout: bool = False) -> None:
+    def _play(
+        self,
+        seat: int,
+        move: Move,
+        *,
+        timeout: bool = False,
+        reply: tuple[Peer, int | str | None] | None = None,
+    ) -> None:
+        """Play ``move`` for ``seat``; the engine's check when it is applied is the only one
+        (``IllegalMove`` leaves everything unchanged). ``reply``: the peer and request id to
+        answer ``ok``, before anyone gets the new state."""
         hand = self.state.hand
         assert hand is not None
         index = len(hand.steps)
         entry: Entry = {"kind": "move", "seat": seat, "move": move.to_dict()}
         if timeout:
             entry["timeout"] = True
-        self._commit(entry)
+        self._commit(entry, move)
+        if reply is not None:
+            peer, ref = reply
+            peer.send(to_dict(Ok(id=ref)))
         self.actions += 1
         self._schedule()
         self._broadcast(index, timeout=timeout)
@@ -659,13 +668,15 @@ class Table:
         view = seat_view(hand, seat)
         try:
             move = self.policies[seat](view)
-            error = hand.why_illegal(seat, move)
-            if error is not None:
-                raise error
         except Exception:
             log.exception("table %s: bot in seat %d failed; playing for it", self.id, seat)
             move = bots.autoplay(view)
-        self._play(seat, move)
+        try:
+            self._play(seat, move)
+        except IllegalMove:
+            log.exception("table %s: bot in seat %d moved illegally; playing for it", self.id,
+                          seat)
+            self._play(seat, bots.autoplay(view))
 
     def _timeout(self, seat: int) -> None:
         """Play for a human whose turn timed out: fold a call; draw, then let ``autoplay``

@@ -21,7 +21,8 @@ and ``move`` each make one ``state`` (``state_seq``), and a move that ends the h
 ``hand_result`` after it, so ``seq`` and ``step_at`` are the same after a restart.
 
 Validation belongs to the caller (``actor.Table``): ``apply`` trusts entries it is given, except
-that the engine still refuses an illegal move, before anything changes.
+that the engine still refuses an illegal move, before anything changes (the server relies on
+that: a player's move is checked there, once).
 """
 
 from __future__ import annotations
@@ -157,10 +158,12 @@ class TableState:
 
     # ----- the one mutator ------------------------------------------------------------------
 
-    def apply(self, entry: Entry) -> None:
+    def apply(self, entry: Entry, move: Move | None = None) -> None:
+        """Apply one entry. A caller that already holds a move entry's ``Move`` passes it as
+        ``move`` (it must be ``Move.from_dict(entry["move"])``), which spares reading it again."""
         kind = entry["kind"]
         if kind == "move":
-            self._move(entry)
+            self._move(entry, move)
         elif kind == "sit":
             self.seats[entry["seat"]] = Seat(
                 entry["name"], entry["player"], entry.get("token_hash"), entry.get("policy")
@@ -194,11 +197,11 @@ class TableState:
         self.state_seq = self.hand_seq = self.seq
         self.step_at = [len(hand.steps)]
 
-    def _move(self, entry: Entry) -> None:
+    def _move(self, entry: Entry, move: Move | None) -> None:
         hand = self.hand
         assert hand is not None and self.match is not None
         seat_index: int = entry["seat"]
-        hand.apply(seat_index, Move.from_dict(entry["move"]))
+        hand.apply(seat_index, move if move is not None else Move.from_dict(entry["move"]))
         seat = self.seats[seat_index]
         if entry.get("timeout") and seat is not None:
             seat.timeouts += 1
