@@ -50,6 +50,8 @@ class Codec:
         self._max_frame_size = max_frame_size
         self._buffer = bytearray()
         self._error: FramingError | None = None
+        # One packer per codec: ``msgpack.packb`` builds a new one for every message.
+        self._packer = msgpack.Packer(use_bin_type=True)
 
     @property
     def mode(self) -> Mode | None:
@@ -85,7 +87,7 @@ class Codec:
         if self._mode is Mode.TEXT:
             text = json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
             return text.encode("utf-8") + b"\n"
-        payload: bytes = msgpack.packb(msg, use_bin_type=True)
+        payload: bytes = self._packer.pack(msg)
         return _HEADER.pack(len(payload)) + payload
 
     def _next_frame(self) -> dict[Any, Any] | None:
