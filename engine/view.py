@@ -307,8 +307,24 @@ class _CommonParts:
 
     def legal(self, hand: Hand) -> list[dict[str, Any]]:
         if self._legal is None:
-            self._legal = [m.to_dict() for m in hand.legal_moves()]
+            self._legal = [_move_dict(m) for m in hand.legal_moves()]
         return self._legal
+
+
+#: Bound on the memoized move maps (the distinct moves seen; cleared when reached).
+_MOVE_DICTS_MAX = 50_000
+_MOVE_DICTS: dict[Move, dict[str, Any]] = {}
+
+
+def _move_dict(move: Move) -> dict[str, Any]:
+    """``move.to_dict()``, memoized and shared (read-only): the same discards, draws and
+    lay-offs are legal state after state."""
+    out = _MOVE_DICTS.get(move)
+    if out is None:
+        if len(_MOVE_DICTS) >= _MOVE_DICTS_MAX:
+            _MOVE_DICTS.clear()
+        out = _MOVE_DICTS[move] = move.to_dict()
+    return out
 
 
 _OPTIONS: dict[Options, dict[str, Any]] = {}
