@@ -96,7 +96,7 @@ class Server:
                             host, port = listener.socket.getsockname()[:2]
                             log.info("%s listening on %s port %d", self.config.name, host, port)
                             if self.config.discovery and listener.socket.family == AF_INET:
-                                tables.start_soon(
+                                await tables.start(
                                     answer_discovery, self.config.name, host, port,
                                     lambda: len(self.lobby.list_tables()),
                                 )

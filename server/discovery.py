@@ -11,23 +11,12 @@ from tongits.protocol.discovery import answer
 log = logging.getLogger("tongits.server")
 
 
-async def serve_discovery(
-    *,
-    name: str,
-    port: int,
-    host: str = "0.0.0.0",
-    udp_port: int | None = None,
-    tables: Callable[[], int] | None = None,
-    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+async def _answer(
+    sock: trio.socket.SocketType, *, name: str, port: int, tables: Callable[[], int] | None
 ) -> None:
-    """Answer discovery queries on ``udp_port`` (default: the TCP ``port``'s number) until
-    cancelled; ``task_status`` gets the bound UDP port. Bound to ``host``, so a server that
-    listens on loopback only is found only from this machine."""
-    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+    """Answer queries on the bound ``sock`` until cancelled, then close it. The socket is not
+    shared (no SO_REUSEADDR): another socket on the port could take our queries."""
     with sock:
-        sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_REUSEADDR, 1)
-        await sock.bind((host, port if udp_port is None else udp_port))
-        task_status.started(sock.getsockname()[1])
         while True:
             data, sender = await sock.recvfrom(2048)
             reply = answer(data, name=name, port=port, tables=tables() if tables else None)
@@ -35,9 +24,24 @@ async def serve_discovery(
                 await sock.sendto(reply, sender)
 
 
-async def answer_discovery(name: str, host: str, port: int, tables: Callable[[], int]) -> None:
-    """``serve_discovery`` as a best-effort extra: a busy UDP port is logged, not fatal."""
+async def answer_discovery(
+    name: str,
+    host: str,
+    port: int,
+    tables: Callable[[], int],
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Answer discovery queries on UDP ``host:port`` (the TCP listener's address and port
+    number) until cancelled. Best effort: a busy UDP port is logged, not fatal. Started with
+    ``nursery.start``, it reports once the socket is bound (or could not be), so a query sent
+    after the server is up is answered."""
+    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
     try:
-        await serve_discovery(name=name, host=host, port=port, tables=tables)
+        await sock.bind((host, port))
     except OSError as error:
+        sock.close()
         log.warning("LAN discovery not answered on UDP %s:%d: %s", host, port, error)
+        task_status.started()
+        return
+    task_status.started()
+    await _answer(sock, name=name, port=port, tables=tables)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 import trio
@@ -42,17 +43,29 @@ async def _discover(port: int) -> list[ServerAnnouncement]:
     )
 
 
+def _free_tcp_and_udp_port() -> int:
+    """A port number free on loopback for TCP and UDP alike (the server answers discovery on
+    the UDP port with its TCP port's number; port 0 alone does not promise the UDP one)."""
+    while True:
+        with socket.socket() as tcp, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            tcp.bind(("127.0.0.1", 0))
+            port = tcp.getsockname()[1]
+            try:
+                udp.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+
+
 async def test_a_running_server_is_found_with_its_tables() -> None:
-    config = ServerConfig(host="127.0.0.1", port=0, name="Friday night", bot_delay=0)
-    server = Server(config)
+    port = _free_tcp_and_udp_port()
+    config = ServerConfig(host="127.0.0.1", port=port, name="Friday night", bot_delay=0)
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(server.serve)
-            port = listeners[0].socket.getsockname()[1]
-            assert await _discover(port) == [
-                ServerAnnouncement("127.0.0.1", port, "Friday night", 0)
-            ]
+            await nursery.start(Server(config).serve)
+            found = await _discover(port)
             nursery.cancel_scope.cancel()
+    assert found == [ServerAnnouncement("127.0.0.1", port, "Friday night", 0)]
 
 
 async def test_discovery_can_be_turned_off() -> None:
