@@ -59,6 +59,7 @@ class Peer:
         self.closed = False
         self._queue_send, self._queue = trio.open_memory_channel[dict[str, Any]](queue_size)
         self._final: dict[str, Any] | None = None
+        self._drop = False
         self._write_scope = trio.CancelScope()
         self.sent = 0
 
@@ -91,20 +92,21 @@ class Peer:
         except trio.WouldBlock:
             log.warning("%r: outgoing queue full, disconnecting", self)
             self.kick(ErrorCode.SLOW_READER, "too many unread messages", flush=False)
+            self._write_scope.cancel()  # it is not reading: nothing more will reach it
 
     def kick(self, code: str, message: str, ref: int | str | None = None, *,
              flush: bool = True) -> None:
         """End the connection with one last ``error`` frame. With ``flush`` what is already
-        queued goes first (within ``FINAL_FRAME_GRACE``); without, it is dropped."""
+        queued goes first; without, what is not yet being written is dropped. Either way the
+        writer gets ``FINAL_FRAME_GRACE`` to finish: a peer that does not read in that time
+        (a slow reader) is closed without the frame."""
         if self.closed:
             return
         self.closed = True
         self._final = error_message(code, message, ref)
+        self._drop = not flush
         self._queue_send.close()
-        if flush:
-            self._write_scope.deadline = trio.current_time() + FINAL_FRAME_GRACE
-        else:
-            self._write_scope.cancel()
+        self._write_scope.deadline = trio.current_time() + FINAL_FRAME_GRACE
 
     def finish(self) -> None:
         """End the connection after everything already queued has been written."""
@@ -119,6 +121,8 @@ class Peer:
         torn = False
         with self._write_scope:
             async for msg in self._queue:
+                if self._drop:
+                    break
                 batch = [encode(msg)]
                 while True:
                     try:
