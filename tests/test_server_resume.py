@@ -7,8 +7,9 @@ import pytest
 import trio
 from test_server_support import capped, memory_server, my_turn, next_of, play_hands
 from tongits.client.connection import ConnectionClosed, ServerError
-from tongits.engine import HandRecord
-from tongits.protocol import SeatUpdate, State
+from tongits.engine import Action, HandRecord, SeatView
+from tongits.engine.policies import get_policy
+from tongits.protocol import HandResult, SeatUpdate, State
 from tongits.server import MemoryJournal
 
 
@@ -169,3 +170,38 @@ async def test_restart_from_the_journal_restores_the_hand(
         assert finished["names"][0] == "Ana"
         moves = [e for e in journal.entries[joined.table] if e["kind"] == "move"]
         assert [{"seat": e["seat"], **e["move"]} for e in moves] == list(record.actions)
+
+
+@capped
+async def test_dropped_while_answering_a_call_then_resumed_answers_it(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Ana's connection dies while a bot's call waits for her answer; she resumes with her
+    token, is asked again, challenges, and the call is settled with her as a challenger."""
+    bot = get_policy("greedy", seed=0)
+    async with memory_server(bot_delay=1.0, grace=30.0) as (_server, connect):
+        async with connect("Ana") as ana:
+            await ana.create_table("Mid-call", bots=2, timer=0)
+            token, hands = ana.token, 0
+            while True:
+                msg = await ana.receive()
+                if isinstance(msg, HandResult):
+                    hands += 1
+                    assert hands < 40, "no bot called while Ana could answer"
+                    await ana.next_hand()
+                elif isinstance(msg, State) and msg.legal and msg is ana.last_state:
+                    if msg.view["phase"] == "answer":
+                        seq = msg.seq
+                        break
+                    view = SeatView.from_dict(msg.view)
+                    move = bot(view)
+                    if move.action is Action.CALL:  # Ana never calls: she waits for the bots
+                        move = next(m for m in view.legal if m.action is not Action.CALL)
+                    await ana.move(move)
+        async with connect("Ana", token=token, seq=seq) as again:
+            asked = await my_turn(again)
+            assert asked.view["phase"] == "answer"
+            assert {m["action"] for m in asked.legal or []} == {"challenge", "fold"}
+            await again.move({"action": "challenge"})
+            result = (await next_of(again, HandResult)).result
+            assert result["end"] == "call" and again.seat in result["challengers"]
