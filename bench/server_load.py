@@ -23,6 +23,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -73,27 +74,33 @@ async def _serve_child(kind: str, parent: int, db: str) -> None:
             print(listeners[0].socket.getsockname()[1], flush=True)
         return
     from tongits.server import Server, ServerConfig
-    from tongits.server.app import tune_gc
+    from tongits.server.collector import Collector
+    from tongits.server.store import SQLiteJournal
 
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
                           max_tables=20000, queue_size=1024, log_level="WARNING", db=db)
-    server = Server(config)
-    tune_gc()  # as ``tongits-server`` does
+    collector = Collector(config.gc_young, config.gc_full)  # as ``tongits-server`` does
+    collector.install()
+    server = Server(config, SQLiteJournal(db))
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_orphan_watch, parent)
+        nursery.start_soon(collector.run)
         listeners = await nursery.start(server.serve)
         print(listeners[0].socket.getsockname()[1], flush=True)
 
 
 class Child:
-    """A server process; reads its CPU time and RSS from /proc."""
+    """A server process; reads its CPU time and RSS from /proc. With ``db = "file"`` each one
+    gets a new SQLite file (a table left by an earlier phase must not be restored)."""
 
     db = ":memory:"
 
     def __init__(self, kind: str) -> None:
+        self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
+        db = os.path.join(self.tmp.name, "server.db") if self.db == "file" else self.db
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
-             "--db", self.db],
+             "--child-db", db],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -115,6 +122,7 @@ class Child:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+        self.tmp.cleanup()
 
 
 # ----- clients ----------------
@@ -226,26 +234,20 @@ async def wait_newer(client: Client, seq: int) -> None:
 # ----- (a) one round trip ----------------
 
 
-async def echo_round_trips(port: int, count: int) -> list[float]:
+async def round_trips(
+    echo_port: int, server_port: int, count: int
+) -> tuple[list[float], list[float]]:
+    """``count`` round trips each, alternating: one echo, then one of our moves at a table of
+    ours and two instant bots (until the state showing it), so that both see the same moments
+    of a shared machine."""
     async with trio.open_nursery() as nursery:
-        client = Client(await trio.open_tcp_stream("127.0.0.1", port))
-        nursery.start_soon(client.read)
-        samples = []
-        for i in range(count):
-            start = time.perf_counter()
-            await client.request({"type": "ping", "n": i})
-            samples.append(time.perf_counter() - start)
-        nursery.cancel_scope.cancel()
-    return samples
-
-
-async def table_round_trips(port: int, count: int) -> list[float]:
-    """One table: our client and two instant bots; time our moves only."""
-    async with trio.open_nursery() as nursery:
-        me = await connect(port, nursery, "me")
+        echo = Client(await trio.open_tcp_stream("127.0.0.1", echo_port))
+        nursery.start_soon(echo.read)
+        me = await connect(server_port, nursery, "me")
         await me.request({"type": "create_table", "name": "rtt", "bots": 2, "timer": 0})
-        samples: list[float] = []
-        while len(samples) < count:
+        floor: list[float] = []
+        server: list[float] = []
+        while len(server) < count:
             state = me.state
             if state is not None and state["view"]["phase"] == "over":
                 await me.request({"type": "next_hand"})
@@ -254,9 +256,12 @@ async def table_round_trips(port: int, count: int) -> list[float]:
             if state is None or not state.get("legal"):
                 await me.states.wait()
                 continue
-            samples.append(await act_and_wait(me))
+            start = time.perf_counter()
+            await echo.request({"type": "ping", "n": len(floor)})
+            floor.append(time.perf_counter() - start)
+            server.append(await act_and_wait(me))
         nursery.cancel_scope.cancel()
-    return samples
+    return floor, server
 
 
 # ----- (b) many tables at one action per second ----------------
@@ -288,19 +293,22 @@ async def paced_tables(child: Child, tables: int, seconds: float, echo: bool) ->
         await trio.sleep(0.5)
         rss_ready = child.rss_kb()
         cpu0, wall0 = child.cpu(), time.perf_counter()
+        begin = trio.current_time()
 
         async def drive(index: int, group: list[Client]) -> None:
-            await trio.sleep(index / tables)
-            deadline = trio.current_time() + seconds
-            while trio.current_time() < deadline:
-                tick = trio.current_time()
+            # A fixed schedule, spread evenly over each second: a late action does not move
+            # the table's next one (pacing from each action's end would bunch up, after any
+            # stall, the tables it delayed: bursts no real room of players would make).
+            tick = begin + index / tables
+            while tick < begin + seconds:
+                await trio.sleep_until(tick)
                 if echo:
                     start = time.perf_counter()
                     await group[index % 3].request({"type": "move", "move": {"action": "draw"}})
                     samples.append(time.perf_counter() - start)
                 else:
                     await table_step(group)
-                await trio.sleep_until(tick + 1.0)
+                tick += 1.0
 
         async def table_step(group: list[Client]) -> None:
             state = group[0].state
@@ -390,16 +398,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", choices=["echo", "tongits"], help=argparse.SUPPRESS)
     parser.add_argument("--parent", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--db", default=":memory:",
-                        help="the server's --db: :memory: (default) or a file, to include "
-                        "SQLite persistence in the figures")
+    parser.add_argument("--db", default=":memory:", choices=[":memory:", "file"],
+                        help="the server's SQLite journal: :memory: (default) or a new file "
+                        "per server process; either way each move is committed before its "
+                        "state goes out")
+    parser.add_argument("--child-db", help=argparse.SUPPRESS)
     parser.add_argument("--rtt", type=int, default=2000, help="round trips measured in (a)")
     parser.add_argument("--tables", type=int, default=1000, help="tables in (b)")
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of (b) and (c)")
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
     args = parser.parse_args()
     if args.child:
-        trio.run(_serve_child, args.child, args.parent, args.db)
+        trio.run(_serve_child, args.child, args.parent, args.child_db)
         return
     Child.db = args.db
     # The clients of thousands of connections share this one process and its heap: its
@@ -411,8 +421,12 @@ def main() -> None:
         "db": args.db, "tables_b": args.tables, "connections_b": 3 * args.tables,
         "tables_c": args.flat_tables, "seconds": args.seconds,
     }
-    floor, _ = measure("echo", lambda child: echo_round_trips(child.port, args.rtt))
-    server, _ = measure("tongits", lambda child: table_round_trips(child.port, args.rtt))
+    echo, tongits = Child("echo"), Child("tongits")
+    try:
+        floor, server = trio.run(round_trips, echo.port, tongits.port, args.rtt)
+    finally:
+        echo.stop()
+        tongits.stop()
     report["a_floor_p50_us"], report["a_floor_p99_us"] = pct(floor, 0.5), pct(floor, 0.99)
     report["a_server_p50_us"], report["a_server_p99_us"] = pct(server, 0.5), pct(server, 0.99)
     report["a_p50_ratio"] = round(statistics.median(server) / statistics.median(floor), 2)

@@ -12,7 +12,6 @@ table at most.
 
 from __future__ import annotations
 
-import gc
 import ipaddress
 import logging
 import math
@@ -164,6 +163,7 @@ class Server:
         except trio.BrokenResourceError:
             pass
         finally:
+            peer.finish()  # whatever the table still says to it goes nowhere
             self.peers.discard(peer)
             self._per_host[peer.host] -= 1
             if self._per_host[peer.host] <= 0:
@@ -207,12 +207,15 @@ class Server:
         """Read one chunk (within ``timeout`` seconds) and handle the messages it completes;
         False at end of stream."""
         try:
-            with trio.move_on_after(timeout) as waited:
+            if timeout == math.inf:  # a seated player: no cancel scope made for every read
                 data = await peer.stream.receive_some(65536)
+            else:
+                with trio.move_on_after(timeout) as waited:
+                    data = await peer.stream.receive_some(65536)
+                if waited.cancelled_caught:
+                    peer.kick(ErrorCode.IDLE_TIMEOUT, f"silent for {timeout:g} s")
+                    return False
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            return False
-        if waited.cancelled_caught:
-            peer.kick(ErrorCode.IDLE_TIMEOUT, f"silent for {timeout:g} s")
             return False
         if not data:
             return False
@@ -291,26 +294,6 @@ class Server:
                 await peer.table.call(peer, msg)
             else:
                 await peer.table.submit(peer, msg)
-
-
-def tune_gc() -> None:
-    """Make the cyclic collector cheap for a long-running server process; called once by the
-    program before serving (it is process-wide, so ``Server`` leaves it to the program).
-
-    A full collection walks every live object: with thousands of connections, each with its
-    tasks, cancel scopes and channels, that stalled every table for hundreds of milliseconds.
-    What is alive at start-up (modules, classes) is moved out of the collector's reach, and full
-    collections become rare. Cycles are still found; most of the server's garbage is freed by
-    reference counting anyway."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
-
-
-#: ``gc.set_threshold`` for the server process: a young collection per 50,000 net allocations,
-#: a middle one per 20 of those, a full one only after 1,000 middle ones (measured with
-#: ``bench/server_load.py``: fewer, larger young collections stalled less in total).
-GC_THRESHOLDS = (50_000, 20, 1_000)
 
 
 def _is_loopback(address: str) -> bool:

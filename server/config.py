@@ -39,6 +39,8 @@ class ServerConfig:
     name_max: int = 32
     log_level: str = "INFO"
     discovery: bool = True
+    gc_young: float = 0.05
+    gc_full: float = 600.0
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], base: ServerConfig | None = None) -> ServerConfig:
@@ -76,5 +78,8 @@ class ServerConfig:
                      "burst", "queue_size", "chat_max", "name_max"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be ≥ 1")
+        for name in ("gc_young", "gc_full"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0")
         if self.db_sync not in ("normal", "full"):
             raise ValueError("db_sync must be normal or full")
