@@ -169,16 +169,34 @@ class Table:
             while not self.closed:
                 if self.wake_at <= trio.current_time():
                     await _writers_turn()
-                    self._wake()
+                    corked = self._cork()
+                    try:
+                        self._wake()
+                    finally:
+                        _uncork(corked)
                     if not self.closed and self._deserted():
                         self.closed = True
                     continue
                 with trio.move_on_at(self.wake_at):
                     request = await self._inbox.receive()
-                    self._handle(request)
+                    corked = self._cork(request.peer)
+                    try:
+                        self._handle(request)
+                    finally:
+                        _uncork(corked)
         finally:
             # Cancelled (server shutdown): the table stays open in the journal, for a restart.
             self._close(for_good=self.closed and not self.broken)
+
+    def _cork(self, peer: Peer | None = None) -> list[Peer]:
+        """Cork everyone at the table (and ``peer``) for one step of the table: what the step
+        tells each of them leaves in one write when it ends."""
+        peers = self._audience()
+        if peer is not None and peer not in peers:
+            peers.append(peer)
+        for p in peers:
+            p.cork()
+        return peers
 
     def _restore(self) -> None:
         """After a restart: bots get their policies back, every human is away (their grace
@@ -534,11 +552,15 @@ class Table:
             raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has already started")
         if not self.state.full:
             raise ProtocolError(ErrorCode.NOT_READY, "three seats must be filled to start")
-        peer.send(to_dict(Ok(id=msg.id)))
-        self._start()
+        self._start(reply=(peer, msg.id))
 
-    def _start(self) -> None:
+    def _start(self, reply: tuple[Peer, int | str | None] | None = None) -> None:
+        """Start the match; ``reply``: the peer and request id to answer ``ok``, once the start
+        is journaled and before the first deal goes out."""
         self._commit({"kind": "start"})
+        if reply is not None:
+            peer, ref = reply
+            peer.send(to_dict(Ok(id=ref)))
         self._hand_dealt()
 
     def _hand_dealt(self) -> None:
@@ -797,12 +819,15 @@ class Table:
 
 
 async def _writers_turn() -> None:
-    """Yield until every task made runnable before has had a step: the writers send what the
-    last change queued before a bot decides (with no bot delay, its thinking would otherwise
-    delay everyone's view of that change). Trio may run a batch in either order, so a task
-    runnable now has run once by the end of the next batch."""
+    """Yield once before the table acts on its own: other tables get their turn, and the
+    writers of any peer whose socket did not take the last change at once get to send it
+    before a bot's thinking (most frames have already left, from ``Peer.send`` itself)."""
     await trio.lowlevel.checkpoint()
-    await trio.lowlevel.checkpoint()
+
+
+def _uncork(peers: list[Peer]) -> None:
+    for peer in peers:
+        peer.uncork()
 
 
 def _seat_number(seat: int) -> int:

@@ -72,9 +72,11 @@ class Peer:
         self._partial = False
         self._writing = False
         self._wake = trio.lowlevel.ParkingLot()
+        self._cork: list[bytes] | None = None
         self._final: bytes | None = None
         self._drop = False
         self._write_scope = trio.CancelScope()
+        #: messages accepted by ``send`` (for the log)
         self.sent = 0
 
     def __repr__(self) -> str:
@@ -99,14 +101,38 @@ class Peer:
 
     def send(self, msg: dict[str, Any]) -> None:
         """Send ``msg`` now if the socket takes it, else queue it for the writer; a full queue
-        disconnects the peer as a slow reader."""
+        disconnects the peer as a slow reader. While corked, hold it until ``uncork``."""
         if self.closed:
             return
+        self.sent += 1
         data = self.codec.encode(msg)
+        if self._cork is not None:
+            self._cork.append(data)
+            return
+        self._push(data)
+
+    def cork(self) -> None:
+        """Hold what is sent from now until ``uncork``: the messages of one change of a table
+        (a reply, the new state, a hand's result) then leave in one write."""
+        if self._cork is None:
+            self._cork = []
+
+    def uncork(self) -> None:
+        """Send what was held since ``cork``, in order, as one piece."""
+        held, self._cork = self._cork, None
+        if not held:
+            return
+        data = b"".join(held) if len(held) > 1 else held[0]
+        if not self.closed:
+            self._push(data)
+        elif not self._drop:  # kicked meanwhile: the writer sends it before the last frame
+            self._pending.append(data)
+            self._wake.unpark()
+
+    def _push(self, data: bytes) -> None:
         if not self._pending and not self._writing and self._socket is not None:
             written = self._write_now(data)
             if written == len(data):
-                self.sent += 1
                 return
             if written:
                 data = data[written:]
@@ -167,12 +193,10 @@ class Peer:
                     await self._wake.park()
                     continue
                 data = b"".join(pending) if len(pending) > 1 else pending[0]
-                count = len(pending)
                 pending.clear()
                 self._writing = self._partial = True
                 await self.stream.send_all(data)
                 self._writing = self._partial = False
-                self.sent += count
         if self._final is not None and not self._partial:
             with trio.move_on_after(FINAL_FRAME_GRACE):
                 await self.stream.send_all(self._final)
