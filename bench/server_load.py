@@ -89,6 +89,19 @@ async def _serve_child(kind: str, parent: int, db: str) -> None:
         print(listeners[0].socket.getsockname()[1], flush=True)
 
 
+def _split_cpus() -> tuple[set[int], set[int]]:
+    """With two CPUs or more, the clients (this process) get the first and the servers the
+    others: echo and tongits then both answer from another core than the one asking, instead
+    of whichever the kernel picks (which moved the echo floor by 20 % between runs)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return set(), set()
+    return {cpus[0]}, set(cpus[1:])
+
+
+CLIENT_CPUS, SERVER_CPUS = _split_cpus()
+
+
 class Child:
     """A server process; reads its CPU time and RSS from /proc. With ``db = "file"`` each one
     gets a new SQLite file (a table left by an earlier phase must not be restored)."""
@@ -106,6 +119,8 @@ class Child:
         )
         assert self.proc.stdout is not None
         self.port = int(self.proc.stdout.readline())
+        if SERVER_CPUS:
+            os.sched_setaffinity(self.proc.pid, SERVER_CPUS)
 
     def cpu(self) -> float:
         with open(f"/proc/{self.proc.pid}/stat") as f:
@@ -412,6 +427,8 @@ def main() -> None:
         trio.run(_serve_child, args.child, args.parent, args.child_db)
         return
     Child.db = args.db
+    if CLIENT_CPUS:
+        os.sched_setaffinity(0, CLIENT_CPUS)
     # The clients of thousands of connections share this one process and its heap: its
     # collector's pauses (hundreds of ms with 3,000 connections' states) would be counted as
     # server latency. The run is short; nothing here relies on collecting cycles.

@@ -6,7 +6,9 @@ the result out: each seat gets ``state`` with its own ``seat_view``, spectators 
 The same loop runs the clock: a bot seat to act is played after ``bot_delay``; a human seat
 that lets the turn timer run out is played for (``bots.autoplay``) and marked; after a hand the
 next one is dealt when every connected human asked for it, or when the timer runs out.
-The task never awaits a peer: ``Peer.send`` only queues.
+The task never awaits a peer: ``Peer.send`` writes only what the socket takes at once, and
+queues the rest. During a step the table's peers are corked; what the step said to them leaves
+once its entries are committed (``commit.GroupCommit``).
 
 A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
 runs); then a server bot stands in, and the seat's token still resumes it: the human is back
@@ -50,8 +52,9 @@ from tongits.protocol import (
 from tongits.protocol import Move as MoveRequest
 
 from . import bots
+from .commit import GroupCommit
 from .errors import error_frame
-from .journal import Entry, Journal
+from .journal import Entry
 from .table import SEATS, TableState, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -93,7 +96,7 @@ class Table:
         state: TableState,
         config: ServerConfig,
         lobby: Lobby,
-        journal: Journal,
+        journal: GroupCommit,
         *,
         restored: bool = False,
     ) -> None:
@@ -168,12 +171,12 @@ class Table:
         try:
             while not self.closed:
                 if self.wake_at <= trio.current_time():
-                    await _writers_turn()
+                    await self.journal.settled()
                     corked = self._cork()
                     try:
                         self._wake()
                     finally:
-                        _uncork(corked)
+                        self.journal.hold(corked)
                     if not self.closed and self._deserted():
                         self.closed = True
                     continue
@@ -183,14 +186,15 @@ class Table:
                     try:
                         self._handle(request)
                     finally:
-                        _uncork(corked)
+                        self.journal.hold(corked)
         finally:
             # Cancelled (server shutdown): the table stays open in the journal, for a restart.
             self._close(for_good=self.closed and not self.broken)
 
     def _cork(self, peer: Peer | None = None) -> list[Peer]:
         """Cork everyone at the table (and ``peer``) for one step of the table: what the step
-        tells each of them leaves in one write when it ends."""
+        tells each of them leaves in one write, once the step's entries are committed
+        (``GroupCommit.hold``)."""
         peers = self._audience()
         if peer is not None and peer not in peers:
             peers.append(peer)
@@ -816,18 +820,6 @@ class Table:
             self.journal.close_table(self.id)
         log.info("table %s closed after %d hands", self.id,
                  self.state.match.hands_played if self.state.match else 0)
-
-
-async def _writers_turn() -> None:
-    """Yield once before the table acts on its own: other tables get their turn, and the
-    writers of any peer whose socket did not take the last change at once get to send it
-    before a bot's thinking (most frames have already left, from ``Peer.send`` itself)."""
-    await trio.lowlevel.checkpoint()
-
-
-def _uncork(peers: list[Peer]) -> None:
-    for peer in peers:
-        peer.uncork()
 
 
 def _seat_number(seat: int) -> int:

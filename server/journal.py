@@ -1,10 +1,10 @@
 """Where a table's log goes: the seam for persistence.
 
 A table's state is a replay of its entries (``TableState.replay``). The table applies an entry
-and then ``append``s it before anyone hears of the change (replies and broadcasts leave only
-after the table's task yields), so a store that writes entries durably in ``append`` (SQLite,
-``store.SQLiteJournal``) holds every accepted action, once, after a crash. A move that ends a
-hand comes with its hand record (``finished``), stored in the same transaction.
+and then ``append``s it; what the change makes the table say leaves only once ``commit`` has
+made it durable (``commit.GroupCommit``), so a store that writes entries durably in ``commit``
+(SQLite, ``store.SQLiteJournal``) holds every action anyone heard of, once, after a crash.
+A move that ends a hand comes with its hand record (``finished``), stored with it.
 
 ``MemoryJournal`` keeps everything in memory (tests restart a server on it); ``NullJournal``
 forgets.
@@ -32,6 +32,10 @@ class Journal(Protocol):
 
     def close_table(self, table: str) -> None: ...
 
+    def commit(self) -> None:
+        """Make everything appended so far durable (``commit.GroupCommit`` calls it once per
+        scheduler round)."""
+
     def open_tables(self) -> list[list[Entry]]: ...
 
     def last_table_number(self) -> int: ...
@@ -42,6 +46,9 @@ class NullJournal:
         pass
 
     def close_table(self, table: str) -> None:
+        pass
+
+    def commit(self) -> None:
         pass
 
     def open_tables(self) -> list[list[Entry]]:
@@ -66,6 +73,9 @@ class MemoryJournal:
 
     def close_table(self, table: str) -> None:
         self.closed.add(table)
+
+    def commit(self) -> None:
+        pass
 
     def open_tables(self) -> list[list[Entry]]:
         return [list(e) for t, e in self.entries.items() if t not in self.closed]

@@ -17,6 +17,7 @@ from tongits.engine import Options
 from tongits.protocol import CreateTable, ErrorCode, ProtocolError
 
 from .actor import Table
+from .commit import GroupCommit
 from .journal import Journal
 from .table import TableState, token_digest
 
@@ -29,15 +30,17 @@ log = logging.getLogger("tongits.server")
 class Lobby:
     def __init__(self, config: ServerConfig, journal: Journal) -> None:
         self.config = config
-        self.journal = journal
+        self.journal = GroupCommit(journal)
         self.tables: dict[str, Table] = {}
         self._tokens: dict[str, Table] = {}
         self._ids = itertools.count(journal.last_table_number() + 1)
         self._nursery: trio.Nursery | None = None
 
     def bind(self, nursery: trio.Nursery) -> None:
-        """The nursery that runs table tasks (owned by ``Server.serve``)."""
+        """The nursery that runs table tasks and the journal's commits (owned by
+        ``Server.serve``)."""
         self._nursery = nursery
+        nursery.start_soon(self.journal.run, name="group commit")
 
     def restore(self) -> int:
         """Rebuild every table the journal holds open by replaying its log, and start its task

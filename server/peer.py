@@ -188,7 +188,7 @@ class Peer:
                     pending.clear()
                     break
                 if not pending:
-                    if self.closed:
+                    if self.closed and self._cork is None:
                         break
                     await self._wake.park()
                     continue

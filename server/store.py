@@ -2,10 +2,11 @@
 
 Event-sourced: a table is the replay of its entries (``table.TableState``), so the database
 holds only entries (``create``, ``sit``, ``move``…, as JSON) and, for each finished hand, its
-hand record (docs/RECORD.md) with the names at the table. An entry is committed by ``append``,
-in its own transaction together with the hand record it completes, before the table's task
-yields, so before any reply or broadcast leaves: after ``kill -9`` at any moment, every action
-a client was told about is in the file, and none twice.
+hand record (docs/RECORD.md) with the names at the table. ``append`` adds an entry (with the
+hand record it completes, all or nothing) to an open transaction that ``commit`` commits, once
+per scheduler round for every table at once (``commit.GroupCommit``), before any reply or
+broadcast about it leaves: after ``kill -9`` at any moment, every action a client was told
+about is in the file, and none twice.
 
 WAL mode with ``synchronous=NORMAL`` survives a killed server process; ``FULL`` also survives a
 power cut, at the cost of an fsync per action. The WAL is copied back into the database file
@@ -121,7 +122,10 @@ class SQLiteJournal:
             db.close()
 
     def close(self) -> None:
-        """Stop the checkpointer, then close (SQLite checkpoints what is left)."""
+        """Commit what is pending, stop the checkpointer, close (SQLite checkpoints what is
+        left)."""
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
         if self._checkpointer is not None:
             self._stop.set()
             self._checkpointer.join()
@@ -136,13 +140,15 @@ class SQLiteJournal:
             row = db.execute("SELECT MAX(n) FROM entries WHERE table_id = ?", (table,)).fetchone()
             n = 0 if row[0] is None else row[0] + 1
         line = json.dumps(entry, separators=(",", ":"))
+        if not db.in_transaction:
+            db.execute("BEGIN IMMEDIATE")
         if finished is None and entry.get("kind") != "create":
-            # One statement is its own transaction: the common case, a move, in one call.
+            # the common case, a move: one statement, which succeeds or changes nothing
             db.execute("INSERT INTO entries (table_id, n, entry) VALUES (?, ?, ?)",
                        (table, n, line))
             self._next[table] = n + 1
             return
-        db.execute("BEGIN IMMEDIATE")
+        db.execute("SAVEPOINT entry")
         try:
             if entry.get("kind") == "create":
                 db.execute("INSERT INTO tables (id, name, created) VALUES (?, ?, ?)",
@@ -156,15 +162,21 @@ class SQLiteJournal:
                     (table, finished["hand"], json.dumps(finished["names"]),
                      json.dumps(finished["record"], separators=(",", ":")), time.time()),
                 )
-            db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            db.execute("ROLLBACK TO entry")
             raise
+        finally:
+            db.execute("RELEASE entry")
         self._next[table] = n + 1
 
     def close_table(self, table: str) -> None:
         self.db.execute("UPDATE tables SET closed = ? WHERE id = ?", (time.time(), table))
         self._next.pop(table, None)
+
+    def commit(self) -> None:
+        """Commit the transaction that ``append`` and ``close_table`` opened, if any."""
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
 
     def open_tables(self) -> list[list[Entry]]:
         ids = [r[0] for r in self.db.execute(

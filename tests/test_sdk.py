@@ -40,8 +40,8 @@ async def tcp_server(**changes: Any) -> AsyncIterator[tuple[Server, int]]:
 
 
 def journal(server: Server, table: str | None) -> list[dict[str, Any]]:
-    assert isinstance(server.lobby.journal, MemoryJournal) and table is not None
-    return server.lobby.journal.entries[table]
+    assert isinstance(server.lobby.journal.journal, MemoryJournal) and table is not None
+    return server.lobby.journal.journal.entries[table]
 
 
 def python_blocks() -> list[str]:

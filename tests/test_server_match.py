@@ -47,7 +47,7 @@ async def test_three_clients_play_a_match_over_tcp() -> None:
                     for seat, conn in enumerate((ana, ben, cai)):
                         nursery.start_soon(play, seat, conn)
                 table = server.lobby.get(joined.table)
-                journal = table.journal
+                journal = table.journal.journal
                 assert isinstance(journal, MemoryJournal)
                 replayed = TableState.replay(journal.entries[joined.table])
                 assert replayed.hand is not None and table.state.hand is not None
@@ -88,7 +88,7 @@ async def test_replay_of_the_log_rebuilds_the_table(autojump_clock: object) -> N
         joined = await ana.create_table("Log", bots=2, options={"ante": 1})
         await play_hands(ana, 3, policy="random")
         table = server.lobby.get(joined.table)
-        journal = table.journal
+        journal = table.journal.journal
         assert isinstance(journal, MemoryJournal)
         entries = journal.entries[joined.table]
         assert [e["kind"] for e in entries[:5]] == ["create", "sit", "sit", "sit", "start"]

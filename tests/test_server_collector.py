@@ -1,0 +1,55 @@
+"""The garbage collector on the server's schedule, and its two settings."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+import trio
+import trio.testing
+from tongits.server import ServerConfig
+from tongits.server.cli import load_config
+from tongits.server.collector import BURST_THRESHOLD, Collector
+
+
+async def test_young_collections_on_schedule_and_a_full_one_now_and_then(
+    monkeypatch: pytest.MonkeyPatch, autojump_clock: trio.testing.MockClock
+) -> None:
+    calls: list[tuple[float, int]] = []
+
+    def collect(generation: int = 2) -> int:
+        calls.append((trio.current_time(), generation))
+        return 0
+
+    monkeypatch.setattr(gc, "collect", collect)
+    collector = Collector(young_every=0.05, full_every=1.0)
+    with trio.move_on_after(2.01):
+        await collector.run()
+    young = [t for t, g in calls if g == 0]
+    full = [t for t, g in calls if g == 2]
+    assert len(full) == 2 and full[0] == pytest.approx(1.0, abs=0.051)
+    assert full[1] - full[0] == pytest.approx(1.0, abs=0.051)
+    assert len(young) == 40 - 2  # every 50 ms, but when a full collection takes the slot
+    gaps = [b - a for a, b in zip(young, young[1:], strict=False)]
+    assert max(gaps) <= 0.1 + 1e-9
+
+
+def test_install_freezes_what_exists_and_leaves_old_generations_to_the_schedule() -> None:
+    before = gc.get_threshold()
+    try:
+        Collector(0.05, 600.0).install()
+        young, middle, old = gc.get_threshold()
+        assert young == BURST_THRESHOLD and middle > 10**8 and old > 10**8
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+def test_collection_intervals_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        Collector(0.0, 600.0)
+    with pytest.raises(ValueError, match="gc_full"):
+        ServerConfig.from_mapping({"gc_full": 0})
+    config = load_config(["--gc-young", "0.2", "--gc-full", "3600"])
+    assert (config.gc_young, config.gc_full) == (0.2, 3600.0)
