@@ -133,6 +133,7 @@ class Table:
             await self._send.send(Request(peer, msg, done))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
+        self.journal.waiting += 1
 
     def summary(self) -> dict[str, Any]:
         """The table's entry in ``tables``; read by the lobby, in the same thread."""
@@ -171,7 +172,11 @@ class Table:
         try:
             while not self.closed:
                 if self.wake_at <= trio.current_time():
-                    await self.journal.settled()
+                    self.journal.waiting += 1  # a step of its own is coming
+                    try:
+                        await self.journal.settled()
+                    finally:
+                        self.journal.waiting -= 1
                     corked = self._cork()
                     try:
                         self._wake()
@@ -182,6 +187,7 @@ class Table:
                     continue
                 with trio.move_on_at(self.wake_at):
                     request = await self._inbox.receive()
+                    self.journal.waiting -= 1
                     corked = self._cork(request.peer)
                     try:
                         self._handle(request)
@@ -804,6 +810,7 @@ class Table:
                 request = self._inbox.receive_nowait()
             except (trio.WouldBlock, trio.EndOfChannel):
                 break
+            self.journal.waiting -= 1
             if not isinstance(request.msg, Disconnected):
                 ref = getattr(request.msg, "id", None)
                 request.peer.send(error_frame(

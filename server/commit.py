@@ -8,7 +8,8 @@ entries go into the journal's open transaction, and a table's step ends by handi
 corked to ``hold`` instead of uncorking them. No message that shows a change leaves before the
 change is committed.
 
-When no other task is waiting to run, ``hold`` commits at once: waiting would cost a lone
+When no table has a step coming (a request waiting, a bot about to play), ``hold`` commits
+at once: waiting would cost a lone
 action a scheduling round and share the commit with nobody. Otherwise the commit task is woken;
 it runs in the next round, after every table that ran in this one has added its entries and
 held its peers, and commits them all at once (PostgreSQL's ``commit_siblings`` works alike).
@@ -38,6 +39,9 @@ class GroupCommit:
         self.journal = journal
         self._dirty = False
         self._scheduled = False
+        #: requests handed to tables and not yet taken, and tables about to act on their
+        #: own (kept by ``Table``): while there are some, more entries are on their way
+        self.waiting = 0
         self._held: list[Peer] = []
         self._wake = trio.lowlevel.ParkingLot()
         self._committed = trio.lowlevel.ParkingLot()
@@ -62,8 +66,8 @@ class GroupCommit:
 
     def hold(self, peers: list[Peer]) -> None:
         """Uncork ``peers`` once what has been journaled so far is committed: at once if it
-        all is; right now, with a commit, if no other task waits to run (nobody to share
-        it with: a lone action does not pay for a round); else in the commit task's round."""
+        all is; right now, with a commit, if no table has a step coming (nobody to share it
+        with: a lone action does not pay for a round); else in the commit task's round."""
         if not self._dirty:
             for peer in peers:
                 peer.uncork()
@@ -71,7 +75,7 @@ class GroupCommit:
         self._held.extend(peers)
         if self._scheduled:
             return
-        if trio.lowlevel.current_statistics().tasks_runnable == 0:
+        if self.waiting <= 0:
             self._flush()
             return
         self._scheduled = True

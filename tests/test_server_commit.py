@@ -65,7 +65,7 @@ async def test_a_lone_step_commits_at_once() -> None:
         await trio.testing.wait_all_tasks_blocked()
         commits.append("t1", {"kind": "move"})
         commits.hold(peers(FakePeer("ana", events)))
-        # nothing else was waiting to run: no round is spent waiting for company
+        # no table had a request waiting: no round is spent waiting for company
         assert events == ["append t1", "commit", "uncork ana"]
         commits.hold(peers(FakePeer("ben", events)))  # nothing journaled: out at once
         assert events[-1] == "uncork ben" and events.count("commit") == 1
@@ -78,7 +78,7 @@ async def test_steps_of_one_round_share_one_commit() -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(commits.run)
         await trio.testing.wait_all_tasks_blocked()
-        nursery.start_soon(trio.lowlevel.checkpoint)  # another task waits to run
+        commits.waiting = 1  # a table has a request waiting: its entry will join this commit
         commits.append("t1", {"kind": "move"})
         commits.hold(peers(FakePeer("ana", events)))
         commits.append("t2", {"kind": "move"})
@@ -110,7 +110,7 @@ async def test_a_failed_commit_stops_everything_and_lets_nothing_out() -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(commits.run)
             await trio.testing.wait_all_tasks_blocked()
-            nursery.start_soon(trio.sleep_forever)
+            commits.waiting = 1
             commits.append("t1", {"kind": "move"})
             commits.hold(peers(FakePeer("ana", events)))
     (error,) = raised.value.exceptions
@@ -153,6 +153,8 @@ async def test_every_state_a_client_sees_is_already_committed(tmp_path: Path) ->
                                 await ana.next_hand()
                             elif msg is ana.last_state and msg.legal:
                                 await ana.move(msg.legal[-1])
+                await trio.testing.wait_all_tasks_blocked()
+                assert server.lobby.journal.waiting == 0  # every request handed over was taken
                 nursery.cancel_scope.cancel()
     finally:
         reader.close()
