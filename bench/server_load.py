@@ -1,10 +1,14 @@
 """Load benchmark of the Tongits server against a plain Trio + msgpack echo server (the floor).
 
-The server runs in a child process (a fresh one per phase), the clients in this process:
+The server runs in a child process (a fresh one per phase, with a new SQLite file and the
+garbage collector on ``tongits-server``'s schedule), the clients in this process, on another
+core than the servers when there are two or more:
 
-(a) one action's round trip at one table (a ``move`` until the state showing it) vs one echo;
-(b) N tables x 3 connections, one action per table per second: p50/p99 and the server's CPU,
-    with the echo floor at the same number of connections and rate; memory per table;
+(a) one action's round trip at one table (a ``move`` until the state showing it), alternating
+    with one echo;
+(b) N tables x 3 connections, one action per table per second on a fixed schedule: p50/p99
+    and the server's CPU, with the echo floor at the same number of connections and rate;
+    memory per table;
 (c) flat-out actions/s with M tables of one instant client and two instant server bots.
 
     python bench/server_load.py                       # the full run: 1,000 tables, 300 tables
@@ -30,6 +34,7 @@ from typing import Any
 
 import msgpack
 import trio
+from tongits.server import ServerConfig
 
 _HEADER = struct.Struct(">I")
 
@@ -66,19 +71,20 @@ async def _orphan_watch(parent: int) -> None:
     os._exit(1)
 
 
-async def _serve_child(kind: str, parent: int, db: str) -> None:
+async def _serve_child(kind: str, parent: int, db: str, gc_full: float) -> None:
     if kind == "echo":
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_orphan_watch, parent)
             listeners = await nursery.start(trio.serve_tcp, _echo_connection, 0)
             print(listeners[0].socket.getsockname()[1], flush=True)
         return
-    from tongits.server import Server, ServerConfig
+    from tongits.server import Server
     from tongits.server.collector import Collector
     from tongits.server.store import SQLiteJournal
 
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
-                          max_tables=20000, queue_size=1024, log_level="WARNING", db=db)
+                          max_tables=20000, queue_size=1024, log_level="WARNING", db=db,
+                          gc_full=gc_full)
     collector = Collector(config.gc_young, config.gc_full)  # as ``tongits-server`` does
     collector.install()
     server = Server(config, SQLiteJournal(db))
@@ -106,14 +112,15 @@ class Child:
     """A server process; reads its CPU time and RSS from /proc. With ``db = "file"`` each one
     gets a new SQLite file (a table left by an earlier phase must not be restored)."""
 
-    db = ":memory:"
+    db = "file"
+    gc_full = ServerConfig.gc_full
 
     def __init__(self, kind: str) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
         db = os.path.join(self.tmp.name, "server.db") if self.db == "file" else self.db
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
-             "--child-db", db],
+             "--child-db", db, "--gc-full", str(self.gc_full)],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -413,10 +420,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", choices=["echo", "tongits"], help=argparse.SUPPRESS)
     parser.add_argument("--parent", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--db", default=":memory:", choices=[":memory:", "file"],
-                        help="the server's SQLite journal: :memory: (default) or a new file "
-                        "per server process; either way each move is committed before its "
-                        "state goes out")
+    parser.add_argument("--db", default="file", choices=["file", ":memory:"],
+                        help="the server's SQLite journal: a new file per server process in a "
+                        "temporary directory (default, as tongits-server runs) or :memory:; "
+                        "either way each move is committed before its state goes out")
+    parser.add_argument("--gc-full", type=float, default=ServerConfig.gc_full,
+                        help="the servers' seconds between full garbage collections (the "
+                        "default is tongits-server's; lower it to see their pauses in (b))")
     parser.add_argument("--child-db", help=argparse.SUPPRESS)
     parser.add_argument("--rtt", type=int, default=2000, help="round trips measured in (a)")
     parser.add_argument("--tables", type=int, default=1000, help="tables in (b)")
@@ -424,9 +434,9 @@ def main() -> None:
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
     args = parser.parse_args()
     if args.child:
-        trio.run(_serve_child, args.child, args.parent, args.child_db)
+        trio.run(_serve_child, args.child, args.parent, args.child_db, args.gc_full)
         return
-    Child.db = args.db
+    Child.db, Child.gc_full = args.db, args.gc_full
     if CLIENT_CPUS:
         os.sched_setaffinity(0, CLIENT_CPUS)
     # The clients of thousands of connections share this one process and its heap: its
@@ -435,8 +445,8 @@ def main() -> None:
     gc.disable()
 
     report: dict[str, Any] = {
-        "db": args.db, "tables_b": args.tables, "connections_b": 3 * args.tables,
-        "tables_c": args.flat_tables, "seconds": args.seconds,
+        "db": args.db, "gc_full_s": args.gc_full, "tables_b": args.tables,
+        "connections_b": 3 * args.tables, "tables_c": args.flat_tables, "seconds": args.seconds,
     }
     echo, tongits = Child("echo"), Child("tongits")
     try:

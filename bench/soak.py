@@ -156,13 +156,17 @@ def main() -> None:
                         help="the remote bot waits up to this many seconds before a move")
     parser.add_argument("--drop", type=float, default=0.2,
                         help="chance that a remote bot drops and resumes after a hand")
+    parser.add_argument("--gc-full", type=float, default=600.0,
+                        help="the server's seconds between full garbage collections")
+    parser.add_argument("--log-level", default="WARNING", help="the server's log level")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "soak.db"
         proc = subprocess.Popen(
             [sys.executable, "-c", "from tongits.server.cli import main; main()",
              "--db", str(db), "--port", "0", "--bot-delay", str(args.bot_delay),
-             "--max-connections", "20000", "--max-tables", "20000", "--log-level", "WARNING"],
+             "--max-connections", "20000", "--max-tables", "20000", "--log-level", args.log_level,
+             "--gc-full", str(args.gc_full)],
             stdout=subprocess.PIPE, text=True,
         )
         try:

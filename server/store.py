@@ -9,11 +9,8 @@ broadcast about it leaves: after ``kill -9`` at any moment, every action a clien
 about is in the file, and none twice.
 
 WAL mode with ``synchronous=NORMAL`` survives a killed server process; ``FULL`` also survives a
-power cut, at the cost of an fsync per action. The WAL is copied back into the database file
-(checkpointed) by a thread of the journal's own, on its own connection, every
-``CHECKPOINT_EVERY`` seconds: done by the committing connection, as SQLite does by default,
-that copy and its fsync stalled every table for 5-10 ms once per thousand actions. Seat
-tokens are stored only as SHA-256 digests (inside ``sit`` entries). The file is read back by
+power cut, at the cost of an fsync per commit. Seat tokens are stored only as SHA-256 digests
+(inside ``sit`` entries). The file is read back by
 ``open_tables`` at start and by ``tongits export`` (``hand_records``, ``player_standings``);
 ``:memory:`` keeps nothing.
 """
@@ -22,7 +19,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -33,12 +29,6 @@ from .journal import Entry, table_number
 from .table import TableState
 
 SCHEMA_VERSION = 1
-
-#: Seconds between two checkpoints of the WAL by the journal's thread.
-CHECKPOINT_EVERY = 1.0
-
-#: The WAL file is cut back to this size after a checkpoint (it grows with the busiest second).
-WAL_SIZE_LIMIT = 64 << 20
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (
@@ -76,8 +66,6 @@ class SQLiteJournal:
         only (``tongits export``, safe while a server writes to it)."""
         self.path = path
         self._next: dict[str, int] = {}
-        self._stop = threading.Event()
-        self._checkpointer: threading.Thread | None = None
         try:
             if readonly:
                 uri = f"file:{urllib.parse.quote(path)}?mode=ro"
@@ -100,35 +88,11 @@ class SQLiteJournal:
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise StoreError(f"{path}: {exc}") from exc
-        if self.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal":  # not :memory:
-            self.db.execute("PRAGMA wal_autocheckpoint=0")
-            self.db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
-            self._checkpointer = threading.Thread(
-                target=self._checkpoint_loop, name="tongits-checkpoint", daemon=True
-            )
-            self._checkpointer.start()
-
-    def _checkpoint_loop(self) -> None:
-        """Checkpoint the WAL every ``CHECKPOINT_EVERY`` seconds until ``close``. PASSIVE:
-        it copies what no reader still needs and never makes the server's commits wait."""
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        try:
-            while not self._stop.wait(CHECKPOINT_EVERY):
-                try:
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                except sqlite3.Error:
-                    pass  # busy or failing: the next round tries again, the WAL keeps it all
-        finally:
-            db.close()
 
     def close(self) -> None:
-        """Commit what is pending, stop the checkpointer, close (SQLite checkpoints what is
-        left)."""
+        """Commit what is pending and close (SQLite checkpoints the WAL)."""
         if self.db.in_transaction:
             self.db.execute("COMMIT")
-        if self._checkpointer is not None:
-            self._stop.set()
-            self._checkpointer.join()
         self.db.close()
 
     # ----- Journal ------------------------------------------------------------------------

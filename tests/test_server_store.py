@@ -205,3 +205,24 @@ async def test_server_killed_mid_hand_restarts_and_finishes_the_hand(tmp_path: P
     assert hand.result is not None
     expected = {k: v for k, v in result.result.items() if k not in ("hands", "pot_taken")}
     assert hand.result.to_dict() == expected == stored["record"]["result"]
+
+
+def test_the_wal_is_checkpointed_and_stays_small(tmp_path: Path) -> None:
+    """Thousands of group commits over many tables: the WAL is copied back into the database
+    and reused, instead of growing with every action (a long-running server's disk)."""
+    path = tmp_path / "t.db"
+    store = SQLiteJournal(str(path))
+    tables = [f"t{i}" for i in range(300)]
+    for table in tables:
+        store.append(table, {"kind": "create", "table": table, "name": table, "seed": 1})
+    store.commit()
+    move = {"kind": "move", "seat": 1, "move": {"action": "discard", "card": "Kh"}}
+    for i in range(6000):
+        store.append(tables[(i * 7) % len(tables)], move)
+        if i % 3 == 2:
+            store.commit()
+    store.commit()
+    wal = path.with_name("t.db-wal")
+    assert wal.stat().st_size < 8 << 20
+    assert len(store.entries("t0")) == 1 + 6000 // len(tables)
+    store.close()
