@@ -113,7 +113,7 @@ class Child:
     gets a new SQLite file (a table left by an earlier phase must not be restored)."""
 
     db = "file"
-    gc_full = ServerConfig.gc_full
+    gc_full = ServerConfig().gc_full
 
     def __init__(self, kind: str) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
@@ -424,7 +424,7 @@ def main() -> None:
                         help="the server's SQLite journal: a new file per server process in a "
                         "temporary directory (default, as tongits-server runs) or :memory:; "
                         "either way each move is committed before its state goes out")
-    parser.add_argument("--gc-full", type=float, default=ServerConfig.gc_full,
+    parser.add_argument("--gc-full", type=float, default=ServerConfig().gc_full,
                         help="the servers' seconds between full garbage collections (the "
                         "default is tongits-server's; lower it to see their pauses in (b))")
     parser.add_argument("--child-db", help=argparse.SUPPRESS)
