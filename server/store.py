@@ -30,6 +30,10 @@ from .table import TableState
 
 SCHEMA_VERSION = 1
 
+#: Compact JSON for entries and records; one encoder (``json.dumps`` with separators builds a
+#: new one per call, and an entry is written for every action).
+_JSON = json.JSONEncoder(separators=(",", ":"))
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (
     id TEXT PRIMARY KEY,
@@ -103,7 +107,7 @@ class SQLiteJournal:
         if n is None:
             row = db.execute("SELECT MAX(n) FROM entries WHERE table_id = ?", (table,)).fetchone()
             n = 0 if row[0] is None else row[0] + 1
-        line = json.dumps(entry, separators=(",", ":"))
+        line = _JSON.encode(entry)
         if not db.in_transaction:
             db.execute("BEGIN IMMEDIATE")
         if finished is None and entry.get("kind") != "create":
@@ -124,7 +128,7 @@ class SQLiteJournal:
                     "INSERT INTO hands (table_id, hand, names, record, finished) "
                     "VALUES (?, ?, ?, ?, ?)",
                     (table, finished["hand"], json.dumps(finished["names"]),
-                     json.dumps(finished["record"], separators=(",", ":")), time.time()),
+                     _JSON.encode(finished["record"]), time.time()),
                 )
         except BaseException:
             db.execute("ROLLBACK TO entry")
