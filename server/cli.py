@@ -105,16 +105,24 @@ def main(argv: list[str] | None = None) -> int:
         log.error("cannot open the database: %s", exc)
         return 1
     log.info("database %s", config.db)
+    failed = False
     try:
         collector = Collector(config.gc_young, config.gc_full)
         collector.install()
         trio.run(_serve, Server(config, journal), collector)
-    except OSError as exc:
-        log.error("cannot serve: %s", exc)
-        return 1
+    except* OSError as group:  # the port is taken, the address is not this machine's…
+        log.error("cannot serve: %s", _first_leaf(group))
+        failed = True
     finally:
         journal.close()
-    return 0
+    return 1 if failed else 0
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    """The first exception inside nested exception groups (Trio's nurseries wrap them)."""
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 async def _serve(server: Server, collector: Collector) -> None:

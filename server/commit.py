@@ -61,9 +61,6 @@ class GroupCommit:
     def last_table_number(self) -> int:
         return self.journal.last_table_number()
 
-    def commit(self) -> None:
-        self._flush()
-
     def hold(self, peers: list[Peer]) -> None:
         """Uncork ``peers`` once what has been journaled so far is committed: at once if it
         all is; right now, with a commit, if no table has a step coming (nobody to share it

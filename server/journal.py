@@ -33,8 +33,8 @@ class Journal(Protocol):
     def close_table(self, table: str) -> None: ...
 
     def commit(self) -> None:
-        """Make everything appended so far durable (``commit.GroupCommit`` calls it once per
-        scheduler round)."""
+        """Make everything appended so far durable (``commit.GroupCommit`` calls it before
+        anything is said about those entries, for one or many tables at once)."""
 
     def open_tables(self) -> list[list[Entry]]: ...
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import gc
+import socket
+from pathlib import Path
 
 import pytest
 import trio
 import trio.testing
 from tongits.server import ServerConfig
-from tongits.server.cli import load_config
+from tongits.server.cli import load_config, main
 from tongits.server.collector import BURST_THRESHOLD, Collector
 
 
@@ -53,3 +55,22 @@ def test_collection_intervals_must_be_positive() -> None:
         ServerConfig.from_mapping({"gc_full": 0})
     config = load_config(["--gc-young", "0.2", "--gc-full", "3600"])
     assert (config.gc_young, config.gc_full) == (0.2, 3600.0)
+
+
+def test_a_taken_port_is_one_clear_line_and_exit_status_1(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Trio's nurseries wrap the error in exception groups; the host still reads one line."""
+    before = gc.get_threshold()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        try:
+            status = main(["--port", str(port), "--db", str(tmp_path / "x.db"),
+                           "--discovery", "false"])
+        finally:
+            gc.unfreeze()
+            gc.set_threshold(*before)
+    assert status == 1
+    assert "cannot serve: [Errno" in caplog.text and "in use" in caplog.text
