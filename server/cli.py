@@ -40,7 +40,7 @@ _HELP = {
     "log_level": "DEBUG, INFO, WARNING or ERROR",
     "gc_young": "seconds between collections of young cyclic garbage (short keeps each pause "
     "short)",
-    "gc_full": "seconds between full garbage collections (each pauses the server, about 0.2 s "
+    "gc_full": "seconds between full garbage collections (each pauses the server, 0.2-0.3 s "
     "with 1,000 busy tables)",
 }
 

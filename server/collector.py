@@ -13,7 +13,7 @@ out of its reach; a young collection every ``young_every`` seconds walks only wh
 since the last one (about a millisecond's work with 3,000 connections at 20 per second) and
 frees cycles that die young, such as those a closed connection leaves; survivors are not
 walked again until a full collection every ``full_every`` seconds, which frees the cycles that
-die old and costs a pause proportional to everything alive (about 0.2 s with 1,000 tables).
+die old and costs a pause proportional to everything alive (0.2-0.3 s with 1,000 tables).
 Nothing else in the server relies on the collector: almost all of its garbage is freed by
 reference counting the moment it is dropped.
 """
