@@ -3,16 +3,15 @@
 Event-sourced: a table is the replay of its entries (``table.TableState``), so the database
 holds only entries (``create``, ``sit``, ``move``…, as JSON) and, for each finished hand, its
 hand record (docs/RECORD.md) with the names at the table. ``append`` adds an entry (with the
-hand record it completes, all or nothing) to an open transaction that ``commit`` commits, once
-per scheduler round for every table at once (``commit.GroupCommit``), before any reply or
-broadcast about it leaves: after ``kill -9`` at any moment, every action a client was told
-about is in the file, and none twice.
+hand record it completes, all or nothing) to an open transaction that ``commit`` commits, for
+one table or many at once (``commit.GroupCommit``), before any reply or broadcast about it
+leaves: after ``kill -9`` at any moment, every action a client was told about is in the file,
+and none twice.
 
 WAL mode with ``synchronous=NORMAL`` survives a killed server process; ``FULL`` also survives a
 power cut, at the cost of an fsync per commit. Seat tokens are stored only as SHA-256 digests
-(inside ``sit`` entries). The file is read back by
-``open_tables`` at start and by ``tongits export`` (``hand_records``, ``player_standings``);
-``:memory:`` keeps nothing.
+(inside ``sit`` entries). The file is read back by ``open_tables`` at start and by
+``tongits export`` (``hand_records``, ``player_standings``); ``:memory:`` keeps nothing.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -57,27 +59,31 @@ def peers(*fakes: FakePeer) -> list[Peer]:
     return cast(list[Peer], list(fakes))
 
 
-async def test_a_lone_step_commits_at_once() -> None:
-    events: list[str] = []
-    commits = GroupCommit(Recorder(events))
+@asynccontextmanager
+async def running(journal: Recorder) -> AsyncIterator[GroupCommit]:
+    """A ``GroupCommit`` over ``journal`` with its commit task parked, cancelled at the end."""
+    commits = GroupCommit(journal)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(commits.run)
         await trio.testing.wait_all_tasks_blocked()
+        yield commits
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_lone_step_commits_at_once() -> None:
+    events: list[str] = []
+    async with running(Recorder(events)) as commits:
         commits.append("t1", {"kind": "move"})
         commits.hold(peers(FakePeer("ana", events)))
         # no table had a request waiting: no round is spent waiting for company
         assert events == ["append t1", "commit", "uncork ana"]
         commits.hold(peers(FakePeer("ben", events)))  # nothing journaled: out at once
         assert events[-1] == "uncork ben" and events.count("commit") == 1
-        nursery.cancel_scope.cancel()
 
 
 async def test_steps_of_one_round_share_one_commit() -> None:
     events: list[str] = []
-    commits = GroupCommit(Recorder(events))
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(commits.run)
-        await trio.testing.wait_all_tasks_blocked()
+    async with running(Recorder(events)) as commits:
         commits.waiting = 1  # a table has a request waiting: its entry will join this commit
         commits.append("t1", {"kind": "move"})
         commits.hold(peers(FakePeer("ana", events)))
@@ -87,29 +93,21 @@ async def test_steps_of_one_round_share_one_commit() -> None:
         await trio.testing.wait_all_tasks_blocked()
         assert events == ["append t1", "append t2", "commit", "uncork ana", "uncork ben",
                           "uncork cai"]
-        nursery.cancel_scope.cancel()
 
 
 async def test_settled_waits_for_the_commit_of_what_was_journaled() -> None:
     events: list[str] = []
-    commits = GroupCommit(Recorder(events))
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(commits.run)
-        await trio.testing.wait_all_tasks_blocked()
+    async with running(Recorder(events)) as commits:
         commits.append("t1", {"kind": "create"})  # the lobby's entry, no step held yet
         await commits.settled()
         events.append("settled")
         assert events == ["append t1", "commit", "settled"]
-        nursery.cancel_scope.cancel()
 
 
 async def test_a_failed_commit_stops_everything_and_lets_nothing_out() -> None:
     events: list[str] = []
-    commits = GroupCommit(Recorder(events, fail=True))
     with pytest.raises(ExceptionGroup) as raised:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(commits.run)
-            await trio.testing.wait_all_tasks_blocked()
+        async with running(Recorder(events, fail=True)) as commits:
             commits.waiting = 1
             commits.append("t1", {"kind": "move"})
             commits.hold(peers(FakePeer("ana", events)))
