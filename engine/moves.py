@@ -146,27 +146,27 @@ _PICK_SAPAW_MOVES: dict[int, Move] = {}
 _SAPAW_MOVES: dict[tuple[int, int], Move] = {}
 
 
+def _cards_move(memo: dict[int, Move], action: Action, mask: int) -> Move:
+    """The move ``action`` with the cards of a bitmask, made once per mask."""
+    move = memo.get(mask)
+    if move is None:
+        move = memo[mask] = Move(action, tuple(cards_of(mask)))
+    return move
+
+
 def meld_move(mask: int) -> Move:
     """``meld`` of the cards of a bitmask."""
-    move = _MELD_MOVES.get(mask)
-    if move is None:
-        move = _MELD_MOVES[mask] = Move(Action.MELD, tuple(cards_of(mask)))
-    return move
+    return _cards_move(_MELD_MOVES, Action.MELD, mask)
 
 
 def secret_move(mask: int) -> Move:
-    move = _SECRET_MOVES.get(mask)
-    if move is None:
-        move = _SECRET_MOVES[mask] = Move(Action.SECRET, tuple(cards_of(mask)))
-    return move
+    """``secret`` meld of the cards of a bitmask."""
+    return _cards_move(_SECRET_MOVES, Action.SECRET, mask)
 
 
 def pick_move(mask: int) -> Move:
     """``pick`` with the hand cards of a bitmask."""
-    move = _PICK_MOVES.get(mask)
-    if move is None:
-        move = _PICK_MOVES[mask] = Move(Action.PICK, tuple(cards_of(mask)))
-    return move
+    return _cards_move(_PICK_MOVES, Action.PICK, mask)
 
 
 def pick_sapaw_move(meld: int) -> Move:
