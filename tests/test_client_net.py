@@ -102,7 +102,7 @@ def test_a_whole_hand_against_server_bots() -> None:
                 seen["accepted"] = [_command(step) for step in mine(screen) if not step.get("auto")]
                 seen["screen"] = screen_for(screen.state)
             finally:
-                pipe.send_text("\x03")
+                screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
     asyncio.run(main())
@@ -166,7 +166,7 @@ def test_reconnects_with_the_seat_token() -> None:
                 await settle(lambda: screen_for(screen.state) == before)
                 seen["token"] = (token, session.token)
             finally:
-                pipe.send_text("\x03")
+                screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
     asyncio.run(main())
@@ -273,7 +273,7 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
                                          for line in screen.state.log()))
                 seen["back"] = screen.state.seats[2]
             finally:
-                pipe.send_text("\x03")
+                screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
     asyncio.run(main())
