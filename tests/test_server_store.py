@@ -274,6 +274,7 @@ async def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> 
                         if state.view["phase"] == "over":
                             await ana.next_hand()
                             continue
+                        assert state.legal
                         move = state.legal[-1]
                         await ana.move(move)
                         acked.append(move)
