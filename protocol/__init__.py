@@ -13,7 +13,7 @@ from .errors import (
     error_message,
     error_number,
 )
-from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode
+from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, Shared
 from .messages import (
     CLIENT_MESSAGES,
     PROTOCOL_VERSION,
@@ -84,6 +84,7 @@ __all__ = [
     "Reply",
     "SeatUpdate",
     "ServerMessage",
+    "Shared",
     "Spectate",
     "Start",
     "State",
