@@ -123,6 +123,7 @@ _packer = msgpack.Packer(use_bin_type=True, unicode_errors="surrogatepass")
 def _encode(msg: dict[str, Any], text: bool) -> bytes:
     if text:
         return json.dumps(msg, default=lambda b: b.hex()).encode("ascii") + b"\n"
+    payload: bytes
     try:
         payload = _packer.pack(msg)
     except (OverflowError, ValueError):  # an integer msgpack cannot hold: send it in JSON
