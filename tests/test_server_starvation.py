@@ -12,7 +12,7 @@ import trio.testing
 from test_server_hostile import HELLO, frame
 from test_server_support import capped, memory_server, next_of
 from tongits.client.connection import Connection, ServerError
-from tongits.protocol import ChatLine, Codec, ListTables, Mode, Tables, to_dict
+from tongits.protocol import ChatLine, Codec, ListTables, Mode, Tables, encode_value, to_dict
 from tongits.server import actor
 from tongits.server.app import address_key
 from tongits.server.lobby import JOIN_CODE_ALPHABET
@@ -120,13 +120,13 @@ async def test_the_lobby_is_paged_and_no_reply_exceeds_the_frame_limit(
     ``max_frame_size``; ``next`` walks every table once, joinable ones first; an entry is
     encoded once per change of its table, not once per request."""
     encoded: list[Any] = []
-    original = actor.encode_value
+    original = encode_value
 
     def counting(value: Any, mode: Mode) -> bytes:
         encoded.append(value["table"])
         return original(value, mode)
 
-    monkeypatch.setattr(actor, "encode_value", counting)
+    monkeypatch.setattr(actor, "encode_value", counting)  # what the lobby entries use
     limit = 4096
     async with memory_server(max_frame_size=limit, max_tables_per_address=60) as (_server,
                                                                                connect):
