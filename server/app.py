@@ -67,6 +67,10 @@ SHUTDOWN_GRACE = 2.0
 _ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 ACCEPT_RETRY = 0.1
 
+#: What one ``list_tables`` costs in the rate limit, in messages: a page is the most
+#: expensive reply (docs/PROTOCOL.md, "Limits").
+LIST_TABLES_COST = 5
+
 #: Bytes a ``tables`` reply keeps free beyond its head as measured with no ``total`` and
 #: ``next`` (their digits, the list's header and brackets).
 _PAGE_SLACK = 64
@@ -362,6 +366,9 @@ class Server:
         if isinstance(msg, Ping):
             peer.send(to_dict(Pong(id=msg.id)))
         elif isinstance(msg, ListTables):
+            if not peer.take_token(LIST_TABLES_COST - 1):
+                raise ProtocolError(ErrorCode.RATE_LIMITED,
+                                    f"list_tables counts as {LIST_TABLES_COST} messages")
             self._list_tables(peer, msg)
         elif isinstance(msg, Hello):
             raise ProtocolError(ErrorCode.BAD_FIELD, "hello was already received")
