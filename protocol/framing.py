@@ -72,14 +72,6 @@ def _msgpack_map_header_size(count: int) -> int:
     return 1 if count < 16 else 3 if count < 0x10000 else 5
 
 
-def _msgpack_map_header(count: int) -> bytes:
-    if count < 16:
-        return bytes((0x80 | count,))
-    if count < 0x10000:
-        return b"\xde" + count.to_bytes(2, "big")
-    return b"\xdf" + count.to_bytes(4, "big")
-
-
 def _json_entries(items: dict[str, Any]) -> bytes:
     """The members of a JSON object, without its braces."""
     return _JSON.encode(items)[1:-1].encode("utf-8")
@@ -154,7 +146,7 @@ class Codec:
             return b"{" + b",".join(p for p in parts if p) + b"}"
         packer = self._packer
         count = len(shared.items) + len(own) + len(nested)
-        parts = [_msgpack_map_header(count), shared.binary(packer)]
+        parts = [packer.pack_map_header(count), shared.binary(packer)]
         if own:
             parts.append(_msgpack_entries(packer, own))
         for key, value in nested.items():
@@ -168,6 +160,21 @@ class Codec:
         if self._mode is Mode.TEXT:
             return encoded + b"\n"
         return _HEADER.pack(len(encoded)) + encoded
+    def encode_spliced(self, msg: dict[str, Any], key: str, items: list[bytes]) -> bytes:
+        """The bytes of ``msg`` with ``key`` set to the list of ``items``, each one value
+        already encoded alone for this connection's mode (``encode_value``): a reply made of
+        parts that are each encoded once and sent many times (the lobby's table entries)."""
+        if self._mode is Mode.TEXT:
+            head = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            tail = json.dumps(key).encode("utf-8") + b":[" + b",".join(items) + b"]}"
+            return head[:-1] + (b"," if msg else b"") + tail + b"\n"
+        packer = self._packer
+        parts = [packer.pack_map_header(len(msg) + 1)]
+        for name, value in msg.items():
+            parts += (packer.pack(name), packer.pack(value))
+        parts += (packer.pack(key), packer.pack_array_header(len(items)), *items)
+        payload = b"".join(parts)
+        return _HEADER.pack(len(payload)) + payload
 
     def _next_frame(self) -> dict[Any, Any] | None:
         if len(self._buffer) < _HEADER.size:
@@ -204,6 +211,15 @@ class Codec:
         except (ValueError, RecursionError) as error:
             raise MalformedFrame(f"invalid JSON line: {error}") from None
         return _as_map(decoded)
+
+
+def encode_value(value: Any, mode: Mode) -> bytes:
+    """``value`` encoded alone as it appears inside a message of ``mode`` (for
+    ``Codec.encode_spliced``)."""
+    if mode is Mode.TEXT:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    packed: bytes = msgpack.packb(value, use_bin_type=True)
+    return packed
 
 
 def _as_map(decoded: object) -> dict[Any, Any]:

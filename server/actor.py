@@ -50,6 +50,7 @@ from tongits.protocol import (
     Spectate,
     Start,
     State,
+    encode_value,
     error_message,
     to_dict,
 )
@@ -58,7 +59,7 @@ from tongits.protocol import Move as MoveRequest
 from . import bots
 from .commit import GroupCommit
 from .errors import error_frame, is_refusal
-from .journal import Entry
+from .journal import Entry, table_number
 from .table import SEATS, TableState, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -121,6 +122,11 @@ class Table:
         self.broken = False
         #: a step failed (``_fail``): the table is closed for good, its log kept
         self.failed = False
+        #: the creator's address for the per-address table limit (``Lobby.create``)
+        self.quota: str | None = None
+        #: the lobby entry encoded per mode, until the next step (``listing_entry``)
+        self._listed: dict[Mode, bytes] = {}
+        self._options = state.options.to_dict(omit_defaults=False)
         self.actions = 0
         self._send, self._inbox = trio.open_memory_channel[Request](256)
 
@@ -141,10 +147,31 @@ class Table:
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
         self.journal.waiting += 1
 
+    @property
+    def number(self) -> int:
+        """``N`` of the id ``tN``: the lobby lists older tables first."""
+        return table_number(self.id)
+
+    @property
+    def joinable(self) -> bool:
+        """A seat is free and the match has not begun (the lobby lists these first)."""
+        return not self.state.started and not self.state.full
+
+    def listing_entry(self, mode: Mode) -> bytes:
+        """The table's entry in ``tables``, encoded for ``mode`` at most once per step of the
+        table (a step may change it; see ``run``)."""
+        entry = self._listed.get(mode)
+        if entry is None:
+            entry = self._listed[mode] = encode_value(self.summary(), mode)
+        return entry
+
     def summary(self) -> dict[str, Any]:
-        """The table's entry in ``tables``; read by the lobby, in the same thread."""
+        """The table's entry in ``tables``; read by the lobby, in the same thread. Seats hold no
+        ``grace`` countdown here: an entry is encoded once per change, not per request."""
         state = self.state
         seats = self._seats_info()
+        for seat in seats:
+            seat.pop("grace", None)
         return {
             "table": self.id,
             "name": state.name,
@@ -153,7 +180,7 @@ class Table:
             "humans": sum(1 for s in state.seats if s is not None and not s.is_bot),
             "bots": sum(1 for s in state.seats if s is not None and s.is_bot),
             "spectators": len(self.spectators),
-            "options": state.options.to_dict(omit_defaults=False),
+            "options": self._options,
             "timer": state.timer,
             "private": state.private,
             "started": state.started,
@@ -185,31 +212,39 @@ class Table:
                         await self.journal.settled()
                     finally:
                         self.journal.waiting -= 1
-                    corked = self._cork()
+                    corked, joinable = self._cork(), self.joinable
                     try:
                         self._wake()
                     except Exception as exc:  # noqa: BLE001 - the table's wall
                         self._fail(exc)
                     finally:
                         self.journal.hold(corked)
+                        self._stepped(joinable)
                     if not self.closed and self._deserted():
                         self.closed = True
                     continue
                 with trio.move_on_at(self.wake_at):
                     request = await self._inbox.receive()
                     self.journal.waiting -= 1
-                    corked = self._cork(request.peer)
+                    corked, joinable = self._cork(request.peer), self.joinable
                     try:
                         self._handle(request)
                     except Exception as exc:  # noqa: BLE001 - the table's wall
                         self._fail(exc, request)
                     finally:
                         self.journal.hold(corked)
+                        self._stepped(joinable)
         except Exception as exc:  # noqa: BLE001 - the table's wall, outside a step
             self._fail(exc)
         finally:
             # Cancelled (server shutdown): the table stays open in the journal, for a restart.
             self._close(for_good=self.closed and not self.broken)
+
+    def _stepped(self, joinable: bool) -> None:
+        """After a step: the lobby entry may have changed, and with it the lobby's order."""
+        self._listed.clear()
+        if self.joinable != joinable:
+            self.lobby.listing_changed()
 
     def _fail(self, exc: Exception, request: Request | None = None) -> None:
         """A step failed (our bug, or a journal that cannot write): the table is closed, its
@@ -241,7 +276,7 @@ class Table:
     def _restore(self) -> None:
         """After a restart: bots get their policies back, every human is away (their grace
         period and the turn timer start now)."""
-        until = trio.current_time() + self.config.grace
+        until = trio.current_time() + self._grace()
         for seat in SEATS:
             info = self.state.seats[seat]
             if info is None:
@@ -454,7 +489,7 @@ class Table:
         info = self.state.seats[seat]
         digest = info.token_hash if info is not None else None
         if disconnected:
-            self.away_until[seat] = trio.current_time() + self.config.grace
+            self.away_until[seat] = trio.current_time() + self._grace()
             change = "away"
         elif not self.state.started:
             self._commit({"kind": "vacate", "seat": seat})
@@ -471,6 +506,14 @@ class Table:
             self._deal_if_ready()
         else:
             self._schedule()
+
+    def _grace(self) -> float:
+        """How long a disconnected human keeps the seat: ``grace`` once the match has begun,
+        at most ``pregame_grace`` before (a table abandoned before its match closes soon, and
+        its creator's address gets its table back)."""
+        if self.state.started:
+            return self.config.grace
+        return min(self.config.grace, self.config.pregame_grace)
 
     def _stand_in(self, seat: int, *, returnable: bool = False) -> None:
         policy = self.config.bot_policy
