@@ -67,7 +67,7 @@ class SeatView:
     phase: Phase
     turn: int
     caller: int | None
-    history: tuple[Step, ...]  # every step so far; another seat's secret meld without its cards
+    history: tuple[dict[str, Any], ...]
     legal: tuple[Move, ...]
     result: Result | None = None
     revealed: tuple[tuple[Card, ...], ...] | None = None
@@ -122,12 +122,12 @@ class SeatView:
                 size = self.hand_sizes[other]
                 hands[other], pool = set(pool[:size]), pool[size:]
         answers: dict[int, Action] = {}
-        for step in self.history:
-            action = step.move.action
-            if action is Action.CALL:
+        for entry in self.history:
+            action = entry.get("action")
+            if action == "call":
                 answers = {}
-            elif action is Action.CHALLENGE or action is Action.FOLD:
-                answers[step.seat] = action
+            elif action in ("challenge", "fold"):
+                answers[entry["seat"]] = Action(action)
         return Hand.restore(
             options=self.options,
             dealer=self.dealer,
@@ -161,7 +161,7 @@ class SeatView:
             "phase": self.phase.value,
             "turn": self.turn,
             "caller": self.caller,
-            "history": [_step_dict(s) for s in self.history],
+            "history": list(self.history),
             "legal": [m.to_dict() for m in self.legal],
         }
         if self.result is not None:
@@ -194,7 +194,7 @@ class SeatView:
             phase=Phase(data["phase"]),
             turn=data.get("turn", 0),
             caller=data.get("caller"),
-            history=tuple(_step_from_dict(e) for e in data.get("history") or ()),
+            history=tuple(data.get("history") or ()),
             legal=tuple(Move.from_dict(m) for m in data.get("legal") or ()),
             result=Result.from_dict(result) if result else None,
             revealed=tuple(cards(h) for h in revealed) if revealed else None,
@@ -230,10 +230,7 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
         phase=hand.phase,
         turn=hand.turn,
         caller=hand.caller,
-        history=tuple(
-            s if over or s.seat == seat or s.move.action is not _SECRET else _redacted(s)
-            for s in hand.steps
-        ),
+        history=tuple(_views_of(hand).history(seat, over)),
         legal=tuple(hand.legal_moves(seat)) if seat is not None else (),
         result=hand.result,
         revealed=tuple(tuple(sorted(h)) for h in hand.hands) if over else None,
@@ -275,30 +272,12 @@ def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
     return not secret or over or owner == seat
 
 
-def _redacted(step: Step) -> Step:
-    """A secret meld as the other seats see it: who laid one, not its cards."""
-    return Step(step.seat, Move(_SECRET), step.auto)
-
-
-def _step_from_dict(data: dict[str, Any]) -> Step:
-    """A history entry of a view received over the wire (``_step_forms``' inverse)."""
-    redacted = data.get("action") == _SECRET and not data.get("cards")
-    move = Move(_SECRET) if redacted else Move.from_dict(data)
-    return Step(data["seat"], move, bool(data.get("auto")))
-
-
-def _step_dict(step: Step) -> dict[str, Any]:
-    """A history entry on the wire: the step's record form, ``auto`` when set."""
-    full = step.to_dict()
-    if step.auto:
-        full["auto"] = True
-    return full
-
-
 def _step_forms(step: Step) -> tuple[dict[str, Any], dict[str, Any]]:
     """A step as everyone else sees it and as its own seat (and everyone, after the hand) sees
     it: they differ only for a secret meld, whose cards are for its owner."""
-    full = _step_dict(step)
+    full = step.to_dict()
+    if step.auto:
+        full["auto"] = True
     if step.move.action is not _SECRET:
         return full, full
     public = dict(full)

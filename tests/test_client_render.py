@@ -20,7 +20,7 @@ from tongits.client.tui.state import (
     TableState,
     event_lines,
 )
-from tongits.engine import Action, Move, Phase, Step
+from tongits.engine import Phase
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human", "connected": False},
@@ -77,15 +77,15 @@ def test_turn_of_another_seat_and_blocked_mark() -> None:
 
 def test_log_names_public_actions_and_chat() -> None:
     history = [
-        Step(0, Move.parse("discard 7c")),
-        Step(1, Move.parse("pick 7h 7s")),
-        Step(1, Move.parse("sapaw 8d 0")),
-        Step(1, Move.parse("discard Kd")),
-        Step(2, Move.parse("draw")),
-        Step(2, Move(Action.SECRET)),
-        Step(2, Move.parse("call")),
-        Step(0, Move.parse("fold"), auto=True),
-        Step(1, Move.parse("challenge")),
+        {"seat": 0, "action": "discard", "card": "7c"},
+        {"seat": 1, "action": "pick", "cards": ["7h", "7s"]},
+        {"seat": 1, "action": "sapaw", "card": "8d", "meld": 0},
+        {"seat": 1, "action": "discard", "card": "Kd"},
+        {"seat": 2, "action": "draw"},
+        {"seat": 2, "action": "secret"},
+        {"seat": 2, "action": "call"},
+        {"seat": 0, "action": "fold", "auto": True},
+        {"seat": 1, "action": "challenge"},
     ]
     lines = [x.text for x in event_lines(history, ["Ana", "Bob", "Cara"])]
     assert lines == [
@@ -199,7 +199,7 @@ def test_the_back_mark_lasts_until_the_seat_acts() -> None:
     state.apply(StateUpdate(views[0], SEATS, None, table="t1"))
     state.apply(SeatsChanged(SEATS, {"seat": 1, "change": "back"}))
     assert state.is_back(1)
-    later = next(v for v in views if any(step.seat == 1 for step in v.history))
+    later = next(v for v in views if any(step.get("seat") == 1 for step in v.history))
     state.apply(StateUpdate(later, SEATS, None, table="t1"))
     assert not state.is_back(1)
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tongits.engine import Action, Result, SeatView, Step
+from tongits.engine import Card, Result, SeatView
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,8 +259,8 @@ class TableState:
         at = self.back_at.get(seat)
         if at is None:
             return False
-        history = self.view.history if self.view is not None else ()
-        return all(step.seat != seat for step in history[at:])
+        history = self.view.history if self.view is not None else []
+        return all(step.get("seat") != seat for step in history[at:])
 
     def log(self) -> list[LogLine]:
         """Public events of this hand, interleaved with the lines heard between them."""
@@ -296,44 +296,52 @@ _VERBS = {
 }
 
 
-def event_lines(history: Sequence[Step], names: Sequence[str]) -> list[LogLine]:
+def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list[LogLine]:
     """One line per public action, in the words of the table: who drew, picked, melded…"""
     out: list[LogLine] = []
     pile: list[str] = []
     next_meld = 0
 
-    def name(seat: int) -> str:
-        return names[seat] if 0 <= seat < len(names) else "?"
+    def name(seat: Any) -> str:
+        return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "?"
 
     for step in history:
-        move, who = step.move, name(step.seat)
-        action = move.action
-        cards = " ".join(c.pretty() for c in move.cards)
-        if action.value in _VERBS:
-            text = f"{who} {_VERBS[action.value]}"
-            if step.auto:
+        seat = step.get("seat")
+        action = step.get("action")
+        cards = [_pretty(c) for c in step.get("cards") or ()]
+        who = name(seat)
+        if action in _VERBS:
+            text = f"{who} {_VERBS[action]}"
+            if step.get("auto"):
                 text += " (not opened)"
-        elif action is Action.PICK:
+        elif action == "pick":
             top = pile.pop() if pile else "?"
-            if move.meld is not None:
-                text = f"{who} picked {top} onto meld {move.meld}"
+            if step.get("meld") is not None:
+                text = f"{who} picked {top} onto meld {step['meld']}"
             else:
-                text = f"{who} picked {top} with {cards} → #{next_meld}"
+                text = f"{who} picked {top} with {' '.join(cards)} → #{next_meld}"
                 next_meld += 1
-        elif action is Action.MELD:
-            text = f"{who} melded {cards} → #{next_meld}"
+        elif action == "meld":
+            text = f"{who} melded {' '.join(cards)} → #{next_meld}"
             next_meld += 1
-        elif action is Action.SECRET:
+        elif action == "secret":
             text = f"{who} laid a secret meld #{next_meld}"
             if cards:
-                text += " " + cards
+                text += " " + " ".join(cards)
             next_meld += 1
-        elif action is Action.SAPAW and move.card is not None:
-            text = f"{who} laid off {move.card.pretty()} onto #{move.meld}"
-        elif action is Action.DISCARD and move.card is not None:
-            pile.append(move.card.pretty())
+        elif action == "sapaw":
+            text = f"{who} laid off {_pretty(step.get('card'))} onto #{step.get('meld')}"
+        elif action == "discard":
+            pile.append(_pretty(step.get("card")))
             text = f"{who} discarded {pile[-1]}"
         else:
             text = f"{who} {action}"
-        out.append(LogLine("event", text, step.seat))
+        out.append(LogLine("event", text, seat if isinstance(seat, int) else None))
     return out
+
+
+def _pretty(card: Any) -> str:
+    try:
+        return Card.parse(card).pretty()
+    except Exception:
+        return str(card)
