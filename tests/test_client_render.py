@@ -71,8 +71,12 @@ def test_turn_of_another_seat_and_blocked_mark() -> None:
     view = position("Kd 2c", melds=[(2, "4d 5d 6d")], to_act=2)
     object.__setattr__(view, "blocked", (False, False, True))
     text = screen_text(state_for(view, deadline=None), now=100.0)
-    assert "Cara: draw, pick or call" in text and "⏱" not in text
+    assert "Cara: draw or pick" in text and "or call" not in text and "⏱" not in text
     assert "no call" in text and "▶ Cara" in text
+    object.__setattr__(view, "blocked", (False, False, False))
+    assert "Cara: draw, pick or call" in screen_text(state_for(view, deadline=None), now=100.0)
+    closed = position("Kd 2c", melds=[(1, "4d 5d 6d")], to_act=2)  # Cara has not opened
+    assert "Cara: draw or pick" in screen_text(state_for(closed, deadline=None), now=100.0)
 
 
 def test_log_names_public_actions_and_chat() -> None:

@@ -113,6 +113,9 @@ def lobby_body(state: TableState, command_line: Window) -> HSplit:
 
 
 class Lobby(Protocol):
+    #: The lobby's commands, shown for ``help``.
+    help: str
+
     def choose(self, line: str) -> str | None: ...
 
 
@@ -225,6 +228,9 @@ class TableScreen:
             if text.strip().lower() == "quit":
                 self.app.exit()
                 return
+            if text.strip().lower() in ("help", "?"):
+                state.say(self.lobby.help)
+                return
             error = self.lobby.choose(text)
             state.say(error or "asking the server…", error=error is not None)
             return
@@ -291,10 +297,14 @@ class TableScreen:
 
         @kb.add("f3")
         def _pick(event: KeyPressEvent) -> None:
+            """Always the same: ``pick `` on an empty line and the menu of legal picks (a
+            line being typed is kept, and the key says why it did nothing)."""
             view = self.state.view
             picks = [m for m in view.legal if m.action is Action.PICK] if view else []
-            if len(picks) == 1:
-                self.submit(str(picks[0]))
+            if not picks:
+                self.state.say("F3: no pick is legal now", error=True)
+            elif self.buffer.text.strip() and not self.buffer.text.startswith("pick"):
+                self.state.say("F3: clear the line first (^C)", error=True)
             else:
                 self.buffer.text = "pick "
                 self.buffer.cursor_position = len(self.buffer.text)

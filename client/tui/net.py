@@ -73,6 +73,7 @@ class NetSession:
         self.server_key = server_key
         self.token: str | None = None
         self.table = ""
+        self.watching: str | None = None  # the table we spectate (no token brings us back)
         self._token_from_disk = False
         self._leaving = False
         self.on_quit = "Your seat is kept: a bot plays it until you connect again with this name."
@@ -216,9 +217,13 @@ class NetSession:
                 seq=self.seq if self.token is not None else None, timeout=5,
             ) as conn:
                 resumed = self.token is not None
-                if not resumed:
+                if not resumed and self.watching is not None:  # a spectator comes back
+                    await conn.spectate(self.watching)
+                elif not resumed:
                     await self.join(conn)
                     self.token = conn.token
+                    if conn.token is None and conn.table is not None:
+                        self.watching = conn.table
                 self.table = conn.table or self.table
                 self._save_seat()
                 self.sink(Connection("connected"))

@@ -9,16 +9,17 @@ import os
 from collections.abc import Iterable, Sequence
 
 from prompt_toolkit.styles import Style
-from tongits.engine import Card, End, Phase, best_arrangement
+from tongits.engine import Card, End, Phase, SeatView, best_arrangement
 from tongits.engine.count import hand_count
 
 from .state import TableState
+from .words import counted
 
 Line = list[tuple[str, str]]
 HIDDEN = "▒▒"
 SUIT_STYLE = ("class:club", "class:diamond", "class:heart", "class:spade")
 PHASE_WORDS = {
-    Phase.START: "draw, pick or call",
+    Phase.START: "draw or pick",
     Phase.PLAY: "meld, sapaw, discard",
     Phase.ANSWER: "answer the call",
     Phase.OVER: "hand over",
@@ -141,6 +142,13 @@ def countdown(state: TableState, now: float) -> str:
     return "" if state.deadline_at is None else clock(state.deadline_at - now)
 
 
+def turn_words(view: SeatView, seat: int) -> str:
+    """What ``seat`` may do now, in words, from what everyone sees (not its legal moves)."""
+    if view.phase is Phase.START and view.may_call(seat):
+        return "draw, pick or call"
+    return PHASE_WORDS[view.phase]
+
+
 def title_line(state: TableState, now: float, cols: int = 80) -> Line:
     if state.banner:
         return fit([("class:banner", " ⚠ " + state.banner)], cols)
@@ -154,7 +162,7 @@ def title_line(state: TableState, now: float, cols: int = 80) -> Line:
         actions = ", ".join(dict.fromkeys(m.action.value for m in view.legal))
         right = f"YOUR TURN: {actions} "
     else:
-        right = f"{_name(state, view.to_act)}: {PHASE_WORDS[view.phase]} "
+        right = f"{_name(state, view.to_act)}: {turn_words(view, view.to_act)} "
     clock = countdown(state, now)
     if clock:
         right += f"⏱ {clock} "
@@ -209,7 +217,7 @@ def seat_header(state: TableState, seat: int, *, me: bool = False) -> Line:
     out.append(("class:me" if me else "class:turn" if to_act else "", info.name))
     out.append(("class:dim", " [bot]" if info.bot else " [human]"))
     if view is not None and not me:
-        out.append(("", f" · {view.hand_sizes[seat]} cards"))
+        out.append(("", f" · {counted(view.hand_sizes[seat], 'card')}"))
     return out
 
 
@@ -320,10 +328,11 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
     header = seat_header(state, seat, me=True)
     marks = seat_marks(state, seat, now)
     if view is not None and view.seat is None:
-        header.append(("", f" · {view.hand_sizes[seat]} cards"))
+        header.append(("", f" · {counted(view.hand_sizes[seat], 'card')}"))
     if view is not None and view.seat is not None:
         count = hand_count(view.hand, concealed_melds_count=view.options.concealed_melds_count)
-        header += [("", f" · {len(view.hand)} cards · count "), ("class:count", str(count))]
+        header += [("", f" · {counted(len(view.hand), 'card')} · count "),
+                   ("class:count", str(count))]
         header.append(("class:dim", "  by rank" if state.sort_by_rank else "  by suit"))
     header.extend(marks)
     melds: Line = [("class:dim", "  table: ")]
@@ -371,15 +380,19 @@ def result_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
     assert result is not None
     if result.winner is None:
         head = "Hand over: no winner (void)"
+    elif view is not None and view.seat == result.winner:
+        head = f"Hand over: you win {END_WORDS[result.end]}"
     else:
         head = f"Hand over: {_name(state, result.winner)} wins {END_WORDS[result.end]}"
         if result.end is End.CALL:
             head += " (challenged)" if result.challengers else " (nobody challenged)"
     lines: list[Line] = [[("class:turn", " " + head)]]
+    names = [_name(state, seat) for seat in range(3)]
+    column = max(len(n) for n in names)
     for seat in range(3):
         chips = result.chips[seat]
         row: Line = [
-            ("class:me" if view and view.seat == seat else "", f" {_name(state, seat)[:10]:<10}"),
+            ("class:me" if view and view.seat == seat else "", f" {names[seat]:<{column}}"),
             ("", f" count {result.counts[seat]:>3}"),
             ("class:warn", " burned" if seat in result.burned else "       "),
             ("class:count", f" {chips:+4d}"),
@@ -428,7 +441,11 @@ def _legal_summary(state: TableState) -> str:
 
 
 def keys_line(state: TableState, cols: int = 80) -> Line:
-    if state.hand_over:
+    """The keys that do something for this player now (a spectator has no moves to make)."""
+    watching = state.view is not None and state.view.seat is None
+    if watching:
+        text = " watching · say TEXT to chat · help · ^Q quit"
+    elif state.hand_over:
         text = " Enter next hand · F5 sort · ^Q quit"
     else:
         text = " F2 draw · F3 pick · F4 hint · F5 sort · Tab complete · ^Q quit"

@@ -193,6 +193,9 @@ class TableState:
                 self.standings = None
                 self.notes = []
                 self.hands_seen += 1
+                self.say("")
+            else:
+                self._moved_on(old.history if old is not None else (), update.view)
             self.view = update.view
             if update.view.result is not None:
                 self.result = update.view.result
@@ -205,8 +208,6 @@ class TableState:
                 self.asides.append((max(at, 0), line))
             self.table = update.table or self.table
             self.deadline_at = now + update.deadline if update.deadline is not None else None
-            if update.view.legal and not self.message_is_error:
-                self.message = ""
         elif isinstance(update, HandOver):
             self.result = Result.from_dict(update.result)
             self.standings = update.standings
@@ -230,11 +231,29 @@ class TableState:
         elif isinstance(update, Connection):
             if update.status == "connected":
                 self.banner = None
+                self.say("")
             elif update.status == "lost":
                 self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
             else:
                 self.banner = "disconnected: " + (update.detail or "the server is gone")
                 self.closed = True
+
+    def _moved_on(self, before: Sequence[dict[str, Any]], view: SeatView) -> None:
+        """The message line describes the present: a note about an earlier moment (``sent:``,
+        a refusal of a move since replaced by one of ours) goes once the hand moves on; the
+        server playing for us when our time ran out is said until the next message."""
+        new = view.history[len(before):]
+        if not new:
+            return
+        ours = [i for i, step in enumerate(new, len(before)) if step.get("seat") == view.seat]
+        auto = [i for i in ours if view.history[i].get("autoplayed")]
+        if view.seat is not None and auto:
+            lines = event_lines(view.history, ["you"] * 3)
+            played = ", ".join(lines[i].text.removeprefix("you ").removesuffix(AUTOPLAYED)
+                               for i in auto)
+            self.say(f"your time ran out: the server played for you ({played})", error=True)
+        elif not self.message_is_error or ours:
+            self.say("")
 
     def _aside(self, line: LogLine) -> None:
         self.asides.append((len(self.view.history) if self.view is not None else 0, line))
@@ -288,6 +307,9 @@ SEAT_CHANGES = {
     "stand_in": "a bot is standing in for {name}",
 }
 
+#: Added to the log line of a move the server played because the seat's time ran out.
+AUTOPLAYED = " (time ran out: played by the server)"
+
 _VERBS = {
     "draw": "drew",
     "call": "called",
@@ -297,7 +319,8 @@ _VERBS = {
 
 
 def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list[LogLine]:
-    """One line per public action, in the words of the table: who drew, picked, melded…"""
+    """One line per public action, in the words of the table: who drew, picked, melded…; a
+    move the server played for a seat whose time ran out says so."""
     out: list[LogLine] = []
     pile: list[str] = []
     next_meld = 0
@@ -336,6 +359,8 @@ def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list
             text = f"{who} discarded {pile[-1]}"
         else:
             text = f"{who} {action}"
+        if step.get("autoplayed"):
+            text += AUTOPLAYED
         out.append(LogLine("event", text, seat if isinstance(seat, int) else None))
     return out
 
