@@ -69,7 +69,7 @@ def test_a_whole_hand_through_the_keyboard() -> None:
     screen = run_screen(scenario, seed=5)
     assert seen["typed"] == seen["accepted"] and len(seen["accepted"]) > 3  # type: ignore[arg-type]
     text = str(seen["screen"])
-    assert "Hand over:" in text and "Standings:" in text and "Press Enter" in text
+    assert "Hand over:" in text and "─ chips: Ana " in text and "Enter: next hand" in text
     assert all(len(line) <= 80 for line in text.split("\n")) and len(text.split("\n")) <= 23
     assert "hand 2" in str(seen["second"]) and screen.state.view is not None
     assert screen.state.view.phase is not Phase.OVER

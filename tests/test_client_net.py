@@ -108,7 +108,8 @@ def test_a_whole_hand_against_server_bots() -> None:
     asyncio.run(main())
     assert seen["typed"] == seen["accepted"] and seen["typed"]
     text = seen["screen"]
-    assert "Hand over:" in text and "Standings:" in text
+    assert "Hand over:" in text and "─ after 1 hand: Ana " in text
+    assert text.startswith(" Tongits · test (t1) · hand 1")
     assert "[bot]" in text and "greedy-bot" in text
     assert all(len(line) <= 80 for line in text.split("\n"))
 

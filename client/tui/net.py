@@ -31,6 +31,7 @@ from .state import (
     Notice,
     SeatsChanged,
     StateUpdate,
+    TableNamed,
     Update,
 )
 from .state import ServerError as ServerRefused
@@ -227,6 +228,7 @@ class NetSession:
                 self.table = conn.table or self.table
                 self._save_seat()
                 self.sink(Connection("connected"))
+                await self._name_table(conn)
                 if resumed and self._token_from_disk:
                     self._token_from_disk = False
                     self.sink(Notice(f"back in your seat at {self.table}"))
@@ -246,6 +248,13 @@ class NetSession:
             trio.TooSlowError,
         ) as error:
             return self._reason(error)
+
+    async def _name_table(self, conn: Conn) -> None:
+        """Tell the screen the table's name, from the lobby's list (the table's messages
+        carry only its id)."""
+        for table in await conn.list_tables():
+            if table.get("table") == self.table and table.get("name"):
+                self.sink(TableNamed(str(table["name"])))
 
     async def _send_loop(self, conn: Conn) -> None:
         async for kind, payload in self._outbox:

@@ -105,6 +105,13 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
+class TableNamed:
+    """The name the table was given (the title shows it beside the id)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class TablesListed:
     """The lobby's table list; ``None`` once a seat is taken and the lobby is left."""
 
@@ -120,6 +127,7 @@ Update = (
     | Connection
     | TablesListed
     | Notice
+    | TableNamed
 )
 
 
@@ -153,6 +161,9 @@ class TableState:
     closed: bool = False
     lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
+    table_name: str = ""
+    drawn: Card | None = None  # the card we just drew, until our turn ends
+    log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
 
     @property
     def seated(self) -> bool:
@@ -190,9 +201,10 @@ class TableState:
                 self.asides = [(0, line) for _, line in self.asides[-6:]]
                 self.back_at = {}
                 self.result = None
-                self.standings = None
                 self.notes = []
                 self.hands_seen += 1
+                self.drawn = None
+                self.log_scroll = 0
                 self.say("")
             else:
                 self._moved_on(old.history if old is not None else (), update.view)
@@ -221,6 +233,8 @@ class TableState:
                 self._seat_changed(update.change, before)
         elif isinstance(update, ServerError):
             self.say(f"server refused: {update.message} ({update.code})", error=True)
+        elif isinstance(update, TableNamed):
+            self.table_name = update.name
         elif isinstance(update, Notice):
             self.say(update.text)
             self._aside(LogLine("info", update.text))
@@ -246,6 +260,8 @@ class TableState:
         if not new:
             return
         ours = [i for i, step in enumerate(new, len(before)) if step.get("seat") == view.seat]
+        if ours:
+            self.drawn = self._just_drawn(view)
         auto = [i for i in ours if view.history[i].get("autoplayed")]
         if view.seat is not None and auto:
             lines = event_lines(view.history, ["you"] * 3)
@@ -254,6 +270,16 @@ class TableState:
             self.say(f"your time ran out: the server played for you ({played})", error=True)
         elif not self.message_is_error or ours:
             self.say("")
+
+    def _just_drawn(self, view: SeatView) -> Card | None:
+        """The card our last step drew (the one card new in our hand), if that step was a
+        draw: the server's history says only that a card was drawn."""
+        old = self.view
+        last = view.history[-1] if view.history else {}
+        if old is None or last.get("seat") != view.seat or last.get("action") != "draw":
+            return None
+        new = set(view.hand) - set(old.hand)
+        return new.pop() if len(new) == 1 else None
 
     def _aside(self, line: LogLine) -> None:
         self.asides.append((len(self.view.history) if self.view is not None else 0, line))
@@ -331,7 +357,7 @@ def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list
     for step in history:
         seat = step.get("seat")
         action = step.get("action")
-        cards = [_pretty(c) for c in step.get("cards") or ()]
+        cards = [pretty_card(c) for c in step.get("cards") or ()]
         who = name(seat)
         if action in _VERBS:
             text = f"{who} {_VERBS[action]}"
@@ -353,9 +379,9 @@ def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list
                 text += " " + " ".join(cards)
             next_meld += 1
         elif action == "sapaw":
-            text = f"{who} laid off {_pretty(step.get('card'))} onto #{step.get('meld')}"
+            text = f"{who} laid off {pretty_card(step.get('card'))} onto #{step.get('meld')}"
         elif action == "discard":
-            pile.append(_pretty(step.get("card")))
+            pile.append(pretty_card(step.get("card")))
             text = f"{who} discarded {pile[-1]}"
         else:
             text = f"{who} {action}"
@@ -365,7 +391,37 @@ def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list
     return out
 
 
-def _pretty(card: Any) -> str:
+def pile_throwers(history: Sequence[dict[str, Any]]) -> list[int | None]:
+    """Who threw each card of the discard pile, bottom to top (a pick takes the top one)."""
+    pile: list[int | None] = []
+    for step in history:
+        if step.get("action") == "discard":
+            seat = step.get("seat")
+            pile.append(seat if isinstance(seat, int) else None)
+        elif step.get("action") == "pick" and pile:
+            pile.pop()
+    return pile
+
+
+def layoffs(history: Sequence[dict[str, Any]]) -> dict[int, list[tuple[str, int]]]:
+    """Per meld id, the cards laid off onto it and who laid each (a sapaw, or a pick of the top
+    discard onto the meld), in order."""
+    out: dict[int, list[tuple[str, int]]] = {}
+    pile: list[str] = []
+    for step in history:
+        action, seat, meld = step.get("action"), step.get("seat"), step.get("meld")
+        if action == "discard":
+            pile.append(str(step.get("card")))
+        elif action == "pick":
+            top = pile.pop() if pile else "?"
+            if isinstance(meld, int) and isinstance(seat, int):
+                out.setdefault(meld, []).append((top, seat))
+        elif action == "sapaw" and isinstance(meld, int) and isinstance(seat, int):
+            out.setdefault(meld, []).append((str(step.get("card")), seat))
+    return out
+
+
+def pretty_card(card: Any) -> str:
     try:
         return Card.parse(card).pretty()
     except Exception:
