@@ -184,7 +184,7 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
     embedded = EmbeddedServer()
     hellos: list[tuple[str | None, int | None]] = []
     seen: dict[str, Any] = {}
-    opened = net.open_connection
+    opened = open_connection
 
     async def main() -> None:
         ana_may_return, ben_may_play = trio.Event(), trio.Event()
@@ -241,6 +241,7 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
                         await settle(lambda b=before: len(screen.state.view.history) > b)  # type: ignore[misc, union-attr]
                     else:
                         await asyncio.sleep(0.005)
+                assert view is not None
                 seq, known = session.seq, len(view.history)
                 assert embedded.server is not None and embedded.nursery is not None
                 for peer in list(embedded.server.peers):  # drop Ana's connection, server-side
