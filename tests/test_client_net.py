@@ -308,7 +308,7 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
 
     async def watch(conn: Conn) -> None:
         joins.append("join")
-        ready, tables = trio.Event(), []
+        ready, tables = trio.Event(), list[str]()
         assert embedded.nursery is not None
         embedded.nursery.start_soon(host, ready, tables)
         await ready.wait()
