@@ -157,6 +157,7 @@ def test_quitting_a_game_asks_first_and_says_what_happens_to_the_seat() -> None:
 
     asyncio.run(main())
     assert "Quit the game? y = quit" in str(seen["asked"])
+    assert "`leave` gives your seat to a bot" in str(seen["asked"])
     assert "quitting ends it" in str(seen["asked"])
     assert seen["stayed"] is True
 

@@ -97,6 +97,8 @@ def test_the_result_stands_beside_the_end_of_the_log() -> None:
     assert "│ " in lines[result]
     log_side = [line.split("│ ", 1)[1] for line in lines[result:] if "│ " in line]
     assert log_side[-1] == "Ana challenged" and "Bob called" in log_side
+    state.note(["The game is saved: `tongits play` again takes you back to this seat."])
+    assert "takes you back to this seat." in screen_text(state, now=0.0)  # not cut
 
 
 def test_the_log_scrolls_back_to_the_start_of_the_hand() -> None:

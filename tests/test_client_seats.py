@@ -113,7 +113,7 @@ def test_a_restarted_client_is_back_in_its_seat(tmp_path: Path) -> None:
         return screen_for(screen.state)
 
     async def second(screen: TableScreen) -> str:
-        await settle(lambda: "back in your seat at t1" in screen_for(screen.state))
+        await settle(lambda: "back in your seat at t1" in screen.state.message)
         await settle(lambda: screen.state.view is not None and bool(screen.state.view.legal))
         return screen_for(screen.state)
 
@@ -195,3 +195,38 @@ def test_tongits_play_started_again_restores_the_match_and_the_seat(tmp_path: Pa
     finally:
         journal.close()
     assert joins == ["create"] and again.table == first.table
+
+
+def test_a_client_started_again_in_hand_2_counts_on_from_there(tmp_path: Path) -> None:
+    from tongits.client.tui.hint import choose_move
+    from tongits.engine import Phase
+
+    async def create(conn: Conn) -> None:
+        await conn.create_table("friday", timer=0, bots=2)
+
+    async def into_hand_2(screen: TableScreen) -> str:
+        while screen.state.hands_seen < 2 or not screen.state.view.legal:  # type: ignore[union-attr]
+            view = screen.state.view
+            if view is not None and view.phase is Phase.OVER and screen.state.standings:
+                screen.submit("")  # Enter: the next hand
+                await settle(lambda: screen.state.hands_seen == 2)
+            elif view is not None and view.legal:
+                before = len(view.history)
+                screen.submit(str(choose_move(view)))
+                await settle(lambda b=before: len(screen.state.view.history) != b)  # type: ignore[misc, union-attr]
+            else:
+                await asyncio.sleep(0.01)
+        return screen_for(screen.state)
+
+    async def back(screen: TableScreen) -> str:
+        await settle(lambda: "back in your seat" in screen_for(screen.state))
+        await settle(lambda: screen.state.table_name == "friday")
+        return screen_for(screen.state)
+
+    with ServerThread() as server:
+        first = run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create,
+                                      seats=SeatStore(tmp_path)), into_hand_2)
+        again = run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create,
+                                      seats=SeatStore(tmp_path)), back)
+    assert first.startswith(" Tongits · friday (t1) · hand 2")
+    assert again.startswith(" Tongits · friday (t1) · hand 2")

@@ -228,15 +228,23 @@ class NetSession:
                 self.table = conn.table or self.table
                 self._save_seat()
                 self.sink(Connection("connected"))
-                await self._name_table(conn)
+                # Said once the view is there, so that they describe it.
+                after_view: list[Update] = []
+                named = await self._table_named(conn)
+                if named is not None:
+                    after_view.append(named)
                 if resumed and self._token_from_disk:
                     self._token_from_disk = False
-                    self.sink(Notice(f"back in your seat at {self.table}"))
+                    after_view.append(Notice(f"back in your seat at {self.table}"))
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._send_loop, conn)
                     try:
                         async for msg in conn:
                             self._deliver(msg, conn.seat)
+                            if isinstance(msg, State):
+                                for update in after_view:
+                                    self.sink(update)
+                                after_view.clear()
                     finally:
                         nursery.cancel_scope.cancel()
                 return conn.closed_by.code if conn.closed_by else "the server closed"
@@ -249,12 +257,15 @@ class NetSession:
         ) as error:
             return self._reason(error)
 
-    async def _name_table(self, conn: Conn) -> None:
-        """Tell the screen the table's name, from the lobby's list (the table's messages
+    async def _table_named(self, conn: Conn) -> TableNamed | None:
+        """The table's name and hands played, from the lobby's list (the table's messages
         carry only its id)."""
         for table in await conn.list_tables():
             if table.get("table") == self.table and table.get("name"):
-                self.sink(TableNamed(str(table["name"])))
+                hands = table.get("hands")
+                played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
+                return TableNamed(str(table["name"]), played)
+        return None
 
     async def _send_loop(self, conn: Conn) -> None:
         async for kind, payload in self._outbox:

@@ -439,8 +439,9 @@ def log_window(state: TableState, rows: int) -> list[Line]:
 
 def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
     """The event log and chat, newest last; local notes (hint, help) take the bottom lines.
-    When the hand is over, the result stands beside the log, which still scrolls."""
-    if state.hand_over:
+    When the hand is over, the result stands beside the log, which still scrolls (notes, such
+    as the question before quitting, take the whole width until the next line typed)."""
+    if state.hand_over and not state.notes:
         left = result_lines(state)
         side = max(width(line) for line in left) + 1
         right = log_window(state, rows)

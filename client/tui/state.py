@@ -106,9 +106,11 @@ class Notice:
 
 @dataclass(frozen=True, slots=True)
 class TableNamed:
-    """The name the table was given (the title shows it beside the id)."""
+    """The name the table was given (the title shows it beside the id) and how many hands of
+    its match were played before this one (so a client started again counts on from there)."""
 
     name: str
+    hands_played: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +207,8 @@ class TableState:
                 self.hands_seen += 1
                 self.drawn = None
                 self.log_scroll = 0
-                self.say("")
+                if old is not None:  # what was said about the last hand is past
+                    self.say("")
             else:
                 self._moved_on(old.history if old is not None else (), update.view)
             self.view = update.view
@@ -235,6 +238,9 @@ class TableState:
             self.say(f"server refused: {update.message} ({update.code})", error=True)
         elif isinstance(update, TableNamed):
             self.table_name = update.name
+            if update.hands_played is not None and self.view is not None:
+                over = self.view.result is not None
+                self.hands_seen = update.hands_played + (0 if over else 1)
         elif isinstance(update, Notice):
             self.say(update.text)
             self._aside(LogLine("info", update.text))
