@@ -83,8 +83,8 @@ def test_a_sent_move_is_not_announced_once_it_is_played() -> None:
 
 def test_moves_the_server_played_for_a_timed_out_seat_are_said() -> None:
     history = [
-        {"seat": 2, "action": "draw", "autoplayed": True},
-        {"seat": 2, "action": "discard", "card": "Jc", "autoplayed": True},
+        {"seat": 2, "action": "draw", "timeout": True},
+        {"seat": 2, "action": "discard", "card": "Jc", "timeout": True},
     ]
     lines = [line.text for line in event_lines(history, ["Ana", "Bob", "Cara"])]
     assert lines == [
@@ -101,7 +101,7 @@ def test_moves_the_server_played_for_a_timed_out_seat_are_said() -> None:
     from tongits.engine import seat_view
 
     later = seat_view(session.hand, 0)
-    step = dict(later.history[-1], autoplayed=True)
+    step = dict(later.history[-1], timeout=True)
     object.__setattr__(later, "history", (*later.history[:-1], step))
     state.apply(StateUpdate(later, SEATS, None, table="t1"))
     assert state.message.startswith("your time ran out: the server played for you (")

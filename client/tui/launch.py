@@ -116,8 +116,8 @@ def play(
         listeners = await nursery.start(Server(config, journal).serve)
         bound = listeners[0].socket.getsockname()[1]
         if not _is_loopback(listen):
-            session.sink(Notice(f"friends join with: tongits connect {lan_address()}:{bound} "
-                                "--name NAME (or find it with tongits discover)"))
+            session.sink(Notice(f"friends join: tongits connect {lan_address()}:{bound} "
+                                "--name NAME (or tongits discover)"))
         return "127.0.0.1", bound
 
     async def sit_down(conn: Conn) -> None:

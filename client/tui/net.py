@@ -231,7 +231,8 @@ class NetSession:
                 # Said once the view is there, so that they describe it.
                 after_view: list[Update] = []
                 named = await self._table_named(conn)
-                if named is not None:
+                if named is not None:  # now for the title, again to count the view's hand
+                    self.sink(named)
                     after_view.append(named)
                 if resumed and self._token_from_disk:
                     self._token_from_disk = False
@@ -264,7 +265,7 @@ class NetSession:
             if table.get("table") == self.table and table.get("name"):
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
-                return TableNamed(str(table["name"]), played)
+                return TableNamed(str(table["name"]), played, self.table)
         return None
 
     async def _send_loop(self, conn: Conn) -> None:

@@ -111,6 +111,7 @@ class TableNamed:
 
     name: str
     hands_played: int | None = None
+    table: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +239,7 @@ class TableState:
             self.say(f"server refused: {update.message} ({update.code})", error=True)
         elif isinstance(update, TableNamed):
             self.table_name = update.name
+            self.table = update.table or self.table
             if update.hands_played is not None and self.view is not None:
                 over = self.view.result is not None
                 self.hands_seen = update.hands_played + (0 if over else 1)
@@ -268,7 +270,7 @@ class TableState:
         ours = [i for i, step in enumerate(new, len(before)) if step.get("seat") == view.seat]
         if ours:
             self.drawn = self._just_drawn(view)
-        auto = [i for i in ours if view.history[i].get("autoplayed")]
+        auto = [i for i in ours if view.history[i].get("timeout")]
         if view.seat is not None and auto:
             lines = event_lines(view.history, ["you"] * 3)
             played = ", ".join(lines[i].text.removeprefix("you ").removesuffix(AUTOPLAYED)
@@ -391,7 +393,7 @@ def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list
             text = f"{who} discarded {pile[-1]}"
         else:
             text = f"{who} {action}"
-        if step.get("autoplayed"):
+        if step.get("timeout"):  # protocol 1.1: the server played it, the timer ran out
             text += AUTOPLAYED
         out.append(LogLine("event", text, seat if isinstance(seat, int) else None))
     return out
