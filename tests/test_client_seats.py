@@ -230,3 +230,47 @@ def test_a_client_started_again_in_hand_2_counts_on_from_there(tmp_path: Path) -
                                       seats=SeatStore(tmp_path)), back)
     assert first.startswith(" Tongits · friday (t1) · hand 2")
     assert again.startswith(" Tongits · friday (t1) · hand 2")
+
+
+def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> None:
+    import json
+
+    from tongits.client.replay import run as replay
+    from tongits.client.tui.hint import choose_move
+    from tongits.client.tui.launch import PlaySession
+    from tongits.engine import Phase
+
+    db = tmp_path / "play.db"
+    journal = SQLiteJournal(str(db))
+
+    async def embedded(nursery: trio.Nursery) -> tuple[str, int]:
+        config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, log_level="WARNING")
+        listeners = await nursery.start(Server(config, journal).serve)
+        return "127.0.0.1", listeners[0].socket.getsockname()[1]
+
+    async def create(conn: Conn) -> None:
+        await conn.create_table("play", timer=0, bots=2)
+
+    async def one_hand(screen: TableScreen) -> str:
+        while not (screen.state.view is not None and screen.state.view.phase is Phase.OVER):
+            view = screen.state.view
+            if view is not None and view.legal:
+                before = len(view.history)
+                screen.submit(str(choose_move(view)))
+                await settle(lambda b=before: len(screen.state.view.history) != b)  # type: ignore[misc, union-attr]
+            else:
+                await asyncio.sleep(0.01)
+        await settle(lambda: "saved for tongits replay" in screen.state.message)
+        return screen.state.message
+
+    session = PlaySession("127.0.0.1", 0, name="You", join=create, prelude=embedded,
+                          seats=SeatStore(tmp_path / "seats"), server_key=f"play:{db}",
+                          db=db, records=tmp_path / "hands")
+    try:
+        said = run_client(session, one_hand)
+    finally:
+        journal.close()
+    record = tmp_path / "hands" / "t1-hand-1.json"
+    assert said == f"saved for tongits replay: {record}"
+    assert json.loads(record.read_text())["format"].startswith("tongits-hand")
+    assert replay(str(record), as_json=True) == 0
