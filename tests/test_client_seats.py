@@ -95,7 +95,8 @@ def run_client(session: NetSession, scenario: Callable[[TableScreen], Any]) -> A
             try:
                 return await scenario(screen)
             finally:
-                screen.app.exit()
+                if not screen.app.is_done:
+                    screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
     return asyncio.run(main())
@@ -274,3 +275,28 @@ def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> 
     assert said == f"saved for tongits replay: {record}"
     assert json.loads(record.read_text())["format"].startswith("tongits-hand")
     assert replay(str(record), as_json=True) == 0
+
+
+def test_leave_gives_the_seat_up_and_forgets_the_token(tmp_path: Path) -> None:
+    store = SeatStore(tmp_path)
+    joins: list[str] = []
+
+    async def create(conn: Conn) -> None:
+        joins.append("create")
+        await conn.create_table("friday", timer=0, bots=2)
+
+    async def leave(screen: TableScreen) -> None:
+        await settle(lambda: screen.state.view is not None)
+        screen.submit("quit")
+        assert screen.state.confirming_quit
+        screen.submit("leave")
+        await settle(lambda: screen.app.is_done)
+
+    with ServerThread() as server:
+        key = f"127.0.0.1:{server.port}"
+        session = NetSession("127.0.0.1", server.port, name="Ana", join=create, seats=store)
+        run_client(session, leave)
+        assert store.load(key, "Ana") is None
+        run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create, seats=store),
+                   lambda screen: settle(lambda: screen.state.view is not None))
+    assert joins == ["create", "create"]

@@ -126,6 +126,8 @@ class NetSession:
         """Give the seat up for good (a bot plays it to the end of the match); the saved
         token is forgotten. The screen closes the session afterwards."""
         self._leaving = True
+        if self.seats is not None:  # at once: the server may not be reachable to hear it
+            self.seats.forget(self._key, self.name)
         self._post("leave")
 
     def close(self) -> None:
