@@ -128,7 +128,8 @@ def test_the_table_options_show_and_are_listed() -> None:
     session.start(state.apply)
     assert "─ house rules: pick_to_sapaw=true ─" in screen_text(state, now=0.0)
     listed = options_lines(state)
-    assert "* pick_to_sapaw = true" in listed and "  ante = 0" in listed
+    assert listed[1].startswith("* pick_to_sapaw = true ") and "  ante = 0" in "\n".join(listed)
+    assert len(listed) <= 7 and all(len(line) <= 80 for line in listed)  # the log's 7 rows
     plain = FakeSession(seed=5)
     state = TableState()
     plain.start(state.apply)

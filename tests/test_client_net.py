@@ -164,13 +164,19 @@ def test_reconnects_with_the_seat_token() -> None:
                         )
                 await settle(lambda: any(b and "reconnecting" in b for b in banners))
                 await settle(lambda: screen.state.banner is None and banners[-1] is None)
-                await settle(lambda: screen_for(screen.state) == before)
+                try:
+                    await settle(lambda: screen_for(screen.state) == before)
+                finally:  # compared below, so that a difference is shown
+                    seen["before"], seen["after"] = before, screen_for(screen.state)
                 seen["token"] = (token, session.token)
             finally:
                 screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        assert seen.get("after") == seen.get("before")
     assert seen["token"][0] == seen["token"][1]
 
 

@@ -493,15 +493,18 @@ def _word(value: object) -> str:
 
 
 def options_lines(state: TableState) -> list[str]:
-    """Every option of the table (RULES.md §10), the changed ones marked."""
+    """Every option of the table (RULES.md §10), two to a line so that they fit the log of an
+    80×24 screen, the house rules first and marked."""
     view = state.view
     if view is None:
         return ["no table yet"]
     changed = view.options.to_dict()
-    out = ["Table options (RULES.md §10), * = house rule:"]
-    for key, value in view.options.to_dict(omit_defaults=False).items():
-        out.append(f"{'*' if key in changed else ' '} {key} = {_word(value)}")
-    return out
+    every = view.options.to_dict(omit_defaults=False)
+    keys = [*changed, *(key for key in every if key not in changed)]  # house rules first
+    cells = [f"{'*' if key in changed else ' '} {key} = {_word(every[key])}" for key in keys]
+    rows = ["".join(f"{cell:<40}" for cell in cells[i : i + 2]).rstrip()
+            for i in range(0, len(cells), 2)]
+    return ["Table options (RULES.md §10), * = house rule:", *rows]
 
 
 def result_lines(state: TableState) -> list[Line]:
