@@ -153,6 +153,8 @@ def test_reconnects_with_the_seat_token() -> None:
             try:
                 await settle(lambda: screen.state.view is not None)
                 await settle(lambda: embedded.watching)
+                # Our turn (no timer): nothing moves until we do, so the screen is stable.
+                await settle(lambda: bool(screen.state.view and screen.state.view.legal))
                 before = screen_for(screen.state)
                 token = session.token
                 assert token is not None and embedded.server is not None
