@@ -12,11 +12,26 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="replay a hand record (docs/RECORD.md)")
     replay.add_argument("file", help="a tongits-hand/1 JSON file")
     replay.add_argument("--json", action="store_true", help="print one JSON object")
-    arena = sub.add_parser("arena", help="bots against bots, in-process, on duplicate deals")
-    arena.add_argument("--bots", default="strong,greedy,greedy", help="three policy names")
+    arena = sub.add_parser("arena", help="any bots against each other on duplicate deals")
+    arena.add_argument(
+        "--bots",
+        default="strong,greedy,greedy",
+        help="three bots: built-in names, py:MODULE:FACTORY, cmd:COMMAND (docs/BOTS.md)",
+    )
     arena.add_argument("--hands", type=int, default=3000, help="hands to play (rounded up to x3)")
     arena.add_argument("--seed", default="0", help="deals come from deck_for(seed, i)")
     arena.add_argument("--jobs", type=int, default=1, help="worker processes")
+    arena.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="a Dask scheduler (tcp://HOST:8786), or local:N for N local workers",
+    )
+    arena.add_argument(
+        "--timer",
+        type=float,
+        default=5.0,
+        help="seconds an external bot may think per decision (default 5)",
+    )
     arena.add_argument("--record", metavar="DIR", help="write every hand record into DIR")
     arena.add_argument("--json", action="store_true", help="print the standings as one JSON line")
     arena.add_argument("--options", metavar="JSON", help="table options, e.g. '{\"ante\": 1}'")
@@ -96,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             hands=args.hands,
             seed=args.seed,
             jobs=args.jobs,
+            cluster=args.cluster,
+            timer=args.timer,
             record=args.record,
             as_json=args.json,
             options=args.options,
