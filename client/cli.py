@@ -48,7 +48,11 @@ def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """``bot``: a built-in policy as a remote client (client/sdk.py, docs/BOTS.md)."""
     bot = sub.add_parser("bot", help="run a built-in bot (random, greedy, strong) on a server")
     bot.add_argument("policy", metavar="NAME", help="random, greedy or strong")
-    bot.add_argument("--connect", required=True, metavar="HOST:PORT", help="the server")
+    bot.add_argument(
+        "--connect",
+        metavar="HOST:PORT",
+        help="the server (a host such as the arena may assign one with TONGITS_SERVER)",
+    )
     bot.add_argument("--table", help="table id or name to join (or to name, with --create)")
     bot.add_argument("--create", action="store_true", help="open a table instead of joining")
     bot.add_argument(

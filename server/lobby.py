@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import logging
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -18,13 +19,16 @@ from tongits.protocol import CreateTable, ErrorCode, ProtocolError
 
 from .actor import Table
 from .commit import GroupCommit
-from .journal import Journal
+from .journal import Entry, Journal
 from .table import TableState, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
 
 log = logging.getLogger("tongits.server")
+
+#: Builds a table's task object from its state, settings, lobby and journal.
+TableFactory = Callable[[TableState, "ServerConfig", "Lobby", GroupCommit], Table]
 
 
 class Lobby:
@@ -84,20 +88,29 @@ class Lobby:
         if not 0 <= timer <= 3600:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, "timer must be 0 (none) to 3600 seconds")
         options = Options.from_dict(msg.options)
+        return self.open(
+            {
+                "kind": "create",
+                "name": name,
+                "options": options.to_dict(),
+                "timer": timer,
+                "private": msg.private,
+                "code": secrets.token_hex(3) if msg.private else None,
+                "seed": secrets.randbits(64),
+                "auto_start": msg.auto_start,
+            }
+        )
+
+    def open(self, entry: Entry, make: TableFactory | None = None) -> Table:
+        """Give a new table its id, journal its ``create`` entry and start its task. ``make``
+        builds the task object (the arena's in-process tables are a subclass, server/arena.py);
+        default: a plain ``Table``."""
+        if self._nursery is None:
+            raise RuntimeError("the lobby is not running")
         table_id = f"t{next(self._ids)}"
-        entry = {
-            "kind": "create",
-            "table": table_id,
-            "name": name,
-            "options": options.to_dict(),
-            "timer": timer,
-            "private": msg.private,
-            "code": secrets.token_hex(3) if msg.private else None,
-            "seed": secrets.randbits(64),
-            "auto_start": msg.auto_start,
-        }
+        entry = {"kind": "create", "table": table_id, **entry}
         self.journal.append(table_id, entry)
-        table = Table(TableState(entry), self.config, self, self.journal)
+        table = (make or Table)(TableState(entry), self.config, self, self.journal)
         self.tables[table_id] = table
         self._nursery.start_soon(table.run, name=f"table {table_id}")
         return table
