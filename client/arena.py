@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import queue
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -180,9 +181,10 @@ def play_chunk(
     return book.result
 
 
-def _play_chunk(args: tuple[ArenaConfig, int, int]) -> ChunkResult:
-    config, start, stop = args
-    return play_chunk(config, start, stop)
+def _play_chunk(args: tuple[ArenaConfig, int, int, Any]) -> ChunkResult:
+    """A worker process's task: a chunk, each finished deal announced on the queue."""
+    config, start, stop, finished = args
+    return play_chunk(config, start, stop, lambda: finished.put(1))
 
 
 def chunk_bounds(deals: int, parts: int) -> list[tuple[int, int]]:
@@ -243,13 +245,30 @@ def run_arena(
             if not config.external
             else [(n_deals * k // jobs, n_deals * (k + 1) // jobs) for k in range(jobs)]
         )
-        chunks = []
-        with multiprocessing.get_context().Pool(jobs) as pool:
-            work = [(config, a, b) for a, b in bounds if b > a]
-            for chunk in pool.imap_unordered(_play_chunk, work):
-                chunks.append(chunk)
-                advance(chunk.stop - chunk.start)
+        chunks = _play_in_processes(config, bounds, jobs, advance)
     return standings(names, config.seed, chunks, n_deals)
+
+
+def _play_in_processes(
+    config: ArenaConfig, bounds: list[tuple[int, int]], jobs: int,
+    advance: Callable[[int], None],
+) -> list[ChunkResult]:
+    """The chunks on a pool of ``jobs`` processes; each deal is announced as it finishes (an
+    external program's job is a single chunk, so chunk-by-chunk progress would stand still)."""
+    context = multiprocessing.get_context()
+    with context.Manager() as manager, context.Pool(jobs) as pool:
+        finished = manager.Queue()
+        work = [(config, a, b, finished) for a, b in bounds if b > a]
+        pending = pool.map_async(_play_chunk, work)
+        while not pending.ready():
+            try:
+                advance(finished.get(timeout=0.2))
+            except queue.Empty:
+                pass
+        chunks = pending.get()
+        while not finished.empty():
+            advance(finished.get())
+    return chunks
 
 
 class Progress:

@@ -322,19 +322,22 @@ class Bot:
                 log.warning("server error %s: %s", msg.code, msg.message)
 
     async def _on_state(self, conn: Connection, msg: State) -> bool:
-        """Play if the seat is to act; True when the bot is done (it left the table)."""
-        view = SeatView.from_dict(msg.view)
+        """Play if the seat is to act; True when the bot is done (it left the table). The view
+        is read only when the policy needs it: most states show another seat's move, and reading
+        each would put a millisecond of parsing per state before the bot's own turn."""
         resumed, self._resumed = self._resumed, False
-        if view.result is not None:
+        if msg.view.get("result") is not None:
             # A hand that ended while the bot was away is counted from the ``hand_result`` that
             # follows this state; one counted before the drop may still need ``next_hand``.
             if resumed and not self._hand_open:
                 return await self._after_hand(conn)
             return False
         self._hand_open = True
-        if view.legal:
-            move = await self._decide(view, msg.deadline)
-            await self._send(conn, view, move)
+        if msg.legal:
+            view = SeatView.from_dict(msg.view)
+            if view.legal:
+                move = await self._decide(view, msg.deadline)
+                await self._send(conn, view, move)
         return False
 
     async def _decide(self, view: SeatView, deadline: float | None) -> Move:
