@@ -12,9 +12,11 @@ table at most.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import math
+import os
 import signal
 import sys
 from collections import Counter
@@ -59,6 +61,11 @@ CAPABILITIES = ["text_mode", "spectate", "chat", "bots", "private_tables", "resu
 #: How long shutdown waits for connections to flush their last frame.
 SHUTDOWN_GRACE = 2.0
 
+#: ``accept`` errors that mean "no capacity now" (file descriptors, memory): retried after
+#: ``ACCEPT_RETRY`` seconds instead of ending the listener (as ``trio.serve_listeners`` does).
+_ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+ACCEPT_RETRY = 0.1
+
 
 class Server:
     def __init__(self, config: ServerConfig | None = None, journal: Journal | None = None):
@@ -68,6 +75,8 @@ class Server:
         self._per_host: Counter[str] = Counter()
         self._cancel = trio.CancelScope()
         self._connections: trio.Nursery | None = None
+        #: why the server stopped on its own (the journal could not commit), else None
+        self.failure: BaseException | None = None
 
     async def serve(
         self,
@@ -79,6 +88,7 @@ class Server:
         with self._cancel:
             async with trio.open_nursery() as tables:
                 self.lobby.bind(tables)
+                tables.start_soon(self._stop_if_the_journal_fails)
                 restored = self.lobby.restore()
                 if restored:
                     log.info("restored %d tables from the journal", restored)
@@ -105,7 +115,17 @@ class Server:
     async def _accept(self, listener: trio.SocketListener) -> None:
         async with listener:
             while True:
-                stream = await listener.accept()
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:
+                    if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                        raise
+                    # Out of file descriptors or memory: the connections already open go on;
+                    # new ones wait in the kernel's backlog until some close.
+                    log.warning("cannot accept a connection (%s); retrying in %g s",
+                                os.strerror(exc.errno or 0), ACCEPT_RETRY)
+                    await trio.sleep(ACCEPT_RETRY)
+                    continue
                 try:
                     host, port = stream.socket.getpeername()[:2]
                     address = f"{host}:{port}"
@@ -125,13 +145,30 @@ class Server:
                 await trio.sleep(0.01)
         self._cancel.cancel()
 
+    async def _stop_if_the_journal_fails(self) -> None:
+        """A commit failed (a full disk): nothing more can be saved, so nothing more may be
+        played. Every client is told (``shutting_down``; what was held for the failed commit
+        never leaves), then the server stops; ``failure`` says why (``GroupCommit`` logged
+        it)."""
+        journal = self.lobby.journal
+        await journal.failed.wait()
+        self.failure = journal.error
+        for peer in list(self.peers):
+            peer.kick(ErrorCode.SHUTTING_DOWN,
+                      "the server cannot save games any more (its disk may be full) and is "
+                      "stopping", flush=False)
+        with trio.move_on_after(SHUTDOWN_GRACE):
+            while self.peers:
+                await trio.sleep(0.01)
+        self._cancel.cancel()
+
     async def run_until_signal(self) -> None:
-        """Serve until SIGINT or SIGTERM, then shut down gracefully. The bound addresses
-        are printed on stdout, one ``listening on HOST:PORT`` line each (for scripts that
-        start the server on port 0)."""
+        """Serve until SIGINT or SIGTERM, then shut down gracefully (or until the server stops
+        on its own: ``failure``). The bound addresses are printed on stdout, one ``listening
+        on HOST:PORT`` line each (for scripts that start the server on port 0)."""
         async with trio.open_nursery() as nursery:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                listeners = await nursery.start(self.serve)
+                listeners = await nursery.start(self._serve_then_stop, nursery.cancel_scope)
                 for listener in listeners:
                     host, port = listener.socket.getsockname()[:2]
                     print(f"listening on {host}:{port}", file=sys.stdout, flush=True)
@@ -140,9 +177,26 @@ class Server:
                     break
                 await self.shutdown()
 
+    async def _serve_then_stop(
+        self,
+        scope: trio.CancelScope,
+        *,
+        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        await self.serve(task_status=task_status)
+        scope.cancel()  # stopped on its own: no signal to wait for
+
     # ----- one connection -----------------------------------------------------------------
 
     async def handle_stream(self, stream: trio.abc.Stream, address: str = "memory") -> None:
+        """Serve one connection until it ends. The connection's wall: whatever fails while
+        serving it ends this connection only (logged once), never the server."""
+        try:
+            await self._serve_stream(stream, address)
+        except Exception as exc:  # noqa: BLE001 - the last wall of a connection
+            log.error("connection from %s failed", address, exc_info=exc)
+
+    async def _serve_stream(self, stream: trio.abc.Stream, address: str) -> None:
         config = self.config
         limited = config.limit_loopback or not _is_loopback(address)
         peer = Peer(stream, Codec(max_frame_size=config.max_frame_size), config.queue_size,
@@ -158,7 +212,7 @@ class Server:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
                 if not peer.closed:
-                    await self._read(peer)
+                    await self._read_guarded(peer)
                     peer.finish()
         except trio.BrokenResourceError:
             pass
@@ -185,7 +239,21 @@ class Server:
             await peer.run_writer()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
+        except Exception:  # noqa: BLE001 - the connection's wall
+            log.exception("connection %d: writer failed; closing the connection", peer.id)
         scope.cancel()
+
+    async def _read_guarded(self, peer: Peer) -> None:
+        """Read and handle ``peer``'s requests; a failure of ours is logged once and ends this
+        connection with ``internal_error``."""
+        try:
+            await self._read(peer)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        except Exception:  # noqa: BLE001 - the connection's wall
+            log.exception("connection %d (%s): internal error; closing the connection",
+                          peer.id, peer.address)
+            peer.kick(ErrorCode.INTERNAL_ERROR, "internal server error")
 
     async def _read(self, peer: Peer) -> None:
         codec = peer.codec
