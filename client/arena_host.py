@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
@@ -40,6 +39,7 @@ from tongits.server import bots
 from tongits.server.app import Server
 from tongits.server.arena import ArenaDriver, ArenaTable, SeatReport
 from tongits.server.config import ServerConfig
+from tongits.server.lobby import join_code
 
 from .arena import ArenaConfig, DealBook
 from .arena_bots import BotKind, BotSpec
@@ -245,7 +245,7 @@ async def _play_hosted(config: ArenaConfig, start: int, stop: int,
         host="127.0.0.1", port=0, name="tongits-arena", timer=config.timer, bot_delay=0.0,
         bot_policy=STAND_IN, discovery=False, handshake_timeout=START_TIMEOUT,
     ))
-    code = secrets.token_hex(8)
+    code = join_code()
     with tempfile.TemporaryDirectory(prefix="tongits-arena-") as workdir:
         async with trio.open_nursery() as nursery:
             listeners = await nursery.start(server.serve)
