@@ -2,11 +2,11 @@
 
 Dask distributed (``pip install 'tongits[cluster]'``) does the scheduling, the transfers and the
 fault tolerance: a task whose worker dies is run again elsewhere (up to Dask's
-``distributed.scheduler.allowed-failures``, 3 by default), so a worker lost mid-run loses no deal;
-``standings`` then checks that every deal came back exactly once. Each task is
-``arena.play_chunk`` on a range of deals; it needs nothing but ``tongits`` installed on the
-worker (and, for ``py:`` bots, their module: a ``py:FILE.py:factory`` file is shipped to the
-workers with ``Client.upload_file``).
+``distributed.scheduler.allowed-failures``, 3 by default), so a worker lost mid-run loses no
+deal; ``standings`` then checks that every deal came back exactly once. Each task is
+``arena.play_chunk`` on a range of deals (passed in, so that this module knows nothing of it);
+it needs nothing but ``tongits`` installed on the worker (and, for ``py:`` bots, their module:
+a ``py:FILE.py:factory`` file is shipped to the workers with ``Client.upload_file``).
 
 ``local:N`` starts a ``LocalCluster`` of N single-threaded worker processes on this machine
 (no dashboard, the scheduler on a free loopback port) and stops it afterwards.
@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .arena_play import ArenaConfig
 from .arena_stats import ChunkResult
 
 #: Seconds to wait for a remote scheduler to answer.
@@ -31,20 +32,20 @@ class ClusterError(RuntimeError):
 
 
 def play_on_cluster(
-    config: Any,
+    play_chunk: Callable[[ArenaConfig, int, int], ChunkResult],
+    config: ArenaConfig,
     bounds: Callable[[int], list[tuple[int, int]]],
     address: str,
     advance: Callable[[int], None],
 ) -> list[ChunkResult]:
-    """Play the chunks ``bounds(workers)`` (``config`` is an ``ArenaConfig``) on the cluster at
-    ``address``; ``advance(deals)`` as each chunk comes back."""
+    """Run ``play_chunk(config, start, stop)`` for the chunks ``bounds(workers)`` on the cluster
+    at ``address``; ``advance(deals)`` as each chunk comes back."""
     try:
         from dask.distributed import as_completed
     except ImportError:
         raise ClusterError(
             "--cluster needs Dask distributed: pip install 'tongits[cluster]'"
         ) from None
-    from .arena import play_chunk
 
     with _client(address) as client:
         for spec in config.specs:

@@ -41,8 +41,8 @@ from tongits.server.arena import ArenaDriver, ArenaTable, SeatReport
 from tongits.server.config import ServerConfig
 from tongits.server.lobby import join_code
 
-from .arena import ArenaConfig, DealBook
 from .arena_bots import BotKind, BotSpec
+from .arena_play import ArenaConfig, DealBook
 from .arena_stats import ROTATIONS, BotTally, ChunkResult
 
 log = logging.getLogger("tongits.arena")
