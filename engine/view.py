@@ -72,6 +72,11 @@ class SeatView:
     result: Result | None = None
     revealed: tuple[tuple[Card, ...], ...] | None = None
 
+    def may_call(self, seat: int) -> bool:
+        """Whether ``seat`` may call when its turn starts (§5): it has opened and no lay-off
+        onto its melds blocks it. Public, so the client can word another seat's turn."""
+        return self.opened[seat] and not self.blocked[seat]
+
     @property
     def my_turn(self) -> bool:
         return bool(self.legal)

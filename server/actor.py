@@ -644,7 +644,7 @@ class Table:
     def _start(self, reply: tuple[Peer, int | str | None] | None = None) -> None:
         """Start the match; ``reply``: the peer and request id to answer ``ok``, once the start
         is journaled and before the first deal goes out."""
-        self._commit({"kind": "start"})
+        self._commit(self._deal_entry("start"))
         if reply is not None:
             peer, ref = reply
             peer.send(to_dict(Ok(id=ref)))
@@ -731,8 +731,13 @@ class Table:
             self._deal()
 
     def _deal(self) -> None:
-        self._commit({"kind": "deal"})
+        self._commit(self._deal_entry("deal"))
         self._hand_dealt()
+
+    def _deal_entry(self, kind: str) -> Entry:
+        """The ``start`` or ``deal`` entry: the match deals from its seed (the arena's tables
+        give their own decks, ``server/arena.py``)."""
+        return {"kind": kind}
 
     def _schedule(self) -> None:
         """When the task must act on its own: a bot's move, a turn timer, the next deal."""
