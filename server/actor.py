@@ -819,9 +819,14 @@ class Table:
         common = Shared(seat_view_parts(hand, None)[0])
         for seat in SEATS:
             peer = self.seat_peers[seat]
-            if peer is not None:
+            if peer is None:
+                continue
+            if self._asked(seat):
                 peer.send_frame(self._state_frame(peer.codec, outer, common, seat, index,
                                                   timeout))
+            else:  # no legal moves and no deadline: not the shared head
+                peer.send(self._state_message(seat, index, outer.items["seats"],
+                                              timeout=timeout))
         frames: dict[Mode | None, bytes] = {}
         for peer in self.spectators:
             mode = peer.codec.mode
@@ -890,12 +895,21 @@ class Table:
         # A plain map with the fields of ``State``: validating our own output on every state
         # cost more than the rest of the fan-out (tests parse it back as a ``State``).
         message = self._state_head(seats)
+        if not self._asked(seat):
+            message.pop("deadline", None)
+            view = {**view, "legal": []}
         message["view"] = view
         if event is not None:
             message["event"] = event
         if view["legal"]:
             message["legal"] = view["legal"]
         return message
+
+    def _asked(self, seat: int | None) -> bool:
+        """Whether the connection at ``seat`` is the one asked to decide for it (its states
+        carry the legal moves and the deadline); a table whose seat is played by someone
+        else for a while (the arena's stand-ins) says no."""
+        return True
 
     def _chat(self, peer: Peer, msg: Chat) -> None:
         if peer.table is not self:

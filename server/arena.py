@@ -343,21 +343,9 @@ class ArenaTable(Table):
             raise
         self._late[seat] = 0
 
-    def _state_message(
-        self,
-        seat: int | None,
-        index: int | None,
-        seats: list[dict[str, Any]],
-        *,
-        timeout: bool = False,
-    ) -> dict[str, Any]:
-        message = super()._state_message(seat, index, seats, timeout=timeout)
-        if seat is not None and seat in self.driver.external and not self._plays(seat):
-            # A stand-in plays this seat: the program is shown the hand, not asked to move.
-            message.pop("legal", None)
-            message.pop("deadline", None)
-            message["view"] = {**message["view"], "legal": []}
-        return message
+    def _asked(self, seat: int | None) -> bool:
+        # A stand-in plays this seat: the program is shown the hand, not asked to move.
+        return not (seat is not None and seat in self.driver.external and not self._plays(seat))
 
     def _leave(self, peer: Peer, *, disconnected: bool = False) -> None:
         """A program that disconnects (it crashed, or was stopped) loses its seat to a stand-in
