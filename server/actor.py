@@ -22,6 +22,7 @@ import logging
 import math
 import random
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -309,33 +310,15 @@ class Table:
             self.closed = True
 
     def _dispatch(self, peer: Peer, msg: ClientMessage | Resume | Disconnected) -> None:
-        if isinstance(msg, Disconnected):
-            self._leave(peer, disconnected=True)
-        elif isinstance(msg, Resume):
-            self._resume(peer, msg.token, msg.seq)
-        elif isinstance(msg, CreateTable):
-            self._create(peer, msg)
-        elif isinstance(msg, Join):
-            self._join(peer, msg)
-        elif isinstance(msg, Spectate):
-            self._spectate(peer, msg)
-        elif isinstance(msg, MoveRequest):
-            self._move_request(peer, msg)
-        elif isinstance(msg, Leave):
-            self._leave(peer)
-            peer.send(to_dict(Ok(id=msg.id)))
-        elif isinstance(msg, AddBot):
-            self._add_bot(peer, msg)
-        elif isinstance(msg, RemoveBot):
-            self._remove_bot(peer, msg)
-        elif isinstance(msg, Start):
-            self._start_request(peer, msg)
-        elif isinstance(msg, NextHand):
-            self._next_hand_request(peer, msg)
-        elif isinstance(msg, Chat):
-            self._chat(peer, msg)
-        else:
-            raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{msg.TYPE} is not a table request")
+        handler = _HANDLERS.get(type(msg))
+        if handler is None:
+            kind = getattr(msg, "TYPE", type(msg).__name__)
+            raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{kind} is not a table request")
+        handler(self, peer, msg)
+
+    def _leave_request(self, peer: Peer, msg: Leave) -> None:
+        self._leave(peer)
+        peer.send(to_dict(Ok(id=msg.id)))
 
     def _commit(self, entry: Entry, move: Move | None = None) -> None:
         """The only way the state changes: apply the entry (the engine refuses an illegal
@@ -939,6 +922,23 @@ class Table:
             self.journal.close_table(self.id)
         log.info("table %s closed after %d hands", self.id,
                  self.state.match.hands_played if self.state.match else 0)
+
+
+#: The table's handler of each request it takes (``Table._dispatch``).
+_HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
+    Disconnected: lambda table, peer, _: table._leave(peer, disconnected=True),
+    Resume: lambda table, peer, msg: table._resume(peer, msg.token, msg.seq),
+    CreateTable: Table._create,
+    Join: Table._join,
+    Spectate: Table._spectate,
+    MoveRequest: Table._move_request,
+    Leave: Table._leave_request,
+    AddBot: Table._add_bot,
+    RemoveBot: Table._remove_bot,
+    Start: Table._start_request,
+    NextHand: Table._next_hand_request,
+    Chat: Table._chat,
+}
 
 
 def _seat_number(seat: int) -> int:

@@ -81,6 +81,8 @@ class Server:
         self.config = config or ServerConfig()
         self.lobby = Lobby(self.config, journal or NullJournal())
         self.peers: set[Peer] = set()
+        #: set when the last connection has ended, once a shutdown waits for that
+        self._no_peers: trio.Event | None = None
         self._per_host: Counter[str] = Counter()
         self._cancel = trio.CancelScope()
         self._connections: trio.Nursery | None = None
@@ -149,10 +151,17 @@ class Server:
                  len(self.lobby.tables))
         for peer in list(self.peers):
             peer.kick(ErrorCode.SHUTTING_DOWN, "the server is shutting down")
-        with trio.move_on_after(SHUTDOWN_GRACE):
-            while self.peers:
-                await trio.sleep(0.01)
+        await self._until_no_peers()
         self._cancel.cancel()
+
+    async def _until_no_peers(self) -> None:
+        """Wait until every connection has ended, ``SHUTDOWN_GRACE`` seconds at most."""
+        if not self.peers:
+            return
+        if self._no_peers is None:
+            self._no_peers = trio.Event()
+        with trio.move_on_after(SHUTDOWN_GRACE):
+            await self._no_peers.wait()
 
     async def _stop_if_the_journal_fails(self) -> None:
         """A commit failed (a full disk): nothing more can be saved, so nothing more may be
@@ -166,9 +175,7 @@ class Server:
             peer.kick(ErrorCode.SHUTTING_DOWN,
                       "the server cannot save games any more (its disk may be full) and is "
                       "stopping", flush=False)
-        with trio.move_on_after(SHUTDOWN_GRACE):
-            while self.peers:
-                await trio.sleep(0.01)
+        await self._until_no_peers()
         self._cancel.cancel()
 
     async def run_until_signal(self) -> None:
@@ -231,6 +238,8 @@ class Server:
         finally:
             peer.finish()  # whatever the table still says to it goes nowhere
             self.peers.discard(peer)
+            if not self.peers and self._no_peers is not None:
+                self._no_peers.set()
             self._per_host[key] -= 1
             if self._per_host[key] <= 0:
                 del self._per_host[key]
