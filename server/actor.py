@@ -24,7 +24,7 @@ import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 from tongits.engine import Action, Hand, IllegalMove, Move, hand_record, seat_view
@@ -33,7 +33,6 @@ from tongits.protocol import (
     AddBot,
     Chat,
     ChatLine,
-    ClientMessage,
     Codec,
     CreateTable,
     ErrorCode,
@@ -61,11 +60,11 @@ from . import bots
 from .commit import GroupCommit
 from .errors import error_frame, is_refusal
 from .journal import Entry, table_number
+from .requests import Disconnected, Resume, TableRequest
 from .table import SEATS, TableState, new_token, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
-    from .lobby import Lobby
     from .peer import Peer
 
 log = logging.getLogger("tongits.server")
@@ -74,23 +73,22 @@ log = logging.getLogger("tongits.server")
 _MAX_AUTOPLAY = 40
 
 
-@dataclass(slots=True)
-class Resume:
-    """Internal request: ``peer`` said ``hello`` with a seat token, having seen state ``seq``."""
+class TableDirectory(Protocol):
+    """What a table tells the lobby that holds it (``lobby.Lobby``)."""
 
-    token: str
-    seq: int | None = None
+    def listing_changed(self) -> None: ...
 
+    def index_token(self, digest: str, table: Table) -> None: ...
 
-@dataclass(slots=True)
-class Disconnected:
-    """Internal request: ``peer``'s connection has ended."""
+    def forget_token(self, digest: str | None) -> None: ...
+
+    def table_closed(self, table: Table) -> None: ...
 
 
 @dataclass(slots=True)
 class Request:
     peer: Peer
-    msg: ClientMessage | Resume | Disconnected
+    msg: TableRequest
     done: trio.Event | None = field(default=None)
 
 
@@ -101,7 +99,7 @@ class Table:
         self,
         state: TableState,
         config: ServerConfig,
-        lobby: Lobby,
+        lobby: TableDirectory,
         journal: GroupCommit,
         *,
         restored: bool = False,
@@ -133,14 +131,14 @@ class Table:
 
     # ----- the interface for connections --------------------------------------------------
 
-    async def call(self, peer: Peer, msg: ClientMessage | Resume | Disconnected) -> None:
+    async def call(self, peer: Peer, msg: TableRequest) -> None:
         """Hand a request to the table and wait until it has been handled."""
         done = trio.Event()
         await self.submit(peer, msg, done)
         await done.wait()
 
     async def submit(
-        self, peer: Peer, msg: ClientMessage | Resume | Disconnected, done: trio.Event | None = None
+        self, peer: Peer, msg: TableRequest, done: trio.Event | None = None
     ) -> None:
         try:
             await self._send.send(Request(peer, msg, done))
@@ -309,7 +307,7 @@ class Table:
         if not self.closed and self._deserted():
             self.closed = True
 
-    def _dispatch(self, peer: Peer, msg: ClientMessage | Resume | Disconnected) -> None:
+    def _dispatch(self, peer: Peer, msg: TableRequest) -> None:
         handler = _HANDLERS.get(type(msg))
         if handler is None:
             kind = getattr(msg, "TYPE", type(msg).__name__)

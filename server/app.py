@@ -46,13 +46,14 @@ from tongits.protocol import (
 from trio.socket import AF_INET
 
 from . import bots
-from .actor import Disconnected, Resume, Table
+from .actor import Table
 from .config import ServerConfig
 from .discovery import answer_discovery
 from .errors import FATAL, error_frame, request_ref
 from .journal import Journal, NullJournal
 from .lobby import Lobby, check_name
 from .peer import Peer
+from .requests import Disconnected, Resume
 
 log = logging.getLogger("tongits.server")
 

@@ -16,15 +16,28 @@ import itertools
 import logging
 import os
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import trio
 from tongits.protocol import Codec, ErrorCode, error_message
 
-if TYPE_CHECKING:
-    from .actor import Table
+from .requests import TableRequest
 
 log = logging.getLogger("tongits.server")
+
+
+class TableLink(Protocol):
+    """What a connection knows of the table it sits at or watches (``actor.Table``): its id,
+    and how to hand it a request and wait for it (``call``) or not (``submit``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    async def call(self, peer: Peer, msg: TableRequest) -> None: ...
+
+    async def submit(
+        self, peer: Peer, msg: TableRequest, done: trio.Event | None = None
+    ) -> None: ...
 
 _ids = itertools.count(1)
 
@@ -63,7 +76,7 @@ class Peer:
         self._refilled = trio.current_time()
         self.name: str | None = None
         self.kind: str = "human"
-        self.table: Table | None = None
+        self.table: TableLink | None = None
         self.seat: int | None = None
         self.token: str | None = None
         self.closed = False

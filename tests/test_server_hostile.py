@@ -35,6 +35,7 @@ from tongits.protocol import (
     State,
 )
 from tongits.server import MemoryJournal, Server
+from tongits.server.actor import Table
 from tongits.server.peer import Peer
 
 HELLO = {"type": "hello", "id": 0, "version": 1, "name": "fuzz", "kind": "human"}
@@ -299,7 +300,7 @@ def _secrets_for(peer: Peer) -> set[str] | None:
     """What ``peer`` must not see now: other seats' hands, the stock, others' secret melds;
     None when there is no hand in play (or it is over: then everything is revealed)."""
     table = peer.table
-    if table is None or table.state.hand is None or table.state.hand.over:
+    if not isinstance(table, Table) or table.state.hand is None or table.state.hand.over:
         return None
     hand, seat = table.state.hand, peer.seat
     hidden = {str(c) for c in hand.stock}
@@ -327,7 +328,7 @@ async def test_no_frame_leaks_hidden_cards_or_the_seed(
         if hidden is not None:
             checked[0] += 1
             shown = set(_strings(msg)) & hidden
-            seed = str(peer.table.state.seed) if peer.table else ""
+            seed = str(peer.table.state.seed) if isinstance(peer.table, Table) else ""
             if shown or (seed and seed in json.dumps(msg)):
                 leaks.append((peer.seat, msg.get("type"), shown))
         original(peer, data)
