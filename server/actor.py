@@ -116,21 +116,33 @@ class Table:
         self.restored = restored
         self.broken = False
         self.actions = 0
-        self._send, self._inbox = trio.open_memory_channel[Request](256)
+        self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
 
     # ----- the interface for connections --------------------------------------------------
 
-    async def call(self, peer: Peer, msg: ClientMessage | Resume | Disconnected) -> None:
-        """Hand a request to the table and wait until it has been handled."""
+    async def call(self, peer: Peer, msg: ClientMessage | Resume) -> None:
+        """Hand a request to the table and wait until it has been handled.
+
+        A connection's reader waits for each request it hands over, so a connection has at
+        most one request (and then its ``Disconnected``) in the inbox: the inbox needs no bound
+        of its own (it holds at most two per connection) and nobody can fill it ahead of the
+        others' moves.
+        """
         done = trio.Event()
-        await self.submit(peer, msg, done)
+        self._put(Request(peer, msg, done))
         await done.wait()
 
-    async def submit(
-        self, peer: Peer, msg: ClientMessage | Resume | Disconnected, done: trio.Event | None = None
-    ) -> None:
+    def disconnected(self, peer: Peer) -> None:
+        """``peer``'s connection has ended: the table hears of it after the request it may
+        still be handling for that peer, never later (this never waits, never drops)."""
         try:
-            await self._send.send(Request(peer, msg, done))
+            self._put(Request(peer, Disconnected()))
+        except ProtocolError:
+            pass  # the table has closed: nothing is bound to the peer any more
+
+    def _put(self, request: Request) -> None:
+        try:
+            self._send.send_nowait(request)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
         self.journal.waiting += 1
@@ -236,6 +248,10 @@ class Table:
         finally:
             if request.done is not None:
                 request.done.set()
+        if peer.gone and peer.table is self:
+            # Its connection ended while the request waited (it sat down a peer that had
+            # gone): nothing else would ever tell the table.
+            self._leave(peer, disconnected=True)
         if not self.closed and self._deserted():
             self.closed = True
 
@@ -263,8 +279,6 @@ class Table:
             self._start_request(peer, msg)
         elif isinstance(msg, NextHand):
             self._next_hand_request(peer, msg)
-        elif isinstance(msg, Chat):
-            self._chat(peer, msg)
         else:
             raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{msg.TYPE} is not a table request")
 
@@ -784,6 +798,14 @@ class Table:
         if deadline is not None:
             message["deadline"] = deadline
         return message
+
+    def chat(self, peer: Peer, msg: Chat) -> None:
+        """Say ``msg`` at the table. The connection's reader calls this itself: a chat line
+        changes nothing at the table, so it never waits in the inbox ahead of moves."""
+        try:
+            self._chat(peer, msg)
+        except ProtocolError as exc:
+            peer.send(error_frame(exc, msg.id))
 
     def _chat(self, peer: Peer, msg: Chat) -> None:
         if peer.table is not self:

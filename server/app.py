@@ -23,13 +23,13 @@ from typing import Any
 import trio
 from tongits.protocol import (
     PROTOCOL_VERSION,
+    Chat,
     Codec,
     CreateTable,
     ErrorCode,
     FramingError,
     Hello,
     Join,
-    Leave,
     ListTables,
     Ping,
     Pong,
@@ -43,7 +43,7 @@ from tongits.protocol import (
 from trio.socket import AF_INET
 
 from . import bots
-from .actor import Disconnected, Resume, Table
+from .actor import Resume, Table
 from .config import ServerConfig
 from .discovery import answer_discovery
 from .errors import FATAL, error_frame, request_ref
@@ -159,26 +159,32 @@ class Server:
                 nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
                 if not peer.closed:
                     await self._read(peer)
-                    peer.finish()
+                # The table hears of it now, not once the last frames are out: a writer may
+                # take FINAL_FRAME_GRACE to give up on a peer that does not read.
+                self._gone(peer)
         except trio.BrokenResourceError:
             pass
         finally:
-            peer.finish()  # whatever the table still says to it goes nowhere
+            self._gone(peer)
             self.peers.discard(peer)
             self._per_host[peer.host] -= 1
             if self._per_host[peer.host] <= 0:
                 del self._per_host[peer.host]
-            table = peer.table
-            if table is not None:
-                with trio.CancelScope(shield=True), trio.move_on_after(1):
-                    try:
-                        await table.submit(peer, Disconnected())
-                    except ProtocolError:
-                        pass
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await stream.aclose()
             log.info("connection %d (%s) closed after %d messages sent", peer.id,
                      peer.name or "no hello", peer.sent)
+
+    @staticmethod
+    def _gone(peer: Peer) -> None:
+        """The connection has ended: nothing more is read from it, what the table still says
+        to it goes nowhere, and its table (if any) is told at once. Telling never waits and is
+        never dropped (``Table.disconnected``), whatever the table is doing."""
+        peer.finish()
+        if not peer.gone:
+            peer.gone = True
+            if peer.table is not None:
+                peer.table.disconnected(peer)
 
     async def _write_then_stop(self, peer: Peer, scope: trio.CancelScope) -> None:
         try:
@@ -290,10 +296,10 @@ class Server:
         else:
             if peer.table is None:
                 raise ProtocolError(ErrorCode.NOT_SEATED, f"{msg.TYPE} needs a table")
-            if isinstance(msg, Leave):
-                await peer.table.call(peer, msg)
+            if isinstance(msg, Chat):
+                peer.table.chat(peer, msg)
             else:
-                await peer.table.submit(peer, msg)
+                await peer.table.call(peer, msg)
 
 
 def _is_loopback(address: str) -> bool:

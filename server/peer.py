@@ -62,6 +62,8 @@ class Peer:
         self.seat: int | None = None
         self.token: str | None = None
         self.closed = False
+        #: the connection has ended (set once, by the server, when its table is told)
+        self.gone = False
         #: the socket behind ``stream``, written directly while nothing is queued (None for
         #: other streams, e.g. the in-memory ones of tests: everything goes through the writer)
         self._socket = stream.socket if isinstance(stream, trio.SocketStream) else None
@@ -118,16 +120,16 @@ class Peer:
             self._cork = []
 
     def uncork(self) -> None:
-        """Send what was held since ``cork``, in order, as one piece."""
+        """Send what was held since ``cork``, in order, as one piece. A closed peer's writer
+        waits for the cork to go before it ends, so it is woken even when nothing was held."""
         held, self._cork = self._cork, None
-        if not held:
-            return
-        data = b"".join(held) if len(held) > 1 else held[0]
-        if not self.closed:
-            self._push(data)
-        elif not self._drop:  # kicked meanwhile: the writer sends it before the last frame
-            self._pending.append(data)
+        if self.closed:
+            if held and not self._drop:  # closed meanwhile: sent before the last frame
+                self._pending.append(b"".join(held))
             self._wake.unpark()
+            return
+        if held:
+            self._push(b"".join(held) if len(held) > 1 else held[0])
 
     def _push(self, data: bytes) -> None:
         if not self._pending and not self._writing and self._socket is not None:
@@ -169,9 +171,11 @@ class Peer:
         self._wake.unpark()
 
     def finish(self) -> None:
-        """End the connection after everything already queued has been written."""
+        """End the connection after everything already queued has been written, which may
+        take ``FINAL_FRAME_GRACE`` at most (a peer that has stopped reading gets no longer)."""
         if not self.closed:
             self.closed = True
+            self._write_scope.deadline = trio.current_time() + FINAL_FRAME_GRACE
             self._wake.unpark()
 
     async def run_writer(self) -> None:

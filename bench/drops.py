@@ -1,0 +1,64 @@
+"""Drop seats at every kind of moment on many tables at once; count tables that froze.
+
+Issue #10.1: a seat whose connection closed must be noticed (``away``) within one second
+whatever its table was doing, then stood in for after the grace period, then given back to
+its token. Each round runs ``--tables`` tables at once on one server (in this process, on
+loopback), cycling through the moments of ``tests/drop_support.py``; a table that does not see
+``away``, ``stand_in`` and ``back`` counts as frozen.
+
+    python bench/drops.py --rounds 20 --tables 100        # 2,000 drops
+
+The last line printed is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import Counter
+from pathlib import Path
+
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from drop_support import MOMENTS, DropOutcome, drop_round  # noqa: E402
+from test_server_support import tcp_server  # noqa: E402
+
+
+async def run(rounds: int, tables: int, grace: float) -> dict[str, object]:
+    outcomes: list[DropOutcome] = []
+    async with tcp_server(grace=grace) as (_server, port):
+        for number in range(rounds):
+            moments = tuple(MOMENTS[i % len(MOMENTS)] for i in range(tables))
+            got = await drop_round(port, moments, timeout=60.0)
+            outcomes += got
+            frozen = sum(1 for o in got if not o.ok(1.0))
+            print(f"round {number + 1}: {len(got)} drops, {frozen} not noticed in 1 s or "
+                  "not stood in for and given back", flush=True)
+    notices = sorted(o.away - o.dropped_at for o in outcomes if o.away < float("inf"))
+    bad = [o for o in outcomes if not o.ok(1.0)]
+    for outcome in bad[:10]:
+        print("  ", outcome)
+    return {
+        "drops": len(outcomes),
+        "frozen_or_late": len(bad),
+        "by_moment": dict(Counter(o.moment for o in bad)),
+        "notice_p50_s": round(statistics.median(notices), 4) if notices else None,
+        "notice_max_s": round(notices[-1], 4) if notices else None,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--tables", type=int, default=100)
+    parser.add_argument("--grace", type=float, default=0.5)
+    args = parser.parse_args()
+    print(json.dumps(trio.run(run, args.rounds, args.tables, args.grace)))
+
+
+if __name__ == "__main__":
+    main()
