@@ -5,6 +5,7 @@ Nothing here does I/O or knows the rules: ``framing.Codec`` turns bytes into map
 """
 
 from .errors import (
+    BadLine,
     ErrorCode,
     FrameTooLarge,
     FramingError,
@@ -13,7 +14,7 @@ from .errors import (
     error_message,
     error_number,
 )
-from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode
+from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, sniff
 from .messages import (
     CLIENT_MESSAGES,
     PROTOCOL_VERSION,
@@ -56,6 +57,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "SERVER_MESSAGES",
     "AddBot",
+    "BadLine",
     "Chat",
     "ChatLine",
     "ClientMessage",
@@ -93,5 +95,6 @@ __all__ = [
     "error_number",
     "parse_client",
     "parse_server",
+    "sniff",
     "to_dict",
 ]

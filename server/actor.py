@@ -116,6 +116,8 @@ class Table:
         self.restored = restored
         self.broken = False
         self.actions = 0
+        #: the seat whose timed-out turn the server is playing, during that step
+        self.autoplaying: int | None = None
         self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
 
     # ----- the interface for connections --------------------------------------------------
@@ -730,14 +732,18 @@ class Table:
         hand = self.state.hand
         assert hand is not None
         log.info("table %s: seat %d timed out", self.id, seat)
-        for _ in range(_MAX_AUTOPLAY):
-            if hand.over or hand.to_act != seat:
-                return
-            view = seat_view(hand, seat)
-            move = bots.autoplay(view)
-            self._play(seat, move, timeout=True)
-            if move.action in (Action.FOLD, Action.DISCARD):
-                return
+        self.autoplaying = seat
+        try:
+            for _ in range(_MAX_AUTOPLAY):
+                if hand.over or hand.to_act != seat:
+                    return
+                view = seat_view(hand, seat)
+                move = bots.autoplay(view)
+                self._play(seat, move, timeout=True)
+                if move.action in (Action.FOLD, Action.DISCARD):
+                    return
+        finally:
+            self.autoplaying = None
 
     # ----- fan-out ----------------------------------------------------------------------------
 
@@ -781,9 +787,21 @@ class Table:
             event = dict(view["history"][index])
             if timeout:
                 event["timeout"] = True
+        marked = self.state.autoplayed
+        if marked:
+            history = list(view["history"])  # the view's lists are shared: copy to mark
+            for step in marked:
+                history[step] = {**history[step], "timeout": True}
+            view = {**view, "history": history}
         legal = view["legal"] or None
         deadline = None
-        if math.isfinite(self.turn_at) and not hand.over:
+        if not hand.over and hand.to_act == self.autoplaying:
+            # The server is playing this seat's turn (it timed out) and goes on at once:
+            # nothing may be offered to it, and no clock runs for it.
+            if legal:
+                view = {**view, "legal": []}
+                legal = None
+        elif math.isfinite(self.turn_at) and not hand.over and self._human_to_act(hand):
             deadline = round(max(0.0, self.turn_at - trio.current_time()), 3)
         # A plain map with the fields of ``State``: validating our own output on every state
         # cost more than the rest of the fan-out (tests parse it back as a ``State``).
@@ -806,6 +824,10 @@ class Table:
             self._chat(peer, msg)
         except ProtocolError as exc:
             peer.send(error_frame(exc, msg.id))
+
+    def _human_to_act(self, hand: Hand) -> bool:
+        info = self.state.seats[hand.to_act] if hand.to_act is not None else None
+        return info is not None and not info.is_bot
 
     def _chat(self, peer: Peer, msg: Chat) -> None:
         if peer.table is not self:

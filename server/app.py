@@ -23,6 +23,7 @@ from typing import Any
 import trio
 from tongits.protocol import (
     PROTOCOL_VERSION,
+    BadLine,
     Chat,
     Codec,
     CreateTable,
@@ -37,6 +38,7 @@ from tongits.protocol import (
     Spectate,
     Tables,
     Welcome,
+    error_message,
     parse_client,
     to_dict,
 )
@@ -58,6 +60,9 @@ CAPABILITIES = ["text_mode", "spectate", "chat", "bots", "private_tables", "resu
 
 #: How long shutdown waits for connections to flush their last frame.
 SHUTDOWN_GRACE = 2.0
+#: How long a refused connection may take to send its first byte (the refusal is said in the
+#: mode that byte picks; before it the server writes nothing).
+REFUSAL_WAIT = 2.0
 
 
 class Server:
@@ -147,18 +152,18 @@ class Server:
         limited = config.limit_loopback or not _is_loopback(address)
         peer = Peer(stream, Codec(max_frame_size=config.max_frame_size), config.queue_size,
                     address, rate=config.rate if limited else 0.0, burst=config.burst)
+        refusal = None
         if len(self.peers) >= config.max_connections:
-            peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
+            refusal = (ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
         elif limited and self._per_host[peer.host] >= config.max_per_address:
-            peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
+            refusal = (ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
         self.peers.add(peer)
         self._per_host[peer.host] += 1
         log.info("connection %d from %s opened", peer.id, address)
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
-                if not peer.closed:
-                    await self._read(peer)
+                await self._read(peer, refusal)
                 # The table hears of it now, not once the last frames are out: a writer may
                 # take FINAL_FRAME_GRACE to give up on a peer that does not read.
                 self._gone(peer)
@@ -193,55 +198,105 @@ class Server:
             pass
         scope.cancel()
 
-    async def _read(self, peer: Peer) -> None:
-        codec = peer.codec
-        with trio.move_on_after(self.config.handshake_timeout) as handshake:
-            while not peer.hello_done and not peer.closed:
-                if not await self._read_some(peer, codec):
-                    return
-        if handshake.cancelled_caught:
-            peer.kick(ErrorCode.HANDSHAKE_TIMEOUT, "no hello in time")
-            return
-        idle = self.config.idle_timeout or math.inf
+    async def _read(self, peer: Peer, refusal: tuple[str, str] | None = None) -> None:
+        """Read and handle the peer's messages until it closes or is closed.
+
+        The server writes nothing before the client's first byte (until then the encoding is
+        unknown): a socket that stays silent is closed without a word, and a ``refusal`` (the
+        server or the address is full) is said in the mode the first byte picks.
+
+        Timeouts: before ``hello``, ``handshake_timeout`` of silence between bytes (a person
+        typing at ``nc`` is served) and ``frame_timeout`` from the first byte for the whole
+        ``hello``; after it, any frame begun must be finished within ``frame_timeout``, and a
+        connection at no table must complete a message every ``idle_timeout`` (a byte now and
+        then does not keep it open).
+        """
+        config, codec = self.config, peer.codec
+        frame_timeout = config.frame_timeout or math.inf
+        now = trio.current_time()
+        first_byte = math.inf
+        wait = REFUSAL_WAIT if refusal is not None else config.handshake_timeout or math.inf
+        while not peer.hello_done and not peer.closed:
+            data = await self._receive(peer, min(now + wait, first_byte + frame_timeout))
+            if data is None:
+                if codec.mode is not None:
+                    peer.kick(ErrorCode.HANDSHAKE_TIMEOUT, "no hello in time")
+                return
+            if not data:
+                return
+            now = trio.current_time()
+            first_byte = min(first_byte, now)
+            if refusal is not None:
+                codec.receive_data(data[:1])
+                peer.kick(*refusal)
+                return
+            if await self._handle_data(peer, data) is None:
+                return
+        idle = config.idle_timeout or math.inf
+        last_message = begun = now
         while not peer.closed:
             # The idle timeout concerns connections at no table: a seated player may think.
-            timeout = idle if peer.table is None else math.inf
-            if not await self._read_some(peer, codec, timeout):
+            deadline = last_message + idle if peer.table is None else math.inf
+            if codec.buffered:
+                deadline = min(deadline, begun + frame_timeout)
+            data = await self._receive(peer, deadline)
+            if data is None:
+                if codec.buffered and trio.current_time() >= begun + frame_timeout:
+                    peer.kick(ErrorCode.FRAME_TIMEOUT,
+                              f"a frame was begun and not finished within {frame_timeout:g} s")
+                else:
+                    peer.kick(ErrorCode.IDLE_TIMEOUT, f"no message for {idle:g} s")
                 return
+            if not data:
+                return
+            had_begun = codec.buffered
+            handled = await self._handle_data(peer, data)
+            if handled is None:
+                return
+            now = trio.current_time()
+            if handled:
+                last_message = now
+            if handled or not had_begun:
+                begun = now
 
-    async def _read_some(self, peer: Peer, codec: Codec, timeout: float = math.inf) -> bool:
-        """Read one chunk (within ``timeout`` seconds) and handle the messages it completes;
-        False at end of stream."""
+    async def _receive(self, peer: Peer, deadline: float) -> bytes | None:
+        """The next chunk from the peer; b"" at end of stream, None if ``deadline`` passed."""
         try:
-            if timeout == math.inf:  # a seated player: no cancel scope made for every read
-                data = await peer.stream.receive_some(65536)
-            else:
-                with trio.move_on_after(timeout) as waited:
-                    data = await peer.stream.receive_some(65536)
-                if waited.cancelled_caught:
-                    peer.kick(ErrorCode.IDLE_TIMEOUT, f"silent for {timeout:g} s")
-                    return False
+            if deadline == math.inf:  # a seated player: no cancel scope made for every read
+                return await peer.stream.receive_some(65536)
+            with trio.move_on_at(deadline):
+                return await peer.stream.receive_some(65536)
+            return None
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            return False
-        if not data:
-            return False
+            return b""
+
+    async def _handle_data(self, peer: Peer, data: bytes) -> int | None:
+        """Handle the messages ``data`` completes: how many, or None if the connection must
+        end (a framing error, the rate limit)."""
+        codec = peer.codec
+        handled = 0
         try:
             codec.receive_data(data)
             while not peer.closed:
-                raw = codec.next_message()
+                try:
+                    raw = codec.next_message()
+                except BadLine as exc:  # text mode: only this line is lost
+                    peer.send(error_message(exc.code, exc.message))
+                    continue
                 if raw is None:
                     break
+                handled += 1
                 if not peer.take_token():
                     peer.kick(ErrorCode.RATE_LIMITED,
                               f"more than {self.config.rate:g} messages per second",
                               request_ref(raw))
-                    return False
+                    return None
                 await self._request(peer, raw)
         except FramingError as exc:
             log.info("connection %d: %s", peer.id, exc)
             peer.kick(exc.code, exc.message)
-            return False
-        return True
+            return None
+        return handled
 
     async def _request(self, peer: Peer, raw: dict[Any, Any]) -> None:
         ref = request_ref(raw)

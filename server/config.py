@@ -35,6 +35,7 @@ class ServerConfig:
     queue_size: int = 256
     handshake_timeout: float = 10.0
     idle_timeout: float = 900.0
+    frame_timeout: float = 60.0
     chat_max: int = 200
     name_max: int = 32
     log_level: str = "INFO"
@@ -71,7 +72,8 @@ class ServerConfig:
     def check(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port {self.port} is out of range")
-        for name in ("timer", "bot_delay", "handshake_timeout", "grace", "idle_timeout", "rate"):
+        for name in ("timer", "bot_delay", "handshake_timeout", "grace", "idle_timeout", "rate",
+                     "frame_timeout"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be ≥ 0")
         for name in ("max_connections", "max_per_address", "max_tables", "max_frame_size",

@@ -91,6 +91,8 @@ class TableState:
         #: ``step_at[i]``: the steps of the current hand when its state ``hand_seq + i`` was sent
         self.hand_seq = 0
         self.step_at: list[int] = []
+        #: the steps of the current hand the server played for a timed-out seat
+        self.autoplayed: list[int] = []
 
     @classmethod
     def replay(cls, entries: list[Entry]) -> TableState:
@@ -196,15 +198,19 @@ class TableState:
         self.seq += 1
         self.state_seq = self.hand_seq = self.seq
         self.step_at = [len(hand.steps)]
+        self.autoplayed = []
 
     def _move(self, entry: Entry, move: Move | None) -> None:
         hand = self.hand
         assert hand is not None and self.match is not None
         seat_index: int = entry["seat"]
+        step = len(hand.steps)
         hand.apply(seat_index, move if move is not None else Move.from_dict(entry["move"]))
         seat = self.seats[seat_index]
-        if entry.get("timeout") and seat is not None:
-            seat.timeouts += 1
+        if entry.get("timeout"):
+            self.autoplayed.append(step)
+            if seat is not None:
+                seat.timeouts += 1
         self.seq += 1
         self.state_seq = self.seq
         self.step_at.append(len(hand.steps))

@@ -117,21 +117,41 @@ async def test_bad_frames_get_an_error_and_the_connection_closes(data: bytes, co
                     await trio.sleep(0.01)
 
 
-async def test_text_garbage_line_closes_only_that_connection() -> None:
+async def test_a_bad_text_line_is_refused_and_the_connection_stays() -> None:
+    """Lines are self-delimiting: a typo costs one ``error``, not the connection (a seated
+    person at ``nc`` keeps the seat). Only a line past the size limit still closes it."""
     with trio.fail_after(TIME_CAP):
         async with tcp_server() as (_server, port):
             client = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            await client.stream.send_all(b"{not json\n")
+            assert (await client.until("error"))["code"] == "malformed_frame"
             await client.send({"type": "hello", "version": 1, "name": "nc", "kind": "human"})
             await client.until("welcome")
-            await client.stream.send_all(b"{not json\n")
-            error = await client.until("error")
-            assert error["code"] == "malformed_frame"
+            for line, code in ((b"{not json\n", "malformed_frame"), (b"[1, 2]\n", "not_a_map"),
+                               (b"\xff\xfe{}\n", "malformed_frame"),
+                               (b'{"type": "pong"}\n', "unknown_type")):
+                await client.stream.send_all(line)
+                assert (await client.until("error"))["code"] == code
+            await client.send({"type": "ping", "id": 5})
+            assert (await client.until("pong"))["id"] == 5
+            await client.stream.send_all(b"x" * 70_000)
+            assert (await client.until("error"))["code"] == "frame_too_large"
             with pytest.raises(EOFError):
                 await client.line()
-            other = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
-            await other.send({"type": "hello", "version": 1, "name": "ok", "kind": "human"})
-            assert (await other.until("welcome"))["version"] == 1
-            await other.stream.aclose()
+
+
+@pytest.mark.parametrize("opening", [b"\n", b"  \r\n", b"\xef\xbb\xbf", b"\t"])
+async def test_text_mode_tolerates_leading_whitespace_and_a_byte_order_mark(
+    opening: bytes,
+) -> None:
+    """Anything but 0x00 first is text mode (a binary frame's first byte is always 0x00)."""
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            client = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            hello = b'{"type":"hello","version":1,"name":"nc","kind":"human"}\n'
+            await client.stream.send_all(opening + hello)
+            assert (await client.until("welcome"))["version"] == 1
+            await client.stream.aclose()
 
 
 @capped
