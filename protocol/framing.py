@@ -73,7 +73,7 @@ class Codec:
         """Bytes received that do not make a whole message yet (the start of a frame)."""
         return len(self._buffer)
 
-    def receive_data(self, data: bytes) -> None:
+    def receive_data(self, data: bytes | bytearray) -> None:
         """Buffer bytes from the peer; raises the earlier error if the codec is dead."""
         if self._error is not None:
             raise self._error
