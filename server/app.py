@@ -259,7 +259,7 @@ class Server:
             if handled or not had_begun:
                 begun = now
 
-    async def _receive(self, peer: Peer, deadline: float) -> bytes | None:
+    async def _receive(self, peer: Peer, deadline: float) -> bytes | bytearray | None:
         """The next chunk from the peer; b"" at end of stream, None if ``deadline`` passed."""
         try:
             if deadline == math.inf:  # a seated player: no cancel scope made for every read
@@ -270,7 +270,7 @@ class Server:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return b""
 
-    async def _handle_data(self, peer: Peer, data: bytes) -> int | None:
+    async def _handle_data(self, peer: Peer, data: bytes | bytearray) -> int | None:
         """Handle the messages ``data`` completes: how many, or None if the connection must
         end (a framing error, the rate limit)."""
         codec = peer.codec
