@@ -9,7 +9,7 @@ from .cards import DECK, Card, Suit, cards_str, parse_cards
 from .count import Arrangement, best_arrangement, hand_count
 from .errors import IllegalMove, InvalidMove, RecordError, ReplayError, RuleError
 from .hand import End, Hand, Phase, Result, Step
-from .match import Match, deck_for
+from .match import Match, MatchLength, deck_for
 from .melds import MeldKind, TableMeld, is_meld, meld_kind
 from .moves import Action, Move
 from .options import CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
@@ -31,6 +31,7 @@ __all__ = [
     "MeldKind",
     "MeldView",
     "Match",
+    "MatchLength",
     "Move",
     "Options",
     "Phase",

@@ -17,6 +17,7 @@ from .errors import (
 from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, sniff
 from .messages import (
     CLIENT_MESSAGES,
+    PROTOCOL_MINOR,
     PROTOCOL_VERSION,
     SERVER_MESSAGES,
     AddBot,
@@ -31,6 +32,7 @@ from .messages import (
     Joined,
     Leave,
     ListTables,
+    MatchOver,
     Message,
     Move,
     NextHand,
@@ -44,6 +46,7 @@ from .messages import (
     Spectate,
     Start,
     State,
+    Sync,
     Tables,
     Welcome,
     parse_client,
@@ -54,6 +57,7 @@ from .messages import (
 __all__ = [
     "CLIENT_MESSAGES",
     "DEFAULT_MAX_FRAME_SIZE",
+    "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
     "SERVER_MESSAGES",
     "AddBot",
@@ -73,6 +77,7 @@ __all__ = [
     "Joined",
     "Leave",
     "ListTables",
+    "MatchOver",
     "MalformedFrame",
     "Message",
     "Mode",
@@ -89,6 +94,7 @@ __all__ = [
     "Spectate",
     "Start",
     "State",
+    "Sync",
     "Tables",
     "Welcome",
     "error_message",

@@ -39,6 +39,7 @@ from tongits.protocol import (
     Join,
     Joined,
     Leave,
+    MatchOver,
     NextHand,
     Ok,
     ProtocolError,
@@ -47,6 +48,7 @@ from tongits.protocol import (
     Spectate,
     Start,
     State,
+    Sync,
     to_dict,
 )
 from tongits.protocol import Move as MoveRequest
@@ -158,14 +160,15 @@ class Table:
             "name": state.name,
             "seats": seats,
             "players": sum(1 for s in state.seats if s is not None),
-            "humans": sum(1 for s in state.seats if s is not None and not s.is_bot),
-            "bots": sum(1 for s in state.seats if s is not None and s.is_bot),
+            "humans": sum(1 for s in seats if s["player"] == "human"),
+            "bots": sum(1 for s in seats if s["player"] == "bot"),
             "spectators": len(self.spectators),
             "options": state.options.to_dict(omit_defaults=False),
             "timer": state.timer,
             "private": state.private,
             "started": state.started,
             "hands": state.match.hands_played if state.match else 0,
+            "match_length": state.length.to_dict(),
         }
 
     # ----- the task -----------------------------------------------------------------------
@@ -237,7 +240,8 @@ class Table:
                 if not info.is_bot:
                     self.away_until[seat] = until
         self._schedule()
-        if self._deserted():
+        if self._deserted() or self.state.match_over is not None:
+            # A match that ended just before a restart is over: the table closes for good.
             self.closed = True
 
     def _handle(self, request: Request) -> None:
@@ -281,6 +285,8 @@ class Table:
             self._start_request(peer, msg)
         elif isinstance(msg, NextHand):
             self._next_hand_request(peer, msg)
+        elif isinstance(msg, Sync):
+            self._sync(peer, msg)
         else:
             raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{msg.TYPE} is not a table request")
 
@@ -339,10 +345,11 @@ class Table:
         token = new_token()
         digest = token_digest(token)
         assert peer.name is not None
-        self._commit(
-            {"kind": "sit", "seat": seat, "name": peer.name, "player": "human",
-             "token_hash": digest}
-        )
+        entry: Entry = {"kind": "sit", "seat": seat, "name": peer.name, "player": "human",
+                        "token_hash": digest}
+        if peer.kind == "bot":
+            entry["program"] = True
+        self._commit(entry)
         self._attach(peer, seat, token)
         self.lobby.index_token(digest, self)
         joined = Joined(id=ref, table=self.id, seat=seat, token=token, spectator=False, code=code)
@@ -543,12 +550,14 @@ class Table:
             entry: dict[str, Any] = {
                 "seat": i,
                 "name": info.name,
-                "player": info.player,
+                "player": "bot" if info.program else info.player,
                 "connected": info.is_bot or self.seat_peers[i] is not None,
                 "timeouts": info.timeouts,
             }
             if info.is_bot:
                 entry["policy"] = info.policy
+            elif info.program:
+                entry["remote"] = True
             if info.stand_in:
                 entry["stand_in"] = True
                 if info.token_hash is not None:
@@ -641,6 +650,22 @@ class Table:
                  result["chips"])
         for peer in self._audience():
             peer.send(message)
+        reason = self.state.match_over
+        if reason is not None:
+            self._match_over(reason)
+        else:
+            self._deal_if_ready()
+
+    def _match_over(self, reason: str) -> None:
+        """The match reached its declared length: everyone hears ``match_over`` with the final
+        standings, and the table closes (the players are back in the lobby)."""
+        over = to_dict(MatchOver(table=self.id, reason=reason,
+                                 standings=self.state.standings()))
+        for peer in self._audience():
+            peer.send(over)
+        log.info("table %s: match over (%s) after %d hands", self.id, reason,
+                 self.state.hand_number)
+        self.closed = True
 
     def _hand_result_message(self, hand: Hand) -> dict[str, Any]:
         assert hand.result is not None
@@ -651,6 +676,18 @@ class Table:
         return to_dict(
             HandResult(table=self.id, seq=self.state.seq, result=result, standings=standings)
         )
+
+    def _sync(self, peer: Peer, msg: Sync) -> None:
+        """``ok``, then the table as ``peer`` may see it now: one ``state`` (for a seat or a
+        spectator) during the match, a ``seat_update`` before it."""
+        if peer.table is not self:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "not at this table")
+        peer.send(to_dict(Ok(id=msg.id)))
+        seats = self._seats_info()
+        if self.state.hand is None:
+            peer.send(to_dict(SeatUpdate(table=self.id, seats=seats)))
+        else:
+            self._send_state(peer, peer.seat, None, seats)
 
     def _next_hand_request(self, peer: Peer, msg: NextHand) -> None:
         if peer.table is not self or peer.seat is None:
@@ -666,10 +703,13 @@ class Table:
         human connected, the turn timer deals)."""
         if not self.state.hand_over or all(p is None for p in self.seat_peers):
             return
-        if all(self.seat_peers[s] is None or s in self.ready for s in SEATS):
+        if all(p is None or s in self.ready or p.auto_next
+               for s, p in enumerate(self.seat_peers)):
             self._deal()
 
     def _deal(self) -> None:
+        if self.state.match_over is not None:
+            return
         self._commit({"kind": "deal"})
         self._hand_dealt()
 
@@ -806,8 +846,8 @@ class Table:
         # A plain map with the fields of ``State``: validating our own output on every state
         # cost more than the rest of the fan-out (tests parse it back as a ``State``).
         message: dict[str, Any] = {
-            "type": State.TYPE, "table": self.id, "seq": self.state.state_seq, "view": view,
-            "seats": seats,
+            "type": State.TYPE, "table": self.id, "seq": self.state.state_seq,
+            "hand": self.state.hand_number, "view": view, "seats": seats,
         }
         if event is not None:
             message["event"] = event

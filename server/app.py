@@ -22,6 +22,7 @@ from typing import Any
 
 import trio
 from tongits.protocol import (
+    PROTOCOL_MINOR,
     PROTOCOL_VERSION,
     BadLine,
     Chat,
@@ -56,7 +57,13 @@ from .peer import Peer
 log = logging.getLogger("tongits.server")
 
 SERVER_VERSION = "tongits/0.1"
-CAPABILITIES = ["text_mode", "spectate", "chat", "bots", "private_tables", "resume"]
+#: What this server offers, each documented in docs/PROTOCOL.md ("Capabilities"); the server's
+#: bot policies follow as ``bot:NAME``.
+CAPABILITIES = [
+    "text_mode", "spectate", "chat", "bots", "private_tables", "resume",
+    # since 1.1
+    "match_length", "sync", "auto_next", "remote_bots", "text_errors",
+]
 
 #: How long shutdown waits for connections to flush their last frame.
 SHUTDOWN_GRACE = 2.0
@@ -323,9 +330,10 @@ class Server:
             )
         name = check_name(msg.name, self.config.name_max, "name")
         table = self.lobby.table_of_token(msg.token) if msg.token is not None else None
-        peer.name, peer.kind = name, msg.kind
+        peer.name, peer.kind, peer.auto_next = name, msg.kind, msg.auto_next
         peer.send(to_dict(Welcome(
-            id=msg.id, version=PROTOCOL_VERSION, server=f"{self.config.name} ({SERVER_VERSION})",
+            id=msg.id, version=PROTOCOL_VERSION, minor=PROTOCOL_MINOR,
+            server=f"{self.config.name} ({SERVER_VERSION})",
             capabilities=[*CAPABILITIES, *(f"bot:{n}" for n in bots.policy_names())],
         )))
         log.info("connection %d: hello from %r (%s)", peer.id, name, msg.kind)

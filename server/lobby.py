@@ -13,7 +13,7 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 import trio
-from tongits.engine import Options
+from tongits.engine import MatchLength, Options
 from tongits.protocol import CreateTable, ErrorCode, ProtocolError
 
 from .actor import Table
@@ -84,6 +84,10 @@ class Lobby:
         if not 0 <= timer <= 3600:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, "timer must be 0 (none) to 3600 seconds")
         options = Options.from_dict(msg.options)
+        try:
+            MatchLength(msg.hands, msg.target)
+        except ValueError as exc:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
         table_id = f"t{next(self._ids)}"
         entry = {
             "kind": "create",
@@ -96,6 +100,10 @@ class Lobby:
             "seed": secrets.randbits(64),
             "auto_start": msg.auto_start,
         }
+        if msg.hands is not None:
+            entry["hands"] = msg.hands
+        if msg.target is not None:
+            entry["target"] = msg.target
         self.journal.append(table_id, entry)
         table = Table(TableState(entry), self.config, self, self.journal)
         self.tables[table_id] = table

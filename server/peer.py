@@ -58,6 +58,8 @@ class Peer:
         self._refilled = trio.current_time()
         self.name: str | None = None
         self.kind: str = "human"
+        #: said in ``hello`` (since 1.1): counts as having asked for every next hand
+        self.auto_next = False
         self.table: Table | None = None
         self.seat: int | None = None
         self.token: str | None = None

@@ -5,8 +5,9 @@ the state, so ``TableState.replay(entries)`` rebuilds a table exactly (the match
 ``create`` entry and every deck follows from it). The entries, in order of use:
 
 * ``{"kind": "create", "table", "name", "options", "timer", "private", "code", "seed",
-  "auto_start"}``
-* ``{"kind": "sit", "seat", "name", "player": "human" | "bot", "token_hash"?, "policy"?}``
+  "auto_start", "hands"?, "target"?}`` — ``hands``/``target``: the match's ``MatchLength``
+* ``{"kind": "sit", "seat", "name", "player": "human" | "bot", "token_hash"?, "policy"?,
+  "program"?}`` — ``program``: a human seat held by a client that said it is a bot
 * ``{"kind": "vacate", "seat"}`` — before the match: the seat is empty again
 * ``{"kind": "stand_in", "seat", "policy", "returnable"?}`` — during the match a bot takes a
   human's seat; ``returnable`` (the human was away past the grace period) keeps the seat's token
@@ -33,7 +34,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from tongits.engine import Hand, Match, Move, Options
+from tongits.engine import Hand, Match, MatchLength, Move, Options
 
 from .journal import Entry
 
@@ -53,7 +54,9 @@ def new_token() -> str:
 @dataclass(slots=True)
 class Seat:
     """Who sits in a seat. ``token_hash`` is set for humans; ``policy`` for bots.
-    ``stand_in`` marks a bot playing out the match for a human who left."""
+    ``stand_in`` marks a bot playing out the match for a human who left. ``program`` marks a
+    seat played over the wire by a client that said ``kind: "bot"``: the server treats it as a
+    human's (it waits for its moves), everyone is shown a bot."""
 
     name: str
     player: str
@@ -61,6 +64,7 @@ class Seat:
     policy: str | None = None
     stand_in: bool = False
     timeouts: int = 0
+    program: bool = False
 
     @property
     def is_bot(self) -> bool:
@@ -81,6 +85,7 @@ class TableState:
         self.code: str | None = create.get("code")
         self.seed: int | str = create["seed"]
         self.auto_start: bool = bool(create.get("auto_start", True))
+        self.length = MatchLength(create.get("hands"), create.get("target"))
         self.seats: list[Seat | None] = [None, None, None]
         self.match: Match | None = None
         self.hand: Hand | None = None
@@ -115,6 +120,20 @@ class TableState:
     @property
     def hand_over(self) -> bool:
         return self.hand is not None and self.hand.over
+
+    @property
+    def match_over(self) -> str | None:
+        """Why the match has ended (``MatchLength.over``), or None."""
+        if self.match is None or not self.hand_over:
+            return None
+        return self.length.over(self.match)
+
+    @property
+    def hand_number(self) -> int:
+        """The current hand's number in the match, from 1 (0 before the match)."""
+        if self.match is None:
+            return 0
+        return self.match.hands_played + (0 if self.hand_over else 1)
 
     def free_seats(self) -> list[int]:
         return [i for i in SEATS if self.seats[i] is None]
@@ -168,7 +187,8 @@ class TableState:
             self._move(entry, move)
         elif kind == "sit":
             self.seats[entry["seat"]] = Seat(
-                entry["name"], entry["player"], entry.get("token_hash"), entry.get("policy")
+                entry["name"], entry["player"], entry.get("token_hash"), entry.get("policy"),
+                program=bool(entry.get("program")),
             )
         elif kind == "vacate":
             self.seats[entry["seat"]] = None
