@@ -83,6 +83,8 @@ class ErrorCode(StrEnum):
     MUST_KEEP_CARD = "must_keep_card", 3020, "The last card must leave the hand by a discard."
     SAPAWABLE_DISCARD = "sapawable_discard", 3021, "That card could be laid off; discard another."
     NOT_FOUR_OF_A_KIND = "not_four_of_a_kind", 3022, "A secret meld is four cards of one rank."
+    MALFORMED_MOVE = "malformed_move", 3023, "The move has fields its action does not take."
+    DUPLICATE_CARD = "duplicate_card", 3024, "The move names one card twice."
 
     INTERNAL_ERROR = "internal_error", 5000, "The server failed; the incident is logged."
     SHUTTING_DOWN = "shutting_down", 5001, "The server is shutting down."
