@@ -125,13 +125,31 @@ class Peer:
         """Send what was held since ``cork``, in order, as one piece. A closed peer's writer
         waits for the cork to go before it ends, so it is woken even when nothing was held."""
         held, self._cork = self._cork, None
-        if self.closed:
-            if held and not self._drop:  # closed meanwhile: sent before the last frame
-                self._pending.append(b"".join(held))
-            self._wake.unpark()
-            return
         if held:
-            self._push(b"".join(held) if len(held) > 1 else held[0])
+            self._let_out(held)
+        if self.closed:
+            self._wake.unpark()
+
+    def held(self) -> int:
+        """How many frames are held (0 when not corked)."""
+        return len(self._cork) if self._cork is not None else 0
+
+    def release(self, count: int) -> None:
+        """Send the first ``count`` held frames, as one piece, and keep holding the rest (the
+        messages of a change committed before the changes of the rest, ``GroupCommit``)."""
+        held = self._cork
+        if held is None or count <= 0:
+            return
+        self._cork = held[count:]
+        self._let_out(held[:count])
+
+    def _let_out(self, held: list[bytes]) -> None:
+        data = b"".join(held) if len(held) > 1 else held[0]
+        if not self.closed:
+            self._push(data)
+        elif not self._drop:  # kicked meanwhile: the writer sends it before the last frame
+            self._pending.append(data)
+            self._wake.unpark()
 
     def _push(self, data: bytes) -> None:
         if not self._pending and not self._writing and self._socket is not None:

@@ -26,12 +26,13 @@ def _sources(*folders: str) -> list[ast.Module]:
 
 def engine_codes() -> set[str]:
     """First arguments of every ``IllegalMove(...)`` and ``InvalidMove(...)`` in the engine."""
-    codes = set()
+    codes: set[str] = set()
     for tree in _sources("engine"):
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                     and node.func.id in ("IllegalMove", "InvalidMove") and node.args
-                    and isinstance(node.args[0], ast.Constant)):
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)):
                 codes.add(node.args[0].value)
     return codes
 
