@@ -12,8 +12,8 @@ from __future__ import annotations
 import trio
 import trio.testing
 from drop_support import MOMENTS, DropOutcome, drop_round
-from test_server_support import TIME_CAP, tcp_server
-from tongits.protocol import Codec, Mode
+from test_server_support import TIME_CAP, memory_server, next_of, tcp_server
+from tongits.protocol import Codec, Mode, SeatUpdate
 from tongits.server.peer import Peer
 
 #: How long the others may wait for ``away`` after the drop (the issue asks for one second;
@@ -48,3 +48,58 @@ async def test_seats_dropped_at_every_moment_on_many_tables_are_noticed() -> Non
     late = [o for o in outcomes if not o.ok(NOTICE_BOUND)]
     assert not late, late
     assert {o.moment for o in outcomes} == set(MOMENTS)
+
+
+async def test_spectators_flooding_a_table_cannot_fill_its_inbox_or_drop_a_disconnect() -> None:
+    """Issue #16.6: the disconnect notice was handed to a full inbox with a one-second timeout
+    and dropped (300 chatting spectators); the seat stayed bound to a dead connection. Chat now
+    never enters the inbox, a connection waits for each request it hands over (so it has at
+    most one there), and the disconnect is never dropped."""
+    watchers, burst = 40, 30
+    with trio.fail_after(TIME_CAP):
+        async with memory_server(grace=3600.0) as (server, connect):
+            async with connect("Ana") as ana, connect("Ben") as ben:
+                joined = await ana.create_table("Crowded", bots=1, timer=0)
+                await ben.join(joined.table)
+                table = server.lobby.get(joined.table)
+                flood = b"".join(
+                    Codec(Mode.BINARY).encode({"type": kind, "id": n, "text": "hi", "move": {}})
+                    for n in range(burst) for kind in ("chat", "move", "next_hand"))
+                streams = []
+                for _ in range(watchers):
+                    client, server_side = trio.testing.memory_stream_pair()
+                    streams.append(client)
+                    server.lobby._nursery.start_soon(  # type: ignore[union-attr]
+                        server.handle_stream, server_side, "memory")
+                    hello = {"type": "hello", "version": 1, "name": "eve", "kind": "human"}
+                    spectate = {"type": "spectate", "table": joined.table}
+                    await client.send_all(Codec(Mode.BINARY).encode(hello)
+                                          + Codec(Mode.BINARY).encode(spectate))
+                while len(table.spectators) < watchers:
+                    await trio.sleep(0.01)
+                sizes: list[int] = []
+
+                async def watch_the_inbox() -> None:
+                    while True:
+                        sizes.append(table._inbox.statistics().current_buffer_used)
+                        await trio.sleep(0)
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(watch_the_inbox)
+                    for client in streams:
+                        nursery.start_soon(client.send_all, flood)
+                        nursery.start_soon(_drain, client)
+                    await trio.sleep(0.05)
+                    await ben.aclose()
+                    away = await next_of(ana, SeatUpdate,
+                                         lambda u: (u.change or {}).get("change") == "away")
+                    nursery.cancel_scope.cancel()
+                assert away.change == {"seat": 2, "change": "away"}  # seat 1 is the bot
+                assert 0 < max(sizes) <= watchers + 3
+                for client in streams:
+                    await client.aclose()
+
+
+async def _drain(stream: trio.abc.ReceiveStream) -> None:
+    while await stream.receive_some(65536):
+        pass

@@ -233,3 +233,59 @@ def test_engine_codes_all_have_numbers() -> None:
     assert len(numbers) == len(set(numbers))
     hand = Hand(deck_for(1, 0), 0, Options())
     assert hand.why_illegal(1, Move(Action.DRAW)).code in engine_codes  # type: ignore[union-attr]
+
+
+async def _typed(server: Any, keystrokes: list[tuple[float, bytes]]) -> tuple[list[str], float]:
+    """Type ``keystrokes`` (a pause, then bytes) on a fresh text connection, then keep still;
+    the codes and types the server wrote and when (virtual seconds) it closed."""
+    client, server_side = trio.testing.memory_stream_pair()
+    got: list[str] = []
+    started = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.handle_stream, server_side, "10.0.0.9:1")
+
+        async def typist() -> None:
+            for pause, data in keystrokes:
+                await trio.sleep(pause)
+                await client.send_all(data)
+
+        nursery.start_soon(typist)
+        buffer = b""
+        while chunk := await client.receive_some(65536):
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            got += [msg.get("code", msg["type"]) for msg in map(json.loads, lines)]
+        closed = trio.current_time() - started
+        nursery.cancel_scope.cancel()
+    return got, closed
+
+
+HELLO_LINE = b'{"type":"hello","version":1,"name":"Ana","kind":"human"}\n'
+
+
+@capped
+async def test_a_person_typing_hello_is_served_and_a_dribble_is_not(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Before hello, handshake_timeout (10 s) is the silence allowed between keystrokes and the
+    whole hello must come within frame_timeout (60 s); after it, a frame begun must end within
+    frame_timeout and idle_timeout counts whole messages, not bytes (issue #16.7)."""
+    async with memory_server(idle_timeout=300.0) as (server, _connect):
+        slow_hello = [(0.8, bytes([b])) for b in HELLO_LINE]  # 45 s, pauses under 10 s
+        ping = [(1.0, b'{"type":"ping"}\n')]
+        got, _ = await _typed(server, [(9.0, b"\n"), *slow_hello, *ping])
+        assert got[:2] == ["welcome", "pong"]
+        assert got[-1] == "idle_timeout"
+
+        got, closed = await _typed(server, [(1.0, b" "), (10.5, b"{")])
+        assert got == ["handshake_timeout"] and closed < 12
+
+        got, closed = await _typed(server, [(0.0, HELLO_LINE + b'{"type":')]
+                                   + [(5.0, b" ")] * 40)
+        assert got == ["welcome", "frame_timeout"] and 60 <= closed < 66
+
+        got, closed = await _typed(server, [(0.0, HELLO_LINE)] + [(5.0, b"\n")] * 100)
+        assert got == ["welcome", "idle_timeout"] and 300 <= closed < 306
+
+        got, closed = await _typed(server, [])
+        assert got == [] and closed == 10  # nothing is written before the client speaks
