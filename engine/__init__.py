@@ -12,7 +12,7 @@ from .hand import End, Hand, Phase, Result, Step
 from .match import Match, MatchLength, deck_for
 from .melds import MeldKind, TableMeld, is_meld, meld_kind
 from .moves import Action, Move
-from .options import CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
+from .options import MAX_ANTE, CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
 from .record import FORMAT, HandRecord, hand_record
 from .view import MeldView, SeatView, seat_view
 
@@ -33,6 +33,7 @@ __all__ = [
     "Match",
     "MatchLength",
     "Move",
+    "MAX_ANTE",
     "Options",
     "Phase",
     "RecordError",

@@ -12,9 +12,11 @@ table at most.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import math
+import os
 import signal
 import sys
 from collections import Counter
@@ -71,6 +73,11 @@ SHUTDOWN_GRACE = 2.0
 #: mode that byte picks; before it the server writes nothing).
 REFUSAL_WAIT = 2.0
 
+#: ``accept`` errors that mean "no capacity now" (file descriptors, memory): retried after
+#: ``ACCEPT_RETRY`` seconds instead of ending the listener (as ``trio.serve_listeners`` does).
+_ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+ACCEPT_RETRY = 0.1
+
 
 class Server:
     def __init__(self, config: ServerConfig | None = None, journal: Journal | None = None):
@@ -120,7 +127,17 @@ class Server:
     async def _accept(self, listener: trio.SocketListener) -> None:
         async with listener:
             while True:
-                stream = await listener.accept()
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:
+                    if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                        raise
+                    # Out of file descriptors or memory: the connections already open go on;
+                    # new ones wait in the kernel's backlog until some close.
+                    log.warning("cannot accept a connection (%s); retrying in %g s",
+                                os.strerror(exc.errno or 0), ACCEPT_RETRY)
+                    await trio.sleep(ACCEPT_RETRY)
+                    continue
                 try:
                     host, port = stream.socket.getpeername()[:2]
                     address = f"{host}:{port}"
@@ -184,6 +201,14 @@ class Server:
     # ----- one connection -----------------------------------------------------------------
 
     async def handle_stream(self, stream: trio.abc.Stream, address: str = "memory") -> None:
+        """Serve one connection until it ends. The connection's wall: whatever fails while
+        serving it ends this connection only (logged once), never the server."""
+        try:
+            await self._serve_stream(stream, address)
+        except Exception as exc:  # noqa: BLE001 - the last wall of a connection
+            log.error("connection from %s failed", address, exc_info=exc)
+
+    async def _serve_stream(self, stream: trio.abc.Stream, address: str) -> None:
         config = self.config
         limited = config.limit_loopback or not _is_loopback(address)
         peer = Peer(stream, Codec(max_frame_size=config.max_frame_size), config.queue_size,
@@ -199,7 +224,7 @@ class Server:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
-                await self._read(peer, refusal)
+                await self._read_guarded(peer, refusal)
                 # The table hears of it now, not once the last frames are out: a writer may
                 # take FINAL_FRAME_GRACE to give up on a peer that does not read.
                 self._gone(peer)
@@ -232,7 +257,21 @@ class Server:
             await peer.run_writer()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
+        except Exception:  # noqa: BLE001 - the connection's wall
+            log.exception("connection %d: writer failed; closing the connection", peer.id)
         scope.cancel()
+
+    async def _read_guarded(self, peer: Peer, refusal: tuple[str, str] | None) -> None:
+        """Read and handle ``peer``'s requests; a failure of ours is logged once and ends this
+        connection with ``internal_error``."""
+        try:
+            await self._read(peer, refusal)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        except Exception:  # noqa: BLE001 - the connection's wall
+            log.exception("connection %d (%s): internal error; closing the connection",
+                          peer.id, peer.address)
+            peer.kick(ErrorCode.INTERNAL_ERROR, "internal server error")
 
     async def _read(self, peer: Peer, refusal: tuple[str, str] | None = None) -> None:
         """Read and handle the peer's messages until it closes or is closed.
