@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -28,19 +26,12 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from drop_support import MOMENTS, DropOutcome, drop_round  # noqa: E402
+from drop_support import MOMENTS, DropOutcome, drop_round, server_process  # noqa: E402
 
 
 async def run(rounds: int, tables: int, grace: float) -> dict[str, object]:
     outcomes: list[DropOutcome] = []
-    with tempfile.TemporaryDirectory() as tmp, subprocess.Popen(
-        [sys.executable, "-m", "tongits.server.cli", "--port", "0", "--grace", str(grace),
-         "--bot-delay", "0", "--discovery", "false", "--db", f"{tmp}/drops.db",
-         "--log-level", "WARNING"],
-        stdout=subprocess.PIPE, text=True,
-    ) as server:
-        assert server.stdout is not None
-        port = int(server.stdout.readline().rsplit(":", 1)[1])
+    with server_process(grace) as port:
         for number in range(rounds):
             moments = tuple(MOMENTS[i % len(MOMENTS)] for i in range(tables))
             got = await drop_round(port, moments, timeout=60.0)
@@ -48,7 +39,6 @@ async def run(rounds: int, tables: int, grace: float) -> dict[str, object]:
             frozen = sum(1 for o in got if not o.ok(1.0))
             print(f"round {number + 1}: {len(got)} drops, {frozen} not noticed in 1 s or "
                   "not stood in for and given back", flush=True)
-        server.terminate()
     notices = sorted(o.away - o.dropped_at for o in outcomes if o.away < float("inf"))
     bad = [o for o in outcomes if not o.ok(1.0)]
     for outcome in bad[:10]:

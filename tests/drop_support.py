@@ -13,6 +13,11 @@ No test lives here.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import trio
@@ -190,6 +195,25 @@ class _Table:
                         drivers.cancel_scope.cancel()
             nursery.cancel_scope.cancel()
         return self.outcome
+
+
+@contextmanager
+def server_process(grace: float) -> Iterator[int]:
+    """A real ``tongits-server`` in a child process on a free loopback port (its port). In a
+    process of its own the server sees the clients' moves, closes and next-hand requests land
+    together, in one batch of events, as in the field: the freeze of issue #10.1 showed there
+    (about one table in twenty) and not with the clients in the server's own process."""
+    with tempfile.TemporaryDirectory() as tmp, subprocess.Popen(
+        [sys.executable, "-m", "tongits.server.cli", "--port", "0", "--grace", str(grace),
+         "--bot-delay", "0", "--discovery", "false", "--db", f"{tmp}/drops.db",
+         "--log-level", "WARNING"],
+        stdout=subprocess.PIPE, text=True,
+    ) as server:
+        try:
+            assert server.stdout is not None
+            yield int(server.stdout.readline().rsplit(":", 1)[1])
+        finally:
+            server.terminate()
 
 
 def _wire(move: Move | dict[str, object]) -> dict[str, object]:

@@ -134,3 +134,33 @@ async def test_a_remote_bot_is_shown_as_a_bot_and_dealt_to_without_next_hand(
                 await bot.move(msg.legal[-1])
             elif isinstance(msg, HandResult):
                 hands += 1
+
+
+@capped
+async def test_leaving_mid_match_resigns_and_the_seat_keeps_its_chips(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """``leave`` during the match: a bot stands in for the rest of it, and the ledger keeps
+    the seat's chips (the stand-in plays on with them) to ``match_over``."""
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        joined = await ana.request({"type": "create_table", "name": "Resign", "bots": 1,
+                                    "hands": 2, "timer": 0})
+        assert isinstance(joined, Joined)
+        async with connect("Ben") as ben:
+            await ben.join(joined.table)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(play_hands, ben, 1)
+                first = (await play_hands(ana, 1))[0]
+            seat = ben.seat
+            assert seat is not None
+            before = first.standings["chips"][seat]
+            await ben.leave()
+        update = await next_of(ana, SeatUpdate,
+                               lambda u: (u.change or {}).get("change") == "stand_in")
+        assert update.seats[seat]["stand_in"] is True
+        await ana.next_hand()
+        second = (await play_hands(ana, 1))[0]
+        assert second.standings["chips"][seat] == before + second.result["chips"][seat]
+        over = await next_of(ana, MatchOver)
+        assert over.standings["chips"] == second.standings["chips"]
+        assert over.standings["names"][seat] == "Ben"
