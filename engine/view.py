@@ -8,13 +8,14 @@ revealed.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .cards import DECK, Card
 from .count import hand_count
-from .errors import IllegalMove
+from .errors import IllegalMove, RuleCode
 from .hand import Hand, Phase, Result, Step
 from .melds import TableMeld, fits
 from .moves import Action, Move
@@ -88,7 +89,7 @@ class SeatView:
         ``not_your_turn``. A player's legality depends only on what the seat knows (its cards,
         the table, the pile's top), which the property tests check over random hands."""
         if self.seat is None:
-            return IllegalMove("not_your_turn", f"{move.action}: a spectator has no moves")
+            return IllegalMove(RuleCode.NOT_YOUR_TURN, f"{move.action}: a spectator has no moves")
         return self.position().why_illegal(self.seat, move)
 
     def count(self, without: Iterable[Card] = ()) -> int:
@@ -406,9 +407,14 @@ def _options_dict(options: Options) -> dict[str, Any]:
     return out
 
 
+#: The shared parts of the views of each live hand; a hand knows nothing of its views, and its
+#: entry goes when the hand does.
+_VIEWS: weakref.WeakKeyDictionary[Hand, _HandViews] = weakref.WeakKeyDictionary()
+
+
 def _views_of(hand: Hand) -> _HandViews:
-    views = hand._views
+    views = _VIEWS.get(hand)
     if views is None:
-        views = hand._views = _HandViews()
+        views = _VIEWS[hand] = _HandViews()
     views._catch_up(hand)
     return views

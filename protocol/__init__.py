@@ -15,7 +15,7 @@ from .errors import (
     error_message,
     error_number,
 )
-from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, sniff
+from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, encode_value, sniff
 from .limits import MAX_DEPTH, MAX_ID, MAX_INT, MAX_ITEMS, MAX_STRING, is_request_id, is_text
 from .messages import (
     CLIENT_MESSAGES,
@@ -105,6 +105,7 @@ __all__ = [
     "Tables",
     "Welcome",
     "error_message",
+    "encode_value",
     "error_number",
     "is_request_id",
     "is_text",

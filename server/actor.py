@@ -40,6 +40,7 @@ from tongits.protocol import (
     Joined,
     Leave,
     MatchOver,
+    Mode,
     NextHand,
     Ok,
     ProtocolError,
@@ -49,6 +50,7 @@ from tongits.protocol import (
     Start,
     State,
     Sync,
+    encode_value,
     error_message,
     to_dict,
 )
@@ -57,7 +59,7 @@ from tongits.protocol import Move as MoveRequest
 from . import bots
 from .commit import GroupCommit
 from .errors import error_frame, is_refusal
-from .journal import Entry
+from .journal import Entry, table_number
 from .table import SEATS, TableState, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -122,6 +124,9 @@ class Table:
         self.failed = False
         #: the creator's address for the per-address table limit (``Lobby.create``)
         self.quota: str | None = None
+        #: the lobby entry encoded per mode, until the next step (``listing_entry``)
+        self._listed: dict[Mode, bytes] = {}
+        self._options = state.options.to_dict(omit_defaults=False)
         self.actions = 0
         #: the seat whose timed-out turn the server is playing, during that step
         self.autoplaying: int | None = None
@@ -156,10 +161,31 @@ class Table:
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
         self.journal.waiting += 1
 
+    @property
+    def number(self) -> int:
+        """``N`` of the id ``tN``: the lobby lists older tables first."""
+        return table_number(self.id)
+
+    @property
+    def joinable(self) -> bool:
+        """A seat is free and the match has not begun (the lobby lists these first)."""
+        return not self.state.started and not self.state.full
+
+    def listing_entry(self, mode: Mode) -> bytes:
+        """The table's entry in ``tables``, encoded for ``mode`` at most once per step of the
+        table (a step may change it; see ``run``)."""
+        entry = self._listed.get(mode)
+        if entry is None:
+            entry = self._listed[mode] = encode_value(self.summary(), mode)
+        return entry
+
     def summary(self) -> dict[str, Any]:
-        """The table's entry in ``tables``; read by the lobby, in the same thread."""
+        """The table's entry in ``tables``; read by the lobby, in the same thread. Seats hold no
+        ``grace`` countdown here: an entry is encoded once per change, not per request."""
         state = self.state
         seats = self._seats_info()
+        for seat in seats:
+            seat.pop("grace", None)
         return {
             "table": self.id,
             "name": state.name,
@@ -168,7 +194,7 @@ class Table:
             "humans": sum(1 for s in seats if s["player"] == "human"),
             "bots": sum(1 for s in seats if s["player"] == "bot"),
             "spectators": len(self.spectators),
-            "options": state.options.to_dict(omit_defaults=False),
+            "options": self._options,
             "timer": state.timer,
             "private": state.private,
             "started": state.started,
@@ -201,31 +227,39 @@ class Table:
                         await self.journal.settled()
                     finally:
                         self.journal.waiting -= 1
-                    corked = self._cork()
+                    corked, joinable = self._cork(), self.joinable
                     try:
                         self._wake()
                     except Exception as exc:  # noqa: BLE001 - the table's wall
                         self._fail(exc)
                     finally:
                         self.journal.hold(corked)
+                        self._stepped(joinable)
                     if not self.closed and self._deserted():
                         self.closed = True
                     continue
                 with trio.move_on_at(self.wake_at):
                     request = await self._inbox.receive()
                     self.journal.waiting -= 1
-                    corked = self._cork(request.peer)
+                    corked, joinable = self._cork(request.peer), self.joinable
                     try:
                         self._handle(request)
                     except Exception as exc:  # noqa: BLE001 - the table's wall
                         self._fail(exc, request)
                     finally:
                         self.journal.hold(corked)
+                        self._stepped(joinable)
         except Exception as exc:  # noqa: BLE001 - the table's wall, outside a step
             self._fail(exc)
         finally:
             # Cancelled (server shutdown): the table stays open in the journal, for a restart.
             self._close(for_good=self.closed and not self.broken)
+
+    def _stepped(self, joinable: bool) -> None:
+        """After a step: the lobby entry may have changed, and with it the lobby's order."""
+        self._listed.clear()
+        if self.joinable != joinable:
+            self.lobby.listing_changed()
 
     def _fail(self, exc: Exception, request: Request | None = None) -> None:
         """A step failed (our bug, or a journal that cannot write): the table is closed, its

@@ -12,6 +12,7 @@ import ast
 import re
 from pathlib import Path
 
+from tongits.engine import RuleCode
 from tongits.protocol import ErrorCode
 from tongits.server.errors import FATAL
 
@@ -25,15 +26,20 @@ def _sources(*folders: str) -> list[ast.Module]:
 
 
 def engine_codes() -> set[str]:
-    """First arguments of every ``IllegalMove(...)`` and ``InvalidMove(...)`` in the engine."""
+    """The code of every ``IllegalMove(...)`` and ``InvalidMove(...)`` in the engine: a
+    ``RuleCode.NAME`` (the engine's closed set) or a string."""
     codes: set[str] = set()
     for tree in _sources("engine"):
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in ("IllegalMove", "InvalidMove") and node.args
-                    and isinstance(node.args[0], ast.Constant)
-                    and isinstance(node.args[0].value, str)):
-                codes.add(node.args[0].value)
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("IllegalMove", "InvalidMove") and node.args):
+                continue
+            code = node.args[0]
+            if isinstance(code, ast.Constant) and isinstance(code.value, str):
+                codes.add(code.value)
+            elif (isinstance(code, ast.Attribute) and isinstance(code.value, ast.Name)
+                  and code.value.id == "RuleCode"):
+                codes.add(RuleCode[code.attr].value)
     return codes
 
 

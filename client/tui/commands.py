@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
 
-from tongits.engine import Action, Card, IllegalMove, InvalidMove, Move, Phase, SeatView
+from tongits.engine import Action, Card, InvalidMove, Move, Phase, SeatView
+from tongits.protocol import ErrorCode
 
 
 class Args(StrEnum):
@@ -170,12 +171,20 @@ def why_not(move: Move, view: SeatView, names: Sequence[str] = ()) -> str | None
     return None if error is None else _words(error, move, view, names)
 
 
-def _words(error: IllegalMove, move: Move, view: SeatView, names: Sequence[str]) -> str:
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a move may not be sent: the engine's code (a wire ``ErrorCode``) and message."""
+
+    code: str
+    message: str
+
+
+def _words(error: Refusal, move: Move, view: SeatView, names: Sequence[str]) -> str:
     phrase = _PHRASES.get(error.code)
     return phrase(move, view, names) if phrase is not None else error.message
 
 
-def refusal(move: Move, view: SeatView) -> IllegalMove | None:
+def refusal(move: Move, view: SeatView) -> Refusal | None:
     """The engine's verdict on ``move`` from this view: ``None`` when it may be sent."""
     if move in view.legal:
         return None
@@ -183,7 +192,9 @@ def refusal(move: Move, view: SeatView) -> IllegalMove | None:
         error = view.why_illegal(move)
     except ValueError:  # a malformed view: the server's list of legal moves is the word
         error = None
-    return error or IllegalMove("illegal_move", f"{move} is not legal now")
+    if error is None:
+        return Refusal(ErrorCode.ILLEGAL_MOVE, f"{move} is not legal now")
+    return Refusal(error.code, error.message)
 
 
 def _name(seat: int | None, names: Sequence[str]) -> str:
