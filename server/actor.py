@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.engine import Action, Hand, IllegalMove, Move, hand_record, seat_view
-from tongits.engine.view import seat_view_dict
+from tongits.engine.view import seat_view_dict, seat_view_parts
 from tongits.protocol import (
     AddBot,
     Chat,
     ChatLine,
     ClientMessage,
+    Codec,
     CreateTable,
     ErrorCode,
     HandResult,
@@ -46,6 +47,7 @@ from tongits.protocol import (
     ProtocolError,
     RemoveBot,
     SeatUpdate,
+    Shared,
     Spectate,
     Start,
     State,
@@ -667,7 +669,7 @@ class Table:
     def _start(self, reply: tuple[Peer, int | str | None] | None = None) -> None:
         """Start the match; ``reply``: the peer and request id to answer ``ok``, once the start
         is journaled and before the first deal goes out."""
-        self._commit({"kind": "start"})
+        self._commit(self._deal_entry("start"))
         if reply is not None:
             peer, ref = reply
             peer.send(to_dict(Ok(id=ref)))
@@ -785,8 +787,13 @@ class Table:
     def _deal(self) -> None:
         if self.state.match_over is not None:
             return
-        self._commit({"kind": "deal"})
+        self._commit(self._deal_entry("deal"))
         self._hand_dealt()
+
+    def _deal_entry(self, kind: str) -> Entry:
+        """The ``start`` or ``deal`` entry: the match deals from its seed (the arena's tables
+        give their own decks, ``server/arena.py``)."""
+        return {"kind": kind}
 
     def _schedule(self) -> None:
         """When the task must act on its own: a bot's move, a turn timer, the next deal."""
@@ -864,16 +871,73 @@ class Table:
 
     def _broadcast(self, index: int | None, *, timeout: bool = False) -> None:
         """Send the new state to every seat (its own view) and every spectator (the public one),
-        all with the same ``seq``; ``index`` is the step of the hand that caused it."""
-        seats = self._seats_info()
+        all with the same ``seq``; ``index`` is the step of the hand that caused it. What all of
+        them see alike is encoded once (``Shared``), a spectators' frame once per mode."""
+        hand = self.state.hand
+        assert hand is not None
+        outer = Shared(self._state_head(self._seats_info()))
+        common = Shared(self._told(seat_view_parts(hand, None)[0]))
         for seat in SEATS:
             peer = self.seat_peers[seat]
             if peer is not None:
-                self._send_state(peer, seat, index, seats, timeout=timeout)
-        if self.spectators:
-            public = self._state_message(None, index, seats, timeout=timeout)
-            for peer in self.spectators:
-                peer.send(public)
+                peer.send_frame(self._state_frame(peer.codec, outer, common, seat, index,
+                                                  timeout))
+        frames: dict[Mode | None, bytes] = {}
+        for peer in self.spectators:
+            mode = peer.codec.mode
+            frame = frames.get(mode)
+            if frame is None:
+                frame = frames[mode] = self._state_frame(peer.codec, outer, common, None, index,
+                                                         timeout)
+            peer.send_frame(frame)
+
+    def _state_frame(self, codec: Codec, outer: Shared, common: Shared, seat: int | None,
+                     index: int | None, timeout: bool) -> bytes:
+        """The ``state`` message for ``seat`` (None: a spectator) as ``_state_message`` makes
+        it, encoded from the parts every recipient shares (``outer``: the message's head,
+        ``common``: the view's common part) and the seat's own."""
+        hand = self.state.hand
+        assert hand is not None
+        own_view = self._told(seat_view_parts(hand, seat)[1])
+        own: dict[str, Any] = {}
+        if index is not None:
+            history = own_view.get("history") or common.items["history"]
+            event = history[index]
+            if timeout:
+                event = {**event, "timeout": True}
+            own["event"] = event
+        if own_view["legal"]:
+            own["legal"] = own_view["legal"]
+        view = codec.encode_map(common, own_view)
+        return codec.frame(codec.encode_map(outer, own, {"view": view}))
+
+    def _state_head(self, seats: list[dict[str, Any]]) -> dict[str, Any]:
+        """What every recipient's ``state`` message of this change has alike, but the view."""
+        head: dict[str, Any] = {"type": State.TYPE, "table": self.id,
+                                "seq": self.state.state_seq, "hand": self.state.hand_number,
+                                "seats": seats}
+        hand = self.state.hand
+        if (math.isfinite(self.turn_at) and hand is not None and not hand.over
+                and hand.to_act != self.autoplaying and self._human_to_act(hand)):
+            head["deadline"] = round(max(0.0, self.turn_at - trio.current_time()), 3)
+        return head
+
+    def _told(self, view: dict[str, Any]) -> dict[str, Any]:
+        """``view`` (a whole view, or a part of one) as this table tells it: the steps played for
+        a timed-out seat are marked in ``history``, and while the server is playing a seat's
+        timed-out turn (it goes on at once) no move is offered to it. The view's maps are
+        shared (``seat_view_parts``): changed ones are copies."""
+        hand = self.state.hand
+        assert hand is not None
+        marked = self.state.autoplayed
+        if marked and "history" in view:
+            history = list(view["history"])
+            for step in marked:
+                history[step] = {**history[step], "timeout": True}
+            view = {**view, "history": history}
+        if view.get("legal") and not hand.over and hand.to_act == self.autoplaying:
+            view = {**view, "legal": []}
+        return view
 
     def _send_state(
         self,
@@ -902,34 +966,14 @@ class Table:
             event = dict(view["history"][index])
             if timeout:
                 event["timeout"] = True
-        marked = self.state.autoplayed
-        if marked:
-            history = list(view["history"])  # the view's lists are shared: copy to mark
-            for step in marked:
-                history[step] = {**history[step], "timeout": True}
-            view = {**view, "history": history}
-        legal = view["legal"] or None
-        deadline = None
-        if not hand.over and hand.to_act == self.autoplaying:
-            # The server is playing this seat's turn (it timed out) and goes on at once:
-            # nothing may be offered to it, and no clock runs for it.
-            if legal:
-                view = {**view, "legal": []}
-                legal = None
-        elif math.isfinite(self.turn_at) and not hand.over and self._human_to_act(hand):
-            deadline = round(max(0.0, self.turn_at - trio.current_time()), 3)
         # A plain map with the fields of ``State``: validating our own output on every state
         # cost more than the rest of the fan-out (tests parse it back as a ``State``).
-        message: dict[str, Any] = {
-            "type": State.TYPE, "table": self.id, "seq": self.state.state_seq,
-            "hand": self.state.hand_number, "view": view, "seats": seats,
-        }
+        message = self._state_head(seats)
+        message["view"] = view = self._told(view)
         if event is not None:
             message["event"] = event
-        if legal is not None:
-            message["legal"] = legal
-        if deadline is not None:
-            message["deadline"] = deadline
+        if view["legal"]:
+            message["legal"] = view["legal"]
         return message
 
     def chat(self, peer: Peer, msg: Chat) -> None:

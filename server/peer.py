@@ -114,10 +114,15 @@ class Peer:
     def send(self, msg: dict[str, Any]) -> None:
         """Send ``msg`` now if the socket takes it, else queue it for the writer; a full queue
         disconnects the peer as a slow reader. While corked, hold it until ``uncork``."""
+        if not self.closed:
+            self.send_frame(self.codec.encode(msg))
+
+    def send_frame(self, data: bytes) -> None:
+        """``send`` for a message already encoded in this peer's mode (``Codec.frame``): a
+        message sent to many is encoded once per mode, not once per peer."""
         if self.closed:
             return
         self.sent += 1
-        data = self.codec.encode(msg)
         if self._cork is not None:
             self._cork.append(data)
             return
