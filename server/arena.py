@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.engine import Card, Hand, SeatView
-from tongits.protocol import ErrorCode, Join, Joined, ProtocolError, to_dict
+from tongits.protocol import Codec, ErrorCode, Join, Joined, ProtocolError, Shared, to_dict
 from tongits.protocol import Move as MoveRequest
 
 from . import bots
@@ -343,9 +343,28 @@ class ArenaTable(Table):
             raise
         self._late[seat] = 0
 
-    def _asked(self, seat: int | None) -> bool:
-        # A stand-in plays this seat: the program is shown the hand, not asked to move.
-        return not (seat is not None and seat in self.driver.external and not self._plays(seat))
+    def _state_frame(self, codec: Codec, outer: Shared, common: Shared, seat: int | None,
+                     index: int | None, timeout: bool) -> bytes:
+        if seat is None or seat not in self.driver.external or self._plays(seat):
+            return super()._state_frame(codec, outer, common, seat, index, timeout)
+        return codec.encode(self._state_message(seat, index, outer.items["seats"],
+                                                timeout=timeout))
+
+    def _state_message(
+        self,
+        seat: int | None,
+        index: int | None,
+        seats: list[dict[str, Any]],
+        *,
+        timeout: bool = False,
+    ) -> dict[str, Any]:
+        message = super()._state_message(seat, index, seats, timeout=timeout)
+        if seat is not None and seat in self.driver.external and not self._plays(seat):
+            # A stand-in plays this seat: the program is shown the hand, not asked to move.
+            message.pop("legal", None)
+            message.pop("deadline", None)
+            message["view"] = {**message["view"], "legal": []}
+        return message
 
     def _leave(self, peer: Peer, *, disconnected: bool = False) -> None:
         """A program that disconnects (it crashed, or was stopped) loses its seat to a stand-in

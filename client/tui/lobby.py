@@ -14,14 +14,13 @@ import trio
 from ..connection import Connection as Conn
 from ..connection import ServerError
 from .app import TableScreen
+from .listing import LOBBY_HELP
 from .net import NetSession
 from .seats import SeatStore
 from .state import ServerError as ServerRefused
 from .state import TablesListed
 
 REFRESH = 2.0
-LOBBY_HELP = "create NAME [bots N] [timer S] · join TABLE [SEAT] · watch TABLE · quit"
-#: TABLE is a table's id (t3) or its name.
 
 
 class LobbyError(Exception):
@@ -78,29 +77,6 @@ def table_id(tables: list[dict[str, Any]], word: str) -> str:
     if named:
         return str(named[0].get("table"))
     return word  # not listed (yet): the server answers for it
-
-
-def describe(table: dict[str, Any]) -> str:
-    """One line of the table list."""
-    seats = [s for s in table.get("seats") or [] if isinstance(s, dict)]
-    names = ", ".join(
-        f"{s.get('name')}{'*' if s.get('player') == 'bot' else ''}" for s in seats if s.get("name")
-    )
-    players = table.get("players", len([s for s in seats if s.get("name")]))
-    flags = []
-    if table.get("started"):
-        flags.append(f"playing, hand {int(table.get('hands', 0)) + 1}")
-    else:
-        flags.append("waiting")
-    if table.get("private"):
-        flags.append("private")
-    timer = table.get("timer")
-    if timer:
-        flags.append(f"{timer:g}s")
-    return (
-        f"{table.get('table', '?'):<5} {str(table.get('name', ''))[:14]:<14} {players}/3  "
-        f"{' · '.join(flags):<22} {names}"
-    )
 
 
 class LobbyJoin:
@@ -166,7 +142,7 @@ def split_address(address: str, default_port: int = 7777) -> tuple[str, int]:
 def connect(host: str, port: int, name: str) -> int:
     """``tongits connect HOST[:PORT] --name NAME``: the lobby, then the table; a seat this
     name held at this server (token saved on disk) is taken back at once, without the lobby."""
-    from .launch import quiet_logging
+    from .logs import quiet_logging
 
     lobby = LobbyJoin()
     session = NetSession(host, port, name=name, join=lobby, seats=SeatStore())
