@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .cards import POINTS, Card, cards_of, mask_of
+from .cards import POINTS, Card, cards_of, mask_of, rank_suit_key
 
 _BIG = 1  # weight of one 4+ card meld in the packed score: score = count * 8 - big_melds
 
@@ -99,11 +99,11 @@ class Arrangement:
         return sum(1 for m in self.melds if len(m) >= 4)
 
 
-def best_arrangement(cards: Iterable[int]) -> Arrangement:
-    """A minimum-count arrangement, with the most 4+ card melds among those of that count."""
-    mask = mask_of(cards)
+def arrangement_masks(mask: int) -> tuple[tuple[int, ...], int]:
+    """A minimum-count arrangement of the cards in ``mask`` as bitmasks: its melds (with the
+    most 4+ card melds among those of that count) and its deadwood."""
     memo: dict[int, int] = {}
-    melds: list[tuple[Card, ...]] = []
+    melds: list[int] = []
     rest = meldable(mask)
     dead = mask & ~rest
     while rest:
@@ -114,14 +114,24 @@ def best_arrangement(cards: Iterable[int]) -> Arrangement:
             if rest & meld == meld:
                 bonus = _BIG if meld.bit_count() >= 4 else 0
                 if _score(rest ^ meld, memo) - bonus == target:
-                    melds.append(tuple(sorted(cards_of(meld), key=lambda c: (c.rank, c.suit))))
+                    melds.append(meld)
                     rest ^= meld
                     break
         else:
             dead |= low
             rest ^= low
+    return tuple(melds), dead
+
+
+def best_arrangement(cards: Iterable[int]) -> Arrangement:
+    """A minimum-count arrangement, with the most 4+ card melds among those of that count."""
+    melds, dead = arrangement_masks(mask_of(cards))
     deadwood = tuple(cards_of(dead))
-    return Arrangement(tuple(melds), deadwood, sum(POINTS[c] for c in deadwood))
+    return Arrangement(
+        tuple(tuple(sorted(cards_of(m), key=rank_suit_key)) for m in melds),
+        deadwood,
+        sum(POINTS[c] for c in deadwood),
+    )
 
 
 def hand_count(cards: Iterable[int], *, concealed_melds_count: bool = False) -> int:

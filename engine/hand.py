@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from .cards import BITS, Card, mask_of
+from .cards import BITS, Card, mask_of, rank_suit_key
 from .count import SET_MASKS, hand_count, melds_in, pick_partners
 from .errors import IllegalMove, InvalidMove, RecordError
 from .melds import TableMeld, meld_kind
@@ -471,7 +471,7 @@ class Hand:
         self, seat: int, cards: Sequence[Card], from_hand: Sequence[Card], *, secret: bool
     ) -> None:
         self.hands[seat].difference_update(from_hand)
-        ordered = sorted(cards, key=lambda c: (c.rank, c.suit))
+        ordered = sorted(cards, key=rank_suit_key)
         self.melds.append(TableMeld(len(self.melds), seat, ordered, secret))
         self._opened[seat] = True
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .cards import Card
+from .cards import Card, rank_suit_key
 
 
 class MeldKind(StrEnum):
@@ -76,7 +76,7 @@ class TableMeld:
 
     def add(self, card: Card, seat: int) -> None:
         self.cards.append(card)
-        self.cards.sort(key=lambda c: (c.rank, c.suit))
+        self.cards.sort(key=rank_suit_key)
         self.laid_off[card] = seat
         self.accept_mask = _accept_mask(self.cards, self.secret)
 
