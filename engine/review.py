@@ -13,7 +13,7 @@ Deterministic for a given seed and budget: every decision's worlds come from
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,9 +90,25 @@ def decision_points(record: HandRecord, seat: int) -> list[tuple[int, SeatView, 
     return out
 
 
-def seats_with_decisions(record: HandRecord) -> list[int]:
-    """The seats that made at least one decision in the record."""
-    return [s for s in range(3) if decision_points(record, s)]
+def decisions_seen(
+    views: Sequence[SeatView], final: SeatView
+) -> list[tuple[int, SeatView, Move]]:
+    """Decision points from the views a seat was sent during a hand (as a client keeps them)
+    and the final view of the hand: each view with more than one legal move, and the move the
+    seat then played (the step of the final history at that view's history length)."""
+    history = final.history
+    out: list[tuple[int, SeatView, Move]] = []
+    seen: set[int] = set()
+    for view in views:
+        at = len(view.history)
+        if len(view.legal) < 2 or at in seen or at >= len(history):
+            continue
+        step = history[at]
+        if step.get("seat") != view.seat:
+            continue
+        seen.add(at)
+        out.append((at, view, Move.from_dict(step)))
+    return out
 
 
 def review_seat(
@@ -103,17 +119,31 @@ def review_seat(
     seed: int | str = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> SeatReview:
-    """Grade every decision of ``seat``; ``progress(done, total)`` after each one."""
-    points = decision_points(record, seat)
+    """Grade every decision of ``seat`` in ``record``; ``progress(done, total)`` after each."""
+    return review_decisions(
+        seat, decision_points(record, seat), worlds=worlds, seed=seed, progress=progress
+    )
+
+
+def review_decisions(
+    seat: int,
+    points: Sequence[tuple[int, SeatView, Move]],
+    *,
+    worlds: int = DEFAULT_WORLDS,
+    seed: int | str = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> SeatReview:
+    """Grade each (place, view, move played) of ``seat``: every legal move of the view is
+    valued on the same ``worlds`` sampled worlds."""
     decisions = []
     for index, (action_index, view, played) in enumerate(points):
         rng = random.Random(f"review/{seed}/{seat}/{index}")
         search = Search(view, rng, InferenceParams())
         values = {v.move: v.mean for v in search.values(view.legal, worlds)}
         best = max(view.legal, key=lambda m: values[m])
-        loss = max(0.0, values[best] - values.get(played, values[best]))
-        if values[played] >= values[best]:
+        if values.get(played, float("-inf")) >= values[best]:
             best = played
+        loss = max(0.0, values[best] - values.get(played, values[best]))
         reason = _reason(search, view, played, best, loss) if loss > 0 else ""
         decisions.append(
             Decision(

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from test_expert import deal_with
 from tongits.client.cli import main
-from tongits.engine import Hand, HandRecord, Move, hand_record, seat_view
+from tongits.engine import Hand, HandRecord, Move, SeatView, hand_record, seat_view
 from tongits.engine.policies import get_policy
-from tongits.engine.review import decision_points, review_seat
+from tongits.engine.review import decision_points, decisions_seen, review_seat
 
 TONGITS_HAND = "Ac 2c 3c 4c 5d 6d 7d 9s Ts Js Jh Qh Kh"
 
@@ -83,3 +83,18 @@ def test_review_of_a_bad_file_is_one_error_line(
     err = capsys.readouterr().err
     assert err.startswith("tongits review:") and err.count("\n") == 1
     assert main(["review", str(tmp_path / "missing.json"), "--quiet"]) == 2
+
+
+def test_a_client_reviews_from_the_views_it_was_sent() -> None:
+    """The views a seat received during a hand, with the final view, give the same decision
+    points as the hand record (the terminal client's ``review`` needs no record)."""
+    record = missed_tongits_record()
+    hand = record.replay(upto=0)
+    sent: list[SeatView] = []
+    for action in record.actions:
+        sent.append(seat_view(hand, 2))
+        hand.apply(action["seat"], Move.from_dict(action))
+    final = seat_view(hand, 2)
+    from_views = [(v.history, m) for _, v, m in decisions_seen(sent, final)]
+    from_record = [(v.history, m) for _, v, m in decision_points(record, 2)]
+    assert from_views == from_record and from_views

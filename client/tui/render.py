@@ -338,7 +338,7 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
 
 def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
     """The event log and chat, newest last; local notes (hint, help) take the bottom lines."""
-    if state.hand_over:
+    if state.hand_over and not state.notes:
         return result_panel(state, rows, cols)
     notes = state.notes[-rows:]
     lines = state.log()[-(rows - len(notes)) :] if rows > len(notes) else []
@@ -401,7 +401,7 @@ def result_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
                 )
             ]
         )
-    lines.append([("class:turn", " Press Enter for the next hand, or type quit")])
+    lines.append([("class:turn", " Press Enter for the next hand, review to grade it, or quit")])
     return join_lines([fit(line, cols) for line in lines[:rows]])
 
 
@@ -429,7 +429,7 @@ def _legal_summary(state: TableState) -> str:
 
 def keys_line(state: TableState, cols: int = 80) -> Line:
     if state.hand_over:
-        text = " Enter next hand · F5 sort · ^C quit"
+        text = " Enter next hand · review · F5 sort · ^C quit"
     else:
         text = " F2 draw · F3 pick · F4 hint · F5 sort · Tab complete · ^C quit"
     return fit([("class:dim", text)], cols)

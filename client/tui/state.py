@@ -138,6 +138,8 @@ class TableState:
     banner: str | None = None
     closed: bool = False
     lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
+    #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
+    choices: list[SeatView] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -169,8 +171,11 @@ class TableState:
                 self.result = None
                 self.standings = None
                 self.notes = []
+                self.choices = []
                 self.hands_seen += 1
             self.view = update.view
+            if len(update.view.legal) > 1:
+                self.choices.append(update.view)
             if update.view.result is not None:
                 self.result = update.view.result
             if update.seats is not None:

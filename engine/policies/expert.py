@@ -23,13 +23,14 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..cards import mask_of
 from ..hand import Hand
 from ..moves import Action, Move
 from ..view import SeatView
-from .rollout import play_out, rollout_move
+from .rollout import plan, play_out, rollout_move
 from .worlds import InferenceParams, WorldMaker
 
-DEFAULT_BUDGET = 160
+DEFAULT_BUDGET = 96
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +108,7 @@ class Search:
         for _ in range(rounds):
             step = max(1, budget // (rounds * len(alive)))
             if not done:
-                step = max(step, min_worlds)
+                step = max(step, min(min_worlds, budget // len(alive)))
             for m in alive:
                 sums[m] += sum(
                     _rollout(self.world(i), self.seat, m) for i in range(done, done + step)
@@ -121,10 +122,18 @@ class Search:
 
 
 def candidates(view: SeatView) -> list[Move]:
-    """The moves worth searching: every legal move, less those no sensible player makes (a
-    pick is never worse than the same cards' meld placed later, so all stay; a second copy of
-    an equivalent discard does not exist). Kept whole: pruning is the halving's job."""
-    return list(view.legal)
+    """The moves worth searching: every legal move except discards of cards that belong to a
+    meld of the hand's best arrangement (breaking a meld to throw one of its cards is almost
+    never right, and there are many such discards). With no loose card, every discard stays."""
+    legal = view.legal
+    discards = [m for m in legal if m.action is Action.DISCARD]
+    if len(discards) < 2:
+        return list(legal)
+    _, dead = plan(mask_of(view.hand))
+    loose = [m for m in discards if m.card is not None and dead >> m.card & 1]
+    if not loose:
+        return list(legal)
+    return [m for m in legal if m.action is not Action.DISCARD] + loose
 
 
 class ExpertPolicy:

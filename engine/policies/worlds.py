@@ -38,6 +38,8 @@ class InferenceParams:
     passed: float = 0.35  # a card that would have melded with a discard the seat drew over
     thrown_near: float = 0.6  # a card that melds with a card the seat threw
     above_throw: float = 0.45  # a card worth more than the seat's last throw
+    caller_cap: int = 10  # a seat that called counts at most this (deals are redrawn until so)
+    caller_tries: int = 30
     enabled: bool = True
 
 
@@ -159,6 +161,7 @@ class WorldMaker:
     def __init__(self, view: SeatView, params: InferenceParams):
         assert view.seat is not None and view.to_act is not None
         self.view = view
+        self.params = params
         self.to_act: int = view.to_act
         self.inference = infer(view, params)
         self.block = _block_turns(view)
@@ -166,7 +169,26 @@ class WorldMaker:
         self.mine = set(view.hand)
 
     def sample(self, rng: random.Random) -> Hand:
-        """One world: a ``Hand`` in the view's exact public state, hidden cards dealt."""
+        """One world: a ``Hand`` in the view's exact public state, hidden cards dealt.
+
+        While a call is being answered, a seat called because its count was low: of up to
+        ``caller_tries`` deals, the first in which the caller counts at most ``caller_cap``
+        is taken (else the one where it counts least)."""
+        caller = self.view.caller if self.view.phase is Phase.ANSWER else None
+        if caller is None or caller == self.inference.seat:
+            return self._deal(rng)
+        best: tuple[int, Hand] | None = None
+        for _ in range(self.params.caller_tries):
+            world = self._deal(rng)
+            count = world.count(caller)
+            if count <= self.params.caller_cap:
+                return world
+            if best is None or count < best[0]:
+                best = (count, world)
+        assert best is not None
+        return best[1]
+
+    def _deal(self, rng: random.Random) -> Hand:
         view, inf = self.view, self.inference
         pool = inf.unseen
         secret_cards: list[list[Card]] = []
