@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tongits.client.arena import ArenaConfig, Progress, play_deal, run_arena
 from tongits.engine import Hand, deck_for, seat_view
@@ -40,7 +41,7 @@ from tongits.engine.policies import (
 
 def variant(overrides: list[str]) -> StrongParams:
     kinds = {f.name: f.type for f in dataclasses.fields(StrongParams)}
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}
     for item in overrides:
         key, _, raw = item.partition("=")
         if key not in kinds:

@@ -27,7 +27,7 @@ import itertools
 import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import trio
 from tongits.engine import Move as EngineMove
@@ -131,7 +131,11 @@ class Connection:
             await self.stream.send_all(self.codec.encode(data))
 
     async def hello(
-        self, name: str, kind: str = "human", token: str | None = None, seq: int | None = None
+        self,
+        name: str,
+        kind: Literal["human", "bot"] = "human",
+        token: str | None = None,
+        seq: int | None = None,
     ) -> Welcome:
         reply = await self.request(Hello(version=PROTOCOL_VERSION, name=name, kind=kind,
                                          token=token, seq=seq))
@@ -264,7 +268,7 @@ async def connect_stream(
     stream: trio.abc.Stream,
     *,
     name: str,
-    kind: str = "human",
+    kind: Literal["human", "bot"] = "human",
     token: str | None = None,
     seq: int | None = None,
     text: bool = False,
@@ -288,7 +292,7 @@ async def open_connection(
     port: int,
     *,
     name: str,
-    kind: str = "human",
+    kind: Literal["human", "bot"] = "human",
     token: str | None = None,
     seq: int | None = None,
     text: bool = False,

@@ -15,6 +15,7 @@ from ..connection import Connection as Conn
 from ..connection import ServerError
 from .app import TableScreen
 from .net import NetSession
+from .seats import SeatStore
 from .state import ServerError as ServerRefused
 from .state import TablesListed
 
@@ -136,18 +137,18 @@ def split_address(address: str, default_port: int = 7777) -> tuple[str, int]:
     host, sep, port = address.rpartition(":")
     if not sep:
         return address, default_port
-    if not port.isdigit():
-        raise SystemExit(f"tongits connect: bad port in {address!r}")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"bad port in {address!r}")
     return host or "127.0.0.1", int(port)
 
 
-def connect(address: str, name: str) -> int:
-    """``tongits connect HOST[:PORT] --name NAME``: the lobby, then the table."""
+def connect(host: str, port: int, name: str) -> int:
+    """``tongits connect HOST[:PORT] --name NAME``: the lobby, then the table; a seat this
+    name held at this server (token saved on disk) is taken back at once, without the lobby."""
     from .launch import quiet_logging
 
-    host, port = split_address(address)
     lobby = LobbyJoin()
-    session = NetSession(host, port, name=name, join=lobby)
+    session = NetSession(host, port, name=name, join=lobby, seats=SeatStore())
     lobby.session = session
     quiet_logging()
     asyncio.run(TableScreen(session, lobby=lobby).run())

@@ -98,6 +98,13 @@ class Connection:
 
 
 @dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the session wants the player to read now (back in the seat, an address)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class TablesListed:
     """The lobby's table list; ``None`` once a seat is taken and the lobby is left."""
 
@@ -105,7 +112,14 @@ class TablesListed:
 
 
 Update = (
-    StateUpdate | HandOver | ChatReceived | SeatsChanged | ServerError | Connection | TablesListed
+    StateUpdate
+    | HandOver
+    | ChatReceived
+    | SeatsChanged
+    | ServerError
+    | Connection
+    | TablesListed
+    | Notice
 )
 
 
@@ -140,6 +154,15 @@ class TableState:
     lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
     choices: list[SeatView] = field(default_factory=list)
+    confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
+
+    @property
+    def seated(self) -> bool:
+        """We hold a seat in a match that is still being played (quitting it is asked)."""
+        return (
+            self.lobby is None and not self.closed
+            and self.view is not None and self.view.seat is not None
+        )
 
     @property
     def names(self) -> list[str]:
@@ -202,6 +225,9 @@ class TableState:
                 self._seat_changed(update.change, before)
         elif isinstance(update, ServerError):
             self.say(f"server refused: {update.message} ({update.code})", error=True)
+        elif isinstance(update, Notice):
+            self.say(update.text)
+            self._aside(LogLine("info", update.text))
         elif isinstance(update, TablesListed):
             if self.lobby is not None and update.tables is None:
                 self.say("")
