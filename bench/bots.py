@@ -122,15 +122,15 @@ def expert_curve(args: argparse.Namespace) -> int:
 def measure(args: argparse.Namespace) -> int:
     """Deals of ``tongits arena --bots BOTS --seed SEED`` played one by one, each deal's result
     appended to ``--log`` as one JSON line as soon as it is played (a long run can be read
-    while it goes, and resumed: deals already in the log are skipped); then the standings
-    of every deal in the log."""
+    while it goes, and resumed: deals already in the log are skipped; ``--first`` and ``--stop``
+    let processes share a run); then the standings of every deal in the log."""
     bots = tuple(args.bots.split(","))
     config = ArenaConfig(bots, args.seed)
     path = Path(args.log)
-    lines = path.read_text().splitlines() if path.exists() else []
-    done = {json.loads(line)["deal"] for line in lines}
+    done = {d["deal"] for d in read_log(path)} if path.exists() else set()
+    n_deals = -(-args.hands // 3)
     with path.open("a", encoding="utf-8") as log:
-        for index in range(-(-args.hands // 3)):
+        for index in range(args.first, min(args.stop or n_deals, n_deals)):
             if index in done:
                 continue
             deal = play_deal(config, index)
@@ -143,9 +143,20 @@ def measure(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """The deals of a ``measure`` log (a line cut short by a killed run is skipped)."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
 def summarize(path: Path, bots: tuple[str, ...]) -> None:
     """Chips per hand and the 95 % interval over the deals of a ``measure`` log."""
-    deals = [json.loads(line) for line in path.read_text().splitlines()]
+    deals = read_log(path)
     print(f"{len(deals) * 3} hands ({len(deals)} deals x 3 rotations) in {path}")
     for position, name in enumerate(bots):
         per_deal = [d["chips"][position] / 3 for d in deals]
@@ -175,6 +186,8 @@ def main() -> int:
     long_run.add_argument("--bots", default="expert,strong,strong")
     long_run.add_argument("--hands", type=int, default=3000)
     long_run.add_argument("--log", required=True, metavar="FILE")
+    long_run.add_argument("--first", type=int, default=0, help="start at this deal (a split run)")
+    long_run.add_argument("--stop", type=int, help="stop before this deal (a split run)")
     args = parser.parse_args()
     if args.command == "expert":
         return expert_curve(args)

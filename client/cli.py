@@ -72,7 +72,7 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--timer", type=float, default=60.0, help="seconds per turn, 0 for none" + default
     )
     play.add_argument(
-        "--policy", default="greedy", help=f"bots' policy: {', '.join(POLICIES)}" + default
+        "--policy", default="greedy", help=f"bots: {'/'.join(POLICIES)}" + default
     )
     play.add_argument("--bot-delay", type=float, default=0.8, help="seconds a bot waits" + default)
     play.add_argument(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .cards import POINTS, Card, cards_of, mask_of, rank_suit_key
 
@@ -76,8 +77,10 @@ def points_of(mask: int) -> int:
     return total
 
 
+@lru_cache(maxsize=1 << 16)
 def count_mask(mask: int) -> int:
-    """The optimal count of the hand given as a bitmask of card indices."""
+    """The optimal count of the hand given as a bitmask of card indices (memoised: searches
+    and every hand's end count the same hands again and again)."""
     melded = meldable(mask)
     if not melded:
         return points_of(mask)

@@ -192,9 +192,7 @@ class Hand:
         other.hands = [set(h) for h in self.hands]
         other.stock = list(self.stock)
         other.discards = list(self.discards)
-        other.melds = [
-            TableMeld(m.id, m.owner, list(m.cards), m.secret, dict(m.laid_off)) for m in self.melds
-        ]
+        other.melds = [m.copy() for m in self.melds]
         other.to_act, other.phase, other.turn = self.to_act, self.phase, self.turn
         other.steps = list(self.steps)
         other.caller = self.caller
@@ -431,6 +429,12 @@ class Hand:
         error = self.why_illegal(seat, move)
         if error is not None:
             raise error
+        self.apply_legal(seat, move)
+
+    def apply_legal(self, seat: int, move: Move) -> None:
+        """``apply`` without the check, for search rollouts that play millions of moves: the
+        caller guarantees ``move`` is legal for ``seat`` now (an illegal one corrupts the
+        state). Everything else must use ``apply``."""
         self._legal = None
         self.steps.append(Step(seat, move))
         action = move.action

@@ -74,6 +74,15 @@ class TableMeld:
     def accepts(self, card: Card) -> bool:
         return bool(self.accept_mask >> card & 1)
 
+    def copy(self) -> TableMeld:
+        """An independent copy (its accept mask is copied, not recomputed: searches copy
+        hands by the million)."""
+        other = TableMeld.__new__(TableMeld)
+        other.id, other.owner, other.secret = self.id, self.owner, self.secret
+        other.cards, other.laid_off = list(self.cards), dict(self.laid_off)
+        other.accept_mask = self.accept_mask
+        return other
+
     def add(self, card: Card, seat: int) -> None:
         self.cards.append(card)
         self.cards.sort(key=rank_suit_key)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from test_policies import OPTION_SETS
 from tongits.engine import DECK, Card, End, Hand, Options, deck_for, parse_cards, seat_view
 from tongits.engine.policies import ExpertParams, ExpertPolicy, get_policy
+from tongits.engine.policies.rollout import rollout_move
 from tongits.engine.policies.worlds import InferenceParams, WorldMaker
 
 SMALL = ExpertParams(budget=12, min_worlds=2)
@@ -104,3 +105,15 @@ def test_expert_goes_tongits_on_its_first_turn_when_it_can() -> None:
         hand.apply(0, expert(seat_view(hand, 0)))
     assert hand.result is not None
     assert hand.result.end is End.TONGITS and hand.result.winner == 0
+
+
+def test_the_rollout_policy_plays_only_legal_moves() -> None:
+    """Rollouts skip the legality check (``Hand.apply_legal``) for speed: here every rollout
+    move goes through ``Hand.apply``, which would raise on an illegal one."""
+    for n, options in enumerate(OPTION_SETS):
+        for i in range(12):
+            hand = Hand(deck_for("rollout-legal", 12 * n + i), i % 3, options)
+            while not hand.over:
+                move = rollout_move(hand)
+                assert move in hand.legal_moves()
+                hand.apply(hand.to_act, move)

@@ -53,7 +53,7 @@ class MoveValue:
 
 def _rollout(world: Hand, seat: int, move: Move) -> int:
     hand = world.copy()
-    hand.apply(seat, move)
+    hand.apply_legal(seat, move)
     play_out(hand)
     assert hand.result is not None
     return hand.result.chips[seat]

@@ -119,7 +119,7 @@ def _play_move(hand: Hand, seat: int, mask: int) -> Move:
     """Meld (only to open the hand, or to go out), lay off spare cards, then discard the highest
     loose card that does not let the next seat pick it into a meld. Built without listing the
     legal moves (the costliest part of a rollout step); every move made here is legal under the
-    hand's options, which ``Hand.apply`` checks anyway."""
+    hand's options (``play_out`` skips the check; tests/test_expert.py makes it)."""
     options = hand.options
     size = mask.bit_count()
     limit = size if options.tongits_needs_discard else size + 1
@@ -164,7 +164,7 @@ def _feeds(nxt_mask: int, card: int) -> bool:
 def play_out(hand: Hand) -> None:
     """Play ``hand`` to its end with the rollout policy for every seat."""
     while hand.phase is not _OVER:
-        hand.apply(hand.to_act, rollout_move(hand))
+        hand.apply_legal(hand.to_act, rollout_move(hand))
 
 
 __all__ = ["play_out", "plan", "rollout_move"]

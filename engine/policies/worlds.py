@@ -22,13 +22,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..cards import DECK, POINTS, Card
+from ..cards import DECK, POINTS, Card, mask_of
 from ..hand import Hand, Phase
 from ..melds import TableMeld
 from ..moves import Action
 from ..options import SapawBlock
 from ..view import SeatView
-from .common import public_knowledge
+from .common import count_of, public_knowledge
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +155,9 @@ def _answers(view: SeatView) -> dict[int, Action]:
     return out
 
 
+_Deal = tuple[list[set[Card]], list[Card], list[list[Card]]]
+
+
 class WorldMaker:
     """Samples worlds for one decision; everything independent of the sample is read once."""
 
@@ -167,6 +170,8 @@ class WorldMaker:
         self.block = _block_turns(view)
         self.answers = _answers(view)
         self.mine = set(view.hand)
+        #: per other seat, each card's sampling exponent (the inverse of its weight)
+        self.powers = {s: [1.0 / x for x in w] for s, w in self.inference.weights.items()}
 
     def sample(self, rng: random.Random) -> Hand:
         """One world: a ``Hand`` in the view's exact public state, hidden cards dealt.
@@ -177,18 +182,23 @@ class WorldMaker:
         caller = self.view.caller if self.view.phase is Phase.ANSWER else None
         if caller is None or caller == self.inference.seat:
             return self._deal(rng)
-        best: tuple[int, Hand] | None = None
+        best: tuple[int, _Deal] | None = None
+        concealed = self.view.options.concealed_melds_count
         for _ in range(self.params.caller_tries):
-            world = self._deal(rng)
-            count = world.count(caller)
+            deal = self._cards(rng)
+            count = count_of(mask_of(deal[0][caller]), concealed_melds_count=concealed)
             if count <= self.params.caller_cap:
-                return world
+                return self._hand(deal)
             if best is None or count < best[0]:
-                best = (count, world)
+                best = (count, deal)
         assert best is not None
-        return best[1]
+        return self._hand(best[1])
 
     def _deal(self, rng: random.Random) -> Hand:
+        return self._hand(self._cards(rng))
+
+    def _cards(self, rng: random.Random) -> _Deal:
+        """The hidden cards dealt: every seat's hand, the stock, the secret melds' cards."""
         view, inf = self.view, self.inference
         pool = inf.unseen
         secret_cards: list[list[Card]] = []
@@ -206,12 +216,17 @@ class WorldMaker:
         rand = rng.random
         for s in others:
             k = view.hand_sizes[s]
-            w = inf.weights[s]
-            keyed = sorted(cards, key=lambda c: rand() ** (1.0 / w[c]), reverse=True)
+            power = self.powers[s]
+            keyed = sorted(cards, key=lambda c: rand() ** power[c], reverse=True)
             hands[s] = {DECK[c] for c in keyed[:k]}
             cards = keyed[k:]
         rng.shuffle(cards)
-        stock = [DECK[c] for c in cards[: view.stock]]
+        return hands, [DECK[c] for c in cards[: view.stock]], secret_cards
+
+    def _hand(self, deal: _Deal) -> Hand:
+        """The world of a deal: a ``Hand`` in the view's public state."""
+        view = self.view
+        hands, stock, secret_cards = deal
         hand = Hand.__new__(Hand)
         hand.options, hand.dealer, hand.deck = view.options, view.dealer, DECK
         hand.hands = hands
