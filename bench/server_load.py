@@ -10,10 +10,15 @@ in this process, on another core than the servers when there are two or more:
 (b) N tables x 3 connections, one action per table per second on a fixed schedule: p50/p99
     and the server's CPU, with the echo floor at the same number of connections and rate;
     memory per table;
-(c) flat-out actions/s with M tables of one instant client and two instant server bots.
+(c) flat-out actions/s with M tables of one instant client and two instant server bots;
+(d) the lobby under listing: L open tables nobody plays at, H honest tables paced as in (b), and
+    clients listing the lobby page by page as fast as the rate limit allows (the server applies
+    its limits to loopback here): the listers' cost in CPU (the same run without them, minus)
+    and the honest tables' p99 against the echo floor's p99 at H tables.
 
     python bench/server_load.py                       # the full run: 1,000 tables, 300 tables
     python bench/server_load.py --tables 200 --flat-tables 60 --seconds 10
+    python bench/server_load.py --only d              # the lobby scenario alone
 
 The last line printed is one JSON object with every figure.
 """
@@ -31,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import msgpack
@@ -72,7 +78,7 @@ async def _orphan_watch(parent: int) -> None:
     os._exit(1)
 
 
-async def _serve_child(kind: str, parent: int, db: str, gc_full: float) -> None:
+async def _serve_child(kind: str, parent: int, db: str, gc_full: float, limited: bool) -> None:
     if kind == "echo":
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_orphan_watch, parent)
@@ -86,6 +92,9 @@ async def _serve_child(kind: str, parent: int, db: str, gc_full: float) -> None:
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
                           max_tables=20000, queue_size=1024, log_level="WARNING", db=db,
                           gc_full=gc_full)
+    if limited:  # (d): the rate limit applies to loopback; tables left alone stay open
+        config = replace(config, limit_loopback=True, max_per_address=20000,
+                         max_tables_per_address=20000, pregame_grace=3600.0, grace=3600.0)
     collector = Collector(config.gc_young, config.gc_full)  # as ``tongits-server`` does
     collector.install()
     server = Server(config, SQLiteJournal(db))
@@ -116,12 +125,13 @@ class Child:
     db = ":memory:"
     gc_full = ServerConfig().gc_full
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, limited: bool = False) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
         db = os.path.join(self.tmp.name, "server.db") if self.db == "file" else self.db
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
-             "--child-db", db, "--gc-full", str(self.gc_full)],
+             "--child-db", db, "--gc-full", str(self.gc_full),
+             *(["--child-limited"] if limited else [])],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -290,9 +300,16 @@ async def round_trips(
 # ----- (b) many tables at one action per second ----------------
 
 
-async def paced_tables(child: Child, tables: int, seconds: float, echo: bool) -> dict[str, Any]:
+Extra = Callable[[int, trio.Nursery], Awaitable[Callable[[], dict[str, Any]]]]
+
+
+async def paced_tables(
+    child: Child, tables: int, seconds: float, echo: bool, extra: Extra | None = None
+) -> dict[str, Any]:
     """``tables`` x 3 connections; each table acts once per second for ``seconds``. The server's
-    CPU is measured over the paced window only, its memory once every table is seated."""
+    CPU is measured over the paced window only, its memory once every table is seated.
+    ``extra(port, nursery)``, once the tables are seated, starts more clients for the window
+    and returns what reports their figures."""
     port = child.port
     samples: list[float] = []
     async with trio.open_nursery() as nursery:
@@ -315,6 +332,7 @@ async def paced_tables(child: Child, tables: int, seconds: float, echo: bool) ->
             groups.append(group)
         await trio.sleep(0.5)
         rss_ready = child.rss_kb()
+        extra_report = await extra(port, nursery) if extra is not None else dict
 
         async def table_step(group: list[Client], timed: bool = True) -> None:
             state = group[0].state
@@ -364,7 +382,7 @@ async def paced_tables(child: Child, tables: int, seconds: float, echo: bool) ->
                 drivers.start_soon(drive, index, group)
         cpu = (child.cpu() - cpu0) / (time.perf_counter() - wall0)
         nursery.cancel_scope.cancel()
-    return {"samples": samples, "cpu": cpu, "rss_ready_kb": rss_ready}
+    return {"samples": samples, "cpu": cpu, "rss_ready_kb": rss_ready, **extra_report()}
 
 
 async def _warm_up(
@@ -420,19 +438,122 @@ async def flat_out(child: Child, tables: int, seconds: float) -> dict[str, Any]:
     return {"actions": actions, "elapsed": elapsed, "hands": hands, "cpu": cpu, "rss_kb": rss}
 
 
+# ----- (d) the lobby under listing ----------------
+
+
+def lobby_load(open_tables: int, listers: int) -> Extra:
+    """An ``extra`` for ``paced_tables``: ``open_tables`` tables created and left (their
+    creator gone, the seat kept), then ``listers`` clients that each walk the lobby page by
+    page, as fast as the rate limit allows (``rate / LIST_TABLES_COST`` lists a second, after
+    the burst)."""
+    from tongits.server.app import LIST_TABLES_COST
+
+    config = ServerConfig()
+    pace = config.rate / LIST_TABLES_COST
+
+    async def start(port: int, nursery: trio.Nursery) -> Callable[[], dict[str, Any]]:
+        made = 0
+        pages: list[int] = []
+        times: list[float] = []
+
+        async def make(first: int) -> None:
+            nonlocal made
+            for n in range(first, open_tables, 25):
+                async with trio.open_nursery() as own:
+                    client = await connect(port, own, f"open{n}")
+                    await client.request({"type": "create_table", "name": f"open {n}",
+                                          "auto_start": False, "timer": 0})
+                    made += 1
+                    own.cancel_scope.cancel()
+                await client.stream.aclose()
+
+        async with trio.open_nursery() as makers:
+            for first in range(25):
+                makers.start_soon(make, first)
+
+        async def lister(index: int) -> None:
+            client = await connect(port, nursery, f"lister{index}")
+            sizes: dict[int, int] = {}
+            original = client._route
+
+            def route(msg: dict[str, Any]) -> None:
+                if msg["type"] == "tables":
+                    sizes[msg["id"]] = len(msgpack.packb(msg))
+                    offset[0] = msg.get("next") or 0
+                original(msg)
+
+            client._route = route  # type: ignore[method-assign]
+            offset = [0]
+            tick = trio.current_time()
+            while True:
+                await client.request({"type": "list_tables", "offset": offset[0]})
+                pages.append(sizes.popitem()[1])
+                times.append(trio.current_time())
+                tick += 1.0 / pace
+                await trio.sleep_until(tick)
+
+        for index in range(listers):
+            nursery.start_soon(lister, index)
+
+        def report() -> dict[str, Any]:
+            span = times[-1] - times[0] if len(times) > 1 else 0.0
+            return {"open_tables": made, "pages": len(pages),
+                    "lists_per_s": round((len(times) - 1) / span, 1) if span else 0.0,
+                    "largest_page": max(pages, default=0)}
+
+        return report
+
+    return start
+
+
 # ----- the run ----------------
 
 
-def measure(kind: str, run: Callable[[Child], Awaitable[Any]]) -> tuple[Any, int]:
+def measure(
+    kind: str, run: Callable[[Child], Awaitable[Any]], limited: bool = False
+) -> tuple[Any, int]:
     """Run ``run(child)`` against a fresh server process; returns its result and the server's
     RSS before any client connected."""
-    child = Child(kind)
+    child = Child(kind, limited)
     try:
         rss0 = child.rss_kb()
         out = trio.run(run, child)
     finally:
         child.stop()
     return out, rss0
+
+
+def lobby(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """(d): the honest tables with the open tables and no lister, then with the listers; the
+    echo floor at the same number of paced tables."""
+    honest, seconds = args.honest_tables, args.seconds
+    floor, _ = measure("echo", lambda child: paced_tables(child, honest, seconds, True))
+    quiet, _ = measure("tongits", lambda child: paced_tables(
+        child, honest, seconds, False, lobby_load(args.open_tables, 0)), limited=True)
+    busy, _ = measure("tongits", lambda child: paced_tables(
+        child, honest, seconds, False, lobby_load(args.open_tables, args.listers)),
+        limited=True)
+    floor_p99 = pct(floor["samples"], 0.99)
+    report.update({
+        "d_open_tables": busy["open_tables"], "d_honest_tables": honest,
+        "d_listers": args.listers, "d_lists": busy["pages"],
+        "d_lists_per_s": busy["lists_per_s"],
+        "d_largest_page_bytes": busy["largest_page"],
+        "d_cpu_pct_without": round(100 * quiet["cpu"], 1),
+        "d_cpu_pct_with": round(100 * busy["cpu"], 1),
+        "d_listers_cpu_pct": round(100 * (busy["cpu"] - quiet["cpu"]), 1),
+        "d_p99_without_us": pct(quiet["samples"], 0.99),
+        "d_p99_with_us": pct(busy["samples"], 0.99),
+        "d_floor_p99_us": floor_p99,
+        "d_p99_ratio": round(pct(busy["samples"], 0.99) / floor_p99, 2),
+    })
+    print(f"(d) {report['d_open_tables']} open tables, {honest} paced tables, "
+          f"{args.listers} lister(s) at {report['d_lists_per_s']} lists/s (largest page "
+          f"{report['d_largest_page_bytes']} bytes): listers cost "
+          f"{report['d_listers_cpu_pct']} % of a core ({report['d_cpu_pct_with']} % against "
+          f"{report['d_cpu_pct_without']} % without); honest p99 {report['d_p99_with_us']} µs "
+          f"({report['d_p99_without_us']} µs without), echo floor p99 {floor_p99} µs: "
+          f"{report['d_p99_ratio']}x", flush=True)
 
 
 def main() -> None:
@@ -447,14 +568,23 @@ def main() -> None:
                         help="the servers' seconds between full garbage collections (the "
                         "default is tongits-server's; lower it to see their pauses in (b))")
     parser.add_argument("--child-db", help=argparse.SUPPRESS)
+    parser.add_argument("--child-limited", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--only", choices=["a", "b", "c", "d"], action="append",
+                        help="run only these scenarios (repeatable; default: all)")
+    parser.add_argument("--open-tables", type=int, default=2000, help="open tables in (d)")
+    parser.add_argument("--honest-tables", type=int, default=100,
+                        help="paced tables in (d)")
+    parser.add_argument("--listers", type=int, default=1, help="lobby listers in (d)")
     parser.add_argument("--rtt", type=int, default=2000, help="round trips measured in (a)")
     parser.add_argument("--tables", type=int, default=1000, help="tables in (b)")
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of (b) and (c)")
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
     args = parser.parse_args()
     if args.child:
-        trio.run(_serve_child, args.child, args.parent, args.child_db, args.gc_full)
+        trio.run(_serve_child, args.child, args.parent, args.child_db, args.gc_full,
+                 args.child_limited)
         return
+    only = set(args.only or "abcd")
     Child.db, Child.gc_full = args.db, args.gc_full
     if CLIENT_CPUS:
         os.sched_setaffinity(0, CLIENT_CPUS)
@@ -467,47 +597,56 @@ def main() -> None:
         "db": args.db, "gc_full_s": args.gc_full, "tables_b": args.tables,
         "connections_b": 3 * args.tables, "tables_c": args.flat_tables, "seconds": args.seconds,
     }
-    echo, tongits = Child("echo"), Child("tongits")
-    try:
-        floor, server = trio.run(round_trips, echo.port, tongits.port, args.rtt)
-    finally:
-        echo.stop()
-        tongits.stop()
-    report["a_floor_p50_us"], report["a_floor_p99_us"] = pct(floor, 0.5), pct(floor, 0.99)
-    report["a_server_p50_us"], report["a_server_p99_us"] = pct(server, 0.5), pct(server, 0.99)
-    report["a_p50_ratio"] = round(statistics.median(server) / statistics.median(floor), 2)
-    print(f"(a) one action round trip: server p50 {report['a_server_p50_us']} µs, "
-          f"p99 {report['a_server_p99_us']} µs; echo floor p50 {report['a_floor_p50_us']} µs, "
-          f"p99 {report['a_floor_p99_us']} µs; ratio p50 {report['a_p50_ratio']}x", flush=True)
+    if "a" in only:
+        echo, tongits = Child("echo"), Child("tongits")
+        try:
+            floor, server = trio.run(round_trips, echo.port, tongits.port, args.rtt)
+        finally:
+            echo.stop()
+            tongits.stop()
+        report["a_floor_p50_us"], report["a_floor_p99_us"] = pct(floor, 0.5), pct(floor, 0.99)
+        report["a_server_p50_us"], report["a_server_p99_us"] = pct(server, 0.5), pct(server, 0.99)
+        report["a_p50_ratio"] = round(statistics.median(server) / statistics.median(floor), 2)
+        print(f"(a) one action round trip: server p50 {report['a_server_p50_us']} µs, "
+              f"p99 {report['a_server_p99_us']} µs; echo floor p50 {report['a_floor_p50_us']} µs, "
+              f"p99 {report['a_floor_p99_us']} µs; ratio p50 {report['a_p50_ratio']}x", flush=True)
 
-    floor_b, _ = measure("echo", lambda child: paced_tables(child, args.tables, args.seconds, True))
-    paced, rss0 = measure(
-        "tongits", lambda child: paced_tables(child, args.tables, args.seconds, False)
-    )
-    samples = paced["samples"]
-    report["b_floor_p50_us"] = pct(floor_b["samples"], 0.5)
-    report["b_floor_p99_us"] = pct(floor_b["samples"], 0.99)
-    report["b_server_p50_us"], report["b_server_p99_us"] = pct(samples, 0.5), pct(samples, 0.99)
-    report["b_actions"] = len(samples)
-    report["b_floor_cpu_pct"] = round(100 * floor_b["cpu"], 1)
-    report["b_server_cpu_pct"] = round(100 * paced["cpu"], 1)
-    report["b_memory_per_table_kb"] = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
-    print(f"(b) {args.tables} tables, {3 * args.tables} connections, 1 action/table/s: "
-          f"p50 {report['b_server_p50_us']} µs, p99 {report['b_server_p99_us']} µs "
-          f"(echo floor p50 {report['b_floor_p50_us']} µs, p99 {report['b_floor_p99_us']} µs); "
-          f"server CPU {report['b_server_cpu_pct']} % of a core "
-          f"(echo {report['b_floor_cpu_pct']} %); "
-          f"memory {report['b_memory_per_table_kb']} KB per table with 3 connections",
-          flush=True)
+    if "b" in only:
+        floor_b, _ = measure(
+            "echo", lambda child: paced_tables(child, args.tables, args.seconds, True)
+        )
+        paced, rss0 = measure(
+            "tongits", lambda child: paced_tables(child, args.tables, args.seconds, False)
+        )
+        samples = paced["samples"]
+        report["b_floor_p50_us"] = pct(floor_b["samples"], 0.5)
+        report["b_floor_p99_us"] = pct(floor_b["samples"], 0.99)
+        report["b_server_p50_us"], report["b_server_p99_us"] = pct(samples, 0.5), pct(samples, 0.99)
+        report["b_actions"] = len(samples)
+        report["b_floor_cpu_pct"] = round(100 * floor_b["cpu"], 1)
+        report["b_server_cpu_pct"] = round(100 * paced["cpu"], 1)
+        report["b_memory_per_table_kb"] = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
+        print(f"(b) {args.tables} tables, {3 * args.tables} connections, 1 action/table/s: "
+              f"p50 {report['b_server_p50_us']} µs, p99 {report['b_server_p99_us']} µs "
+              f"(echo floor p50 {report['b_floor_p50_us']} µs, p99 {report['b_floor_p99_us']} µs); "
+              f"server CPU {report['b_server_cpu_pct']} % of a core "
+              f"(echo {report['b_floor_cpu_pct']} %); "
+              f"memory {report['b_memory_per_table_kb']} KB per table with 3 connections",
+              flush=True)
 
-    flat, rss0 = measure("tongits", lambda child: flat_out(child, args.flat_tables, args.seconds))
-    report["c_actions_per_s"] = round(flat["actions"] / flat["elapsed"])
-    report["c_hands"] = flat["hands"]
-    report["c_memory_per_table_kb"] = round((flat["rss_kb"] - rss0) / args.flat_tables, 1)
-    report["c_server_cpu_pct"] = round(100 * flat["cpu"], 1)
-    print(f"(c) {args.flat_tables} tables of instant bots: {report['c_actions_per_s']} actions/s "
-          f"({flat['hands']} hands); memory {report['c_memory_per_table_kb']} KB per table",
-          flush=True)
+    if "c" in only:
+        flat, rss0 = measure(
+            "tongits", lambda child: flat_out(child, args.flat_tables, args.seconds)
+        )
+        report["c_actions_per_s"] = round(flat["actions"] / flat["elapsed"])
+        report["c_hands"] = flat["hands"]
+        report["c_memory_per_table_kb"] = round((flat["rss_kb"] - rss0) / args.flat_tables, 1)
+        report["c_server_cpu_pct"] = round(100 * flat["cpu"], 1)
+        print(f"(c) {args.flat_tables} tables of instant bots: "
+              f"{report['c_actions_per_s']} actions/s ({flat['hands']} hands); "
+              f"memory {report['c_memory_per_table_kb']} KB per table", flush=True)
+    if "d" in only:
+        lobby(args, report)
     print(json.dumps(report))
 
 

@@ -7,12 +7,20 @@ decides what a seat may know.
 
 from .cards import DECK, Card, Suit, cards_str, parse_cards
 from .count import Arrangement, best_arrangement, hand_count
-from .errors import IllegalMove, InvalidMove, RecordError, ReplayError, RuleError
+from .errors import (
+    IllegalMove,
+    InvalidMove,
+    RecordCode,
+    RecordError,
+    ReplayError,
+    RuleCode,
+    RuleError,
+)
 from .hand import End, Hand, Phase, Result, Step
 from .match import Match, deck_for
 from .melds import MeldKind, TableMeld, is_meld, meld_kind
 from .moves import Action, Move
-from .options import CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
+from .options import MAX_ANTE, CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
 from .record import FORMAT, HandRecord, hand_record
 from .view import MeldView, SeatView, seat_view
 
@@ -32,11 +40,14 @@ __all__ = [
     "MeldView",
     "Match",
     "Move",
+    "MAX_ANTE",
     "Options",
     "Phase",
+    "RecordCode",
     "RecordError",
     "ReplayError",
     "Result",
+    "RuleCode",
     "RuleError",
     "SapawBlock",
     "Scoring",

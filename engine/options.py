@@ -6,7 +6,11 @@ from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any
 
-from .errors import RecordError
+from .errors import RecordCode, RecordError
+
+#: The largest ante: chips stay far inside what every encoding holds exactly (2**53) even after
+#: a billion hands of a growing pot.
+MAX_ANTE = 1_000_000
 
 
 class SapawBlock(StrEnum):
@@ -51,13 +55,13 @@ class Options:
         if data is None:
             return cls()
         if not isinstance(data, dict):
-            raise RecordError("bad_options", "options must be an object")
+            raise RecordError(RecordCode.BAD_OPTIONS, "options must be an object")
         kinds = {f.name: f.type for f in fields(cls)}
         values: dict[str, Any] = {}
         for key, raw in data.items():
             kind = kinds.get(key)
             if kind is None:
-                raise RecordError("bad_options", f"unknown option {key!r}")
+                raise RecordError(RecordCode.BAD_OPTIONS, f"unknown option {key!r}")
             enum = _ENUMS.get(key)
             if enum is not None:
                 try:
@@ -65,15 +69,18 @@ class Options:
                 except ValueError:
                     choices = ", ".join(e.value for e in enum)
                     raise RecordError(
-                        "bad_options", f"option {key}: {raw!r} is not one of {choices}"
+                        RecordCode.BAD_OPTIONS, f"option {key}: {raw!r} is not one of {choices}"
                     ) from None
             elif key == "ante":
-                if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-                    raise RecordError("bad_options", f"option ante: {raw!r} is not an integer ≥ 0")
+                if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_ANTE:
+                    raise RecordError(RecordCode.BAD_OPTIONS,
+                                      f"option ante: {raw!r} is not an integer 0 to {MAX_ANTE}")
                 values[key] = raw
             else:
                 if not isinstance(raw, bool):
-                    raise RecordError("bad_options", f"option {key}: {raw!r} is not true or false")
+                    raise RecordError(
+                        RecordCode.BAD_OPTIONS, f"option {key}: {raw!r} is not true or false"
+                    )
                 values[key] = raw
         return cls(**values)
 

@@ -1,7 +1,8 @@
 """Tongits wire protocol: sans-IO framing and typed messages.
 
 Nothing here does I/O or knows the rules: ``framing.Codec`` turns bytes into maps and back,
-``messages`` turns maps into typed messages and back, ``errors`` holds the wire error codes.
+``messages`` turns maps into typed messages and back, ``errors`` holds the wire error codes,
+``limits`` the bounds every value a client sends must keep.
 """
 
 from .errors import (
@@ -13,7 +14,8 @@ from .errors import (
     error_message,
     error_number,
 )
-from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode
+from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, encode_value
+from .limits import MAX_DEPTH, MAX_ID, MAX_INT, MAX_ITEMS, MAX_STRING, is_request_id, is_text
 from .messages import (
     CLIENT_MESSAGES,
     PROTOCOL_VERSION,
@@ -53,6 +55,11 @@ from .messages import (
 __all__ = [
     "CLIENT_MESSAGES",
     "DEFAULT_MAX_FRAME_SIZE",
+    "MAX_DEPTH",
+    "MAX_ID",
+    "MAX_INT",
+    "MAX_ITEMS",
+    "MAX_STRING",
     "PROTOCOL_VERSION",
     "SERVER_MESSAGES",
     "AddBot",
@@ -90,7 +97,10 @@ __all__ = [
     "Tables",
     "Welcome",
     "error_message",
+    "encode_value",
     "error_number",
+    "is_request_id",
+    "is_text",
     "parse_client",
     "parse_server",
     "to_dict",

@@ -90,6 +90,22 @@ class Codec:
         payload: bytes = self._packer.pack(msg)
         return _HEADER.pack(len(payload)) + payload
 
+    def encode_spliced(self, msg: dict[str, Any], key: str, items: list[bytes]) -> bytes:
+        """The bytes of ``msg`` with ``key`` set to the list of ``items``, each one value
+        already encoded alone for this connection's mode (``encode_value``): a reply made of
+        parts that are each encoded once and sent many times (the lobby's table entries)."""
+        if self._mode is Mode.TEXT:
+            head = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            tail = json.dumps(key).encode("utf-8") + b":[" + b",".join(items) + b"]}"
+            return head[:-1] + (b"," if msg else b"") + tail + b"\n"
+        packer = self._packer
+        parts = [packer.pack_map_header(len(msg) + 1)]
+        for name, value in msg.items():
+            parts += (packer.pack(name), packer.pack(value))
+        parts += (packer.pack(key), packer.pack_array_header(len(items)), *items)
+        payload = b"".join(parts)
+        return _HEADER.pack(len(payload)) + payload
+
     def _next_frame(self) -> dict[Any, Any] | None:
         if len(self._buffer) < _HEADER.size:
             return None
@@ -125,6 +141,15 @@ class Codec:
         except (ValueError, RecursionError) as error:
             raise MalformedFrame(f"invalid JSON line: {error}") from None
         return _as_map(decoded)
+
+
+def encode_value(value: Any, mode: Mode) -> bytes:
+    """``value`` encoded alone as it appears inside a message of ``mode`` (for
+    ``Codec.encode_spliced``)."""
+    if mode is Mode.TEXT:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    packed: bytes = msgpack.packb(value, use_bin_type=True)
+    return packed
 
 
 def _as_map(decoded: object) -> dict[Any, Any]:

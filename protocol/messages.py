@@ -19,6 +19,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from .errors import ErrorCode, ProtocolError
+from .limits import check_request, is_request_id
 
 PROTOCOL_VERSION = 1
 
@@ -80,7 +81,14 @@ class Hello(ClientMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListTables(ClientMessage):
+    """One page of the lobby (since 1.1): ``limit`` tables from ``offset`` in the lobby's order
+    (tables with a free seat and no match yet first, then the others, oldest first); ``open``
+    lists only the first kind. The server caps ``limit`` (``MAX_PAGE``) and the page's size."""
+
     TYPE = "list_tables"
+    offset: int = 0
+    limit: int | None = None
+    open: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -172,8 +180,14 @@ class Welcome(Reply):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tables(Reply):
+    """``total``: the tables the request's filter matches; ``next``: the ``offset`` of the next
+    page, absent on the last one (both since 1.1)."""
+
     TYPE = "tables"
     tables: list[JSONMap]
+    total: int | None = None
+    offset: int | None = None
+    next: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -295,8 +309,10 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
 _M = TypeVar("_M", bound=Message)
 
 
-def parse_client(d: Mapping[Any, Any]) -> ClientMessage:
-    """The client request in ``d``; raises ``ProtocolError`` with ``ref`` set to its id."""
+def parse_client(d: dict[Any, Any]) -> ClientMessage:
+    """The client request in ``d``, its every value within the limits of ``limits`` (the edge
+    of the server); raises ``ProtocolError`` with ``ref`` set to its id."""
+    check_request(d)
     return _parse(d, CLIENT_MESSAGES)
 
 
@@ -317,7 +333,7 @@ def to_dict(msg: Message) -> JSONMap:
 
 def _parse(d: Mapping[Any, Any], registry: Mapping[str, type[_M]]) -> _M:
     ref = d.get("id")
-    if not _is_ref(ref):
+    if not is_request_id(ref):
         ref = None
     kind = d.get("type")
     if kind is None:
@@ -402,9 +418,6 @@ def _checker(hint: Any) -> _Check:
         return lambda value: type(value) is int or (isinstance(value, int)
                                                     and not isinstance(value, bool))
     return lambda value: isinstance(value, hint)
-
-
-_is_ref = _checker(RequestId | None)
 
 
 def _describe(hint: Any) -> str:

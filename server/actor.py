@@ -39,6 +39,7 @@ from tongits.protocol import (
     Join,
     Joined,
     Leave,
+    Mode,
     NextHand,
     Ok,
     ProtocolError,
@@ -47,14 +48,16 @@ from tongits.protocol import (
     Spectate,
     Start,
     State,
+    encode_value,
+    error_message,
     to_dict,
 )
 from tongits.protocol import Move as MoveRequest
 
 from . import bots
 from .commit import GroupCommit
-from .errors import error_frame
-from .journal import Entry
+from .errors import error_frame, is_refusal
+from .journal import Entry, table_number
 from .table import SEATS, TableState, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -115,6 +118,13 @@ class Table:
         self.closed = False
         self.restored = restored
         self.broken = False
+        #: a step failed (``_fail``): the table is closed for good, its log kept
+        self.failed = False
+        #: the creator's address for the per-address table limit (``Lobby.create``)
+        self.quota: str | None = None
+        #: the lobby entry encoded per mode, until the next step (``listing_entry``)
+        self._listed: dict[Mode, bytes] = {}
+        self._options = state.options.to_dict(omit_defaults=False)
         self.actions = 0
         self._send, self._inbox = trio.open_memory_channel[Request](256)
 
@@ -135,10 +145,31 @@ class Table:
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
         self.journal.waiting += 1
 
+    @property
+    def number(self) -> int:
+        """``N`` of the id ``tN``: the lobby lists older tables first."""
+        return table_number(self.id)
+
+    @property
+    def joinable(self) -> bool:
+        """A seat is free and the match has not begun (the lobby lists these first)."""
+        return not self.state.started and not self.state.full
+
+    def listing_entry(self, mode: Mode) -> bytes:
+        """The table's entry in ``tables``, encoded for ``mode`` at most once per step of the
+        table (a step may change it; see ``run``)."""
+        entry = self._listed.get(mode)
+        if entry is None:
+            entry = self._listed[mode] = encode_value(self.summary(), mode)
+        return entry
+
     def summary(self) -> dict[str, Any]:
-        """The table's entry in ``tables``; read by the lobby, in the same thread."""
+        """The table's entry in ``tables``; read by the lobby, in the same thread. Seats hold no
+        ``grace`` countdown here: an entry is encoded once per change, not per request."""
         state = self.state
         seats = self._seats_info()
+        for seat in seats:
+            seat.pop("grace", None)
         return {
             "table": self.id,
             "name": state.name,
@@ -147,7 +178,7 @@ class Table:
             "humans": sum(1 for s in state.seats if s is not None and not s.is_bot),
             "bots": sum(1 for s in state.seats if s is not None and s.is_bot),
             "spectators": len(self.spectators),
-            "options": state.options.to_dict(omit_defaults=False),
+            "options": self._options,
             "timer": state.timer,
             "private": state.private,
             "started": state.started,
@@ -164,12 +195,14 @@ class Table:
         return self.turn_at
 
     async def run(self) -> None:
+        """The table's task. Its wall: whatever fails in a step fails this table only
+        (``_fail``), never the server."""
         state = self.state
         log.info("table %s %r %s (timer %s s, private %s)", self.id, state.name,
                  "restored" if self.restored else "created", state.timer, state.private)
-        if self.restored:
-            self._restore()
         try:
+            if self.restored:
+                self._restore()
             while not self.closed:
                 if self.wake_at <= trio.current_time():
                     self.journal.waiting += 1  # a step of its own is coming
@@ -177,25 +210,55 @@ class Table:
                         await self.journal.settled()
                     finally:
                         self.journal.waiting -= 1
-                    corked = self._cork()
+                    corked, joinable = self._cork(), self.joinable
                     try:
                         self._wake()
+                    except Exception as exc:  # noqa: BLE001 - the table's wall
+                        self._fail(exc)
                     finally:
                         self.journal.hold(corked)
+                        self._stepped(joinable)
                     if not self.closed and self._deserted():
                         self.closed = True
                     continue
                 with trio.move_on_at(self.wake_at):
                     request = await self._inbox.receive()
                     self.journal.waiting -= 1
-                    corked = self._cork(request.peer)
+                    corked, joinable = self._cork(request.peer), self.joinable
                     try:
                         self._handle(request)
+                    except Exception as exc:  # noqa: BLE001 - the table's wall
+                        self._fail(exc, request)
                     finally:
                         self.journal.hold(corked)
+                        self._stepped(joinable)
+        except Exception as exc:  # noqa: BLE001 - the table's wall, outside a step
+            self._fail(exc)
         finally:
             # Cancelled (server shutdown): the table stays open in the journal, for a restart.
             self._close(for_good=self.closed and not self.broken)
+
+    def _stepped(self, joinable: bool) -> None:
+        """After a step: the lobby entry may have changed, and with it the lobby's order."""
+        self._listed.clear()
+        if self.joinable != joinable:
+            self.lobby.listing_changed()
+
+    def _fail(self, exc: Exception, request: Request | None = None) -> None:
+        """A step failed (our bug, or a journal that cannot write): the table is closed, its
+        log kept for diagnosis (a failed table is not restored; a table whose journal failed
+        is, from its last committed entry), the error logged once, and everyone at it told
+        with ``table_failed`` (the request that was being handled gets it as its answer).
+        The connections stay open, back in the lobby."""
+        log.error("table %s failed; closing it (its log is kept)", self.id, exc_info=exc)
+        self.failed = self.closed = True
+        message = f"table {self.id} failed and is closed; the incident is logged"
+        ref = getattr(request.msg, "id", None) if request is not None else None
+        for peer in self._audience():
+            if request is None or peer is not request.peer:
+                peer.send(error_message(ErrorCode.TABLE_FAILED, message))
+        if request is not None:
+            request.peer.send(error_message(ErrorCode.TABLE_FAILED, message, ref))
 
     def _cork(self, peer: Peer | None = None) -> list[Peer]:
         """Cork everyone at the table (and ``peer``) for one step of the table: what the step
@@ -211,7 +274,7 @@ class Table:
     def _restore(self) -> None:
         """After a restart: bots get their policies back, every human is away (their grace
         period and the turn timer start now)."""
-        until = trio.current_time() + self.config.grace
+        until = trio.current_time() + self._grace()
         for seat in SEATS:
             info = self.state.seats[seat]
             if info is None:
@@ -227,11 +290,15 @@ class Table:
             self.closed = True
 
     def _handle(self, request: Request) -> None:
+        """Handle one request; a refusal (``errors.is_refusal``) is answered with its error and
+        changes nothing; anything else propagates to ``run``, which fails the table."""
         peer, msg = request.peer, request.msg
         ref = getattr(msg, "id", None)
         try:
             self._dispatch(peer, msg)
-        except Exception as exc:  # noqa: BLE001 - mapped to an error frame in one place
+        except Exception as exc:
+            if not is_refusal(exc):
+                raise
             peer.send(error_frame(exc, ref))
         finally:
             if request.done is not None:
@@ -420,7 +487,7 @@ class Table:
         info = self.state.seats[seat]
         digest = info.token_hash if info is not None else None
         if disconnected:
-            self.away_until[seat] = trio.current_time() + self.config.grace
+            self.away_until[seat] = trio.current_time() + self._grace()
             change = "away"
         elif not self.state.started:
             self._commit({"kind": "vacate", "seat": seat})
@@ -437,6 +504,14 @@ class Table:
             self._deal_if_ready()
         else:
             self._schedule()
+
+    def _grace(self) -> float:
+        """How long a disconnected human keeps the seat: ``grace`` once the match has begun,
+        at most ``pregame_grace`` before (a table abandoned before its match closes soon, and
+        its creator's address gets its table back)."""
+        if self.state.started:
+            return self.config.grace
+        return min(self.config.grace, self.config.pregame_grace)
 
     def _stand_in(self, seat: int, *, returnable: bool = False) -> None:
         policy = self.config.bot_policy

@@ -12,9 +12,11 @@ table at most.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import math
+import os
 import signal
 import sys
 from collections import Counter
@@ -31,6 +33,7 @@ from tongits.protocol import (
     Join,
     Leave,
     ListTables,
+    Mode,
     Ping,
     Pong,
     ProtocolError,
@@ -59,6 +62,19 @@ CAPABILITIES = ["text_mode", "spectate", "chat", "bots", "private_tables", "resu
 #: How long shutdown waits for connections to flush their last frame.
 SHUTDOWN_GRACE = 2.0
 
+#: ``accept`` errors that mean "no capacity now" (file descriptors, memory): retried after
+#: ``ACCEPT_RETRY`` seconds instead of ending the listener (as ``trio.serve_listeners`` does).
+_ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+ACCEPT_RETRY = 0.1
+
+#: What one ``list_tables`` costs in the rate limit, in messages: a page is the most
+#: expensive reply (docs/PROTOCOL.md, "Limits").
+LIST_TABLES_COST = 5
+
+#: Bytes a ``tables`` reply keeps free beyond its head as measured with no ``total`` and
+#: ``next`` (their digits, the list's header and brackets).
+_PAGE_SLACK = 64
+
 
 class Server:
     def __init__(self, config: ServerConfig | None = None, journal: Journal | None = None):
@@ -68,6 +84,8 @@ class Server:
         self._per_host: Counter[str] = Counter()
         self._cancel = trio.CancelScope()
         self._connections: trio.Nursery | None = None
+        #: why the server stopped on its own (the journal could not commit), else None
+        self.failure: BaseException | None = None
 
     async def serve(
         self,
@@ -79,6 +97,7 @@ class Server:
         with self._cancel:
             async with trio.open_nursery() as tables:
                 self.lobby.bind(tables)
+                tables.start_soon(self._stop_if_the_journal_fails)
                 restored = self.lobby.restore()
                 if restored:
                     log.info("restored %d tables from the journal", restored)
@@ -97,7 +116,7 @@ class Server:
                             if self.config.discovery and listener.socket.family == AF_INET:
                                 await tables.start(
                                     answer_discovery, self.config.name, host, port,
-                                    lambda: len(self.lobby.list_tables()),
+                                    self.lobby.count,
                                 )
                     task_status.started(listeners)
                     await trio.sleep_forever()
@@ -105,7 +124,17 @@ class Server:
     async def _accept(self, listener: trio.SocketListener) -> None:
         async with listener:
             while True:
-                stream = await listener.accept()
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:
+                    if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                        raise
+                    # Out of file descriptors or memory: the connections already open go on;
+                    # new ones wait in the kernel's backlog until some close.
+                    log.warning("cannot accept a connection (%s); retrying in %g s",
+                                os.strerror(exc.errno or 0), ACCEPT_RETRY)
+                    await trio.sleep(ACCEPT_RETRY)
+                    continue
                 try:
                     host, port = stream.socket.getpeername()[:2]
                     address = f"{host}:{port}"
@@ -125,13 +154,30 @@ class Server:
                 await trio.sleep(0.01)
         self._cancel.cancel()
 
+    async def _stop_if_the_journal_fails(self) -> None:
+        """A commit failed (a full disk): nothing more can be saved, so nothing more may be
+        played. Every client is told (``shutting_down``; what was held for the failed commit
+        never leaves), then the server stops; ``failure`` says why (``GroupCommit`` logged
+        it)."""
+        journal = self.lobby.journal
+        await journal.failed.wait()
+        self.failure = journal.error
+        for peer in list(self.peers):
+            peer.kick(ErrorCode.SHUTTING_DOWN,
+                      "the server cannot save games any more (its disk may be full) and is "
+                      "stopping", flush=False)
+        with trio.move_on_after(SHUTDOWN_GRACE):
+            while self.peers:
+                await trio.sleep(0.01)
+        self._cancel.cancel()
+
     async def run_until_signal(self) -> None:
-        """Serve until SIGINT or SIGTERM, then shut down gracefully. The bound addresses
-        are printed on stdout, one ``listening on HOST:PORT`` line each (for scripts that
-        start the server on port 0)."""
+        """Serve until SIGINT or SIGTERM, then shut down gracefully (or until the server stops
+        on its own: ``failure``). The bound addresses are printed on stdout, one ``listening
+        on HOST:PORT`` line each (for scripts that start the server on port 0)."""
         async with trio.open_nursery() as nursery:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                listeners = await nursery.start(self.serve)
+                listeners = await nursery.start(self._serve_then_stop, nursery.cancel_scope)
                 for listener in listeners:
                     host, port = listener.socket.getsockname()[:2]
                     print(f"listening on {host}:{port}", file=sys.stdout, flush=True)
@@ -140,34 +186,54 @@ class Server:
                     break
                 await self.shutdown()
 
+    async def _serve_then_stop(
+        self,
+        scope: trio.CancelScope,
+        *,
+        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        await self.serve(task_status=task_status)
+        scope.cancel()  # stopped on its own: no signal to wait for
+
     # ----- one connection -----------------------------------------------------------------
 
     async def handle_stream(self, stream: trio.abc.Stream, address: str = "memory") -> None:
+        """Serve one connection until it ends. The connection's wall: whatever fails while
+        serving it ends this connection only (logged once), never the server."""
+        try:
+            await self._serve_stream(stream, address)
+        except Exception as exc:  # noqa: BLE001 - the last wall of a connection
+            log.error("connection from %s failed", address, exc_info=exc)
+
+    async def _serve_stream(self, stream: trio.abc.Stream, address: str) -> None:
         config = self.config
         limited = config.limit_loopback or not _is_loopback(address)
         peer = Peer(stream, Codec(max_frame_size=config.max_frame_size), config.queue_size,
-                    address, rate=config.rate if limited else 0.0, burst=config.burst)
+                    address, rate=config.rate if limited else 0.0, burst=config.burst,
+                    queue_bytes=config.queue_bytes)
+        key = address_key(peer.host)
+        peer.quota = key if limited else None
         if len(self.peers) >= config.max_connections:
             peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
-        elif limited and self._per_host[peer.host] >= config.max_per_address:
+        elif limited and self._per_host[key] >= config.max_per_address:
             peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
         self.peers.add(peer)
-        self._per_host[peer.host] += 1
+        self._per_host[key] += 1
         log.info("connection %d from %s opened", peer.id, address)
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
                 if not peer.closed:
-                    await self._read(peer)
+                    await self._read_guarded(peer)
                     peer.finish()
         except trio.BrokenResourceError:
             pass
         finally:
             peer.finish()  # whatever the table still says to it goes nowhere
             self.peers.discard(peer)
-            self._per_host[peer.host] -= 1
-            if self._per_host[peer.host] <= 0:
-                del self._per_host[peer.host]
+            self._per_host[key] -= 1
+            if self._per_host[key] <= 0:
+                del self._per_host[key]
             table = peer.table
             if table is not None:
                 with trio.CancelScope(shield=True), trio.move_on_after(1):
@@ -185,7 +251,21 @@ class Server:
             await peer.run_writer()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
+        except Exception:  # noqa: BLE001 - the connection's wall
+            log.exception("connection %d: writer failed; closing the connection", peer.id)
         scope.cancel()
+
+    async def _read_guarded(self, peer: Peer) -> None:
+        """Read and handle ``peer``'s requests; a failure of ours is logged once and ends this
+        connection with ``internal_error``."""
+        try:
+            await self._read(peer)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        except Exception:  # noqa: BLE001 - the connection's wall
+            log.exception("connection %d (%s): internal error; closing the connection",
+                          peer.id, peer.address)
+            peer.kick(ErrorCode.INTERNAL_ERROR, "internal server error")
 
     async def _read(self, peer: Peer) -> None:
         codec = peer.codec
@@ -271,11 +351,25 @@ class Server:
         if table is not None and msg.token is not None:
             await table.call(peer, Resume(msg.token, msg.seq))
 
+    def _list_tables(self, peer: Peer, msg: ListTables) -> None:
+        """Answer with one page of the lobby, its entries spliced in as they were encoded
+        (never a frame over ``max_frame_size``, the limit the server enforces)."""
+        head = _tables_head(msg, 0, None)
+        del head["tables"]
+        budget = self.config.max_frame_size - len(peer.codec.encode(head)) - _PAGE_SLACK
+        page = self.lobby.page(msg, peer.codec.mode or Mode.BINARY, budget)
+        head = _tables_head(msg, page.total, page.next)
+        del head["tables"]
+        peer.send_encoded(peer.codec.encode_spliced(head, "tables", page.entries))
+
     async def _route(self, peer: Peer, msg: Any) -> None:
         if isinstance(msg, Ping):
             peer.send(to_dict(Pong(id=msg.id)))
         elif isinstance(msg, ListTables):
-            peer.send(to_dict(Tables(id=msg.id, tables=self.lobby.list_tables())))
+            if not peer.take_token(LIST_TABLES_COST - 1):
+                raise ProtocolError(ErrorCode.RATE_LIMITED,
+                                    f"list_tables counts as {LIST_TABLES_COST} messages")
+            self._list_tables(peer, msg)
         elif isinstance(msg, Hello):
             raise ProtocolError(ErrorCode.BAD_FIELD, "hello was already received")
         elif isinstance(msg, CreateTable | Join | Spectate):
@@ -283,7 +377,7 @@ class Server:
                 raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
             table: Table
             if isinstance(msg, CreateTable):
-                table = self.lobby.create(msg)
+                table = self.lobby.create(msg, peer.quota)
             else:
                 table = self.lobby.get(msg.table)
             await table.call(peer, msg)
@@ -294,6 +388,25 @@ class Server:
                 await peer.table.call(peer, msg)
             else:
                 await peer.table.submit(peer, msg)
+
+
+def _tables_head(msg: ListTables, total: int, next_offset: int | None) -> dict[str, Any]:
+    return to_dict(Tables(id=msg.id, tables=[], total=total, offset=msg.offset,
+                          next=next_offset))
+
+
+def address_key(host: str) -> str:
+    """What the per-address limits count a host under: an IPv4 address itself, an IPv6 address
+    by its /64 network (one subscriber usually holds a whole /64)."""
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 def _is_loopback(address: str) -> bool:

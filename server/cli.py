@@ -22,8 +22,12 @@ _HELP = {
     "bot_delay": "seconds a server bot waits before it plays",
     "bot_policy": "default policy of server bots (random, greedy, strong)",
     "grace": "seconds a disconnected player keeps the seat before a server bot stands in",
+    "pregame_grace": "seconds a disconnected player keeps the seat of a table whose match has "
+    "not started (a table nobody is left at closes then)",
     "db": "SQLite file holding every table's log and hand records (:memory: keeps nothing)",
     "db_sync": "normal (survives a killed server) or full (also a power cut; slower)",
+    "skip_damaged": "start on a damaged database: serve the tables whose logs can be read and "
+    "name the others in the log (they stay in the file)",
     "max_connections": "most connections at once",
     "max_per_address": "most connections at once from one IP address",
     "rate": "messages per second a connection may send, on average (0 = no limit)",
@@ -32,8 +36,10 @@ _HELP = {
     "benchmarks are exempt by default)",
     "idle_timeout": "seconds a connection away from any table may stay silent (0 = no limit)",
     "max_tables": "most open tables",
+    "max_tables_per_address": "most open tables created from one IP address (an IPv6 /64)",
     "max_frame_size": "largest frame or text line accepted, in bytes",
     "queue_size": "messages queued for a client before it is dropped as a slow reader",
+    "queue_bytes": "bytes queued for a client before it is dropped as a slow reader",
     "handshake_timeout": "seconds a new connection has to send hello",
     "chat_max": "longest chat line, in characters",
     "name_max": "longest player or table name, in characters",
@@ -96,25 +102,44 @@ def main(argv: list[str] | None = None) -> int:
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from .store import SQLiteJournal, StoreError
+    from .store import SQLiteJournal, StoreError, empty_file_warning
 
     log = logging.getLogger("tongits.server")
+    warning = empty_file_warning(config.db)
+    if warning is not None:
+        log.warning("%s", warning)
     try:
         journal = SQLiteJournal(config.db, sync=config.db_sync)
     except (OSError, StoreError) as exc:
         log.error("cannot open the database: %s", exc)
         return 1
+    try:
+        skipped = journal.load(skip_damaged=config.skip_damaged)
+    except StoreError as exc:
+        log.error("cannot start: %s", exc)
+        journal.close()
+        return 1
+    if skipped:
+        log.warning("%s is damaged: not serving table %s (left in the file)", config.db,
+                    ", ".join(skipped))
     log.info("database %s", config.db)
     failed = False
     try:
         collector = Collector(config.gc_young, config.gc_full)
         collector.install()
-        trio.run(_serve, Server(config, journal), collector)
+        server = Server(config, journal)
+        trio.run(_serve, server, collector)
+        failed = server.failure is not None  # the journal failed: already logged
     except* OSError as group:  # the port is taken, the address is not this machine's…
         log.error("cannot serve: %s", _first_leaf(group))
         failed = True
     finally:
-        journal.close()
+        try:
+            journal.close()
+        except StoreError as exc:
+            if not failed:
+                log.error("cannot save the last entries: %s", exc)
+                failed = True
     return 1 if failed else 0
 
 

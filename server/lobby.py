@@ -10,11 +10,13 @@ from __future__ import annotations
 import itertools
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import trio
 from tongits.engine import Options
-from tongits.protocol import CreateTable, ErrorCode, ProtocolError
+from tongits.protocol import CreateTable, ErrorCode, ListTables, Mode, ProtocolError
 
 from .actor import Table
 from .commit import GroupCommit
@@ -26,6 +28,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tongits.server")
 
+#: The most tables in one ``tables`` reply.
+MAX_PAGE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of the lobby: its table entries, already encoded; how many tables the filter
+    matches; the offset of the next page (None after the last)."""
+
+    entries: list[bytes]
+    total: int
+    next: int | None
+
 
 class Lobby:
     def __init__(self, config: ServerConfig, journal: Journal) -> None:
@@ -33,8 +48,12 @@ class Lobby:
         self.journal = GroupCommit(journal)
         self.tables: dict[str, Table] = {}
         self._tokens: dict[str, Table] = {}
+        #: open tables per creator's address (``Peer.quota``)
+        self._per_address: Counter[str] = Counter()
         self._ids = itertools.count(journal.last_table_number() + 1)
         self._nursery: trio.Nursery | None = None
+        self._order: list[Table] | None = None
+        self._joinable = 0
 
     def bind(self, nursery: trio.Nursery) -> None:
         """The nursery that runs table tasks and the journal's commits (owned by
@@ -57,12 +76,55 @@ class Lobby:
                 continue
             table = Table(state, self.config, self, self.journal, restored=True)
             self.tables[state.id] = table
+            self.listing_changed()
             self._nursery.start_soon(table.run, name=f"table {state.id}")
             count += 1
         return count
 
-    def list_tables(self) -> list[dict[str, Any]]:
-        return [t.summary() for t in self.tables.values() if not t.closed]
+    def listing_changed(self) -> None:
+        """A table appeared, went, or became joinable or not: the lobby's order is rebuilt at
+        the next ``list_tables``."""
+        self._order = None
+
+    def _ordered(self) -> tuple[list[Table], int]:
+        """Every open table in the lobby's order (joinable ones first, then the others; oldest
+        first within each), and how many are joinable; rebuilt only after a change."""
+        if self._order is None:
+            tables = [t for t in self.tables.values() if not t.closed]
+            tables.sort(key=lambda t: (not t.joinable, t.number))
+            self._order = tables
+            self._joinable = sum(1 for t in tables if t.joinable)
+        return self._order, self._joinable
+
+    def count(self) -> int:
+        """How many tables are open."""
+        return len(self._ordered()[0])
+
+    def page(self, msg: ListTables, mode: Mode, budget: int) -> Page:
+        """The page of the lobby ``msg`` asks for, as entries encoded for ``mode`` (each table
+        encodes its entry once per change, not once per request), at most ``MAX_PAGE`` of
+        them and at most ``budget`` bytes together."""
+        if msg.offset < 0 or (msg.limit is not None and msg.limit < 1):
+            raise ProtocolError(ErrorCode.BAD_FIELD, "offset must be ≥ 0 and limit ≥ 1")
+        ordered, joinable = self._ordered()
+        total = joinable if msg.open else len(ordered)
+        limit = min(msg.limit or MAX_PAGE, MAX_PAGE)
+        entries: list[bytes] = []
+        used = 0
+        index = msg.offset
+        while index < total and len(entries) < limit:
+            entry = ordered[index].listing_entry(mode)
+            if used + len(entry) + 1 > budget:
+                if not entries:  # a table whose entry alone exceeds the frame: not listed
+                    log.warning("table %s: lobby entry of %d bytes exceeds the frame size",
+                                ordered[index].id, len(entry))
+                    index += 1
+                    continue
+                break
+            entries.append(entry)
+            used += len(entry) + 1
+            index += 1
+        return Page(entries, total, index if index < total else None)
 
     def get(self, table_id: str) -> Table:
         table = self.tables.get(table_id)
@@ -70,13 +132,18 @@ class Lobby:
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"no table {table_id!r}")
         return table
 
-    def create(self, msg: CreateTable) -> Table:
+    def create(self, msg: CreateTable, quota: str | None = None) -> Table:
         """Check a ``create_table`` request, log the table's ``create`` entry and start its task.
-        The creator is seated by the table itself (the request is then passed to it)."""
+        The creator is seated by the table itself (the request is then passed to it).
+        ``quota``: the creator's address as the per-address limits count it (None: exempt)."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
         if len(self.tables) >= self.config.max_tables:
             raise ProtocolError(ErrorCode.TOO_MANY_TABLES, "the server has too many tables")
+        limit = self.config.max_tables_per_address
+        if quota is not None and self._per_address[quota] >= limit:
+            raise ProtocolError(ErrorCode.TOO_MANY_TABLES,
+                                f"your address has {limit} open tables already")
         name = check_name(msg.name, self.config.name_max, "table name")
         if not 0 <= msg.bots <= 2:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, "bots must be 0, 1 or 2")
@@ -92,19 +159,28 @@ class Lobby:
             "options": options.to_dict(),
             "timer": timer,
             "private": msg.private,
-            "code": secrets.token_hex(3) if msg.private else None,
+            "code": join_code() if msg.private else None,
             "seed": secrets.randbits(64),
             "auto_start": msg.auto_start,
         }
         self.journal.append(table_id, entry)
         table = Table(TableState(entry), self.config, self, self.journal)
+        table.quota = quota
+        if quota is not None:
+            self._per_address[quota] += 1
         self.tables[table_id] = table
+        self.listing_changed()
         self._nursery.start_soon(table.run, name=f"table {table_id}")
         return table
 
     def table_closed(self, table: Table) -> None:
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
+            self.listing_changed()
+            if table.quota is not None:
+                self._per_address[table.quota] -= 1
+                if self._per_address[table.quota] <= 0:
+                    del self._per_address[table.quota]
 
     def index_token(self, digest: str, table: Table) -> None:
         self._tokens[digest] = table
@@ -118,6 +194,17 @@ class Lobby:
         if table is None or table.closed:
             raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown or expired token")
         return table
+
+
+#: The letters of join codes: lowercase, no 0/o, 1/l/i to misread.
+JOIN_CODE_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
+JOIN_CODE_LENGTH = 10
+
+
+def join_code() -> str:
+    """A private table's join code: 10 letters of 31, 49 bits. Guessing one at the server's
+    whole pace (about 5,000 wrong codes a second) takes over a thousand years on average."""
+    return "".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(JOIN_CODE_LENGTH))
 
 
 def check_name(name: str, limit: int, what: str) -> str:

@@ -39,7 +39,7 @@ from ..review import render as render_review
 from . import render
 from .commands import CommandError, Local, help_lines, read_command
 from .completion import MoveCompleter
-from .hint import hint_for
+from .hint import hint_lines
 from .session import Session
 from .state import TableState, Update
 
@@ -267,7 +267,7 @@ class TableScreen:
             if state.view is None:
                 state.say("no hand yet", error=True)
             else:
-                state.note(hint_for(state.view).lines())
+                state.note(hint_lines(state.view))
                 state.say("")
 
     def _review(self) -> None:

@@ -248,5 +248,4 @@ class WorldMaker:
         hand._opened = list(view.opened)
         hand._block_turn = list(self.block)
         hand._legal = None
-        hand._views = None
         return hand
