@@ -13,7 +13,8 @@ For each decision with more than one legal move:
    The move with the best mean chips is played.
 
 The budget counts rollouts, not seconds, so the same seed and budget always give the same move
-whatever the machine's load. ``evaluate`` is also the engine of ``tongits review``.
+whatever the machine's load. ``Search`` is also the engine of ``tongits review``
+(``engine/review.py``).
 """
 
 from __future__ import annotations

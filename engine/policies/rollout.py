@@ -32,6 +32,7 @@ from ..moves import (
     secret_move,
 )
 from .common import count_of
+from .worlds import NEIGHBOURS
 
 _START, _PLAY, _ANSWER, _OVER = Phase.START, Phase.PLAY, Phase.ANSWER, Phase.OVER
 _PICK, _SAPAW, _MELD, _SECRET = Action.PICK, Action.SAPAW, Action.MELD, Action.SECRET
@@ -53,21 +54,6 @@ _HIGHEST_FIRST: tuple[int, ...] = tuple(sorted(range(52), key=lambda c: (-POINTS
 def _highest_first(mask: int) -> Iterator[int]:
     """The cards of ``mask``, highest points first (then highest index)."""
     return (c for c in _HIGHEST_FIRST if mask >> c & 1)
-
-
-@lru_cache(maxsize=1 << 12)
-def _feeders(card: int) -> int:
-    """Cards that make a meld with ``card`` together with one more card (same rank, or same suit
-    within two ranks): holding two of them lets the next seat pick ``card``."""
-    suit, rank0 = divmod(card, 13)
-    mask = 0
-    for s in range(4):
-        if s != suit:
-            mask |= 1 << (s * 13 + rank0)
-    for d in (-2, -1, 1, 2):
-        if 0 <= rank0 + d < 13:
-            mask |= 1 << (suit * 13 + rank0 + d)
-    return mask
 
 
 def _hand_mask(hand: Hand, seat: int) -> int:
@@ -156,7 +142,7 @@ def _play_move(hand: Hand, seat: int, mask: int) -> Move:
 
 def _feeds(nxt_mask: int, card: int) -> bool:
     """Whether the next seat holds two cards that make a meld with ``card`` (so could pick it)."""
-    if (nxt_mask & _feeders(card)).bit_count() < 2:
+    if (nxt_mask & NEIGHBOURS[card]).bit_count() < 2:
         return False
     return bool(pick_partners(nxt_mask, card))
 

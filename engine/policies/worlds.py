@@ -8,9 +8,10 @@ drawn uniformly: what the other seats did says something about what they hold (`
   (usually) have picked it, so cards that meld with a discard it passed on are less likely in
   its hand;
 * a seat that **threw** a card keeps few cards that meld with it, and players throw their
-  highest loose card first, so cards worth more than its last throw are less likely;
-* a seat **picks** to build melds it wants to extend: the cards next to its face-up runs and
-  sets are not made less likely by anything it passed on earlier.
+  highest loose card first, so cards worth more than its last throw are less likely.
+
+A seat that called is assumed to count low: while the call is answered, deals in which the
+caller counts more than ``caller_cap`` are redrawn.
 
 Each unseen card gets a weight per seat; hands are dealt by weighted sampling without
 replacement (Efraimidis-Spirakis keys), the rest of the unseen cards make the stock in a
@@ -26,7 +27,6 @@ from ..cards import DECK, POINTS, Card, mask_of
 from ..hand import Hand, Phase
 from ..melds import TableMeld
 from ..moves import Action
-from ..options import SapawBlock
 from ..view import SeatView
 from .common import count_of, public_knowledge
 
@@ -138,8 +138,6 @@ def _block_turns(view: SeatView) -> list[int | None]:
     for s in range(3):
         if view.blocked[s]:
             out[s] = last[s] if last[s] is not None else view.turn
-            if view.options.sapaw_block is SapawBlock.HAND:
-                out[s] = out[s] or 0
     return out
 
 
