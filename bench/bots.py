@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tongits.client.arena import ArenaConfig, Progress, play_deal, run_arena
+from tongits.client.arena import ArenaConfig, Progress, play_chunk, run_arena
 from tongits.engine import Hand, deck_for, seat_view
 from tongits.engine.policies import (
     POLICIES,
@@ -133,8 +133,8 @@ def measure(args: argparse.Namespace) -> int:
         for index in range(args.first, min(args.stop or n_deals, n_deals)):
             if index in done:
                 continue
-            deal = play_deal(config, index)
-            entry = {"deal": index, "chips": [t.chips for t in deal.tallies],
+            deal = play_chunk(config, index, index + 1)
+            entry = {"deal": index, "chips": list(deal.deal_chips[0]),
                      "decisions": [t.decisions for t in deal.tallies],
                      "seconds": [round(t.seconds, 4) for t in deal.tallies]}
             log.write(json.dumps(entry) + "\n")

@@ -18,6 +18,8 @@ in this process, on another core than the servers when there are two or more:
 
     python bench/server_load.py                       # the full run: 1,000 tables, 300 tables
     python bench/server_load.py --tables 200 --flat-tables 60 --seconds 10
+    python bench/server_load.py --db both                 # each phase with :memory: and a file
+    python bench/server_load.py --only b --minutes 10 --lock-step   # the long run
     python bench/server_load.py --only d              # the lobby scenario alone
 
 The last line printed is one JSON object with every figure.
@@ -122,12 +124,11 @@ class Child:
     """A server process; reads its CPU time and RSS from /proc. With ``db = "file"`` each one
     gets a new SQLite file (a table left by an earlier phase must not be restored)."""
 
-    db = ":memory:"
     gc_full = ServerConfig().gc_full
 
-    def __init__(self, kind: str, limited: bool = False) -> None:
+    def __init__(self, kind: str, db: str = ":memory:", limited: bool = False) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
-        db = os.path.join(self.tmp.name, "server.db") if self.db == "file" else self.db
+        db = os.path.join(self.tmp.name, "server.db") if db == "file" else db
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
              "--child-db", db, "--gc-full", str(self.gc_full),
@@ -268,16 +269,17 @@ async def wait_newer(client: Client, seq: int) -> None:
 
 
 async def round_trips(
-    echo_port: int, server_port: int, count: int
-) -> tuple[list[float], list[float]]:
+    echo_port: int, child: Child, count: int
+) -> tuple[list[float], list[float], float]:
     """``count`` round trips each, alternating: one echo, then one of our moves at a table of
     ours and two instant bots (until the state showing it), so that both see the same moments
-    of a shared machine."""
+    of a shared machine. Also the server's CPU seconds per action (ours and the bots')."""
     async with trio.open_nursery() as nursery:
         echo = Client(await trio.open_tcp_stream("127.0.0.1", echo_port))
         nursery.start_soon(echo.read)
-        me = await connect(server_port, nursery, "me")
+        me = await connect(child.port, nursery, "me")
         await me.request({"type": "create_table", "name": "rtt", "bots": 2, "timer": 0})
+        cpu0, events0 = child.cpu(), me.events
         floor: list[float] = []
         server: list[float] = []
         while len(server) < count:
@@ -293,8 +295,9 @@ async def round_trips(
             await echo.request({"type": "ping", "n": len(floor)})
             floor.append(time.perf_counter() - start)
             server.append(await act_and_wait(me))
+        per_action = (child.cpu() - cpu0) / max(1, me.events - events0)
         nursery.cancel_scope.cancel()
-    return floor, server
+    return floor, server, per_action
 
 
 # ----- (b) many tables at one action per second ----------------
@@ -304,12 +307,15 @@ Extra = Callable[[int, trio.Nursery], Awaitable[Callable[[], dict[str, Any]]]]
 
 
 async def paced_tables(
-    child: Child, tables: int, seconds: float, echo: bool, extra: Extra | None = None
+    child: Child, tables: int, seconds: float, echo: bool, extra: Extra | None = None,
+    lock_step: bool = False,
 ) -> dict[str, Any]:
     """``tables`` x 3 connections; each table acts once per second for ``seconds``. The server's
     CPU is measured over the paced window only, its memory once every table is seated.
     ``extra(port, nursery)``, once the tables are seated, starts more clients for the window
-    and returns what reports their figures."""
+    and returns what reports their figures. With ``lock_step`` every table starts its first
+    hand in the same second (no untimed warm-up), so their hands keep ending, and new ones
+    being dealt, within the same second or two."""
     port = child.port
     samples: list[float] = []
     async with trio.open_nursery() as nursery:
@@ -351,7 +357,7 @@ async def paced_tables(
             if timed:
                 samples.append(took)
 
-        if not echo:
+        if not echo and not lock_step:
             # Tables that all start a hand together would all end it together too: a burst of
             # hand results and deals no real room makes. Each table first plays 0-59 moves
             # (untimed) so that hands end, and new ones are dealt, all through the window.
@@ -510,17 +516,21 @@ def lobby_load(open_tables: int, listers: int) -> Extra:
 
 
 def measure(
-    kind: str, run: Callable[[Child], Awaitable[Any]], limited: bool = False
+    kind: str, run: Callable[[Child], Awaitable[Any]], db: str = ":memory:", limited: bool = False
 ) -> tuple[Any, int]:
     """Run ``run(child)`` against a fresh server process; returns its result and the server's
     RSS before any client connected."""
-    child = Child(kind, limited)
+    child = Child(kind, db, limited)
     try:
         rss0 = child.rss_kb()
         out = trio.run(run, child)
     finally:
         child.stop()
     return out, rss0
+
+
+def us(seconds: float) -> float:
+    return round(seconds * 1e6, 1)
 
 
 def lobby(args: argparse.Namespace, report: dict[str, Any]) -> None:
@@ -560,10 +570,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", choices=["echo", "tongits"], help=argparse.SUPPRESS)
     parser.add_argument("--parent", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--db", default=":memory:", choices=[":memory:", "file"],
-                        help="the server's SQLite journal: :memory: (default) or a new file per "
-                        "server process in a temporary directory, as tongits-server runs; "
-                        "either way each move is committed before its state goes out")
+    parser.add_argument("--db", default=":memory:", choices=[":memory:", "file", "both"],
+                        help="the server's SQLite journal: :memory: (default), a new file per "
+                        "server process in a temporary directory (as tongits-server runs), or "
+                        "both: every tongits phase once with each, in the same run; either way "
+                        "each move is committed before its state goes out")
     parser.add_argument("--gc-full", type=float, default=ServerConfig().gc_full,
                         help="the servers' seconds between full garbage collections (the "
                         "default is tongits-server's; lower it to see their pauses in (b))")
@@ -578,6 +589,12 @@ def main() -> None:
     parser.add_argument("--rtt", type=int, default=2000, help="round trips measured in (a)")
     parser.add_argument("--tables", type=int, default=1000, help="tables in (b)")
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of (b) and (c)")
+    parser.add_argument("--minutes", type=float,
+                        help="duration of (b) in minutes instead (a long run; its echo floor "
+                        "runs one minute of it)")
+    parser.add_argument("--lock-step", action="store_true",
+                        help="(b) without its untimed warm-up: every table starts its first "
+                        "hand together, and their hands keep ending together")
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
     args = parser.parse_args()
     if args.child:
@@ -585,7 +602,9 @@ def main() -> None:
                  args.child_limited)
         return
     only = set(args.only or "abcd")
-    Child.db, Child.gc_full = args.db, args.gc_full
+    Child.gc_full = args.gc_full
+    dbs = [":memory:", "file"] if args.db == "both" else [args.db]
+    paced_s = 60 * args.minutes if args.minutes else args.seconds
     if CLIENT_CPUS:
         os.sched_setaffinity(0, CLIENT_CPUS)
     # The clients of thousands of connections share this one process and its heap: its
@@ -596,55 +615,91 @@ def main() -> None:
     report: dict[str, Any] = {
         "db": args.db, "gc_full_s": args.gc_full, "tables_b": args.tables,
         "connections_b": 3 * args.tables, "tables_c": args.flat_tables, "seconds": args.seconds,
+        "seconds_b": paced_s, "lock_step": args.lock_step,
     }
     if "a" in only:
-        echo, tongits = Child("echo"), Child("tongits")
-        try:
-            floor, server = trio.run(round_trips, echo.port, tongits.port, args.rtt)
-        finally:
-            echo.stop()
-            tongits.stop()
-        report["a_floor_p50_us"], report["a_floor_p99_us"] = pct(floor, 0.5), pct(floor, 0.99)
-        report["a_server_p50_us"], report["a_server_p99_us"] = pct(server, 0.5), pct(server, 0.99)
-        report["a_p50_ratio"] = round(statistics.median(server) / statistics.median(floor), 2)
-        print(f"(a) one action round trip: server p50 {report['a_server_p50_us']} µs, "
-              f"p99 {report['a_server_p99_us']} µs; echo floor p50 {report['a_floor_p50_us']} µs, "
-              f"p99 {report['a_floor_p99_us']} µs; ratio p50 {report['a_p50_ratio']}x", flush=True)
+        for db in dbs:
+            tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
+            echo, tongits = Child("echo"), Child("tongits", db)
+            try:
+                floor, server, per_action = trio.run(round_trips, echo.port, tongits, args.rtt)
+            finally:
+                echo.stop()
+                tongits.stop()
+            report[f"a{tag}_floor_p50_us"] = pct(floor, 0.5)
+            report[f"a{tag}_floor_p99_us"] = pct(floor, 0.99)
+            report[f"a{tag}_server_p50_us"] = pct(server, 0.5)
+            report[f"a{tag}_server_p99_us"] = pct(server, 0.99)
+            report[f"a{tag}_p50_ratio"] = round(statistics.median(server)
+                                                / statistics.median(floor), 2)
+            report[f"a{tag}_cpu_per_action_us"] = us(per_action)
+            print(f"(a) [{db}] one action round trip: server p50 {report[f'a{tag}_server_p50_us']}"
+                  f" µs, p99 {report[f'a{tag}_server_p99_us']} µs; echo floor p50 "
+                  f"{report[f'a{tag}_floor_p50_us']} µs, p99 {report[f'a{tag}_floor_p99_us']} µs; "
+                  f"ratio p50 {report[f'a{tag}_p50_ratio']}x; server CPU "
+                  f"{report[f'a{tag}_cpu_per_action_us']} µs per action", flush=True)
 
     if "b" in only:
-        floor_b, _ = measure(
-            "echo", lambda child: paced_tables(child, args.tables, args.seconds, True)
-        )
-        paced, rss0 = measure(
-            "tongits", lambda child: paced_tables(child, args.tables, args.seconds, False)
-        )
-        samples = paced["samples"]
-        report["b_floor_p50_us"] = pct(floor_b["samples"], 0.5)
-        report["b_floor_p99_us"] = pct(floor_b["samples"], 0.99)
-        report["b_server_p50_us"], report["b_server_p99_us"] = pct(samples, 0.5), pct(samples, 0.99)
-        report["b_actions"] = len(samples)
+        # a long run's floor is measured for a minute: its p99 is as well known by then
+        floor_b, _ = measure("echo", lambda child: paced_tables(
+            child, args.tables, min(paced_s, 60.0), True))
+        floor_samples = floor_b["samples"]
+        report["b_floor_p50_us"] = pct(floor_samples, 0.5)
+        report["b_floor_p99_us"] = pct(floor_samples, 0.99)
+        report["b_floor_p999_us"] = pct(floor_samples, 0.999)
         report["b_floor_cpu_pct"] = round(100 * floor_b["cpu"], 1)
-        report["b_server_cpu_pct"] = round(100 * paced["cpu"], 1)
-        report["b_memory_per_table_kb"] = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
-        print(f"(b) {args.tables} tables, {3 * args.tables} connections, 1 action/table/s: "
-              f"p50 {report['b_server_p50_us']} µs, p99 {report['b_server_p99_us']} µs "
-              f"(echo floor p50 {report['b_floor_p50_us']} µs, p99 {report['b_floor_p99_us']} µs); "
-              f"server CPU {report['b_server_cpu_pct']} % of a core "
-              f"(echo {report['b_floor_cpu_pct']} %); "
-              f"memory {report['b_memory_per_table_kb']} KB per table with 3 connections",
-              flush=True)
+        print(f"(b) echo floor, {3 * args.tables} connections: p50 {report['b_floor_p50_us']} µs,"
+              f" p99 {report['b_floor_p99_us']} µs, p99.9 {report['b_floor_p999_us']} µs; "
+              f"CPU {report['b_floor_cpu_pct']} %", flush=True)
+        for db in dbs:
+            tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
+            paced, rss0 = measure("tongits", lambda child: paced_tables(
+                child, args.tables, paced_s, False, lock_step=args.lock_step), db)
+            samples = paced["samples"]
+            floor99 = report["b_floor_p99_us"]
+            p99, p999 = pct(samples, 0.99), pct(samples, 0.999)
+            report[f"b{tag}_server_p50_us"] = pct(samples, 0.5)
+            report[f"b{tag}_server_p99_us"], report[f"b{tag}_server_p999_us"] = p99, p999
+            report[f"b{tag}_server_max_us"] = us(max(samples)) if samples else None
+            report[f"b{tag}_p99_over_floor_p99"] = round(p99 / floor99, 2)
+            report[f"b{tag}_p999_over_floor_p99"] = round(p999 / floor99, 2)
+            report[f"b{tag}_actions"] = len(samples)
+            report[f"b{tag}_server_cpu_pct"] = round(100 * paced["cpu"], 1)
+            report[f"b{tag}_cpu_per_action_us"] = us(paced["cpu"] * paced_s / max(1, len(samples)))
+            report[f"b{tag}_memory_per_table_kb"] = round(
+                (paced["rss_ready_kb"] - rss0) / args.tables, 1)
+            print(f"(b) [{db}] {args.tables} tables, {3 * args.tables} connections, 1 action/"
+                  f"table/s for {paced_s:g} s{' in lock-step' if args.lock_step else ''}: "
+                  f"p50 {report[f'b{tag}_server_p50_us']} µs, p99 {p99} µs "
+                  f"({report[f'b{tag}_p99_over_floor_p99']}x the floor's p99), p99.9 {p999} µs "
+                  f"({report[f'b{tag}_p999_over_floor_p99']}x), max "
+                  f"{report[f'b{tag}_server_max_us']} µs; server CPU "
+                  f"{report[f'b{tag}_server_cpu_pct']} % of a core, "
+                  f"{report[f'b{tag}_cpu_per_action_us']} µs per action; memory "
+                  f"{report[f'b{tag}_memory_per_table_kb']} KB per table with 3 connections",
+                  flush=True)
 
     if "c" in only:
-        flat, rss0 = measure(
-            "tongits", lambda child: flat_out(child, args.flat_tables, args.seconds)
-        )
-        report["c_actions_per_s"] = round(flat["actions"] / flat["elapsed"])
-        report["c_hands"] = flat["hands"]
-        report["c_memory_per_table_kb"] = round((flat["rss_kb"] - rss0) / args.flat_tables, 1)
-        report["c_server_cpu_pct"] = round(100 * flat["cpu"], 1)
-        print(f"(c) {args.flat_tables} tables of instant bots: "
-              f"{report['c_actions_per_s']} actions/s ({flat['hands']} hands); "
-              f"memory {report['c_memory_per_table_kb']} KB per table", flush=True)
+        for db in dbs:
+            tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
+            flat, rss0 = measure(
+                "tongits", lambda child: flat_out(child, args.flat_tables, args.seconds), db)
+            rate = flat["actions"] / flat["elapsed"]
+            report[f"c{tag}_actions_per_s"] = round(rate)
+            report[f"c{tag}_hands"] = flat["hands"]
+            report[f"c{tag}_memory_per_table_kb"] = round(
+                (flat["rss_kb"] - rss0) / args.flat_tables, 1)
+            report[f"c{tag}_server_cpu_pct"] = round(100 * flat["cpu"], 1)
+            report[f"c{tag}_cpu_per_action_us"] = us(flat["cpu"] / rate) if rate else None
+            print(f"(c) [{db}] {args.flat_tables} tables of instant bots: "
+                  f"{report[f'c{tag}_actions_per_s']} actions/s ({flat['hands']} hands); server "
+                  f"CPU {report[f'c{tag}_server_cpu_pct']} % of a core, "
+                  f"{report[f'c{tag}_cpu_per_action_us']} µs per action; memory "
+                  f"{report[f'c{tag}_memory_per_table_kb']} KB per table", flush=True)
+        if len(dbs) == 2:
+            report["c_file_over_memory"] = round(
+                report["c_file_actions_per_s"] / report["c_memory_actions_per_s"], 3)
+            print(f"(c) file / :memory: = {report['c_file_over_memory']}", flush=True)
     if "d" in only:
         lobby(args, report)
     print(json.dumps(report))

@@ -15,6 +15,8 @@ from .errors import InvalidMove, RuleCode
 
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "cdhs"
+#: Every card's notation by index, made once: records and views spell out whole decks.
+_NAMES = tuple(RANK_CHARS[i % 13] + SUIT_CHARS[i // 13] for i in range(52))
 _SUIT_SYMBOLS = {"♣": "c", "♦": "d", "♥": "h", "♠": "s"}
 
 
@@ -89,7 +91,7 @@ class Card(int):
         return RANK_CHARS[self.rank - 1] + self.suit.symbol
 
     def __str__(self) -> str:
-        return RANK_CHARS[int(self) % 13] + SUIT_CHARS[int(self) // 13]
+        return _NAMES[self]
 
     def __repr__(self) -> str:
         return f"Card.parse({str(self)!r})"

@@ -85,13 +85,26 @@ class Options:
         return cls(**values)
 
     def to_dict(self, *, omit_defaults: bool = True) -> dict[str, Any]:
-        """JSON-style dict; by default only the options that differ from RULES.md's defaults."""
-        out = {k: (v.value if isinstance(v, StrEnum) else v) for k, v in asdict(self).items()}
-        if omit_defaults:
-            default = Options().to_dict(omit_defaults=False)
-            out = {k: v for k, v in out.items() if default[k] != v}
-        return out
+        """JSON-style dict; by default only the options that differ from RULES.md's defaults.
+        Made once per options and kind (a hand record and a lobby listing each ask for it),
+        a new copy each call."""
+        key = (self, omit_defaults)
+        out = _DICTS.get(key)
+        if out is None:
+            out = {k: (v.value if isinstance(v, StrEnum) else v) for k, v in asdict(self).items()}
+            if omit_defaults:
+                default = Options().to_dict(omit_defaults=False)
+                out = {k: v for k, v in out.items() if default[k] != v}
+            if len(_DICTS) >= _DICTS_MAX:
+                _DICTS.clear()
+            _DICTS[key] = out
+        return dict(out)
 
+
+#: ``Options.to_dict`` results by options and ``omit_defaults`` (cleared when this many: only
+#: a few distinct options are in use at once). Every value in them is a str, int or bool.
+_DICTS_MAX = 1024
+_DICTS: dict[tuple[Options, bool], dict[str, Any]] = {}
 
 _ENUMS: dict[str, type[StrEnum]] = {
     "sapaw_block": SapawBlock,

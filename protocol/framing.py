@@ -2,15 +2,18 @@
 
 Two encodings share one port. Binary frames are a 4-byte big-endian payload length followed by
 one msgpack map. Text mode is newline-delimited JSON, one object per line, both ways. A server
-codec picks the mode from the first byte the peer sends (``{`` means text); a client codec is
-told its mode.
+codec picks the mode from the first byte the peer sends (``sniff``: a binary frame is at most
+64 KiB, so its first byte is always 0x00; anything else is text, which tolerates leading
+whitespace and a UTF-8 byte order mark); a client codec is told its mode.
 
 The codec owns no socket, in the style of h11: feed what arrives to ``receive_data`` and then
 call ``next_message`` until it returns None. Draining after every chunk keeps the buffer below
 the maximum frame size plus one chunk, because an oversized frame is refused as soon as its
 length is known (binary header, or a text line that outgrows the limit), before its body is
 read. After a ``FramingError`` the codec is dead: it raises that error again on any input, while
-``encode`` still works so the caller can send an error frame before closing.
+``encode`` still works so the caller can send an error frame before closing. A text line that
+is not a JSON object is only that line's fault (lines are self-delimiting): it raises
+``BadLine`` and the codec reads on.
 """
 
 from __future__ import annotations
@@ -22,17 +25,67 @@ from typing import Any
 
 import msgpack
 
-from .errors import ErrorCode, FrameTooLarge, FramingError, MalformedFrame
+from .errors import BadLine, ErrorCode, FrameTooLarge, FramingError, MalformedFrame
 
 DEFAULT_MAX_FRAME_SIZE = 64 * 1024
 
 _HEADER = struct.Struct(">I")
-_TEXT_OPENER = ord("{")
+_BOM = "\ufeff"
 
 
 class Mode(Enum):
     BINARY = "binary"
     TEXT = "text"
+
+
+def sniff(first: int) -> Mode:
+    """The mode a connection announces with its first byte. A binary frame's length is at most
+    ``DEFAULT_MAX_FRAME_SIZE`` (64 KiB, below 2**24), so its first byte is 0x00; anything else is
+    a person or a program typing JSON lines. (0x16 would open a TLS handshake: a server that
+    offers TLS must look for it before the codec sees any byte.)"""
+    return Mode.BINARY if first == 0 else Mode.TEXT
+
+
+#: Text mode's JSON: compact, UTF-8 as is.
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+class Shared:
+    """Entries of a map that many messages have in common (what every seat sees alike in one
+    state of a table): encoded once per mode, by the first ``Codec.encode_map`` that needs them,
+    and copied into every message after that. Read-only once made."""
+
+    __slots__ = ("items", "_binary", "_text")
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self.items = items
+        self._binary: bytes | None = None
+        self._text: bytes | None = None
+
+    def binary(self, packer: msgpack.Packer) -> bytes:
+        if self._binary is None:
+            self._binary = _msgpack_entries(packer, self.items)
+        return self._binary
+
+    def text(self) -> bytes:
+        if self._text is None:
+            self._text = _json_entries(self.items)
+        return self._text
+
+
+def _msgpack_entries(packer: msgpack.Packer, items: dict[str, Any]) -> bytes:
+    """The key/value pairs of a msgpack map, without its header."""
+    packed: bytes = packer.pack(items)
+    return packed[_msgpack_map_header_size(len(items)):]
+
+
+def _msgpack_map_header_size(count: int) -> int:
+    return 1 if count < 16 else 3 if count < 0x10000 else 5
+
+
+def _json_entries(items: dict[str, Any]) -> bytes:
+    """The members of a JSON object, without its braces."""
+    return _JSON.encode(items)[1:-1].encode("utf-8")
 
 
 class Codec:
@@ -57,19 +110,25 @@ class Codec:
     def mode(self) -> Mode | None:
         return self._mode
 
+    @property
+    def buffered(self) -> int:
+        """Bytes received that do not make a whole message yet (the start of a frame)."""
+        return len(self._buffer)
+
     def receive_data(self, data: bytes | bytearray) -> None:
         """Buffer bytes from the peer; raises the earlier error if the codec is dead."""
         if self._error is not None:
             raise self._error
         self._buffer += data
         if self._mode is None and self._buffer:
-            self._mode = Mode.TEXT if self._buffer[0] == _TEXT_OPENER else Mode.BINARY
+            self._mode = sniff(self._buffer[0])
 
     def next_message(self) -> dict[Any, Any] | None:
         """The next complete message, or None until more data arrives.
 
         Raises ``FrameTooLarge`` or ``MalformedFrame`` (both ``FramingError``), after which the
-        codec is dead.
+        codec is dead; in text mode, ``BadLine`` for a line that is no JSON object, after which
+        it reads the next line.
         """
         if self._error is not None:
             raise self._error
@@ -90,6 +149,34 @@ class Codec:
         payload: bytes = self._packer.pack(msg)
         return _HEADER.pack(len(payload)) + payload
 
+    def encode_map(
+        self, shared: Shared, own: dict[str, Any], nested: dict[str, bytes] | None = None
+    ) -> bytes:
+        """A map in this connection's mode, unframed: the entries of ``shared`` (encoded once
+        for every message that holds them), ``own``, and ``nested`` (maps this method
+        encoded, by key). No key may be in two of them. ``frame`` makes it a message."""
+        nested = nested or {}
+        if self._mode is Mode.TEXT:
+            parts = [shared.text(), _json_entries(own) if own else b""]
+            parts.extend(_JSON.encode(key).encode("utf-8") + b":" + value
+                         for key, value in nested.items())
+            return b"{" + b",".join(p for p in parts if p) + b"}"
+        packer = self._packer
+        count = len(shared.items) + len(own) + len(nested)
+        parts = [packer.pack_map_header(count), shared.binary(packer)]
+        if own:
+            parts.append(_msgpack_entries(packer, own))
+        for key, value in nested.items():
+            parts.append(packer.pack(key))
+            parts.append(value)
+        return b"".join(parts)
+
+    def frame(self, encoded: bytes) -> bytes:
+        """The bytes that carry a map made by ``encode_map`` to the peer: what ``encode`` gives
+        for the same map."""
+        if self._mode is Mode.TEXT:
+            return encoded + b"\n"
+        return _HEADER.pack(len(encoded)) + encoded
     def encode_spliced(self, msg: dict[str, Any], key: str, items: list[bytes]) -> bytes:
         """The bytes of ``msg`` with ``key`` set to the list of ``items``, each one value
         already encoded alone for this connection's mode (``encode_value``): a reply made of
@@ -134,13 +221,16 @@ class Codec:
                 raise FrameTooLarge(f"line of {newline} bytes exceeds {self._max_frame_size}")
             line = bytes(self._buffer[:newline])
             del self._buffer[: newline + 1]
-            if line.strip():
+            if line.strip().lstrip(_BOM.encode()):
                 break
         try:
-            decoded = json.loads(line.decode("utf-8"))
+            decoded = json.loads(line.decode("utf-8").lstrip(_BOM))
         except (ValueError, RecursionError) as error:
-            raise MalformedFrame(f"invalid JSON line: {error}") from None
-        return _as_map(decoded)
+            raise BadLine(f"invalid JSON line: {error}") from None
+        if not isinstance(decoded, dict):
+            raise BadLine(f"line holds a JSON {type(decoded).__name__}, not an object",
+                          code=ErrorCode.NOT_A_MAP)
+        return decoded
 
 
 def encode_value(value: Any, mode: Mode) -> bytes:

@@ -11,22 +11,26 @@ import itertools
 import logging
 import secrets
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
-from tongits.engine import Options
+from tongits.engine import MatchLength, Options
 from tongits.protocol import CreateTable, ErrorCode, ListTables, Mode, ProtocolError
 
 from .actor import Table
 from .commit import GroupCommit
-from .journal import Journal
+from .journal import Entry, Journal
 from .table import TableState, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
 
 log = logging.getLogger("tongits.server")
+
+#: Builds a table's task object from its state, settings, lobby and journal.
+TableFactory = Callable[[TableState, "ServerConfig", "Lobby", GroupCommit], Table]
 
 #: The most tables in one ``tables`` reply.
 MAX_PAGE = 50
@@ -151,10 +155,11 @@ class Lobby:
         if not 0 <= timer <= 3600:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, "timer must be 0 (none) to 3600 seconds")
         options = Options.from_dict(msg.options)
-        table_id = f"t{next(self._ids)}"
+        try:
+            MatchLength(msg.hands, msg.target)
+        except ValueError as exc:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
         entry = {
-            "kind": "create",
-            "table": table_id,
             "name": name,
             "options": options.to_dict(),
             "timer": timer,
@@ -163,11 +168,26 @@ class Lobby:
             "seed": secrets.randbits(64),
             "auto_start": msg.auto_start,
         }
-        self.journal.append(table_id, entry)
-        table = Table(TableState(entry), self.config, self, self.journal)
+        if msg.hands is not None:
+            entry["hands"] = msg.hands
+        if msg.target is not None:
+            entry["target"] = msg.target
+        table = self.open(entry)
         table.quota = quota
         if quota is not None:
             self._per_address[quota] += 1
+        return table
+
+    def open(self, entry: Entry, make: TableFactory | None = None) -> Table:
+        """Give a new table its id, journal its ``create`` entry (``entry`` with its kind and
+        id added) and start its task. ``make`` builds the task object (the arena's in-process
+        tables are a subclass, server/arena.py); default: a plain ``Table``."""
+        if self._nursery is None:
+            raise RuntimeError("the lobby is not running")
+        table_id = f"t{next(self._ids)}"
+        entry = {"kind": "create", "table": table_id, **entry}
+        self.journal.append(table_id, entry)
+        table = (make or Table)(TableState(entry), self.config, self, self.journal)
         self.tables[table_id] = table
         self.listing_changed()
         self._nursery.start_soon(table.run, name=f"table {table_id}")

@@ -16,15 +16,30 @@ import itertools
 import logging
 import os
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import trio
-from tongits.protocol import Codec, ErrorCode, error_message
+from tongits.protocol import Chat, Codec, ErrorCode, error_message
 
-if TYPE_CHECKING:
-    from .actor import Table
+from .requests import TableRequest
 
 log = logging.getLogger("tongits.server")
+
+
+class TableLink(Protocol):
+    """What a connection knows of the table it sits at or watches (``actor.Table``): its id,
+    how to hand it a request and wait for it (``call``), tell it the connection has ended
+    (``disconnected``, which never waits and is never dropped) and say a chat line there."""
+
+    @property
+    def id(self) -> str: ...
+
+    async def call(self, peer: Peer, msg: TableRequest) -> None: ...
+
+    def disconnected(self, peer: Peer) -> None: ...
+
+    def chat(self, peer: Peer, msg: Chat) -> None: ...
+
 
 _ids = itertools.count(1)
 
@@ -63,10 +78,14 @@ class Peer:
         self._refilled = trio.current_time()
         self.name: str | None = None
         self.kind: str = "human"
-        self.table: Table | None = None
+        #: said in ``hello`` (since 1.1): counts as having asked for every next hand
+        self.auto_next = False
+        self.table: TableLink | None = None
         self.seat: int | None = None
         self.token: str | None = None
         self.closed = False
+        #: the connection has ended (set once, by the server, when its table is told)
+        self.gone = False
         #: the socket behind ``stream``, written directly while nothing is queued (None for
         #: other streams, e.g. the in-memory ones of tests: everything goes through the writer)
         self._socket = stream.socket if isinstance(stream, trio.SocketStream) else None
@@ -110,10 +129,15 @@ class Peer:
     def send(self, msg: dict[str, Any]) -> None:
         """Send ``msg`` now if the socket takes it, else queue it for the writer; a full queue
         disconnects the peer as a slow reader. While corked, hold it until ``uncork``."""
+        if not self.closed:
+            self.send_frame(self.codec.encode(msg))
+
+    def send_frame(self, data: bytes) -> None:
+        """``send`` for a message already encoded in this peer's mode (``Codec.frame``): a
+        message sent to many is encoded once per mode, not once per peer."""
         if self.closed:
             return
         self.sent += 1
-        data = self.codec.encode(msg)
         if self._cork is not None:
             self._cork.append(data)
             return
@@ -136,10 +160,13 @@ class Peer:
             self._cork = []
 
     def uncork(self) -> None:
-        """Send what was held since ``cork``, in order, as one piece."""
+        """Send what was held since ``cork``, in order, as one piece. A closed peer's writer
+        waits for the cork to go before it ends, so it is woken even when nothing was held."""
         held, self._cork = self._cork, None
         if held:
             self._let_out(held)
+        if self.closed:
+            self._wake.unpark()
 
     def held(self) -> int:
         """How many frames are held (0 when not corked)."""
@@ -205,9 +232,11 @@ class Peer:
         self._wake.unpark()
 
     def finish(self) -> None:
-        """End the connection after everything already queued has been written."""
+        """End the connection after everything already queued has been written, which may
+        take ``FINAL_FRAME_GRACE`` at most (a peer that has stopped reading gets no longer)."""
         if not self.closed:
             self.closed = True
+            self._write_scope.deadline = trio.current_time() + FINAL_FRAME_GRACE
             self._wake.unpark()
 
     async def run_writer(self) -> None:

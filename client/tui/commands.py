@@ -59,6 +59,9 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("hint", Args.NONE, "hint", "advice for your hand"),
         CommandSpec("review", Args.NONE, "review", "grade your moves"),
         CommandSpec("sort", Args.NONE, "sort", "by suit / by rank"),
+        CommandSpec("log", Args.NONE, "log", "earlier lines (PgUp)"),
+        CommandSpec("score", Args.NONE, "score", "chips in the match"),
+        CommandSpec("options", Args.NONE, "options", "the table's rules"),
         CommandSpec("say", Args.TEXT, "say TEXT", "chat at the table"),
         CommandSpec("help", Args.NONE, "help", "this list"),
         CommandSpec("quit", Args.NONE, "quit", "leave the game"),
@@ -77,7 +80,8 @@ class CommandError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Local:
-    """A command handled by the client itself: ``hint``, ``sort``, ``say``, ``help``, ``quit``."""
+    """A command handled by the client itself: ``hint``, ``sort``, ``log``, ``score``,
+    ``options``, ``say``, ``help``, ``quit``."""
 
     name: str
     text: str = ""
@@ -287,9 +291,12 @@ def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) ->
 
 
 def help_lines() -> list[str]:
-    """The commands, two to a line so that they fit an 80-column screen."""
-    cells = [f"{spec.usage:<19}{spec.help:<20}" for spec in COMMANDS.values()]
+    """The moves two to a line, then the client's own commands on one line, so that help
+    fits the log of an 80×24 screen."""
+    moves = [f"{spec.usage:<19}{spec.help:<20}" for spec in COMMANDS.values() if spec.action]
+    local = [spec.usage for spec in COMMANDS.values() if spec.action is None]
     return [
-        "".join(f"{cell:<40}" for cell in cells[i : i + 2]).rstrip()
-        for i in range(0, len(cells), 2)
+        *("".join(f"{cell:<40}" for cell in moves[i : i + 2]).rstrip()
+          for i in range(0, len(moves), 2)),
+        "also: " + " · ".join(local),
     ]

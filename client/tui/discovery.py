@@ -7,6 +7,8 @@ import time
 
 from tongits.protocol.discovery import DISCOVERY_PORT, QUERY, ServerAnnouncement, read_answer
 
+from .words import counted
+
 
 def discover(
     port: int = DISCOVERY_PORT,
@@ -42,6 +44,6 @@ def print_servers(port: int = DISCOVERY_PORT, timeout: float = 1.5) -> int:
         print(f"no Tongits server answered on UDP port {port} within {timeout:g} s")
         return 1
     for s in servers:
-        tables = f"  {s.tables} tables" if s.tables is not None else ""
+        tables = f"  {counted(s.tables, 'table')}" if s.tables is not None else ""
         print(f"{s.address:<22} {s.name}{tables}    tongits connect {s.address} --name NAME")
     return 0

@@ -6,7 +6,7 @@ the player chooses, then takes the seat; the same screen then shows the table.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import trio
@@ -14,13 +14,13 @@ import trio
 from ..connection import Connection as Conn
 from ..connection import ServerError
 from .app import TableScreen
+from .listing import LOBBY_HELP
 from .net import NetSession
 from .seats import SeatStore
 from .state import ServerError as ServerRefused
 from .state import TablesListed
 
 REFRESH = 2.0
-LOBBY_HELP = "create NAME [bots N] [timer S] · join TABLE [SEAT] · watch TABLE · quit"
 
 
 class LobbyError(Exception):
@@ -65,34 +65,28 @@ def parse_lobby(line: str) -> Choice:
     raise LobbyError(LOBBY_HELP)
 
 
-def describe(table: dict[str, Any]) -> str:
-    """One line of the table list."""
-    seats = [s for s in table.get("seats") or [] if isinstance(s, dict)]
-    names = ", ".join(
-        f"{s.get('name')}{'*' if s.get('player') == 'bot' else ''}" for s in seats if s.get("name")
-    )
-    players = table.get("players", len([s for s in seats if s.get("name")]))
-    flags = []
-    if table.get("started"):
-        flags.append(f"playing, hand {int(table.get('hands', 0)) + 1}")
-    else:
-        flags.append("waiting")
-    if table.get("private"):
-        flags.append("private")
-    timer = table.get("timer")
-    if timer:
-        flags.append(f"{timer:g}s")
-    return (
-        f"{table.get('table', '?'):<5} {str(table.get('name', ''))[:14]:<14} {players}/3  "
-        f"{' · '.join(flags):<22} {names}"
-    )
+def table_id(tables: list[dict[str, Any]], word: str) -> str:
+    """The id of the table ``word`` names: an id as it is, else a listed table's name (any
+    case); a name two tables share must be told apart by id."""
+    if any(t.get("table") == word for t in tables):
+        return word
+    named = [t for t in tables if str(t.get("name", "")).lower() == word.lower()]
+    if len(named) > 1:
+        ids = ", ".join(str(t.get("table")) for t in named)
+        raise LobbyError(f"{len(named)} tables are named {word!r}: use the id ({ids})")
+    if named:
+        return str(named[0].get("table"))
+    return word  # not listed (yet): the server answers for it
 
 
 class LobbyJoin:
     """The join step: refreshes the table list until ``choose`` is called from the screen."""
 
+    help = LOBBY_HELP
+
     def __init__(self) -> None:
         self.session: NetSession | None = None
+        self.tables: list[dict[str, Any]] = []
         self._token: trio.lowlevel.TrioToken | None = None
         self._send, self._receive = trio.open_memory_channel[Choice](8)
 
@@ -100,6 +94,8 @@ class LobbyJoin:
         """Called by the screen with a typed line; returns an error to show, or None."""
         try:
             choice = parse_lobby(line)
+            if choice.action in ("join", "watch"):
+                choice = replace(choice, table=table_id(self.tables, choice.table))
         except LobbyError as error:
             return str(error)
         if self._token is None:
@@ -112,7 +108,8 @@ class LobbyJoin:
         sink = self.session.sink
         self._token = trio.lowlevel.current_trio_token()
         while True:
-            sink(TablesListed(await conn.list_tables()))
+            self.tables = await conn.list_tables()
+            sink(TablesListed(self.tables))
             with trio.move_on_after(REFRESH):
                 choice = await self._receive.receive()
                 try:
@@ -145,7 +142,7 @@ def split_address(address: str, default_port: int = 7777) -> tuple[str, int]:
 def connect(host: str, port: int, name: str) -> int:
     """``tongits connect HOST[:PORT] --name NAME``: the lobby, then the table; a seat this
     name held at this server (token saved on disk) is taken back at once, without the lobby."""
-    from .launch import quiet_logging
+    from .logs import quiet_logging
 
     lobby = LobbyJoin()
     session = NetSession(host, port, name=name, join=lobby, seats=SeatStore())
