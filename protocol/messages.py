@@ -22,6 +22,8 @@ from .errors import ErrorCode, ProtocolError
 from .limits import check_request, is_request_id
 
 PROTOCOL_VERSION = 1
+#: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``.
+PROTOCOL_MINOR = 1
 
 JSONMap = dict[str, Any]
 RequestId = int | str
@@ -69,7 +71,8 @@ class Reply(ServerMessage):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hello(ClientMessage):
     """``token`` resumes a seat; ``seq`` is the last ``seq`` the client saw at that table, so
-    that the resumed ``state`` lists exactly the events it missed."""
+    that the resumed ``state`` lists exactly the events it missed. ``auto_next`` (since 1.1):
+    the client counts as having asked for the next hand as soon as a hand ends."""
 
     TYPE = "hello"
     version: int
@@ -77,6 +80,7 @@ class Hello(ClientMessage):
     kind: Literal["human", "bot"]
     token: str | None = None
     seq: int | None = None
+    auto_next: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,7 +98,8 @@ class ListTables(ClientMessage):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateTable(ClientMessage):
     """``timer`` is seconds per turn, 0 for none, None for the server's default; ``bots`` seats
-    that many server bots at once; ``auto_start`` False waits for the owner's ``start``."""
+    that many server bots at once; ``auto_start`` False waits for the owner's ``start``.
+    ``hands`` and ``target`` (since 1.1) declare the match's length (``MatchLength``)."""
 
     TYPE = "create_table"
     name: str
@@ -103,6 +108,8 @@ class CreateTable(ClientMessage):
     private: bool = False
     bots: int = 0
     auto_start: bool = True
+    hands: int | None = None
+    target: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,6 +174,13 @@ class NextHand(ClientMessage):
     TYPE = "next_hand"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sync(ClientMessage):
+    """Since 1.1: ask for the table as it is now (answered ``ok``, then one ``state``)."""
+
+    TYPE = "sync"
+
+
 # Server → client.
 
 
@@ -176,6 +190,7 @@ class Welcome(Reply):
     version: int
     server: str
     capabilities: list[str]
+    minor: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,11 +222,13 @@ class Joined(Reply):
 class State(ServerMessage):
     """The table as one seat (or a spectator) sees it; ``deadline`` is seconds from now.
     ``missed`` is set only on the state that answers a resume: the events of the current hand
-    after the client's ``seq`` (the whole hand's history without one)."""
+    after the client's ``seq`` (the whole hand's history without one). ``hand`` (since 1.1) is
+    the hand's number in the match, from 1."""
 
     TYPE = "state"
     table: str
     seq: int
+    hand: int | None = None
     view: JSONMap
     event: JSONMap | None = None
     legal: list[JSONMap] | None = None
@@ -226,6 +243,17 @@ class HandResult(ServerMessage):
     table: str
     seq: int
     result: JSONMap
+    standings: JSONMap
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchOver(ServerMessage):
+    """Since 1.1: the match reached its declared length (``reason``: ``hands`` or ``target``);
+    ``standings`` is the final ledger. The table closes: everyone is back in the lobby."""
+
+    TYPE = "match_over"
+    table: str
+    reason: str
     standings: JSONMap
 
 
@@ -288,6 +316,7 @@ CLIENT_MESSAGES: Mapping[str, type[ClientMessage]] = {
         Chat,
         Ping,
         NextHand,
+        Sync,
     )
 }
 SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
@@ -298,6 +327,7 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
         Joined,
         State,
         HandResult,
+        MatchOver,
         ChatLine,
         SeatUpdate,
         Pong,
