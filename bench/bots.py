@@ -1,9 +1,17 @@
-"""Compare variants of the strong bot against two greedy bots on the same duplicate deals.
+"""Bots on duplicate deals: variants of the strong bot, and the expert's cost and strength.
 
     python bench/bots.py --hands 6000 --jobs 2 --set call_min_win=0.5 --set feed_cost=6
+    python bench/bots.py expert --budgets 20,40,80,160 --hands 600 --against strong,strong
 
-Each ``--set`` overrides one ``StrongParams`` field; the variant plays as ``strong*`` in the
-arena (worker processes are forked, so the registered variant reaches them).
+Without a sub-command, each ``--set`` overrides one ``StrongParams`` field; the variant plays
+as ``strong*`` against ``--against`` in the arena (worker processes are forked, so the
+registered variant reaches them).
+
+``expert`` prints, for each budget (rollouts per decision): decisions per second and the
+median and 99th percentile of the time of one decision (CPU time of this process, so other
+work on a shared machine does not inflate it; wall time beside it), then chips per hand with
+its 95 % interval against ``--against`` over ``--hands`` duplicate-deal hands: the strength
+curve. ``--timing-hands`` hands are played once, single-threaded, for the timings.
 """
 
 from __future__ import annotations
@@ -11,11 +19,24 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
+import statistics
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
-from tongits.client.arena import ArenaConfig, Progress, run_arena
-from tongits.engine.policies import POLICIES, Policy, StrongParams, StrongPolicy
+from tongits.client.arena import ArenaConfig, Progress, play_chunk, run_arena
+from tongits.engine import Hand, deck_for, seat_view
+from tongits.engine.policies import (
+    POLICIES,
+    ExpertParams,
+    ExpertPolicy,
+    Policy,
+    StrongParams,
+    StrongPolicy,
+    get_policy,
+)
 
 
 def variant(overrides: list[str]) -> StrongParams:
@@ -29,14 +50,7 @@ def variant(overrides: list[str]) -> StrongParams:
     return dataclasses.replace(StrongParams(), **values)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hands", type=int, default=6000)
-    parser.add_argument("--seed", default="bench")
-    parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--against", default="greedy,greedy")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
-    args = parser.parse_args()
+def strong_variant(args: argparse.Namespace) -> int:
     params = variant(args.set)
 
     def make(seed: int | str | None) -> Policy:
@@ -50,6 +64,136 @@ def main() -> int:
     print(" ".join(args.set) or "defaults")
     print(result.table())
     return 0
+
+
+def time_decisions(budget: int, hands: int, against: list[str]) -> tuple[list[float], list[float]]:
+    """CPU and wall seconds of each expert decision with more than one legal move."""
+    cpu: list[float] = []
+    wall: list[float] = []
+    for i in range(hands):
+        hand = Hand(deck_for("timing", i), i % 3)
+        seat_of_expert = i % 3
+        bots = [get_policy(against[(s - seat_of_expert) % 3 - 1], s) for s in range(3)]
+        bots[seat_of_expert] = ExpertPolicy(i, ExpertParams(budget=budget))
+        while not hand.over:
+            seat = hand.to_act
+            view = seat_view(hand, seat)
+            c0, w0 = time.process_time(), time.perf_counter()
+            move = bots[seat](view)
+            if seat == seat_of_expert and len(view.legal) > 1:
+                cpu.append(time.process_time() - c0)
+                wall.append(time.perf_counter() - w0)
+            hand.apply(seat, move)
+    return cpu, wall
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def expert_curve(args: argparse.Namespace) -> int:
+    against = args.against.split(",")
+    print(f"expert vs {args.against}: {args.hands} duplicate-deal hands a budget, seed {args.seed}")
+    print(f"{'budget':>7}{'dec/s':>8}{'median ms':>11}{'p99 ms':>8}{'wall med':>10}"
+          f"{'chips/hand':>12}{'95% CI':>18}")
+    for budget in (int(b) for b in args.budgets.split(",")):
+        cpu, wall = time_decisions(budget, args.timing_hands, against)
+        params = ExpertParams(budget=budget)
+
+        def make(seed: int | str | None, params: ExpertParams = params) -> Policy:
+            return ExpertPolicy(seed, params)
+
+        POLICIES["expert*"] = make
+        chips, ci = float("nan"), (float("nan"), float("nan"))
+        if args.hands:
+            config = ArenaConfig(("expert*", *against), args.seed)
+            result = run_arena(config, args.hands, jobs=args.jobs)
+            chips, ci = result.bots[0].chips_per_hand, result.bots[0].ci95
+        print(
+            f"{budget:>7}{len(cpu) / sum(cpu):>8.1f}{1000 * statistics.median(cpu):>11.1f}"
+            f"{1000 * percentile(cpu, 0.99):>8.1f}{1000 * statistics.median(wall):>10.1f}"
+            f"{chips:>+12.3f}{f'[{ci[0]:+.3f}, {ci[1]:+.3f}]':>18}",
+            flush=True,
+        )
+    return 0
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Deals of ``tongits arena --bots BOTS --seed SEED`` played one by one, each deal's result
+    appended to ``--log`` as one JSON line as soon as it is played (a long run can be read
+    while it goes, and resumed: deals already in the log are skipped; ``--first`` and ``--stop``
+    let processes share a run); then the standings of every deal in the log."""
+    bots = tuple(args.bots.split(","))
+    config = ArenaConfig(bots, args.seed)
+    path = Path(args.log)
+    done = {d["deal"] for d in read_log(path)} if path.exists() else set()
+    n_deals = -(-args.hands // 3)
+    with path.open("a", encoding="utf-8") as log:
+        for index in range(args.first, min(args.stop or n_deals, n_deals)):
+            if index in done:
+                continue
+            deal = play_chunk(config, index, index + 1)
+            entry = {"deal": index, "chips": list(deal.deal_chips[0]),
+                     "decisions": [t.decisions for t in deal.tallies],
+                     "seconds": [round(t.seconds, 4) for t in deal.tallies]}
+            log.write(json.dumps(entry) + "\n")
+            log.flush()
+    summarize(path, bots)
+    return 0
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """The deals of a ``measure`` log (a line cut short by a killed run is skipped)."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
+def summarize(path: Path, bots: tuple[str, ...]) -> None:
+    """Chips per hand and the 95 % interval over the deals of a ``measure`` log."""
+    deals = read_log(path)
+    print(f"{len(deals) * 3} hands ({len(deals)} deals x 3 rotations) in {path}")
+    for position, name in enumerate(bots):
+        per_deal = [d["chips"][position] / 3 for d in deals]
+        mean = statistics.fmean(per_deal)
+        half = 1.96 * statistics.stdev(per_deal) / math.sqrt(len(per_deal)) if len(deals) > 1 else 0
+        decisions = sum(d["decisions"][position] for d in deals)
+        seconds = sum(d["seconds"][position] for d in deals)
+        print(f"  {position + 1}. {name:<8} {mean:+.3f} chips/hand, 95% CI "
+              f"[{mean - half:+.3f}, {mean + half:+.3f}], {1000 * seconds / decisions:.1f} ms "
+              "a decision (wall, all decisions)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hands", type=int, default=6000)
+    parser.add_argument("--seed", default="bench")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--against", default="greedy,greedy")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    sub = parser.add_subparsers(dest="command")
+    expert = sub.add_parser("expert", help="the expert's decisions/s and strength per budget")
+    expert.add_argument("--budgets", default="20,40,80,160")
+    expert.add_argument("--hands", type=int, default=600)
+    expert.add_argument("--timing-hands", type=int, default=6)
+    expert.add_argument("--against", default="strong,strong")
+    long_run = sub.add_parser("measure", help="a long arena run, logged deal by deal")
+    long_run.add_argument("--bots", default="expert,strong,strong")
+    long_run.add_argument("--hands", type=int, default=3000)
+    long_run.add_argument("--log", required=True, metavar="FILE")
+    long_run.add_argument("--first", type=int, default=0, help="start at this deal (a split run)")
+    long_run.add_argument("--stop", type=int, help="stop before this deal (a split run)")
+    args = parser.parse_args()
+    if args.command == "expert":
+        return expert_curve(args)
+    if args.command == "measure":
+        return measure(args)
+    return strong_variant(args)
 
 
 if __name__ == "__main__":

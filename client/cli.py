@@ -35,6 +35,13 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--record", metavar="DIR", help="write every hand record into DIR")
     arena.add_argument("--json", action="store_true", help="print the standings as one JSON line")
     arena.add_argument("--options", metavar="JSON", help="table options, e.g. '{\"ante\": 1}'")
+    review = sub.add_parser("review", help="grade each decision of a hand record")
+    review.add_argument("file", help="a tongits-hand/1 JSON file")
+    review.add_argument("--seat", type=int, help="only this seat (default: every seat)")
+    review.add_argument("--json", action="store_true", help="one JSON object per seat")
+    review.add_argument("--seed", default="0", help="seed of the sampled worlds")
+    review.add_argument("--budget", type=int, default=48, help="worlds per move (default 48)")
+    review.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_screen_commands(sub)
     _add_bot_command(sub)
     export = sub.add_parser("export", help="write a server database's hands as hand records")
@@ -46,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``bot``: a built-in policy as a remote client (client/sdk.py, docs/BOTS.md)."""
-    bot = sub.add_parser("bot", help="run a built-in bot (random, greedy, strong) on a server")
-    bot.add_argument("policy", metavar="NAME", help="random, greedy or strong")
+    bot = sub.add_parser("bot", help="run a built-in bot (random, greedy, strong, expert)")
+    bot.add_argument("policy", metavar="NAME", help="random, greedy, strong or expert")
     bot.add_argument(
         "--connect",
         metavar="HOST:PORT",
@@ -84,7 +91,7 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--timer", type=float, default=60.0, help="seconds per turn, 0 for none" + default
     )
     play.add_argument(
-        "--policy", default="greedy", help=f"bots' policy: {', '.join(POLICIES)}" + default
+        "--policy", default="greedy", help=f"bots: {'/'.join(POLICIES)}" + default
     )
     play.add_argument("--bot-delay", type=float, default=0.8, help="seconds a bot waits" + default)
     play.add_argument(
@@ -119,6 +126,17 @@ def main(argv: list[str] | None = None) -> int:
         from . import replay
 
         return replay.run(args.file, as_json=args.json)
+    if args.command == "review":
+        from . import review as review_command
+
+        return review_command.run(
+            args.file,
+            seat=args.seat,
+            as_json=args.json,
+            seed=args.seed,
+            budget=args.budget,
+            progress=not args.quiet,
+        )
     if args.command == "arena":
         from . import arena
 

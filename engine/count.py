@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
-from .cards import POINTS, Card, cards_of, mask_of
+from .cards import POINTS, Card, cards_of, mask_of, rank_suit_key
 
 _BIG = 1  # weight of one 4+ card meld in the packed score: score = count * 8 - big_melds
 
@@ -76,8 +77,10 @@ def points_of(mask: int) -> int:
     return total
 
 
+@lru_cache(maxsize=1 << 16)
 def count_mask(mask: int) -> int:
-    """The optimal count of the hand given as a bitmask of card indices."""
+    """The optimal count of the hand given as a bitmask of card indices (memoised: searches
+    and every hand's end count the same hands again and again)."""
     melded = meldable(mask)
     if not melded:
         return points_of(mask)
@@ -99,11 +102,11 @@ class Arrangement:
         return sum(1 for m in self.melds if len(m) >= 4)
 
 
-def best_arrangement(cards: Iterable[int]) -> Arrangement:
-    """A minimum-count arrangement, with the most 4+ card melds among those of that count."""
-    mask = mask_of(cards)
+def arrangement_masks(mask: int) -> tuple[tuple[int, ...], int]:
+    """A minimum-count arrangement of the cards in ``mask`` as bitmasks: its melds (with the
+    most 4+ card melds among those of that count) and its deadwood."""
     memo: dict[int, int] = {}
-    melds: list[tuple[Card, ...]] = []
+    melds: list[int] = []
     rest = meldable(mask)
     dead = mask & ~rest
     while rest:
@@ -114,14 +117,24 @@ def best_arrangement(cards: Iterable[int]) -> Arrangement:
             if rest & meld == meld:
                 bonus = _BIG if meld.bit_count() >= 4 else 0
                 if _score(rest ^ meld, memo) - bonus == target:
-                    melds.append(tuple(sorted(cards_of(meld), key=lambda c: (c.rank, c.suit))))
+                    melds.append(meld)
                     rest ^= meld
                     break
         else:
             dead |= low
             rest ^= low
+    return tuple(melds), dead
+
+
+def best_arrangement(cards: Iterable[int]) -> Arrangement:
+    """A minimum-count arrangement, with the most 4+ card melds among those of that count."""
+    melds, dead = arrangement_masks(mask_of(cards))
     deadwood = tuple(cards_of(dead))
-    return Arrangement(tuple(melds), deadwood, sum(POINTS[c] for c in deadwood))
+    return Arrangement(
+        tuple(tuple(sorted(cards_of(m), key=rank_suit_key)) for m in melds),
+        deadwood,
+        sum(POINTS[c] for c in deadwood),
+    )
 
 
 def hand_count(cards: Iterable[int], *, concealed_melds_count: bool = False) -> int:

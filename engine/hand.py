@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from .cards import BITS, Card, mask_of
+from .cards import BITS, Card, mask_of, rank_suit_key
 from .count import SET_MASKS, hand_count, melds_in, pick_partners
 from .errors import IllegalMove, InvalidMove, RecordCode, RecordError, RuleCode
 from .melds import TableMeld, meld_kind
@@ -231,9 +231,7 @@ class Hand:
         other.hands = [set(h) for h in self.hands]
         other.stock = list(self.stock)
         other.discards = list(self.discards)
-        other.melds = [
-            TableMeld(m.id, m.owner, list(m.cards), m.secret, dict(m.laid_off)) for m in self.melds
-        ]
+        other.melds = [m.copy() for m in self.melds]
         other.to_act, other.phase, other.turn = self.to_act, self.phase, self.turn
         other.steps = list(self.steps)
         other.caller = self.caller
@@ -481,6 +479,12 @@ class Hand:
         error = self.why_illegal(seat, move)
         if error is not None:
             raise error
+        self.apply_legal(seat, move)
+
+    def apply_legal(self, seat: int, move: Move) -> None:
+        """``apply`` without the check, for search rollouts that play millions of moves: the
+        caller guarantees ``move`` is legal for ``seat`` now (an illegal one corrupts the
+        state). Everything else must use ``apply``."""
         self._legal = None
         self.steps.append(Step(seat, move))
         action = move.action
@@ -521,7 +525,7 @@ class Hand:
         self, seat: int, cards: Sequence[Card], from_hand: Sequence[Card], *, secret: bool
     ) -> None:
         self.hands[seat].difference_update(from_hand)
-        ordered = sorted(cards, key=lambda c: (c.rank, c.suit))
+        ordered = sorted(cards, key=rank_suit_key)
         self.melds.append(TableMeld(len(self.melds), seat, ordered, secret))
         self._opened[seat] = True
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .cards import Card
+from .cards import Card, rank_suit_key
 
 
 class MeldKind(StrEnum):
@@ -74,9 +74,18 @@ class TableMeld:
     def accepts(self, card: Card) -> bool:
         return bool(self.accept_mask >> card & 1)
 
+    def copy(self) -> TableMeld:
+        """An independent copy (its accept mask is copied, not recomputed: searches copy
+        hands by the million)."""
+        other = TableMeld.__new__(TableMeld)
+        other.id, other.owner, other.secret = self.id, self.owner, self.secret
+        other.cards, other.laid_off = list(self.cards), dict(self.laid_off)
+        other.accept_mask = self.accept_mask
+        return other
+
     def add(self, card: Card, seat: int) -> None:
         self.cards.append(card)
-        self.cards.sort(key=lambda c: (c.rank, c.suit))
+        self.cards.sort(key=rank_suit_key)
         self.laid_off[card] = seat
         self.accept_mask = _accept_mask(self.cards, self.secret)
 

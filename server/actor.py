@@ -1013,8 +1013,8 @@ class Table:
                  self.state.match.hands_played if self.state.match else 0)
 
 
-#: The table's handler of each request it takes (``Table._dispatch``). Each calls the method on
-#: the table itself, so that a subclass's override is the one that runs (``ArenaTable``).
+#: The table's handler of each request it takes (``Table._dispatch``), each a call of the
+#: table's own method, so that a subclass's override (``arena.ArenaTable``) is the one run.
 _HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
     Disconnected: lambda table, peer, _: table._leave(peer, disconnected=True),
     Resume: lambda table, peer, msg: table._resume(peer, msg.token, msg.seq),

@@ -7,6 +7,7 @@ latest view. The screen talks to the game only through a ``Session``.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol, cast
@@ -32,7 +33,9 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output import ColorDepth, Output
 from tongits.engine import Action, Move
+from tongits.engine.review import decisions_seen, review_decisions
 
+from ..review import render as render_review
 from . import render
 from .commands import CommandError, Local, help_lines, read_command
 from .completion import MoveCompleter
@@ -41,6 +44,7 @@ from .session import Session
 from .state import TableState, Update
 
 FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's
+REVIEW_WORLDS = 24  # worlds per move in the end-of-hand review: a few seconds for a hand
 
 
 def log_rows() -> int:
@@ -277,12 +281,40 @@ class TableScreen:
         elif command.name == "say":
             self.session.send_chat(command.text)
             state.say("")
+        elif command.name == "review":
+            self._review()
         elif command.name == "hint":
             if state.view is None:
                 state.say("no hand yet", error=True)
             else:
                 state.note(hint_lines(state.view))
                 state.say("")
+
+    def _review(self) -> None:
+        """Grade this hand's decisions with the expert's search (``tongits review``), in a
+        thread so the screen stays live; the table of decisions replaces the result panel."""
+        state, view = self.state, self.state.view
+        if not state.hand_over or view is None or view.seat is None:
+            state.say("review: once the hand is over", error=True)
+            return
+        seat, points, hand = view.seat, decisions_seen(state.choices, view), state.hands_seen
+        if not points:
+            state.say("you had no decision to review this hand")
+            return
+
+        def progress(done: int, total: int) -> None:
+            state.say(f"reviewing your decisions… {done}/{total}")
+            self.app.invalidate()
+
+        def work() -> None:
+            review = review_decisions(seat, points, worlds=REVIEW_WORLDS, progress=progress)
+            if state.hands_seen == hand:  # still the same hand
+                state.note(render_review(review).splitlines())
+                state.say("review done: Enter for the next hand")
+            self.app.invalidate()
+
+        progress(0, len(points))
+        threading.Thread(target=work, name="review", daemon=True).start()
 
     def scroll_log(self, lines: int) -> None:
         """Scroll the log back (``lines`` > 0) or forward; 0 lines back is its end."""

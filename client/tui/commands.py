@@ -57,6 +57,7 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("challenge", Args.NONE, "challenge", "answer call: compare", Action.CHALLENGE),
         CommandSpec("fold", Args.NONE, "fold", "answer call: give up", Action.FOLD),
         CommandSpec("hint", Args.NONE, "hint", "advice for your hand"),
+        CommandSpec("review", Args.NONE, "review", "grade your moves"),
         CommandSpec("sort", Args.NONE, "sort", "by suit / by rank"),
         CommandSpec("log", Args.NONE, "log", "earlier lines (PgUp)"),
         CommandSpec("score", Args.NONE, "score", "chips in the match"),

@@ -116,10 +116,13 @@ def candidates(s: Suggestion, view: SeatView | None) -> list[Candidate]:
     legal: tuple[Move, ...] = view.legal if view is not None else ()
     if s.want is Want.COMMAND:
         actions = {m.action for m in legal}
+        over = view is not None and view.result is not None
         out = [
             Candidate(name if spec.args is Args.NONE else name + " ", spec.help)
             for name, spec in COMMANDS.items()
-            if (spec.action is None or spec.action in actions) and name.startswith(s.word.lower())
+            if (spec.action is None or spec.action in actions)
+            and name.startswith(s.word.lower())
+            and (over or name != "review")  # a review grades a finished hand
         ]
         return sorted(out, key=lambda c: COMMANDS[c.text.strip()].action is None)
     if s.want in (Want.PICK, Want.MELD_CARDS, Want.SECRET_CARDS):

@@ -564,7 +564,7 @@ def keys_line(state: TableState, cols: int = 80) -> Line:
     if watching:
         text = " watching · say TEXT to chat · help · ^Q quit"
     elif state.hand_over:
-        text = " Enter next hand · F5 sort · ^Q quit"
+        text = " Enter next hand · review · F5 sort · ^Q quit"
     else:
         text = " F2 draw · F3 pick · F4 hint · F5 sort · Tab complete · ^Q quit"
     return fit([("class:dim", text)], cols)

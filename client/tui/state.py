@@ -163,6 +163,8 @@ class TableState:
     banner: str | None = None
     closed: bool = False
     lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
+    #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
+    choices: list[SeatView] = field(default_factory=list)
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
     table_name: str = ""
     drawn: Card | None = None  # the card we just drew, until our turn ends
@@ -205,6 +207,7 @@ class TableState:
                 self.back_at = {}
                 self.result = None
                 self.notes = []
+                self.choices = []
                 self.hands_seen += 1
                 self.drawn = None
                 self.log_scroll = 0
@@ -213,6 +216,8 @@ class TableState:
             else:
                 self._moved_on(old.history if old is not None else (), update.view)
             self.view = update.view
+            if len(update.view.legal) > 1:
+                self.choices.append(update.view)
             if update.view.result is not None:
                 self.result = update.view.result
             if update.seats is not None:

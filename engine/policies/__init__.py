@@ -4,7 +4,8 @@ The same interface runs server-side bot seats, the in-process arena and remote b
 a callable object; it only ever returns a move from ``view.legal`` and is deterministic given its
 seed (its randomness comes from its own ``random.Random``).
 
-``get_policy(name, seed)`` builds one of ``POLICIES``: ``random``, ``greedy``, ``strong``.
+``get_policy(name, seed)`` builds one of ``POLICIES``: ``random``, ``greedy``, ``strong``,
+``expert``.
 ``autoplay_move(view)`` is the server's move for a seat whose turn timed out.
 """
 
@@ -17,6 +18,7 @@ from ..moves import Move
 from ..view import SeatView
 from .basic import GreedyPolicy, RandomPolicy, autoplay_move
 from .common import Choice, Notation
+from .expert import ExpertParams, ExpertPolicy
 from .strong import StrongParams, StrongPolicy
 
 
@@ -44,6 +46,7 @@ POLICIES: dict[str, Callable[[int | str | None], Policy]] = {
     "random": RandomPolicy,
     "greedy": GreedyPolicy,
     "strong": StrongPolicy,
+    "expert": ExpertPolicy,
 }
 
 
@@ -67,6 +70,8 @@ def get_policy(name: str, seed: int | str | None = None) -> Policy:
 
 __all__ = [
     "HINT_POLICY",
+    "ExpertParams",
+    "ExpertPolicy",
     "POLICIES",
     "Choice",
     "ExplainingPolicy",

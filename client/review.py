@@ -1,0 +1,106 @@
+"""``tongits review FILE``: grade each decision of a hand record with the expert's search.
+
+Plain output: per seat, a table of its decisions (the costly ones marked ``!``) and a summary
+(total expected loss, the three worst decisions, what would have been better and why). With
+``--json``, one JSON object per reviewed seat, one per line (the last line is the last seat's):
+``{"seat": S, "decisions": [{"index", "played", "best", "loss", "values"}, ...],
+"total_loss": x}``. A progress bar goes to stderr while the search runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from tongits.engine import HandRecord, RecordError
+from tongits.engine.review import (
+    COSTLY,
+    DEFAULT_WORLDS,
+    SeatReview,
+    decision_points,
+    review_seat,
+)
+
+
+class Bar:
+    """A one-line progress bar on stderr (only when it is a terminal, or when asked)."""
+
+    def __init__(self, label: str, stream: TextIO | None = None):
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.start = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        width = 24
+        filled = int(width * done / total) if total else width
+        self.stream.write(
+            f"\r{self.label} [{'#' * filled}{'-' * (width - filled)}] {done}/{total} decisions "
+            f"{time.monotonic() - self.start:5.1f}s"
+        )
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def render(review: SeatReview) -> str:
+    """The plain table and summary of one seat's review."""
+    lines = [f"seat {review.seat}: {len(review.decisions)} decisions"]
+    lines.append(f"  {'#':>3} {'turn':>4}  {'played':<26} {'best':<26} {'loss':>6}")
+    for d in review.decisions:
+        mark = "!" if d.loss >= COSTLY else " "
+        best = "" if d.best == d.played else str(d.best)
+        lines.append(
+            f"{mark} {d.index:>3} {d.turn:>4}  {str(d.played):<26} {best:<26} {d.loss:>6.2f}"
+        )
+    lines.append(f"total expected loss: {review.total_loss:.2f} chips")
+    worst = review.worst(3)
+    if worst:
+        lines.append("worst decisions:")
+        for d in worst:
+            lines.append(
+                f"  #{d.index} {d.played} -> {d.best}: -{d.loss:.2f} chips, {d.reason}"
+            )
+    else:
+        lines.append("no decision lost anything against the search")
+    return "\n".join(lines)
+
+
+def run(
+    path: str,
+    *,
+    seat: int | None = None,
+    as_json: bool = False,
+    seed: str = "0",
+    budget: int = DEFAULT_WORLDS,
+    progress: bool = True,
+) -> int:
+    """The command: exit status 0, or 2 for a file or record that cannot be reviewed."""
+    try:
+        record = HandRecord.loads(Path(path).read_text(encoding="utf-8"))
+        seats = [seat] if seat is not None else [s for s in range(3) if decision_points(record, s)]
+    except OSError as exc:
+        print(f"tongits review: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError:
+        print(f"tongits review: {path} is not UTF-8 text", file=sys.stderr)
+        return 2
+    except RecordError as exc:
+        print(f"tongits review: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    if seat is not None and seat not in (0, 1, 2):
+        print(f"tongits review: --seat must be 0, 1 or 2, not {seat}", file=sys.stderr)
+        return 2
+    if budget < 1:
+        print("tongits review: --budget must be at least 1", file=sys.stderr)
+        return 2
+    for s in seats:
+        bar = Bar(f"seat {s}") if progress else None
+        review = review_seat(record, s, worlds=budget, seed=seed, progress=bar)
+        if as_json:
+            print(json.dumps(review.to_dict()), flush=True)
+        else:
+            print(render(review), flush=True)
+    return 0

@@ -1,0 +1,156 @@
+"""The fast rollout policy of the expert's search: plays a whole (determinized) hand to its end.
+
+A rollout reads the ``Hand`` itself, never a ``SeatView``: inside one sampled world every seat's
+cards are known anyway, and skipping the view (its history, its legal-move tuple) makes a
+decision several times cheaper. Each seat still decides only from its own cards and the table,
+with the habits of the ``strong`` bot: it picks the discard when that melds, keeps its melds
+concealed except the one that opens its hand until it can go out, lays off what it can spare,
+throws its highest loose card unless that feeds the next seat a meld, calls when no opened seat
+is likely to count lower, and challenges with a low count.
+
+Everything here is deterministic: the same hand state always gets the same move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+
+from ..cards import BITS, POINTS
+from ..count import SET_MASKS, arrangement_masks, pick_partners
+from ..hand import Hand, Phase
+from ..moves import (
+    CALL,
+    CHALLENGE,
+    DISCARD_MOVES,
+    DRAW,
+    FOLD,
+    Action,
+    Move,
+    meld_move,
+    sapaw_move,
+    secret_move,
+)
+from .common import count_of
+from .worlds import NEIGHBOURS
+
+_START, _PLAY, _ANSWER, _OVER = Phase.START, Phase.PLAY, Phase.ANSWER, Phase.OVER
+_PICK, _SAPAW, _MELD, _SECRET = Action.PICK, Action.SAPAW, Action.MELD, Action.SECRET
+
+CALL_MARGIN = 2  # call when every opened rival's expected count exceeds ours by this much
+CHALLENGE_CEILING = 9  # challenge a call at or below this count
+AVERAGE_CARD = 5.5  # expected points of an unknown card in a rival's hand, for call estimates
+
+
+@lru_cache(maxsize=1 << 17)
+def plan(mask: int) -> tuple[tuple[int, ...], int]:
+    """``arrangement_masks``, memoised: rollouts meet the same hands again and again."""
+    return arrangement_masks(mask)
+
+
+_HIGHEST_FIRST: tuple[int, ...] = tuple(sorted(range(52), key=lambda c: (-POINTS[c], -c)))
+
+
+def _highest_first(mask: int) -> Iterator[int]:
+    """The cards of ``mask``, highest points first (then highest index)."""
+    return (c for c in _HIGHEST_FIRST if mask >> c & 1)
+
+
+def _hand_mask(hand: Hand, seat: int) -> int:
+    return sum(map(BITS.__getitem__, hand.hands[seat]))
+
+
+def rollout_move(hand: Hand) -> Move:
+    """The rollout policy's move for the seat to act in ``hand`` (one of its legal moves)."""
+    seat = hand.to_act
+    phase = hand.phase
+    concealed = hand.options.concealed_melds_count
+    mask = _hand_mask(hand, seat)
+    if phase is _ANSWER:
+        if hand.answers and any(a is Action.CHALLENGE for a in hand.answers.values()):
+            return CHALLENGE
+        low = count_of(mask, concealed_melds_count=concealed) <= CHALLENGE_CEILING
+        return CHALLENGE if low else FOLD
+    if phase is _START:
+        legal = hand.legal_moves()
+        mine = count_of(mask, concealed_melds_count=concealed)
+        if legal[0] is CALL and _call_is_good(hand, seat, mine):
+            return CALL
+        best: Move | None = None
+        best_left = mine
+        for move in legal:
+            if move.action is _PICK and move.cards:
+                used = 0
+                for c in move.cards:
+                    used |= 1 << c
+                left = count_of(mask & ~used, concealed_melds_count=concealed)
+                if left <= best_left:
+                    best, best_left = move, left
+        return best if best is not None else DRAW
+    return _play_move(hand, seat, mask)
+
+
+def _call_is_good(hand: Hand, seat: int, mine: int) -> bool:
+    rivals = [s for s in range(3) if s != seat and hand.opened(s)]
+    if not rivals:
+        return True
+    for s in rivals:
+        # a rival's count, guessed from its hand size alone (what a seat could see)
+        if mine + CALL_MARGIN > len(hand.hands[s]) * AVERAGE_CARD * 0.6:
+            return False
+    return True
+
+
+def _play_move(hand: Hand, seat: int, mask: int) -> Move:
+    """Meld (only to open the hand, or to go out), lay off spare cards, then discard the highest
+    loose card that does not let the next seat pick it into a meld. Built without listing the
+    legal moves (the costliest part of a rollout step); every move made here is legal under the
+    hand's options (``play_out`` skips the check; tests/test_expert.py makes it)."""
+    options = hand.options
+    size = mask.bit_count()
+    limit = size if options.tongits_needs_discard else size + 1
+    melds, dead = plan(mask)
+    if melds and (dead.bit_count() <= 1 or not hand.opened(seat)):
+        for meld in melds:
+            if meld.bit_count() < limit:
+                low = (meld & -meld).bit_length() - 1
+                if meld.bit_count() == 4 and meld & SET_MASKS[low] == meld:
+                    return secret_move(meld)  # face down: it keeps its bonus (§9)
+                return meld_move(meld)
+    accept = 0
+    for m in hand.melds:
+        accept |= m.accept_mask
+    spare = dead & accept
+    if spare and limit > 1:
+        card = (spare & -spare).bit_length() - 1
+        for m in hand.melds:
+            if m.accept_mask >> card & 1:
+                return sapaw_move(card, m.id)
+    allowed = mask
+    if options.no_sapawable_discard and mask & accept and mask & ~accept:
+        allowed = mask & ~accept
+    pool = dead & allowed or allowed
+    nxt_mask = _hand_mask(hand, (seat + 1) % 3) if hand.stock else 0
+    first = -1
+    for card in _highest_first(pool):
+        if not nxt_mask or not _feeds(nxt_mask, card):
+            return DISCARD_MOVES[card]
+        if first < 0:
+            first = card
+    return DISCARD_MOVES[first]
+
+
+def _feeds(nxt_mask: int, card: int) -> bool:
+    """Whether the next seat holds two cards that make a meld with ``card`` (so could pick it)."""
+    if (nxt_mask & NEIGHBOURS[card]).bit_count() < 2:
+        return False
+    return bool(pick_partners(nxt_mask, card))
+
+
+def play_out(hand: Hand) -> None:
+    """Play ``hand`` to its end with the rollout policy for every seat."""
+    while hand.phase is not _OVER:
+        hand.apply_legal(hand.to_act, rollout_move(hand))
+
+
+__all__ = ["play_out", "plan", "rollout_move"]

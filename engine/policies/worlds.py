@@ -1,0 +1,249 @@
+"""Sampled worlds: complete hand states consistent with one seat's view (RULES.md §11).
+
+A *world* deals the cards the seat cannot see — the other hands, the stock, the other seats'
+secret melds — so that a search can play moves forward on an ordinary ``Hand``. Worlds are not
+drawn uniformly: what the other seats did says something about what they hold (``Inference``):
+
+* a seat that **drew** while the discard top would have melded with two of its cards would
+  (usually) have picked it, so cards that meld with a discard it passed on are less likely in
+  its hand;
+* a seat that **threw** a card keeps few cards that meld with it, and players throw their
+  highest loose card first, so cards worth more than its last throw are less likely.
+
+A seat that called is assumed to count low: while the call is answered, deals in which the
+caller counts more than ``caller_cap`` are redrawn.
+
+Each unseen card gets a weight per seat; hands are dealt by weighted sampling without
+replacement (Efraimidis-Spirakis keys), the rest of the unseen cards make the stock in a
+uniformly random order.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from ..cards import DECK, POINTS, Card, mask_of
+from ..hand import Hand, Phase
+from ..melds import TableMeld
+from ..moves import Action
+from ..view import SeatView
+from .common import count_of, public_knowledge
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceParams:
+    """How strongly each public action shifts the weight of the cards it concerns."""
+
+    passed: float = 0.35  # a card that would have melded with a discard the seat drew over
+    thrown_near: float = 0.6  # a card that melds with a card the seat threw
+    above_throw: float = 0.45  # a card worth more than the seat's last throw
+    caller_cap: int = 10  # a seat that called counts at most this (deals are redrawn until so)
+    caller_tries: int = 30
+    enabled: bool = True
+
+
+def _meld_neighbours(card: int) -> int:
+    """Cards that can share a three-card meld with ``card``: same rank, or same suit within two
+    ranks."""
+    suit, rank0 = divmod(card, 13)
+    mask = 0
+    for s in range(4):
+        if s != suit:
+            mask |= 1 << (s * 13 + rank0)
+    for d in (-2, -1, 1, 2):
+        if 0 <= rank0 + d < 13:
+            mask |= 1 << (suit * 13 + rank0 + d)
+    return mask
+
+
+NEIGHBOURS: tuple[int, ...] = tuple(_meld_neighbours(c) for c in range(52))
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+@dataclass(slots=True)
+class Inference:
+    """Per other seat, a weight for each unseen card (1.0: no evidence either way)."""
+
+    seat: int
+    unseen: int
+    weights: dict[int, list[float]]
+    secret_ranks: list[int]  # ranks whose four cards are all unseen (candidates for secrets)
+    secret_owners: list[int]  # one entry per hidden secret meld: its owner
+
+
+def infer(view: SeatView, params: InferenceParams) -> Inference:
+    """Read the view's public history into card weights for the other two seats."""
+    know = public_knowledge(view)
+    seat = know.seat
+    others = [s for s in range(3) if s != seat]
+    weights = {s: [1.0] * 52 for s in others}
+    if params.enabled:
+        top: int | None = None
+        for step in view.history:
+            action, who = step["action"], step["seat"]
+            if action == "discard":
+                card = int(Card.parse(step["card"]))
+                top = card
+                if who in weights:
+                    w = weights[who]
+                    for c in _bits(NEIGHBOURS[card]):
+                        w[c] *= params.thrown_near
+            elif action == "draw":
+                if who in weights and top is not None:
+                    w = weights[who]
+                    for c in _bits(NEIGHBOURS[top]):
+                        w[c] *= params.passed
+                top = None
+            elif action == "pick":
+                top = None
+        for s in others:
+            if know.thrown[s]:
+                cap = POINTS[know.thrown[s][-1]]
+                w = weights[s]
+                for c in range(52):
+                    if POINTS[c] > cap:
+                        w[c] *= params.above_throw
+    unseen = know.unseen
+    four_ranks = [r for r in range(13) if all(unseen >> (s * 13 + r) & 1 for s in range(4))]
+    owners = [s for s in others for _ in range(know.hidden_secrets[s])]
+    return Inference(seat, unseen, weights, four_ranks, owners)
+
+
+def _block_turns(view: SeatView) -> list[int | None]:
+    """The turn of the lay-off that blocks each seat's call now (``None``: not blocked),
+    read from the history: turns advance with every discard."""
+    owners = {m.id: m.owner for m in view.melds}
+    turn = 0
+    last: list[int | None] = [None, None, None]
+    self_blocks = view.options.self_sapaw_blocks_call
+    for step in view.history:
+        action = step["action"]
+        meld = step.get("meld")
+        if action in ("sapaw", "pick") and meld is not None:
+            owner = owners.get(meld)
+            if owner is not None and (owner != step["seat"] or self_blocks):
+                last[owner] = turn
+        elif action == "discard":
+            turn += 1
+    out: list[int | None] = [None, None, None]
+    for s in range(3):
+        if view.blocked[s]:
+            out[s] = last[s] if last[s] is not None else view.turn
+    return out
+
+
+def _answers(view: SeatView) -> dict[int, Action]:
+    if view.phase is not Phase.ANSWER:
+        return {}
+    out: dict[int, Action] = {}
+    for step in reversed(view.history):
+        if step["action"] == "call":
+            break
+        if step["action"] in ("challenge", "fold"):
+            out[step["seat"]] = Action(step["action"])
+    return out
+
+
+_Deal = tuple[list[set[Card]], list[Card], list[list[Card]]]
+
+
+class WorldMaker:
+    """Samples worlds for one decision; everything independent of the sample is read once."""
+
+    def __init__(self, view: SeatView, params: InferenceParams):
+        assert view.seat is not None and view.to_act is not None
+        self.view = view
+        self.params = params
+        self.to_act: int = view.to_act
+        self.inference = infer(view, params)
+        self.block = _block_turns(view)
+        self.answers = _answers(view)
+        self.mine = set(view.hand)
+        #: per other seat, each card's sampling exponent (the inverse of its weight)
+        self.powers = {s: [1.0 / x for x in w] for s, w in self.inference.weights.items()}
+
+    def sample(self, rng: random.Random) -> Hand:
+        """One world: a ``Hand`` in the view's exact public state, hidden cards dealt.
+
+        While a call is being answered, a seat called because its count was low: of up to
+        ``caller_tries`` deals, the first in which the caller counts at most ``caller_cap``
+        is taken (else the one where it counts least)."""
+        caller = self.view.caller if self.view.phase is Phase.ANSWER else None
+        if caller is None or caller == self.inference.seat:
+            return self._deal(rng)
+        best: tuple[int, _Deal] | None = None
+        concealed = self.view.options.concealed_melds_count
+        for _ in range(self.params.caller_tries):
+            deal = self._cards(rng)
+            count = count_of(mask_of(deal[0][caller]), concealed_melds_count=concealed)
+            if count <= self.params.caller_cap:
+                return self._hand(deal)
+            if best is None or count < best[0]:
+                best = (count, deal)
+        assert best is not None
+        return self._hand(best[1])
+
+    def _deal(self, rng: random.Random) -> Hand:
+        return self._hand(self._cards(rng))
+
+    def _cards(self, rng: random.Random) -> _Deal:
+        """The hidden cards dealt: every seat's hand, the stock, the secret melds' cards."""
+        view, inf = self.view, self.inference
+        pool = inf.unseen
+        secret_cards: list[list[Card]] = []
+        if inf.secret_owners:
+            ranks = rng.sample(inf.secret_ranks, min(len(inf.secret_ranks), len(inf.secret_owners)))
+            for r in ranks:
+                four = [DECK[s * 13 + r] for s in range(4)]
+                secret_cards.append(four)
+                for c in four:
+                    pool &= ~(1 << c)
+        cards = _bits(pool)
+        hands: list[set[Card]] = [set(), set(), set()]
+        hands[inf.seat] = set(self.mine)
+        others = [s for s in range(3) if s != inf.seat]
+        rand = rng.random
+        for s in others:
+            k = view.hand_sizes[s]
+            power = self.powers[s]
+            keyed = sorted(cards, key=lambda c: rand() ** power[c], reverse=True)
+            hands[s] = {DECK[c] for c in keyed[:k]}
+            cards = keyed[k:]
+        rng.shuffle(cards)
+        return hands, [DECK[c] for c in cards[: view.stock]], secret_cards
+
+    def _hand(self, deal: _Deal) -> Hand:
+        """The world of a deal: a ``Hand`` in the view's public state."""
+        view = self.view
+        hands, stock, secret_cards = deal
+        hand = Hand.__new__(Hand)
+        hand.options, hand.dealer, hand.deck = view.options, view.dealer, DECK
+        hand.hands = hands
+        hand.stock = stock
+        hand.discards = list(view.discards)
+        secrets = iter(secret_cards)
+        melds = []
+        for m in view.melds:
+            cards_of_meld = list(m.cards)
+            if not cards_of_meld:
+                cards_of_meld = next(secrets, [])
+            melds.append(TableMeld(m.id, m.owner, cards_of_meld, m.secret, dict(m.laid_off)))
+        hand.melds = melds
+        hand.to_act, hand.phase, hand.turn = self.to_act, view.phase, view.turn
+        hand.steps = []
+        hand.caller = view.caller
+        hand.answers = dict(self.answers)
+        hand.result = None
+        hand._opened = list(view.opened)
+        hand._block_turn = list(self.block)
+        hand._legal = None
+        return hand

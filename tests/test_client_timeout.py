@@ -1,0 +1,55 @@
+"""When the turn timer runs out, the server plays for the seat (protocol 1.1 marks those steps
+``timeout``): the screen says so, to the player and in everyone's log."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import trio
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from tongits.client.connection import Connection as Conn
+from tongits.client.tui.app import TableScreen, screen_for
+from tongits.client.tui.net import NetSession
+from tongits.server.app import Server
+from tongits.server.config import ServerConfig
+
+
+async def settle(done: Callable[[], bool], timeout: float = 15.0) -> None:
+    for _ in range(int(timeout / 0.01)):
+        if done():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the screen did not get there in time")
+
+
+def test_the_screen_says_the_timer_played_for_us() -> None:
+    seen: dict[str, str] = {}
+
+    async def embedded(nursery: trio.Nursery) -> tuple[str, int]:
+        config = ServerConfig(port=0, bot_delay=0.0, log_level="WARNING")
+        listeners = await nursery.start(Server(config).serve)
+        return "127.0.0.1", listeners[0].socket.getsockname()[1]
+
+    async def sit_down(conn: Conn) -> None:
+        await conn.create_table("slow", timer=0.3, bots=2)
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Ana", join=sit_down, prelude=embedded)
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:  # we type nothing: the timer plays our turns
+                await settle(lambda: "your time ran out" in screen.state.message)
+                seen["message"] = screen.state.message
+                seen["screen"] = screen_for(screen.state)
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    assert seen["message"].startswith("your time ran out: the server played for you (")
+    played = [line for line in seen["screen"].split("\n")
+              if line.startswith(" Ana ") and line.endswith("(time ran out: played by the server)")]
+    assert played  # everyone's log says it too

@@ -1,0 +1,119 @@
+"""The expert bot: its sampled worlds agree with the seat's view, it plays only legal moves, the
+same seed and budget give the same moves, and it finds a Tongits when one is there."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_policies import OPTION_SETS
+from tongits.engine import DECK, Card, End, Hand, Options, deck_for, parse_cards, seat_view
+from tongits.engine.policies import ExpertParams, ExpertPolicy, get_policy
+from tongits.engine.policies.rollout import rollout_move
+from tongits.engine.policies.worlds import InferenceParams, WorldMaker
+
+SMALL = ExpertParams(budget=12, min_worlds=2)
+
+
+def deal_with(dealer_cards: str, dealer: int = 0, seed: int = 0) -> list[Card]:
+    """A deck whose dealer is dealt exactly ``dealer_cards`` (13 cards); the rest shuffled."""
+    mine = list(parse_cards(dealer_cards))
+    assert len(mine) == 13
+    rest = [c for c in DECK if c not in mine]
+    random.Random(seed).shuffle(rest)
+    deck: list[Card] = []
+    for i in range(52):
+        if i < 37 and (i - 0) % 3 == 0:
+            deck.append(mine.pop(0))
+        else:
+            deck.append(rest.pop(0))
+    assert Hand(deck, dealer).hands[dealer] == set(parse_cards(dealer_cards))
+    return deck
+
+
+def positions(options: Options, seed: int, moves: int) -> Hand:
+    """A hand after ``moves`` moves of greedy and random bots."""
+    hand = Hand(deck_for("worlds", seed), seed % 3, options)
+    rng = random.Random(seed)
+    bots = [get_policy("greedy", 0), get_policy("random", seed), get_policy("strong", 1)]
+    for _ in range(moves):
+        if hand.over:
+            break
+        seat = hand.to_act
+        hand.apply(seat, bots[rng.randrange(3)](seat_view(hand, seat)))
+    return hand
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    options=st.sampled_from(OPTION_SETS),
+    seed=st.integers(0, 10_000),
+    moves=st.integers(0, 60),
+    world_seed=st.integers(0, 1_000),
+    inference=st.booleans(),
+)
+def test_a_sampled_world_shows_the_seat_exactly_its_view(
+    options: Options, seed: int, moves: int, world_seed: int, inference: bool
+) -> None:
+    hand = positions(options, seed, moves)
+    if hand.over:
+        return
+    seat = hand.to_act
+    view = seat_view(hand, seat)
+    world = WorldMaker(view, InferenceParams(enabled=inference)).sample(random.Random(world_seed))
+    seen = seat_view(world, seat)
+    for name in ("hand", "hand_sizes", "stock", "discards", "opened", "blocked", "to_act",
+                 "phase", "turn", "caller", "legal"):
+        assert getattr(seen, name) == getattr(view, name), name
+    assert [(m.id, m.owner, m.secret, m.cards, m.laid_off) for m in seen.melds] == [
+        (m.id, m.owner, m.secret, m.cards, m.laid_off) for m in view.melds
+    ]
+    everywhere = [*world.stock, *world.discards, *(c for h in world.hands for c in h),
+                  *(c for m in world.melds for c in m.cards)]
+    assert sorted(everywhere) == list(DECK)
+    for m in world.melds:
+        if m.secret:
+            assert len(m.cards) == 4 and len({c.rank for c in m.cards}) == 1
+    # the world plays on like any hand, with the same rules
+    while not world.over:
+        world.apply(world.to_act, world.legal_moves()[0])
+
+
+def test_expert_plays_only_legal_moves_and_repeats_itself_for_a_seed_and_budget() -> None:
+    for n, options in enumerate(OPTION_SETS):
+        hand = Hand(deck_for("expert-legal", n), n % 3, options)
+        twin = ExpertPolicy(f"s{n}", SMALL)
+        bots = [ExpertPolicy(f"s{n}", SMALL), get_policy("strong", 1), get_policy("greedy", 2)]
+        while not hand.over:
+            seat = hand.to_act
+            view = seat_view(hand, seat)
+            move = bots[seat](view)
+            assert move in view.legal
+            if seat == 0:
+                assert twin(view) == move
+            hand.apply(seat, move)
+        assert hand.result is not None
+
+
+def test_expert_goes_tongits_on_its_first_turn_when_it_can() -> None:
+    """Dealt 13 cards that all meld, the dealer melds them all and wins by Tongits."""
+    deck = deal_with("Ac 2c 3c 4c 5d 6d 7d 9s Ts Js Jh Qh Kh")
+    hand = Hand(deck, 0)
+    expert = ExpertPolicy(1, SMALL)
+    while not hand.over and hand.to_act == 0:
+        hand.apply(0, expert(seat_view(hand, 0)))
+    assert hand.result is not None
+    assert hand.result.end is End.TONGITS and hand.result.winner == 0
+
+
+def test_the_rollout_policy_plays_only_legal_moves() -> None:
+    """Rollouts skip the legality check (``Hand.apply_legal``) for speed: here every rollout
+    move goes through ``Hand.apply``, which would raise on an illegal one."""
+    for n, options in enumerate(OPTION_SETS):
+        for i in range(12):
+            hand = Hand(deck_for("rollout-legal", 12 * n + i), i % 3, options)
+            while not hand.over:
+                move = rollout_move(hand)
+                assert move in hand.legal_moves()
+                hand.apply(hand.to_act, move)
