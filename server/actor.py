@@ -22,7 +22,6 @@ import logging
 import math
 import random
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -330,11 +329,17 @@ class Table:
             self.closed = True
 
     def _dispatch(self, peer: Peer, msg: TableRequest) -> None:
-        handler = _HANDLERS.get(type(msg))
-        if handler is None:
+        name = _HANDLERS.get(type(msg))
+        if name is None:
             kind = getattr(msg, "TYPE", type(msg).__name__)
             raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{kind} is not a table request")
-        handler(self, peer, msg)
+        getattr(self, name)(peer, msg)  # by name: a subclass's override is the handler
+
+    def _disconnected(self, peer: Peer, _msg: Disconnected) -> None:
+        self._leave(peer, disconnected=True)
+
+    def _resume_request(self, peer: Peer, msg: Resume) -> None:
+        self._resume(peer, msg.token, msg.seq)
 
     def _leave_request(self, peer: Peer, msg: Leave) -> None:
         self._leave(peer)
@@ -1013,21 +1018,21 @@ class Table:
                  self.state.match.hands_played if self.state.match else 0)
 
 
-#: The table's handler of each request it takes (``Table._dispatch``), each a call of the
-#: table's own method, so that a subclass's override (``arena.ArenaTable``) is the one run.
-_HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
-    Disconnected: lambda table, peer, _: table._leave(peer, disconnected=True),
-    Resume: lambda table, peer, msg: table._resume(peer, msg.token, msg.seq),
-    CreateTable: lambda table, peer, msg: table._create(peer, msg),
-    Join: lambda table, peer, msg: table._join(peer, msg),
-    Spectate: lambda table, peer, msg: table._spectate(peer, msg),
-    MoveRequest: lambda table, peer, msg: table._move_request(peer, msg),
-    Leave: lambda table, peer, msg: table._leave_request(peer, msg),
-    AddBot: lambda table, peer, msg: table._add_bot(peer, msg),
-    RemoveBot: lambda table, peer, msg: table._remove_bot(peer, msg),
-    Start: lambda table, peer, msg: table._start_request(peer, msg),
-    NextHand: lambda table, peer, msg: table._next_hand_request(peer, msg),
-    Sync: lambda table, peer, msg: table._sync(peer, msg),
+#: The name of the table's handler of each request it takes (``Table._dispatch``; by name, so
+#: that a subclass's override, e.g. the arena table's ``_move_request``, is the one called).
+_HANDLERS: dict[type[object], str] = {
+    Disconnected: "_disconnected",
+    Resume: "_resume_request",
+    CreateTable: "_create",
+    Join: "_join",
+    Spectate: "_spectate",
+    MoveRequest: "_move_request",
+    Leave: "_leave_request",
+    AddBot: "_add_bot",
+    RemoveBot: "_remove_bot",
+    Start: "_start_request",
+    NextHand: "_next_hand_request",
+    Sync: "_sync",
 }
 
 
