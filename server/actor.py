@@ -1013,20 +1013,22 @@ class Table:
                  self.state.match.hands_played if self.state.match else 0)
 
 
-#: The table's handler of each request it takes (``Table._dispatch``).
+#: The table's handler of each request it takes (``Table._dispatch``). Each looks the method up
+#: on the table it is given, so that a subclass's own is the one called (the arena's table,
+#: server/arena.py, has its own ``_join`` and ``_move_request``).
 _HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
     Disconnected: lambda table, peer, _: table._leave(peer, disconnected=True),
     Resume: lambda table, peer, msg: table._resume(peer, msg.token, msg.seq),
-    CreateTable: Table._create,
-    Join: Table._join,
-    Spectate: Table._spectate,
-    MoveRequest: Table._move_request,
-    Leave: Table._leave_request,
-    AddBot: Table._add_bot,
-    RemoveBot: Table._remove_bot,
-    Start: Table._start_request,
-    NextHand: Table._next_hand_request,
-    Sync: Table._sync,
+    CreateTable: lambda table, peer, msg: table._create(peer, msg),
+    Join: lambda table, peer, msg: table._join(peer, msg),
+    Spectate: lambda table, peer, msg: table._spectate(peer, msg),
+    MoveRequest: lambda table, peer, msg: table._move_request(peer, msg),
+    Leave: lambda table, peer, msg: table._leave_request(peer, msg),
+    AddBot: lambda table, peer, msg: table._add_bot(peer, msg),
+    RemoveBot: lambda table, peer, msg: table._remove_bot(peer, msg),
+    Start: lambda table, peer, msg: table._start_request(peer, msg),
+    NextHand: lambda table, peer, msg: table._next_hand_request(peer, msg),
+    Sync: lambda table, peer, msg: table._sync(peer, msg),
 }
 
 
