@@ -68,7 +68,8 @@ class Reply(ServerMessage):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hello(ClientMessage):
     """``token`` resumes a seat; ``seq`` is the last ``seq`` the client saw at that table, so
-    that the resumed ``state`` lists exactly the events it missed."""
+    that the resumed ``state`` lists exactly the events it missed. ``password`` is the server
+    password, when the server has one (``bad_password`` otherwise)."""
 
     TYPE = "hello"
     version: int
@@ -76,6 +77,7 @@ class Hello(ClientMessage):
     kind: Literal["human", "bot"]
     token: str | None = None
     seq: int | None = None
+    password: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,7 +181,8 @@ class Tables(Reply):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Joined(Reply):
     """``seat`` is None for a spectator; ``token`` resumes the session after a disconnect;
-    ``code`` is the join code of a private table, sent to its creator."""
+    ``code`` is the join code of a private table, sent to its creator with ``invite``, the link
+    that opens the table's seat (``tongits connect LINK``, protocol/transport.py)."""
 
     TYPE = "joined"
     table: str
@@ -187,6 +190,7 @@ class Joined(Reply):
     token: str | None = None
     spectator: bool
     code: str | None = None
+    invite: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,7 +22,7 @@ import logging
 import math
 import random
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -82,9 +82,24 @@ class Disconnected:
 
 
 @dataclass(slots=True)
+class HostRemove:
+    """Internal request from the host (server/admin.py): ``peer`` loses its seat for good (a
+    bot plays it out) and its connection is closed with ``removed_by_host``."""
+
+
+@dataclass(slots=True)
+class HostClose:
+    """Internal request from the host: everyone at the table is told ``closed_by_host`` and
+    the table closes for good. Its ``peer`` is None."""
+
+
+Internal = Resume | Disconnected | HostRemove | HostClose
+
+
+@dataclass(slots=True)
 class Request:
-    peer: Peer
-    msg: ClientMessage | Resume | Disconnected
+    peer: Peer | None
+    msg: ClientMessage | Internal
     done: trio.Event | None = field(default=None)
 
 
@@ -120,14 +135,14 @@ class Table:
 
     # ----- the interface for connections --------------------------------------------------
 
-    async def call(self, peer: Peer, msg: ClientMessage | Resume | Disconnected) -> None:
+    async def call(self, peer: Peer | None, msg: ClientMessage | Internal) -> None:
         """Hand a request to the table and wait until it has been handled."""
         done = trio.Event()
         await self.submit(peer, msg, done)
         await done.wait()
 
     async def submit(
-        self, peer: Peer, msg: ClientMessage | Resume | Disconnected, done: trio.Event | None = None
+        self, peer: Peer | None, msg: ClientMessage | Internal, done: trio.Event | None = None
     ) -> None:
         try:
             await self._send.send(Request(peer, msg, done))
@@ -228,6 +243,12 @@ class Table:
 
     def _handle(self, request: Request) -> None:
         peer, msg = request.peer, request.msg
+        if peer is None:
+            if isinstance(msg, HostClose):
+                self._host_close()
+            if request.done is not None:
+                request.done.set()
+            return
         ref = getattr(msg, "id", None)
         try:
             self._dispatch(peer, msg)
@@ -239,9 +260,13 @@ class Table:
         if not self.closed and self._deserted():
             self.closed = True
 
-    def _dispatch(self, peer: Peer, msg: ClientMessage | Resume | Disconnected) -> None:
+    def _dispatch(self, peer: Peer, msg: ClientMessage | Internal) -> None:
         if isinstance(msg, Disconnected):
             self._leave(peer, disconnected=True)
+        elif isinstance(msg, HostRemove):
+            if peer.table is self:
+                self._leave(peer)
+            peer.kick(ErrorCode.REMOVED_BY_HOST, "the host removed you from the server")
         elif isinstance(msg, Resume):
             self._resume(peer, msg.token, msg.seq)
         elif isinstance(msg, CreateTable):
@@ -266,7 +291,8 @@ class Table:
         elif isinstance(msg, Chat):
             self._chat(peer, msg)
         else:
-            raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{msg.TYPE} is not a table request")
+            kind = getattr(msg, "TYPE", type(msg).__name__)
+            raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{kind} is not a table request")
 
     def _commit(self, entry: Entry, move: Move | None = None) -> None:
         """The only way the state changes: apply the entry (the engine refuses an illegal
@@ -329,7 +355,10 @@ class Table:
         )
         self._attach(peer, seat, token)
         self.lobby.index_token(digest, self)
-        joined = Joined(id=ref, table=self.id, seat=seat, token=token, spectator=False, code=code)
+        invite = (str(replace(peer.invite, table=self.id, code=code))
+                  if code is not None and peer.invite is not None else None)
+        joined = Joined(id=ref, table=self.id, seat=seat, token=token, spectator=False, code=code,
+                        invite=invite)
         peer.send(to_dict(joined))
         log.info("table %s: %r sits in seat %d", self.id, peer, seat)
 
@@ -802,6 +831,12 @@ class Table:
 
     # ----- closing ------------------------------------------------------------------------------
 
+    def _host_close(self) -> None:
+        for peer in self._audience():
+            peer.kick(ErrorCode.CLOSED_BY_HOST, f"the host closed table {self.id}")
+        log.info("table %s: closed by the host", self.id)
+        self.closed = True
+
     def _close(self, *, for_good: bool) -> None:
         self.closed = True
         self._send.close()
@@ -811,7 +846,7 @@ class Table:
             except (trio.WouldBlock, trio.EndOfChannel):
                 break
             self.journal.waiting -= 1
-            if not isinstance(request.msg, Disconnected):
+            if request.peer is not None and not isinstance(request.msg, Disconnected):
                 ref = getattr(request.msg, "id", None)
                 request.peer.send(error_frame(
                     ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed"), ref))

@@ -17,6 +17,7 @@ import logging
 import math
 import signal
 import sys
+import time
 from collections import Counter
 from typing import Any
 
@@ -40,9 +41,11 @@ from tongits.protocol import (
     parse_client,
     to_dict,
 )
+from tongits.protocol.transport import TLS_RECORD, AddressError, Endpoint, Invite
 from trio.socket import AF_INET
 
 from . import bots
+from .access import PasswordGate
 from .actor import Disconnected, Resume, Table
 from .config import ServerConfig
 from .discovery import answer_discovery
@@ -50,6 +53,7 @@ from .errors import FATAL, error_frame, request_ref
 from .journal import Journal, NullJournal
 from .lobby import Lobby, check_name
 from .peer import Peer
+from .tls import ServerTLS
 
 log = logging.getLogger("tongits.server")
 
@@ -61,9 +65,23 @@ SHUTDOWN_GRACE = 2.0
 
 
 class Server:
-    def __init__(self, config: ServerConfig | None = None, journal: Journal | None = None):
+    """``tls`` serves TLS on the same port (``None``: plain only); ``password`` is the server
+    password ``hello`` must carry (``None``: anyone may sit down)."""
+
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        journal: Journal | None = None,
+        *,
+        tls: ServerTLS | None = None,
+        password: str | None = None,
+    ):
         self.config = config or ServerConfig()
         self.lobby = Lobby(self.config, journal or NullJournal())
+        self.tls = tls
+        self.gate = PasswordGate(password)
+        self._invite_password = password if self.config.invite_password else None
+        self.started = time.monotonic()
         self.peers: set[Peer] = set()
         self._per_host: Counter[str] = Counter()
         self._cancel = trio.CancelScope()
@@ -97,7 +115,7 @@ class Server:
                             if self.config.discovery and listener.socket.family == AF_INET:
                                 await tables.start(
                                     answer_discovery, self.config.name, host, port,
-                                    lambda: len(self.lobby.list_tables()),
+                                    lambda: len(self.lobby.list_tables()), self.tls_mode,
                                 )
                     task_status.started(listeners)
                     await trio.sleep_forever()
@@ -114,6 +132,13 @@ class Server:
                 assert self._connections is not None
                 self._connections.start_soon(self.handle_stream, stream, address)
 
+    @property
+    def tls_mode(self) -> str | None:
+        """What discovery says about TLS: ``required``, ``optional`` or None (plain only)."""
+        if self.tls is None:
+            return None
+        return "required" if self.config.tls_required else "optional"
+
     async def shutdown(self) -> None:
         """Tell every connection the server is going away, give them a moment, stop."""
         log.info("shutting down: %d connections, %d tables", len(self.peers),
@@ -126,18 +151,21 @@ class Server:
         self._cancel.cancel()
 
     async def run_until_signal(self) -> None:
-        """Serve until SIGINT or SIGTERM, then shut down gracefully. The bound addresses
-        are printed on stdout, one ``listening on HOST:PORT`` line each (for scripts that
-        start the server on port 0)."""
+        """Serve until SIGINT or SIGTERM, then shut down gracefully; SIGHUP re-reads the TLS
+        certificate. The bound addresses are printed on stdout, one ``listening on
+        HOST:PORT`` line each (for scripts that start the server on port 0)."""
         async with trio.open_nursery() as nursery:
-            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
                 listeners = await nursery.start(self.serve)
                 for listener in listeners:
                     host, port = listener.socket.getsockname()[:2]
                     print(f"listening on {host}:{port}", file=sys.stdout, flush=True)
                 async for signum in signals:
                     log.info("received %s", signal.Signals(signum).name)
-                    break
+                    if signum != signal.SIGHUP:
+                        break
+                    if self.tls is not None:
+                        self.tls.reload()
                 await self.shutdown()
 
     # ----- one connection -----------------------------------------------------------------
@@ -153,6 +181,7 @@ class Server:
             peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
         self.peers.add(peer)
         self._per_host[peer.host] += 1
+        peer.invite = self._inviter(stream)
         log.info("connection %d from %s opened", peer.id, address)
         try:
             async with trio.open_nursery() as nursery:
@@ -176,9 +205,27 @@ class Server:
                     except ProtocolError:
                         pass
             with trio.CancelScope(shield=True), trio.move_on_after(1):
-                await stream.aclose()
+                await peer.stream.aclose()
             log.info("connection %d (%s) closed after %d messages sent", peer.id,
                      peer.name or "no hello", peer.sent)
+
+    def _inviter(self, stream: trio.abc.Stream) -> Invite | None:
+        """The invite link of this connection's private tables, less table and code: the
+        public address if configured, else the address the connection came in on."""
+        port = self.config.port
+        host = self.config.host
+        if isinstance(stream, trio.SocketStream):
+            try:
+                host, port = stream.socket.getsockname()[:2]
+            except OSError:
+                pass
+        try:
+            endpoint = (Endpoint.parse(self.config.public_address, port)
+                        if self.config.public_address else Endpoint(host, port))
+        except AddressError:
+            endpoint = Endpoint(host, port)
+        endpoint = Endpoint(endpoint.host, endpoint.port, tls=self.tls is not None)
+        return Invite(endpoint, "", None, self._invite_password)
 
     async def _write_then_stop(self, peer: Peer, scope: trio.CancelScope) -> None:
         try:
@@ -190,6 +237,8 @@ class Server:
     async def _read(self, peer: Peer) -> None:
         codec = peer.codec
         with trio.move_on_after(self.config.handshake_timeout) as handshake:
+            if not await self._open(peer):
+                return
             while not peer.hello_done and not peer.closed:
                 if not await self._read_some(peer, codec):
                     return
@@ -202,6 +251,37 @@ class Server:
             timeout = idle if peer.table is None else math.inf
             if not await self._read_some(peer, codec, timeout):
                 return
+
+    async def _open(self, peer: Peer) -> bool:
+        """Read the connection's first bytes: a TLS record (``0x16``) starts the TLS
+        handshake, and the codec then sniffs the encoding inside it; anything else is a plain
+        connection (refused under ``tls_required``). False if the connection is over."""
+        try:
+            data = await peer.stream.receive_some(65536)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return False
+        if not data:
+            return False
+        if data[0] == TLS_RECORD:
+            if self.tls is None:
+                log.info("connection %d: a TLS handshake, but this server has no certificate "
+                         "(start it with --tls-cert/--tls-key or --tls-self-signed)", peer.id)
+                return False
+            secure = self.tls.wrap(peer.stream, data)
+            try:
+                await secure.do_handshake()
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+                log.info("connection %d: TLS handshake failed: %s", peer.id,
+                         error.__cause__ or error)
+                return False
+            peer.use_stream(secure)
+            return True
+        if self.config.tls_required:
+            peer.codec.receive_data(data)  # so the refusal is in the client's encoding
+            peer.kick(ErrorCode.TLS_REQUIRED, "this server accepts TLS connections only: "
+                      "connect to tls://HOST:PORT (or give --tls)")
+            return False
+        return await self._handle_data(peer, peer.codec, data)
 
     async def _read_some(self, peer: Peer, codec: Codec, timeout: float = math.inf) -> bool:
         """Read one chunk (within ``timeout`` seconds) and handle the messages it completes;
@@ -219,6 +299,10 @@ class Server:
             return False
         if not data:
             return False
+        return await self._handle_data(peer, codec, data)
+
+    async def _handle_data(self, peer: Peer, codec: Codec, data: bytes | bytearray) -> bool:
+        """Handle the messages ``data`` completes; False if the connection must end."""
         try:
             codec.receive_data(data)
             while not peer.closed:
@@ -260,16 +344,26 @@ class Server:
                 ErrorCode.VERSION_UNSUPPORTED,
                 f"this server speaks version {PROTOCOL_VERSION}, not {msg.version}",
             )
+        await self.gate.check(peer.host, msg.password)
         name = check_name(msg.name, self.config.name_max, "name")
         table = self.lobby.table_of_token(msg.token) if msg.token is not None else None
         peer.name, peer.kind = name, msg.kind
         peer.send(to_dict(Welcome(
             id=msg.id, version=PROTOCOL_VERSION, server=f"{self.config.name} ({SERVER_VERSION})",
-            capabilities=[*CAPABILITIES, *(f"bot:{n}" for n in bots.policy_names())],
+            capabilities=[*CAPABILITIES, *self._transport_capabilities(),
+                          *(f"bot:{n}" for n in bots.policy_names())],
         )))
         log.info("connection %d: hello from %r (%s)", peer.id, name, msg.kind)
         if table is not None and msg.token is not None:
             await table.call(peer, Resume(msg.token, msg.seq))
+
+    def _transport_capabilities(self) -> list[str]:
+        caps = ["invite_links"]
+        if self.tls is not None:
+            caps.append("tls")
+        if self.gate.required:
+            caps.append("password")
+        return caps
 
     async def _route(self, peer: Peer, msg: Any) -> None:
         if isinstance(msg, Ping):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tongits.client.tui.lobby import Choice, LobbyError, describe, parse_lobby, split_address
+from tongits.client.tui.lobby import Choice, LobbyError, describe, parse_lobby
 from tongits.client.tui.render import lobby_panel, to_text
 from tongits.client.tui.state import TablesListed, TableState
 
@@ -29,9 +29,10 @@ def test_parse_lobby_errors(line: str) -> None:
         parse_lobby(line)
 
 
-def test_split_address() -> None:
-    assert split_address("example.org") == ("example.org", 7777)
-    assert split_address("10.0.0.2:7000") == ("10.0.0.2", 7000)
+def test_create_private() -> None:
+    assert parse_lobby("create Friday private bots 1") == Choice(
+        "create", "Friday", bots=1, private=True
+    )
 
 
 def test_lobby_lists_tables() -> None:

@@ -127,7 +127,11 @@ def main(args: Any) -> int:
     if args.command == "connect":
         from .lobby import connect
 
-        return connect(args.address, args.name)
+        return connect(args.address, args.name, tls=args.tls, password_file=args.password_file)
+    if args.command == "trust":
+        from .dial import trust
+
+        return trust(args.address, args.fingerprint)
     if args.command == "discover":
         from .discovery import print_servers
 

@@ -23,10 +23,12 @@ from tongits.protocol import ChatLine, Error, HandResult, SeatUpdate, State
 
 from ..connection import Connection as Conn
 from ..connection import ConnectionClosed, ServerError, open_connection
+from ..tls import ClientTLS, TrustError
 from .state import (
     ChatReceived,
     Connection,
     HandOver,
+    Notice,
     SeatsChanged,
     StateUpdate,
     Update,
@@ -42,7 +44,8 @@ JoinStep = Callable[[Conn], Awaitable[Any]]
 Prelude = Callable[[trio.Nursery], Awaitable[tuple[str, int]]]
 
 #: Closing errors after which retrying cannot help.
-FINAL = {"replaced", "bad_token", "version_unsupported", "bad_name"}
+FINAL = {"replaced", "bad_token", "version_unsupported", "bad_name", "bad_password",
+         "tls_required", "removed_by_host", "closed_by_host", "untrusted certificate"}
 
 
 class NetSession:
@@ -56,8 +59,11 @@ class NetSession:
         prelude: Prelude | None = None,
         retry_delays: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0),
         give_up_after: int = 60,
+        tls: ClientTLS | bool = False,
+        password: str | None = None,
     ) -> None:
         self.host, self.port, self.name = host, port, name
+        self.tls, self.password = tls, password
         self.join = join
         self.prelude = prelude
         self.retry_delays = retry_delays
@@ -159,7 +165,8 @@ class NetSession:
                     | ConnectionClosed
                     | OSError
                     | trio.BrokenResourceError
-                    | trio.TooSlowError,
+                    | trio.TooSlowError
+                    | TrustError,
                 )
             )
             if known is None:
@@ -176,6 +183,9 @@ class NetSession:
             return error.code
         if isinstance(error, ConnectionClosed):
             return error.error.code if error.error else "the server closed"
+        if isinstance(error, TrustError):
+            self.sink(ServerRefused("untrusted certificate", str(error).splitlines()[0]))
+            return "untrusted certificate"
         return str(error) or type(error).__name__
 
     async def _connection(self) -> str:
@@ -183,10 +193,13 @@ class NetSession:
             async with open_connection(
                 self.host, self.port, name=self.name, token=self.token,
                 seq=self.seq if self.token is not None else None, timeout=5,
+                tls=self.tls, password=self.password,
             ) as conn:
                 if self.token is None:
                     await self.join(conn)
                     self.token = conn.token
+                    if conn.invite is not None:
+                        self.sink(Notice(f"invite friends: {conn.invite}"))
                 self.sink(Connection("connected"))
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._send_loop, conn)
@@ -202,6 +215,7 @@ class NetSession:
             OSError,
             trio.BrokenResourceError,
             trio.TooSlowError,
+            TrustError,
         ) as error:
             return self._reason(error)
 

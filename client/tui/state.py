@@ -90,6 +90,14 @@ class ServerError:
 
 
 @dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the session wants the player to read, e.g. the invite link of their private
+    table: shown on the message line and kept in the log."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Connection:
     """``status`` is ``connected``, ``lost`` (reconnecting) or ``closed`` (gave up)."""
 
@@ -105,7 +113,14 @@ class TablesListed:
 
 
 Update = (
-    StateUpdate | HandOver | ChatReceived | SeatsChanged | ServerError | Connection | TablesListed
+    StateUpdate
+    | HandOver
+    | ChatReceived
+    | SeatsChanged
+    | ServerError
+    | Connection
+    | TablesListed
+    | Notice
 )
 
 
@@ -197,6 +212,9 @@ class TableState:
                 self._seat_changed(update.change, before)
         elif isinstance(update, ServerError):
             self.say(f"server refused: {update.message} ({update.code})", error=True)
+        elif isinstance(update, Notice):
+            self.say(update.text)
+            self._aside(LogLine("info", update.text))
         elif isinstance(update, TablesListed):
             if self.lobby is not None and update.tables is None:
                 self.say("")
