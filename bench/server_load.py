@@ -12,8 +12,15 @@ in this process, on another core than the servers when there are two or more:
     memory per table;
 (c) flat-out actions/s with M tables of one instant client and two instant server bots.
 
+With ``--tls`` (a) and (b) are run again with every client connection to the Tongits server in
+TLS (a self-signed ECDSA certificate, as ``--tls-self-signed`` makes; the handshakes happen while
+the tables are being seated, outside the measured windows), and what TLS costs is printed as
+ratios to the plain run of the same invocation: round trip p50, server CPU for the N tables,
+memory per table.
+
     python bench/server_load.py                       # the full run: 1,000 tables, 300 tables
     python bench/server_load.py --tables 200 --flat-tables 60 --seconds 10
+    python bench/server_load.py --tls --tables 1000 --flat-tables 60 --seconds 10
 
 The last line printed is one JSON object with every figure.
 """
@@ -24,6 +31,7 @@ import argparse
 import gc
 import json
 import os
+import ssl
 import statistics
 import struct
 import subprocess
@@ -72,7 +80,7 @@ async def _orphan_watch(parent: int) -> None:
     os._exit(1)
 
 
-async def _serve_child(kind: str, parent: int, db: str, gc_full: float) -> None:
+async def _serve_child(kind: str, parent: int, db: str, gc_full: float, tls_dir: str) -> None:
     if kind == "echo":
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_orphan_watch, parent)
@@ -82,13 +90,15 @@ async def _serve_child(kind: str, parent: int, db: str, gc_full: float) -> None:
     from tongits.server import Server
     from tongits.server.collector import Collector
     from tongits.server.store import SQLiteJournal
+    from tongits.server.tls import ServerTLS
 
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
                           max_tables=20000, queue_size=1024, log_level="WARNING", db=db,
                           gc_full=gc_full)
     collector = Collector(config.gc_young, config.gc_full)  # as ``tongits-server`` does
     collector.install()
-    server = Server(config, SQLiteJournal(db))
+    tls = ServerTLS.self_signed(tls_dir) if tls_dir else None
+    server = Server(config, SQLiteJournal(db), tls=tls)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_orphan_watch, parent)
         nursery.start_soon(collector.run)
@@ -115,13 +125,16 @@ class Child:
 
     db = ":memory:"
     gc_full = ServerConfig().gc_full
+    #: serve TLS too (a self-signed certificate in the child's directory)
+    tls = False
 
     def __init__(self, kind: str) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
         db = os.path.join(self.tmp.name, "server.db") if self.db == "file" else self.db
+        tls_dir = self.tmp.name if self.tls and kind == "tongits" else ""
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
-             "--child-db", db, "--gc-full", str(self.gc_full)],
+             "--child-db", db, "--gc-full", str(self.gc_full), "--child-tls", tls_dir],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -151,10 +164,34 @@ class Child:
 # ----- clients ----------------
 
 
+#: set by ``--tls`` for the second run: connections to the Tongits server speak TLS
+CLIENT_TLS: ssl.SSLContext | None = None
+
+
+async def dial(port: int) -> trio.abc.Stream:
+    """A connection to the Tongits server on ``port``: TCP, or TLS in the ``--tls`` run (the
+    handshake done here, before any timing)."""
+    tcp = await trio.open_tcp_stream("127.0.0.1", port)
+    if CLIENT_TLS is None:
+        return tcp
+    stream = trio.SSLStream(tcp, CLIENT_TLS, server_hostname="127.0.0.1")
+    await stream.do_handshake()
+    return stream
+
+
+def _bench_tls_context() -> ssl.SSLContext:
+    """The bench's client side: encryption as a player gets it; the certificate is the
+    child's own, checked by nobody (trust is not what is measured)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 class Client:
     """A raw binary-mode client: one reader task routes replies and keeps the latest state."""
 
-    def __init__(self, stream: trio.SocketStream) -> None:
+    def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
         self.buffer = b""
         self.state: dict[str, Any] | None = None
@@ -223,7 +260,7 @@ def choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def connect(port: int, nursery: trio.Nursery, name: str) -> Client:
-    client = Client(await trio.open_tcp_stream("127.0.0.1", port))
+    client = Client(await dial(port))
     nursery.start_soon(client.read)
     await client.request({"type": "hello", "version": 1, "name": name, "kind": "bot"})
     return client
@@ -435,6 +472,60 @@ def measure(kind: str, run: Callable[[Child], Awaitable[Any]]) -> tuple[Any, int
     return out, rss0
 
 
+def tls_costs(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """(a) and (b) again with every connection to the Tongits server in TLS; the figures go in
+    ``report`` under ``tls_``, with their ratios to the plain run above."""
+    global CLIENT_TLS
+    CLIENT_TLS = _bench_tls_context()
+    Child.tls = True
+    try:
+        echo, tongits = Child("echo"), Child("tongits")
+        try:
+            floor, server = trio.run(round_trips, echo.port, tongits.port, args.rtt)
+        finally:
+            echo.stop()
+            tongits.stop()
+        paced, rss0 = measure(
+            "tongits", lambda child: paced_tables(child, args.tables, args.seconds, False)
+        )
+    finally:
+        CLIENT_TLS = None
+        Child.tls = False
+    report["tls_a_server_p50_us"] = pct(server, 0.5)
+    report["tls_a_server_p99_us"] = pct(server, 0.99)
+    report["tls_a_floor_p50_us"] = pct(floor, 0.5)
+    report["tls_a_p50_ratio_to_plain"] = round(
+        report["tls_a_server_p50_us"] / report["a_server_p50_us"], 2)
+    report["tls_a_p50_ratio_to_floor"] = round(
+        statistics.median(server) / statistics.median(floor), 2)
+    report["tls_b_server_p50_us"] = pct(paced["samples"], 0.5)
+    report["tls_b_server_p99_us"] = pct(paced["samples"], 0.99)
+    report["tls_b_server_cpu_pct"] = round(100 * paced["cpu"], 1)
+    report["tls_b_memory_per_table_kb"] = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
+    report["tls_b_cpu_ratio_to_plain"] = round(
+        report["tls_b_server_cpu_pct"] / max(report["b_server_cpu_pct"], 0.1), 2)
+    report["tls_b_p50_ratio_to_plain"] = round(
+        report["tls_b_server_p50_us"] / report["b_server_p50_us"], 2)
+    report["tls_b_memory_ratio_to_plain"] = round(
+        report["tls_b_memory_per_table_kb"] / max(report["b_memory_per_table_kb"], 0.1), 2)
+    per_1000 = 1000 / args.tables
+    extra_cpu = (report["tls_b_server_cpu_pct"] - report["b_server_cpu_pct"]) * per_1000
+    extra_mb = (report["tls_b_memory_per_table_kb"] - report["b_memory_per_table_kb"]) * 1000 / 1024
+    report["tls_b_extra_cpu_pct_per_1000_tables"] = round(extra_cpu, 1)
+    report["tls_b_extra_memory_mb_per_1000_tables"] = round(extra_mb, 1)
+    print(f"(a/TLS) one action round trip over TLS: p50 {report['tls_a_server_p50_us']} µs, "
+          f"p99 {report['tls_a_server_p99_us']} µs: {report['tls_a_p50_ratio_to_plain']}x the "
+          f"plain p50 of this run ({report['tls_a_p50_ratio_to_floor']}x the echo floor "
+          f"measured beside it)", flush=True)
+    print(f"(b/TLS) {args.tables} tables over TLS: p50 {report['tls_b_server_p50_us']} µs "
+          f"({report['tls_b_p50_ratio_to_plain']}x plain), server CPU "
+          f"{report['tls_b_server_cpu_pct']} % ({report['tls_b_cpu_ratio_to_plain']}x plain), "
+          f"memory {report['tls_b_memory_per_table_kb']} KB per table "
+          f"({report['tls_b_memory_ratio_to_plain']}x plain); per 1,000 tables TLS adds "
+          f"{report['tls_b_extra_cpu_pct_per_1000_tables']} % of a core and "
+          f"{report['tls_b_extra_memory_mb_per_1000_tables']} MB", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", choices=["echo", "tongits"], help=argparse.SUPPRESS)
@@ -447,13 +538,17 @@ def main() -> None:
                         help="the servers' seconds between full garbage collections (the "
                         "default is tongits-server's; lower it to see their pauses in (b))")
     parser.add_argument("--child-db", help=argparse.SUPPRESS)
+    parser.add_argument("--child-tls", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--tls", action="store_true",
+                        help="run (a) and (b) again over TLS and print the ratios to plain")
     parser.add_argument("--rtt", type=int, default=2000, help="round trips measured in (a)")
     parser.add_argument("--tables", type=int, default=1000, help="tables in (b)")
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of (b) and (c)")
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
     args = parser.parse_args()
     if args.child:
-        trio.run(_serve_child, args.child, args.parent, args.child_db, args.gc_full)
+        trio.run(_serve_child, args.child, args.parent, args.child_db, args.gc_full,
+                 args.child_tls)
         return
     Child.db, Child.gc_full = args.db, args.gc_full
     if CLIENT_CPUS:
@@ -500,6 +595,8 @@ def main() -> None:
           f"memory {report['b_memory_per_table_kb']} KB per table with 3 connections",
           flush=True)
 
+    if args.tls:
+        tls_costs(args, report)
     flat, rss0 = measure("tongits", lambda child: flat_out(child, args.flat_tables, args.seconds))
     report["c_actions_per_s"] = round(flat["actions"] / flat["elapsed"])
     report["c_hands"] = flat["hands"]
