@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from typing import Any
 
 from tongits.client.arena import ArenaConfig, Progress, run_arena
 from tongits.engine.policies import POLICIES, Policy, StrongParams, StrongPolicy
@@ -19,7 +20,7 @@ from tongits.engine.policies import POLICIES, Policy, StrongParams, StrongPolicy
 
 def variant(overrides: list[str]) -> StrongParams:
     kinds = {f.name: f.type for f in dataclasses.fields(StrongParams)}
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}
     for item in overrides:
         key, _, raw = item.partition("=")
         if key not in kinds:

@@ -217,7 +217,7 @@ class Client:
     async def read(self) -> None:
         try:
             while data := await self.stream.receive_some(1 << 16):
-                buffer = self.buffer + data if self.buffer else data
+                buffer = self.buffer + data if self.buffer else bytes(data)
                 at = 0
                 while len(buffer) - at >= 4:
                     (length,) = _HEADER.unpack_from(buffer, at)

@@ -64,23 +64,35 @@ def _add_transport_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``play``, ``connect`` and ``discover`` (client/tui/launch.py)."""
-    play = sub.add_parser("play", help="play now: embedded server, two server bots, this screen")
-    play.add_argument("--name", default="You", help="your name at the table")
-    play.add_argument("--bots", type=int, default=2, help="server bots to seat (0-2)")
-    play.add_argument("--timer", type=float, default=60.0, help="seconds per turn, 0 for none")
-    play.add_argument("--policy", default="greedy", help="bot policy: random, greedy, strong")
-    play.add_argument("--bot-delay", type=float, default=0.8, help="seconds a bot waits")
+    play = sub.add_parser(
+        "play",
+        help="play now: embedded server, two server bots, this screen",
+        description="Play now: a server in this process, server bots, this screen. The game "
+        "and each hand's record are kept in the user's data directory (tongits replay).",
+    )
+    from tongits.engine.policies import POLICIES
+    default = " (default: %(default)s)"
+    play.add_argument("--name", default="You", help="your name at the table" + default)
+    play.add_argument("--bots", type=int, default=2, help="server bots to seat, 0-2" + default)
+    play.add_argument(
+        "--timer", type=float, default=60.0, help="seconds per turn, 0 for none" + default
+    )
+    play.add_argument(
+        "--policy", default="greedy", help=f"bots' policy: {', '.join(POLICIES)}" + default
+    )
+    play.add_argument("--bot-delay", type=float, default=0.8, help="seconds a bot waits" + default)
     play.add_argument(
         "--option",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a table option of RULES.md §10, e.g. pick_to_sapaw=true",
+        help="a table option of RULES.md §10, e.g. pick_to_sapaw=true (repeatable)",
     )
     play.add_argument(
         "--listen",
         default="127.0.0.1",
-        help="address of the embedded server (0.0.0.0 lets the LAN join)",
+        help="address of the embedded server (0.0.0.0 lets the LAN join, on port 7777 "
+        "when free, found by tongits discover)" + default,
     )
     play.add_argument(
         "--offline",

@@ -27,7 +27,7 @@ import itertools
 import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import trio
 from tongits.engine import Move as EngineMove
@@ -138,7 +138,7 @@ class Connection:
     async def hello(
         self,
         name: str,
-        kind: str = "human",
+        kind: Literal["human", "bot"] = "human",
         token: str | None = None,
         seq: int | None = None,
         password: str | None = None,
@@ -276,7 +276,7 @@ async def connect_stream(
     stream: trio.abc.Stream,
     *,
     name: str,
-    kind: str = "human",
+    kind: Literal["human", "bot"] = "human",
     token: str | None = None,
     seq: int | None = None,
     text: bool = False,
@@ -309,7 +309,7 @@ async def open_connection(
     port: int,
     *,
     name: str,
-    kind: str = "human",
+    kind: Literal["human", "bot"] = "human",
     token: str | None = None,
     seq: int | None = None,
     text: bool = False,

@@ -57,7 +57,7 @@ class Codec:
     def mode(self) -> Mode | None:
         return self._mode
 
-    def receive_data(self, data: bytes) -> None:
+    def receive_data(self, data: bytes | bytearray) -> None:
         """Buffer bytes from the peer; raises the earlier error if the codec is dead."""
         if self._error is not None:
             raise self._error

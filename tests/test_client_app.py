@@ -27,7 +27,7 @@ def run_screen(scenario: Scenario, **session_args: object) -> TableScreen:
             try:
                 await scenario(screen, pipe, session)
             finally:
-                pipe.send_text("\x03")  # Ctrl-C
+                screen.app.exit()
                 await asyncio.wait_for(task, 5)
             return screen
 
@@ -121,13 +121,41 @@ def test_keys_draw_hint_sort_and_tab_completion() -> None:
     run_screen(scenario, seed=4)
 
 
-def test_quit_command_ends_the_screen() -> None:
+def test_ctrl_c_clears_the_line_and_never_quits() -> None:
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        pipe.send_text("disc")
+        await settle(lambda: screen.buffer.text == "disc")
+        pipe.send_text("\x03")
+        await settle(lambda: screen.buffer.text == "")
+        pipe.send_text("\x03")  # on an empty line: says how to leave
+        await settle(lambda: "type quit" in screen.state.message)
+        assert not screen.app.is_done
+
+    run_screen(scenario, seed=4)
+
+
+def test_quitting_a_game_asks_first_and_says_what_happens_to_the_seat() -> None:
+    seen: dict[str, object] = {}
+
     async def main() -> None:
         with create_pipe_input() as pipe:
-            screen = TableScreen(FakeSession(), input=pipe, output=DummyOutput())
+            session = FakeSession(names=("Ana", "Bob", "Cara"))
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
-            await asyncio.sleep(0.05)
+            await settle(lambda: screen.state.view is not None)
             pipe.send_text("quit\r")
+            await settle(lambda: screen.state.confirming_quit)
+            seen["asked"] = screen_for(screen.state)
+            pipe.send_text("n\r")
+            await settle(lambda: not screen.state.confirming_quit)
+            await asyncio.sleep(0.05)
+            seen["stayed"] = not task.done()
+            pipe.send_text("\x11")  # Ctrl-Q asks too
+            await settle(lambda: screen.state.confirming_quit)
+            pipe.send_text("y\r")
             await asyncio.wait_for(task, 5)
 
     asyncio.run(main())
+    assert "Quit the game? y = quit" in str(seen["asked"])
+    assert "quitting ends it" in str(seen["asked"])
+    assert seen["stayed"] is True

@@ -102,7 +102,7 @@ def test_a_whole_hand_against_server_bots() -> None:
                 seen["accepted"] = [_command(step) for step in mine(screen) if not step.get("auto")]
                 seen["screen"] = screen_for(screen.state)
             finally:
-                pipe.send_text("\x03")
+                screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
     asyncio.run(main())
@@ -166,7 +166,7 @@ def test_reconnects_with_the_seat_token() -> None:
                 await settle(lambda: screen_for(screen.state) == before)
                 seen["token"] = (token, session.token)
             finally:
-                pipe.send_text("\x03")
+                screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
     asyncio.run(main())
@@ -183,7 +183,7 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
     embedded = EmbeddedServer()
     hellos: list[tuple[str | None, int | None]] = []
     seen: dict[str, Any] = {}
-    opened = net.open_connection
+    opened = open_connection
 
     async def main() -> None:
         ana_may_return, ben_may_play = trio.Event(), trio.Event()
@@ -240,6 +240,7 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
                         await settle(lambda b=before: len(screen.state.view.history) > b)  # type: ignore[misc, union-attr]
                     else:
                         await asyncio.sleep(0.005)
+                assert view is not None
                 seq, known = session.seq, len(view.history)
                 assert embedded.server is not None and embedded.nursery is not None
                 for peer in list(embedded.server.peers):  # drop Ana's connection, server-side
@@ -272,7 +273,7 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
                                          for line in screen.state.log()))
                 seen["back"] = screen.state.seats[2]
             finally:
-                pipe.send_text("\x03")
+                screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
     asyncio.run(main())

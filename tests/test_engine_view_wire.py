@@ -56,9 +56,9 @@ def test_secret_melds_stay_hidden_on_the_wire() -> None:
         for seat in PERSPECTIVES:
             wire = seat_view_dict(hand, seat)
             for meld in hand.melds:
-                shown = wire["melds"][meld.id]["cards"]  # type: ignore[index]
+                shown = wire["melds"][meld.id]["cards"]
                 assert (shown is None) == (meld.secret and meld.owner != seat)
-            for step, entry in zip(hand.steps, wire["history"], strict=True):  # type: ignore[call-overload]
+            for step, entry in zip(hand.steps, wire["history"], strict=True):
                 if step.move.action is Action.SECRET:
                     assert ("cards" in entry) == (step.seat == seat)
         moves = hand.legal_moves()

@@ -49,7 +49,10 @@ def feed_in_pieces(codec: Codec, data: bytes, cuts: list[int]) -> list[dict[Any,
 
 @pytest.mark.parametrize("mode", [Mode.BINARY, Mode.TEXT])
 def test_byte_by_byte(mode: Mode) -> None:
-    messages = [{"type": "ping", "id": 1}, {"type": "chat", "text": "Mabuhay ✓"}]
+    messages: list[dict[str, Any]] = [
+        {"type": "ping", "id": 1},
+        {"type": "chat", "text": "Mabuhay ✓"},
+    ]
     data = b"".join(Codec(mode).encode(m) for m in messages)
     server = Codec()
     received = []

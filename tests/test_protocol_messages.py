@@ -49,7 +49,7 @@ from tongits.protocol import (
     to_dict,
 )
 
-MOVES = [
+MOVES: list[dict[str, Any]] = [
     {"action": "draw"},
     {"action": "pick", "cards": ["7h", "7s"]},
     {"action": "pick", "meld": 3},

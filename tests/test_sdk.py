@@ -57,7 +57,7 @@ async def test_plays_a_match_against_server_bots() -> None:
     assert len(run.hands) == 4
     assert [h.standings["hands"] for h in run.hands if h.standings] == [1, 2, 3, 4]
     assert run.fallbacks == 0 and run.reconnects == 0 and run.decisions > 4 * 3
-    assert run.chips == run.hands[-1].standings["chips"][0]  # type: ignore[index]
+    assert run.chips == run.hands[-1].standings["chips"][0]
 
 
 async def test_two_remote_bots_and_a_named_server_bot_share_a_table() -> None:
@@ -125,7 +125,7 @@ class Resumes:
         self.hellos: list[tuple[str | None, int | None]] = []
         self.missed: list[list[dict[str, Any]]] = []
         self.hold: trio.Event | None = None
-        opened = sdk.open_connection
+        opened = open_connection
         note = Connection._note
 
         @asynccontextmanager

@@ -49,7 +49,7 @@ def _free_tcp_and_udp_port() -> int:
     while True:
         with socket.socket() as tcp, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
             tcp.bind(("127.0.0.1", 0))
-            port = tcp.getsockname()[1]
+            port: int = tcp.getsockname()[1]
             try:
                 udp.bind(("127.0.0.1", port))
             except OSError:

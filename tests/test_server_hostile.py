@@ -42,7 +42,7 @@ KNOWN_CODES = {code.value for code in ErrorCode}
 
 
 def frame(obj: Any) -> bytes:
-    payload = msgpack.packb(obj)
+    payload: bytes = msgpack.packb(obj)
     return struct.pack(">I", len(payload)) + payload
 
 

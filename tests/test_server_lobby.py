@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import trio
 from test_server_support import capped, memory_server, next_of, play_hands
@@ -89,12 +91,13 @@ async def test_create_join_list_and_seat_errors() -> None:
 async def test_bad_create_requests() -> None:
     async with memory_server(max_tables=1) as (_server, connect):
         async with connect("Ana") as ana, connect("Ben") as ben:
-            for kwargs, code in [
+            cases: list[tuple[dict[str, Any], str]] = [
                 ({"options": {"scoring": "golf"}}, "bad_options"),
                 ({"options": {"nope": True}}, "bad_options"),
                 ({"bots": 3}, "bad_options"),
                 ({"timer": -1}, "bad_options"),
-            ]:
+            ]
+            for kwargs, code in cases:
                 with pytest.raises(ServerError) as exc:
                     await ana.create_table("T", **kwargs)
                 assert exc.value.code == code

@@ -3,6 +3,9 @@ restart from the journal. All on the virtual clock."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import trio
 from test_server_support import capped, memory_server, my_turn, next_of, play_hands
@@ -13,7 +16,7 @@ from tongits.protocol import HandResult, SeatUpdate, State
 from tongits.server import MemoryJournal
 
 
-def _change(seat: int, change: str):  # noqa: ANN202 - a predicate for next_of
+def _change(seat: int, change: str) -> Callable[[Any], bool]:
     return lambda u: u.change == {"seat": seat, "change": change}
 
 
@@ -163,8 +166,9 @@ async def test_restart_from_the_journal_restores_the_hand(
             results = await play_hands(ana, 1)
         (finished,) = journal.hands[joined.table]
         record = HandRecord.from_dict(finished["record"])
-        assert record.replay().result is not None
-        assert record.replay().result.to_dict() == {
+        replayed = record.replay().result
+        assert replayed is not None
+        assert replayed.to_dict() == {
             k: v for k, v in results[0].result.items() if k not in ("hands", "pot_taken")
         }
         assert finished["names"][0] == "Ana"

@@ -106,7 +106,7 @@ def lobby_body(state: TableState, command_line: Window) -> HSplit:
             Window(_text(lambda: render.lobby_title(state, _cols())), height=1),
             Window(_text(lambda: render.lobby_panel(state, _rows() - 4, _cols()))),
             Window(_text(lambda: render.message_line(state, _cols())), height=1),
-            Window(_text(lambda: [("class:dim", " Enter a command · ^C quit")]), height=1),
+            Window(_text(lambda: [("class:dim", " Enter a command · help · quit")]), height=1),
             command_line,
         ]
     )
@@ -191,9 +191,36 @@ class TableScreen:
         self.submit(buffer.text)
         return False
 
+    def ask_quit(self) -> None:
+        """Quit at once from the lobby, as a spectator or once disconnected; from a seat in a
+        match, first say what happens to the seat and ask."""
+        state = self.state
+        if not state.seated:
+            self.app.exit()
+            return
+        state.confirming_quit = True
+        state.note([self.session.on_quit, "`leave` gives your seat to a bot for good instead."])
+        state.say("Quit the game? y = quit · leave = give up the seat · n = stay")
+
+    def _answer_quit(self, text: str) -> None:
+        state = self.state
+        state.confirming_quit = False
+        state.notes = []
+        answer = text.strip().lower()
+        if answer in ("y", "yes", "quit"):
+            self.app.exit()
+        elif answer == "leave":
+            self.session.leave()
+            self.app.exit()
+        else:
+            state.say("still playing")
+
     def submit(self, text: str) -> None:
         """Act on one typed line (also used by the key bindings)."""
         state = self.state
+        if state.confirming_quit:
+            self._answer_quit(text)
+            return
         if state.lobby is not None and self.lobby is not None:
             if text.strip().lower() == "quit":
                 self.app.exit()
@@ -220,7 +247,7 @@ class TableScreen:
     def _local(self, command: Local) -> None:
         state = self.state
         if command.name == "quit":
-            self.app.exit()
+            self.ask_quit()
         elif command.name == "help":
             state.note(help_lines())
             state.say("")
@@ -241,9 +268,22 @@ class TableScreen:
         kb = KeyBindings()
 
         @kb.add("c-c")
+        def _clear(event: KeyPressEvent) -> None:
+            """Clear the line (as pgcli and ptpython do); it never quits."""
+            if self.state.confirming_quit:
+                self._answer_quit("n")
+            elif self.buffer.text:
+                self.buffer.reset()
+            else:
+                self.state.say("^C clears the line; to leave, type quit (or ^Q)")
+
         @kb.add("c-q")
         def _quit(event: KeyPressEvent) -> None:
-            event.app.exit()
+            self.ask_quit()
+
+        @kb.add("c-d", filter=Condition(lambda: not self.buffer.text))
+        def _end(event: KeyPressEvent) -> None:
+            self.ask_quit()
 
         @kb.add("f2")
         def _draw(event: KeyPressEvent) -> None:

@@ -2,24 +2,43 @@
 (a remote server, through the lobby) and ``discover`` (servers on the LAN).
 
 ``play`` is the only place in the client that imports ``tongits.server``: the server runs in
-the same Trio guest run as the client's connection, on a free loopback port.
+the same Trio guest run as the client's connection. Its tables live in ``play.db`` in the
+user's data directory, so a ``tongits play`` started again after a crash (or a confirmed quit)
+restores the match and takes the player's seat back with the token saved beside it; each finished
+hand is written there as a hand record for ``tongits replay``.
+
+Arguments are checked before the screen opens: a bad one is one line and exit status 2, as
+argparse does for the ones it checks itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import secrets
 import socket
+import sys
+from pathlib import Path
 from typing import Any
 
 import trio
+from tongits.protocol.discovery import DISCOVERY_PORT
 
 from ..connection import Connection as Conn
 from .app import TableScreen
 from .net import NetSession
+from .seats import SeatStore, data_dir
 from .session import FakeSession, Session
+from .state import Notice
+
+#: The longest name the server takes (``ServerConfig.name_max``).
+NAME_MAX = 32
+
+
+class UsageError(Exception):
+    """A command-line argument that cannot work; ``str()`` is the one line to print."""
 
 
 def quiet_logging() -> None:
@@ -50,8 +69,12 @@ def play(
     listen: str = "127.0.0.1",
     offline: bool = False,
     seed: int | str | None = None,
+    home: Path | None = None,
 ) -> int:
-    """One command, one game: a server in this process, ``bots`` server bots, our seat."""
+    """One command, one game: a server in this process, ``bots`` server bots, our seat. The
+    server keeps its tables in ``home/play.db`` and our seat token in ``home/seats``, so a
+    restart resumes the match; finished hands are written to ``home/hands`` when the screen
+    closes."""
     if offline:
         from tongits.engine import Options
 
@@ -64,6 +87,18 @@ def play(
                 timer=timer or None,
             )
         )
+    from tongits.server.store import SQLiteJournal, StoreError
+
+    home = home if home is not None else data_dir()
+    db = home / "play.db"
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        journal = SQLiteJournal(str(db))
+    except (OSError, StoreError) as error:
+        print(f"tongits play: cannot keep the game in {home}: {error}", file=sys.stderr)
+        return 1
+    # On the LAN, the port `tongits discover` asks (when free): friends find the game by it.
+    port = 0 if _is_loopback(listen) or not _port_free(listen, DISCOVERY_PORT) else DISCOVERY_PORT
 
     async def embedded_server(nursery: trio.Nursery) -> tuple[str, int]:
         from tongits.server.app import Server
@@ -71,21 +106,79 @@ def play(
 
         config = ServerConfig(
             host=listen,
-            port=0,
+            port=port,
             name=f"tongits play on {socket.gethostname()}",
             timer=timer,
             bot_delay=bot_delay,
             bot_policy=bot_policy,
             log_level="WARNING",
         )
-        server = Server(config)
-        listeners = await nursery.start(server.serve)
-        return "127.0.0.1", listeners[0].socket.getsockname()[1]
+        listeners = await nursery.start(Server(config, journal).serve)
+        bound = listeners[0].socket.getsockname()[1]
+        if not _is_loopback(listen):
+            session.sink(Notice(f"friends join with: tongits connect {lan_address()}:{bound} "
+                                "--name NAME (or find it with tongits discover)"))
+        return "127.0.0.1", bound
 
     async def sit_down(conn: Conn) -> None:
         await conn.create_table("play", options=options or {}, timer=timer, bots=bots)
 
-    return run_screen(NetSession("127.0.0.1", 0, name=name, join=sit_down, prelude=embedded_server))
+    session = NetSession(
+        "127.0.0.1",
+        0,
+        name=name,
+        join=sit_down,
+        prelude=embedded_server,
+        seats=SeatStore(home / "seats"),
+        server_key=f"play:{db}",
+    )
+    session.on_quit = "The game is saved: `tongits play` again takes you back to this seat."
+    try:
+        run_screen(session)
+    finally:
+        journal.close()
+    _write_records(db, home / "hands", session.table)
+    return 0
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def lan_address() -> str:
+    """This machine's address on the LAN (the one its default route leaves by); connecting a
+    UDP socket sends nothing."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+            return str(probe.getsockname()[0])
+        except OSError:
+            return socket.gethostname()
+
+
+def _write_records(db: Path, out: Path, table: str) -> None:
+    """Write the table's finished hands as hand records in ``out`` and say where."""
+    from tongits.server.store import StoreError, export
+
+    if not table:
+        return
+    try:
+        written = [p for p in export(str(db), str(out), table) if p.name != "standings.json"]
+    except (OSError, StoreError) as error:
+        print(f"tongits play: hand records not written: {error}", file=sys.stderr)
+        return
+    if written:
+        print(f"{len(written)} hand record{'s' if len(written) != 1 else ''} of table {table} "
+              f"in {out}/ — see one with: tongits replay {written[-1]}")
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:
@@ -94,7 +187,7 @@ def parse_options(items: list[str]) -> dict[str, Any]:
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep:
-            raise SystemExit(f"tongits: option {item!r} is not KEY=VALUE")
+            raise UsageError(f"--option {item!r} is not KEY=VALUE")
         value: Any = raw
         if raw.lower() in ("true", "false"):
             value = raw.lower() == "true"
@@ -104,18 +197,56 @@ def parse_options(items: list[str]) -> dict[str, Any]:
     return out
 
 
+def check_name(name: str) -> None:
+    if not name.strip() or len(name.strip()) > NAME_MAX or not name.isprintable():
+        raise UsageError(f"--name must be 1 to {NAME_MAX} printable characters, not {name!r}")
+
+
+def check_play(args: Any) -> dict[str, Any]:
+    """Every ``play`` argument the server would refuse, refused here; returns the options."""
+    from tongits.engine import Options, RecordError
+    from tongits.engine.policies import POLICIES
+
+    check_name(args.name)
+    if args.bots not in (0, 1, 2):
+        raise UsageError(f"--bots must be 0, 1 or 2, not {args.bots}")
+    for flag, value in (("--timer", args.timer), ("--bot-delay", args.bot_delay)):
+        if not math.isfinite(value) or value < 0:
+            raise UsageError(f"{flag} must be a number of seconds ≥ 0, not {value:g}")
+    if args.policy not in POLICIES:
+        known = ", ".join(sorted(POLICIES))
+        raise UsageError(f"--policy must be one of {known}, not {args.policy!r}")
+    options = parse_options(args.option)
+    try:
+        Options.from_dict(options)
+    except RecordError as error:
+        raise UsageError(f"--option: {error.message}") from None
+    return options
+
+
 def main(args: Any) -> int:
     """Dispatch of ``tongits play | connect | discover`` (argparse namespace from cli.py)."""
-    if args.command == "play":
-        options = parse_options(args.option)
-        from tongits.engine import Options, RecordError
+    try:
+        if args.command == "play":
+            options = check_play(args)
+        elif args.command == "connect":
+            check_name(args.name)
+            from .dial import DialError, Target
 
-        try:
-            Options.from_dict(options)
-        except RecordError as error:
-            raise SystemExit(f"tongits play: {error.message}") from None
+            try:
+                target = Target.parse(args.address, tls=args.tls)
+            except DialError as error:
+                raise UsageError(str(error)) from None
+    except UsageError as error:
+        print(f"tongits {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    if args.command in ("play", "connect") and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(f"tongits {args.command}: needs a terminal (standard input or output is not one)",
+              file=sys.stderr)
+        return 1
+    if args.command == "play":
         return play(
-            name=args.name,
+            name=args.name.strip(),
             bots=args.bots,
             timer=args.timer,
             options=options,
@@ -127,7 +258,7 @@ def main(args: Any) -> int:
     if args.command == "connect":
         from .lobby import connect
 
-        return connect(args.address, args.name, tls=args.tls, password_file=args.password_file)
+        return connect(target, args.name.strip(), password_file=args.password_file)
     if args.command == "trust":
         from .dial import trust
 

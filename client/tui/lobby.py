@@ -15,7 +15,9 @@ import trio
 from ..connection import Connection as Conn
 from ..connection import ServerError
 from .app import TableScreen
-from .net import NetSession
+from .dial import Target
+from .net import JoinStep, NetSession
+from .seats import SeatStore
 from .state import ServerError as ServerRefused
 from .state import TablesListed
 
@@ -139,34 +141,34 @@ class LobbyJoin:
             await conn.spectate(choice.table)
 
 
-def connect(address: str, name: str, *, tls: bool = False,
-            password_file: str | None = None) -> int:
+def connect(target: Target, name: str, *, password_file: str | None = None) -> int:
     """``tongits connect ADDRESS --name NAME``: the lobby, then the table; with an invite
-    link, straight into the link's table."""
-    from .dial import DialError, Target, settle
+    link, straight into the link's table. A seat this name held at this server (token saved
+    on disk) is taken back at once, without the lobby."""
+    from .dial import DialError, settle
     from .launch import quiet_logging
 
     try:
-        target = Target.parse(address, tls=tls)
         password = settle(target, name, password_file)
     except DialError as error:
         print(f"tongits connect: {error}", file=sys.stderr)
         return 1
     endpoint, invite = target.endpoint, target.invite
-    quiet_logging()
+    lobby: LobbyJoin | None = None
+    join: JoinStep
     if invite is not None:
         table, code = invite.table, invite.code
 
         async def sit_down(conn: Conn) -> None:
             await conn.join(table, code=code)
 
-        session = NetSession(endpoint.host, endpoint.port, name=name, join=sit_down,
-                             tls=endpoint.tls, password=password)
-        asyncio.run(TableScreen(session).run())
-        return 0
-    lobby = LobbyJoin()
-    session = NetSession(endpoint.host, endpoint.port, name=name, join=lobby,
+        join = sit_down
+    else:
+        join = lobby = LobbyJoin()
+    session = NetSession(endpoint.host, endpoint.port, name=name, join=join, seats=SeatStore(),
                          tls=endpoint.tls, password=password)
-    lobby.session = session
+    if lobby is not None:
+        lobby.session = session
+    quiet_logging()
     asyncio.run(TableScreen(session, lobby=lobby).run())
     return 0

@@ -24,6 +24,7 @@ from tongits.protocol import ChatLine, Error, HandResult, SeatUpdate, State
 from ..connection import Connection as Conn
 from ..connection import ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
+from .seats import SavedSeat, SeatStore
 from .state import (
     ChatReceived,
     Connection,
@@ -59,16 +60,27 @@ class NetSession:
         prelude: Prelude | None = None,
         retry_delays: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0),
         give_up_after: int = 60,
+        seats: SeatStore | None = None,
+        server_key: str | None = None,
         tls: ClientTLS | bool = False,
         password: str | None = None,
     ) -> None:
+        """``seats`` keeps our seat token on disk under ``server_key`` (default ``HOST:PORT``)
+        and our name: a session started again with the same key and name resumes that seat
+        instead of running ``join``."""
         self.host, self.port, self.name = host, port, name
         self.tls, self.password = tls, password
         self.join = join
         self.prelude = prelude
         self.retry_delays = retry_delays
         self.give_up_after = give_up_after
+        self.seats = seats
+        self.server_key = server_key
         self.token: str | None = None
+        self.table = ""
+        self._token_from_disk = False
+        self._leaving = False
+        self.on_quit = "Your seat is kept: a bot plays it until you connect again with this name."
         self.seq: int | None = None  # of the last state or hand_result delivered
         self.sink: Sink = lambda update: None
         self._trio: trio.lowlevel.TrioToken | None = None
@@ -113,12 +125,24 @@ class NetSession:
     def next_hand(self) -> None:
         self._post("next_hand")
 
+    def leave(self) -> None:
+        """Give the seat up for good (a bot plays it to the end of the match); the saved
+        token is forgotten. The screen closes the session afterwards."""
+        self._leaving = True
+        self._post("leave")
+
     def close(self) -> None:
+        """Stop the network side; after ``leave``, only once the server heard it (or a
+        second has passed)."""
         if self._trio is not None:
+            stop = self._stop_after_leaving if self._leaving else self._cancel.cancel
             try:
-                self._trio.run_sync_soon(self._cancel.cancel)
+                self._trio.run_sync_soon(stop)
             except trio.RunFinishedError:
                 pass
+
+    def _stop_after_leaving(self) -> None:
+        self._cancel.deadline = min(self._cancel.deadline, trio.current_time() + 1.0)
 
     async def wait_closed(self) -> None:
         if self._done is not None:
@@ -135,6 +159,7 @@ class NetSession:
             async with trio.open_nursery() as nursery:
                 if self.prelude is not None:
                     self.host, self.port = await self.prelude(nursery)
+                self._load_seat()
                 await self._connect_loop()
                 nursery.cancel_scope.cancel()
 
@@ -142,6 +167,11 @@ class NetSession:
         failures = 0
         while True:
             reason = await self._one_connection()
+            if reason == "bad_token" and self._token_from_disk:
+                self._forget_seat()
+                self.sink(Notice(f"your saved seat at {self.table or 'the table'} is gone "
+                                 "(the table has closed)"))
+                continue
             if reason in FINAL:
                 self.sink(Connection("closed", reason))
                 return
@@ -195,12 +225,18 @@ class NetSession:
                 seq=self.seq if self.token is not None else None, timeout=5,
                 tls=self.tls, password=self.password,
             ) as conn:
-                if self.token is None:
+                resumed = self.token is not None
+                if not resumed:
                     await self.join(conn)
                     self.token = conn.token
                     if conn.invite is not None:
                         self.sink(Notice(f"invite friends: {conn.invite}"))
+                self.table = conn.table or self.table
+                self._save_seat()
                 self.sink(Connection("connected"))
+                if resumed and self._token_from_disk:
+                    self._token_from_disk = False
+                    self.sink(Notice(f"back in your seat at {self.table}"))
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._send_loop, conn)
                     try:
@@ -228,16 +264,43 @@ class NetSession:
                     await conn.chat(payload)
                 elif kind == "next_hand":
                     await conn.next_hand()
+                elif kind == "leave":
+                    self._forget_seat()
+                    await conn.leave()
+                    self._cancel.cancel()
             except ServerError as error:
                 self.sink(ServerRefused(error.code, error.message))
+
+    # ----- the seat token on disk ---------------------------------------------------------------
+
+    @property
+    def _key(self) -> str:
+        return self.server_key or f"{self.host}:{self.port}"
+
+    def _load_seat(self) -> None:
+        saved = self.seats.load(self._key, self.name) if self.seats is not None else None
+        if saved is not None and self.token is None:
+            self.token, self.table = saved.token, saved.table
+            self._token_from_disk = True
+
+    def _save_seat(self) -> None:
+        if self.seats is not None and self.token is not None:
+            self.seats.save(SavedSeat(self._key, self.name, self.token, self.table))
+
+    def _forget_seat(self) -> None:
+        if self.seats is not None:
+            self.seats.forget(self._key, self.name)
+        self.token, self.seq, self._token_from_disk = None, None, False
 
     def _deliver(self, msg: Any, seat: int | None = None) -> None:
         """Hand ``msg`` to the screen as an ``Update``; changes to our own ``seat`` (sitting
         down, coming back) are left out of the log: the screen shows them itself."""
         if isinstance(msg, State):
+            # Resumed with a token read from disk, without a seq heard: nothing to mark.
+            heard = self.seq is not None
             self.seq = msg.seq
             view = SeatView.from_dict(msg.view)
-            missed = len(msg.missed) if msg.missed is not None else None
+            missed = len(msg.missed) if msg.missed is not None and heard else None
             self.sink(StateUpdate(view, msg.seats, msg.deadline, msg.table, missed))
         elif isinstance(msg, HandResult):
             self.seq = msg.seq

@@ -429,9 +429,9 @@ def _legal_summary(state: TableState) -> str:
 
 def keys_line(state: TableState, cols: int = 80) -> Line:
     if state.hand_over:
-        text = " Enter next hand · F5 sort · ^C quit"
+        text = " Enter next hand · F5 sort · ^Q quit"
     else:
-        text = " F2 draw · F3 pick · F4 hint · F5 sort · Tab complete · ^C quit"
+        text = " F2 draw · F3 pick · F4 hint · F5 sort · Tab complete · ^Q quit"
     return fit([("class:dim", text)], cols)
 
 

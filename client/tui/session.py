@@ -31,6 +31,13 @@ class Session(Protocol):
 
     def next_hand(self) -> None: ...
 
+    def leave(self) -> None:
+        """Give the seat up for good before ``close``."""
+        ...
+
+    #: What quitting does to our seat, in a sentence for the confirmation.
+    on_quit: str
+
     def close(self) -> None: ...
 
     async def wait_closed(self) -> None: ...
@@ -75,6 +82,7 @@ class FakeSession:
         self.sink: Sink = lambda update: None
         self._pending: asyncio.TimerHandle | None = None
         self._settled = False
+        self.on_quit = "This game is played on this computer only: quitting ends it."
 
     def seats(self) -> list[dict[str, object]]:
         return [
@@ -118,6 +126,9 @@ class FakeSession:
         self._settled = False
         self._publish()
         self._continue()
+
+    def leave(self) -> None:
+        """Nothing to give up: the match ends with the screen."""
 
     def close(self) -> None:
         if self._pending is not None:

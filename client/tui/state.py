@@ -90,19 +90,19 @@ class ServerError:
 
 
 @dataclass(frozen=True, slots=True)
-class Notice:
-    """Something the session wants the player to read, e.g. the invite link of their private
-    table: shown on the message line and kept in the log."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class Connection:
     """``status`` is ``connected``, ``lost`` (reconnecting) or ``closed`` (gave up)."""
 
     status: str
     detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the session wants the player to read now (back in the seat, an address, the
+    invite link of their private table): shown on the message line and kept in the log."""
+
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +153,15 @@ class TableState:
     banner: str | None = None
     closed: bool = False
     lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
+    confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
+
+    @property
+    def seated(self) -> bool:
+        """We hold a seat in a match that is still being played (quitting it is asked)."""
+        return (
+            self.lobby is None and not self.closed
+            and self.view is not None and self.view.seat is not None
+        )
 
     @property
     def names(self) -> list[str]:

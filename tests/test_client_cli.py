@@ -1,0 +1,56 @@
+"""``tongits play`` and ``tongits connect`` refuse bad arguments before any screen opens: one
+line on stderr and exit status 2, as argparse does; without a terminal, one line too."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from tongits.client.cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["play", "--bots", "3"], "--bots must be 0, 1 or 2"),
+        (["play", "--bots", "-1"], "--bots must be 0, 1 or 2"),
+        (["play", "--timer", "-5"], "--timer must be a number of seconds ≥ 0"),
+        (["play", "--timer", "nan"], "--timer must be a number of seconds ≥ 0"),
+        (["play", "--bot-delay", "-1"], "--bot-delay must be"),
+        (["play", "--policy", "smart"], "--policy must be one of"),
+        (["play", "--option", "pick_to_sapaw"], "is not KEY=VALUE"),
+        (["play", "--option", "nonsense=1"], "--option:"),
+        (["play", "--name", ""], "--name must be 1 to 32"),
+        (["play", "--name", "x" * 33], "--name must be 1 to 32"),
+        (["connect", "example.org:http", "--name", "Ana"], "bad port"),
+        (["connect", "example.org", "--name", "a\tb"], "--name must be"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_status_2(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"tongits {argv[0]}: error: ") and says in err
+
+
+def test_play_without_a_terminal_is_one_line_not_a_traceback() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tongits.client.cli", "play"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "needs a terminal" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_play_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["play", "--help"])
+    out = capsys.readouterr().out
+    assert "(default: 60.0)" in out and "(default: greedy)" in out and "(default: 2)" in out

@@ -1,0 +1,197 @@
+"""Seat tokens on disk: a client started again takes its seat back at once, through a server
+that outlived it (``tongits connect``) or one restored from its database (``tongits play``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from tongits.client.connection import Connection as Conn
+from tongits.client.tui.app import TableScreen, screen_for
+from tongits.client.tui.net import NetSession
+from tongits.client.tui.seats import MAX_AGE, SavedSeat, SeatStore
+from tongits.server.app import Server
+from tongits.server.config import ServerConfig
+from tongits.server.store import SQLiteJournal
+
+
+def test_a_saved_seat_is_private_and_read_back_per_server_and_name(tmp_path: Path) -> None:
+    store = SeatStore(tmp_path / "seats")
+    store.save(SavedSeat("example.org:7777", "Ana", "secret-token", "t3"))
+    store.save(SavedSeat("example.org:7777", "Ben", "other-token", "t3"))
+    seat = store.load("example.org:7777", "Ana")
+    assert seat is not None and (seat.token, seat.table) == ("secret-token", "t3")
+    assert store.load("example.org:7000", "Ana") is None
+    assert stat.S_IMODE(os.stat(tmp_path / "seats").st_mode) == 0o700
+    files = list((tmp_path / "seats").iterdir())
+    assert len(files) == 2 and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    assert all("secret-token" not in f.name for f in files)
+    store.forget("example.org:7777", "Ana")
+    assert store.load("example.org:7777", "Ana") is None
+    assert store.load("example.org:7777", "Ben") is not None
+
+
+def test_old_seats_are_removed_and_bad_files_read_as_none(tmp_path: Path) -> None:
+    store = SeatStore(tmp_path)
+    store.save(SavedSeat("h:1", "Ana", "t"))
+    store._path("h:2", "Ben").write_text("{not json")
+    assert store.load("h:2", "Ben") is None
+    SeatStore(tmp_path, now=time.time() + MAX_AGE + 10)
+    assert list(tmp_path.iterdir()) == []
+
+
+async def settle(done: Callable[[], bool], timeout: float = 8.0) -> None:
+    for _ in range(int(timeout / 0.01)):
+        if done():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the screen did not get there in time")
+
+
+class ServerThread:
+    """A server that outlives the clients: its own Trio run in a thread, on a free port."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._ready = threading.Event()
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._cancel = trio.CancelScope()
+        self._thread = threading.Thread(target=trio.run, args=(self._main,), daemon=True)
+
+    async def _main(self) -> None:
+        config = ServerConfig(port=0, timer=0.0, bot_delay=0.05, grace=30, log_level="WARNING")
+        with self._cancel:
+            async with trio.open_nursery() as nursery:
+                listeners = await nursery.start(Server(config).serve)
+                self.port = listeners[0].socket.getsockname()[1]
+                self._token = trio.lowlevel.current_trio_token()
+                self._ready.set()
+
+    def __enter__(self) -> ServerThread:
+        self._thread.start()
+        assert self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._token is not None
+        self._token.run_sync_soon(self._cancel.cancel)
+        self._thread.join(10)
+
+
+def run_client(session: NetSession, scenario: Callable[[TableScreen], Any]) -> Any:
+    async def main() -> Any:
+        with create_pipe_input() as pipe:
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                return await scenario(screen)
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    return asyncio.run(main())
+
+
+def test_a_restarted_client_is_back_in_its_seat(tmp_path: Path) -> None:
+    joins: list[str] = []
+
+    async def create(conn: Conn) -> None:
+        joins.append("create")
+        await conn.create_table("friday", timer=0, bots=2)
+
+    async def first(screen: TableScreen) -> str:
+        await settle(lambda: screen.state.view is not None and bool(screen.state.view.legal))
+        return screen_for(screen.state)
+
+    async def second(screen: TableScreen) -> str:
+        await settle(lambda: "back in your seat at t1" in screen_for(screen.state))
+        await settle(lambda: screen.state.view is not None and bool(screen.state.view.legal))
+        return screen_for(screen.state)
+
+    with ServerThread() as server:
+        before = run_client(
+            NetSession("127.0.0.1", server.port, name="Ana", join=create,
+                       seats=SeatStore(tmp_path)),
+            first,
+        )
+        started = time.monotonic()
+        after = run_client(
+            NetSession("127.0.0.1", server.port, name="Ana", join=create,
+                       seats=SeatStore(tmp_path)),
+            second,
+        )
+        elapsed = time.monotonic() - started
+    assert joins == ["create"]  # the second client took the seat back without the lobby
+    hand = [line for line in before.split("\n") if line.startswith("  [") or "count" in line]
+    assert hand and all(line in after for line in hand)
+    assert elapsed < 5
+
+
+def test_a_seat_token_the_server_forgot_is_dropped_and_the_lobby_runs(tmp_path: Path) -> None:
+    store = SeatStore(tmp_path)
+    joins: list[str] = []
+
+    async def create(conn: Conn) -> None:
+        joins.append("create")
+        await conn.create_table("friday", timer=0, bots=2)
+
+    async def scenario(screen: TableScreen) -> str:
+        await settle(lambda: screen.state.view is not None)
+        return screen.state.message
+
+    with ServerThread() as server:
+        key = f"127.0.0.1:{server.port}"
+        store.save(SavedSeat(key, "Ana", "a-token-from-a-table-long-gone", "t9"))
+        session = NetSession("127.0.0.1", server.port, name="Ana", join=create, seats=store)
+        run_client(session, scenario)
+        saved = store.load(key, "Ana")
+    assert joins == ["create"]
+    assert saved is not None and saved.token == session.token != "a-token-from-a-table-long-gone"
+
+
+def test_tongits_play_started_again_restores_the_match_and_the_seat(tmp_path: Path) -> None:
+    """The ``play`` path: the server dies with the client, its tables live in the database."""
+    db = tmp_path / "play.db"
+    joins: list[str] = []
+
+    def session() -> tuple[NetSession, SQLiteJournal]:
+        journal = SQLiteJournal(str(db))
+
+        async def embedded(nursery: trio.Nursery) -> tuple[str, int]:
+            config = ServerConfig(port=0, timer=0.0, bot_delay=0.05, log_level="WARNING")
+            listeners = await nursery.start(Server(config, journal).serve)
+            return "127.0.0.1", listeners[0].socket.getsockname()[1]
+
+        async def create(conn: Conn) -> None:
+            joins.append("create")
+            await conn.create_table("play", timer=0, bots=2)
+
+        net = NetSession("127.0.0.1", 0, name="You", join=create, prelude=embedded,
+                         seats=SeatStore(tmp_path / "seats"), server_key=f"play:{db}")
+        return net, journal
+
+    async def until_our_turn(screen: TableScreen) -> list[Any]:
+        await settle(lambda: screen.state.view is not None and bool(screen.state.view.legal))
+        assert screen.state.view is not None
+        return sorted(screen.state.view.hand)
+
+    first, journal = session()
+    try:
+        hand = run_client(first, until_our_turn)
+    finally:
+        journal.close()
+    again, journal = session()
+    try:
+        assert run_client(again, until_our_turn) == hand
+    finally:
+        journal.close()
+    assert joins == ["create"] and again.table == first.table
