@@ -86,6 +86,8 @@ class Server:
         self._per_host: Counter[str] = Counter()
         self._cancel = trio.CancelScope()
         self._connections: trio.Nursery | None = None
+        #: why the server stopped on its own (the journal could not commit), else None
+        self.failure: BaseException | None = None
 
     async def serve(
         self,
@@ -97,6 +99,7 @@ class Server:
         with self._cancel:
             async with trio.open_nursery() as tables:
                 self.lobby.bind(tables)
+                tables.start_soon(self._stop_if_the_journal_fails)
                 restored = self.lobby.restore()
                 if restored:
                     log.info("restored %d tables from the journal", restored)
@@ -150,13 +153,31 @@ class Server:
                 await trio.sleep(0.01)
         self._cancel.cancel()
 
+    async def _stop_if_the_journal_fails(self) -> None:
+        """A commit failed (a full disk): nothing more can be saved, so nothing more may be
+        played. Every client is told (``shutting_down``; what was held for the failed commit
+        never leaves), then the server stops; ``failure`` says why (``GroupCommit`` logged
+        it)."""
+        journal = self.lobby.journal
+        await journal.failed.wait()
+        self.failure = journal.error
+        for peer in list(self.peers):
+            peer.kick(ErrorCode.SHUTTING_DOWN,
+                      "the server cannot save games any more (its disk may be full) and is "
+                      "stopping", flush=False)
+        with trio.move_on_after(SHUTDOWN_GRACE):
+            while self.peers:
+                await trio.sleep(0.01)
+        self._cancel.cancel()
+
     async def run_until_signal(self) -> None:
-        """Serve until SIGINT or SIGTERM, then shut down gracefully; SIGHUP re-reads the TLS
-        certificate. The bound addresses are printed on stdout, one ``listening on
-        HOST:PORT`` line each (for scripts that start the server on port 0)."""
+        """Serve until SIGINT or SIGTERM, then shut down gracefully (or until the server stops
+        on its own: ``failure``); SIGHUP re-reads the TLS certificate. The bound addresses are
+        printed on stdout, one ``listening on HOST:PORT`` line each (for scripts that start
+        the server on port 0)."""
         async with trio.open_nursery() as nursery:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
-                listeners = await nursery.start(self.serve)
+                listeners = await nursery.start(self._serve_then_stop, nursery.cancel_scope)
                 for listener in listeners:
                     host, port = listener.socket.getsockname()[:2]
                     print(f"listening on {host}:{port}", file=sys.stdout, flush=True)
@@ -167,6 +188,15 @@ class Server:
                     if self.tls is not None:
                         self.tls.reload()
                 await self.shutdown()
+
+    async def _serve_then_stop(
+        self,
+        scope: trio.CancelScope,
+        *,
+        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        await self.serve(task_status=task_status)
+        scope.cancel()  # stopped on its own: no signal to wait for
 
     # ----- one connection -----------------------------------------------------------------
 

@@ -201,12 +201,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         collector = Collector(config.gc_young, config.gc_full)
         collector.install()
-        trio.run(_serve, Server(config, journal, tls=tls, password=password), collector)
+        server = Server(config, journal, tls=tls, password=password)
+        trio.run(_serve, server, collector)
+        failed = server.failure is not None  # the journal failed: already logged
     except* OSError as group:  # the port is taken, the address is not this machine's…
         log.error("cannot serve: %s", _first_leaf(group))
         failed = True
     finally:
-        journal.close()
+        try:
+            journal.close()
+        except StoreError as exc:
+            if not failed:
+                log.error("cannot save the last entries: %s", exc)
+                failed = True
     return 1 if failed else 0
 
 

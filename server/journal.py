@@ -18,13 +18,17 @@ Entry = dict[str, Any]
 
 
 class Journal(Protocol):
-    """The store interface. Calls run inside the table's task and must be quick.
+    """The store interface.
 
     ``finished`` (with a move that ends a hand): ``{"hand": number (1-based), "names": [3 seat
     names], "record": the tongits-hand/1 record with its result}``. ``close_table`` says the
     table is gone: it is not restored any more, its hand records stay. ``open_tables`` gives
     the log of every table not closed, for a restart; ``last_table_number`` the highest ``N``
     of the table ids ``tN`` ever used, so that ids are never reused.
+
+    A journal whose calls wait on a disk says so with a true ``blocking`` attribute: a server
+    then makes its ``append``, ``close_table`` and ``commit`` calls from a writer thread of
+    their own (``commit.GroupCommit``), one call at a time.
     """
 
     def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:

@@ -133,8 +133,23 @@ class Peer:
     def uncork(self) -> None:
         """Send what was held since ``cork``, in order, as one piece."""
         held, self._cork = self._cork, None
-        if not held:
+        if held:
+            self._let_out(held)
+
+    def held(self) -> int:
+        """How many frames are held (0 when not corked)."""
+        return len(self._cork) if self._cork is not None else 0
+
+    def release(self, count: int) -> None:
+        """Send the first ``count`` held frames, as one piece, and keep holding the rest (the
+        messages of a change committed before the changes of the rest, ``GroupCommit``)."""
+        held = self._cork
+        if held is None or count <= 0:
             return
+        self._cork = held[count:]
+        self._let_out(held[:count])
+
+    def _let_out(self, held: list[bytes]) -> None:
         data = b"".join(held) if len(held) > 1 else held[0]
         if not self.closed:
             self._push(data)

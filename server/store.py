@@ -16,6 +16,7 @@ power cut, at the cost of an fsync per commit. Seat tokens are stored only as SH
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -69,7 +70,11 @@ class StoreError(Exception):
 
 
 class SQLiteJournal:
-    """A ``Journal`` in one SQLite file (or ``:memory:``)."""
+    """A ``Journal`` in one SQLite file (or ``:memory:``). Its calls wait on the disk
+    (``blocking``): while a server runs, they are made from its journal writer thread
+    (``commit.GroupCommit``), one thread at a time."""
+
+    blocking = True
 
     def __init__(self, path: str, *, sync: str = "normal", readonly: bool = False) -> None:
         """Open (or create) the database; ``readonly`` opens an existing one for reading
@@ -82,7 +87,7 @@ class SQLiteJournal:
                 self.db = sqlite3.connect(uri, uri=True, isolation_level=None)
                 self.db.execute("SELECT COUNT(*) FROM hands").fetchone()
                 return
-            self.db = sqlite3.connect(path, isolation_level=None)
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise StoreError(f"{path}: {exc}") from exc
         try:
@@ -101,9 +106,19 @@ class SQLiteJournal:
             raise StoreError(f"{path}: {exc}") from exc
 
     def close(self) -> None:
-        """Commit what is pending and close (SQLite checkpoints the WAL)."""
-        if self.db.in_transaction:
-            self.db.execute("COMMIT")
+        """Commit what is pending and close (SQLite checkpoints the WAL). If that commit fails
+        (a full disk), what was pending is rolled back, the file closed, and ``StoreError``
+        raised: nobody was told of uncommitted entries."""
+        try:
+            if self.db.in_transaction:
+                self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            self.db.close()
+            raise StoreError(f"{self.path}: {exc}") from exc
         self.db.close()
 
     # ----- Journal ------------------------------------------------------------------------
@@ -138,10 +153,14 @@ class SQLiteJournal:
                      _JSON.encode(finished["record"]), time.time()),
                 )
         except BaseException:
-            db.execute("ROLLBACK TO entry")
+            # A full disk may have rolled the whole transaction back already: then there is
+            # no savepoint left, and the error to report is the first one.
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK TO entry")
+                    db.execute("RELEASE entry")
             raise
-        finally:
-            db.execute("RELEASE entry")
+        db.execute("RELEASE entry")
         self._next[table] = n + 1
 
     def close_table(self, table: str) -> None:

@@ -4,8 +4,10 @@ straight to the socket, and a client that stops reading over TCP is dropped."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,19 +17,25 @@ import pytest
 import trio
 import trio.testing
 from test_server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect
+from tongits.client.connection import ConnectionClosed
 from tongits.protocol import SeatUpdate, State
 from tongits.server import Server
 from tongits.server.commit import GroupCommit
 from tongits.server.peer import Peer
-from tongits.server.store import SQLiteJournal
+from tongits.server.store import SQLiteJournal, StoreError
+from tongits.server.table import TableState
 
 
 class Recorder:
-    """A journal that writes down what it is asked, in one list with the peers' uncorks."""
+    """A journal that writes down what it is asked, in one list with what the peers hear.
+    ``gate``: a blocking journal (written by the writer thread) whose commits wait for it."""
 
-    def __init__(self, events: list[str], fail: bool = False) -> None:
+    def __init__(self, events: list[str], fail: bool = False,
+                 gate: threading.Event | None = None) -> None:
         self.events = events
         self.fail = fail
+        self.gate = gate
+        self.blocking = gate is not None
 
     def append(self, table: str, entry: dict[str, Any], finished: Any = None) -> None:
         self.events.append(f"append {table}")
@@ -36,8 +44,10 @@ class Recorder:
         self.events.append(f"close {table}")
 
     def commit(self) -> None:
+        if self.gate is not None:
+            self.gate.wait(10)
         if self.fail:
-            raise OSError("disk full")
+            raise sqlite3.OperationalError("database or disk is full")
         self.events.append("commit")
 
     def open_tables(self) -> list[list[dict[str, Any]]]:
@@ -48,11 +58,24 @@ class Recorder:
 
 
 class FakePeer:
+    """A corked peer: what a step says is held until ``GroupCommit`` lets it out."""
+
     def __init__(self, name: str, events: list[str]) -> None:
         self.name, self.events = name, events
+        self.frames: list[str] = []
+
+    def say(self, what: str) -> None:
+        self.frames.append(what)
+
+    def held(self) -> int:
+        return len(self.frames)
 
     def uncork(self) -> None:
-        self.events.append(f"uncork {self.name}")
+        self.release(len(self.frames))
+
+    def release(self, count: int) -> None:
+        self.events.extend(f"{self.name} hears {f}" for f in self.frames[:count])
+        del self.frames[:count]
 
 
 def peers(*fakes: FakePeer) -> list[Peer]:
@@ -70,29 +93,40 @@ async def running(journal: Recorder) -> AsyncIterator[GroupCommit]:
         nursery.cancel_scope.cancel()
 
 
+def step(commits: GroupCommit, table: str, peer: FakePeer, what: str) -> None:
+    """One table step: journal an entry, tell ``peer`` about it, hold the peer."""
+    commits.append(table, {"kind": "move"})
+    peer.say(what)
+    commits.hold(peers(peer))
+
+
 async def test_a_lone_step_commits_at_once() -> None:
     events: list[str] = []
     async with running(Recorder(events)) as commits:
-        commits.append("t1", {"kind": "move"})
-        commits.hold(peers(FakePeer("ana", events)))
+        ana = FakePeer("ana", events)
+        step(commits, "t1", ana, "m1")
         # no table had a request waiting: no round is spent waiting for company
-        assert events == ["append t1", "commit", "uncork ana"]
-        commits.hold(peers(FakePeer("ben", events)))  # nothing journaled: out at once
-        assert events[-1] == "uncork ben" and events.count("commit") == 1
+        assert events == ["append t1", "commit", "ana hears m1"]
+        ben = FakePeer("ben", events)
+        ben.say("chat")
+        commits.hold(peers(ben))  # nothing journaled: out at once
+        assert events[-1] == "ben hears chat" and events.count("commit") == 1
 
 
 async def test_steps_of_one_round_share_one_commit() -> None:
     events: list[str] = []
     async with running(Recorder(events)) as commits:
         commits.waiting = 1  # a table has a request waiting: its entry will join this commit
-        commits.append("t1", {"kind": "move"})
-        commits.hold(peers(FakePeer("ana", events)))
+        step(commits, "t1", FakePeer("ana", events), "m1")
+        ben, cai = FakePeer("ben", events), FakePeer("cai", events)
         commits.append("t2", {"kind": "move"})
-        commits.hold(peers(FakePeer("ben", events), FakePeer("cai", events)))
-        assert events == ["append t1", "append t2"]  # held: nobody heard yet
+        ben.say("m2")
+        cai.say("m2")
+        commits.hold(peers(ben, cai))
+        assert events == []  # gathered, not written: nobody heard yet
         await trio.testing.wait_all_tasks_blocked()
-        assert events == ["append t1", "append t2", "commit", "uncork ana", "uncork ben",
-                          "uncork cai"]
+        assert events == ["append t1", "append t2", "commit", "ana hears m1", "ben hears m2",
+                          "cai hears m2"]
 
 
 async def test_settled_waits_for_the_commit_of_what_was_journaled() -> None:
@@ -104,16 +138,47 @@ async def test_settled_waits_for_the_commit_of_what_was_journaled() -> None:
         assert events == ["append t1", "commit", "settled"]
 
 
-async def test_a_failed_commit_stops_everything_and_lets_nothing_out() -> None:
+async def test_the_loop_serves_while_the_writer_thread_commits() -> None:
+    """A blocking journal is written by a thread: while its commit waits on the disk, the loop
+    runs on and the next steps gather into the next batch; each peer hears the messages of a
+    batch once that batch is committed, in order, and nothing earlier."""
     events: list[str] = []
-    with pytest.raises(ExceptionGroup) as raised:
-        async with running(Recorder(events, fail=True)) as commits:
-            commits.waiting = 1
-            commits.append("t1", {"kind": "move"})
-            commits.hold(peers(FakePeer("ana", events)))
-    (error,) = raised.value.exceptions
-    assert isinstance(error, OSError) and str(error) == "disk full"
-    assert events == ["append t1"]
+    disk = threading.Event()
+    async with running(Recorder(events, gate=disk)) as commits:
+        ana, ben = FakePeer("ana", events), FakePeer("ben", events)
+        step(commits, "t1", ana, "m1")  # handed to the thread at once; its commit waits
+        await trio.sleep(0.05)  # the loop is free meanwhile
+        step(commits, "t1", ana, "m2")  # the next batch gathers behind it
+        ben.say("chat")
+        commits.hold(peers(ben))  # journaled nothing, but a batch is being written
+        ana.say("chat")
+        commits.hold(peers(ana))  # ana's chat line must not overtake m2
+        assert events == ["append t1"]
+        disk.set()
+        with trio.fail_after(5):
+            await commits.settled()
+        assert events == ["append t1", "commit", "ana hears m1", "append t1", "commit",
+                          "ana hears m2", "ana hears chat", "ben hears chat"]
+
+
+async def test_a_failed_commit_lets_nothing_out_and_says_so() -> None:
+    events: list[str] = []
+    for gate in (None, threading.Event()):
+        events.clear()
+        if gate is not None:
+            gate.set()
+        async with running(Recorder(events, fail=True, gate=gate)) as commits:
+            ana, ben = FakePeer("ana", events), FakePeer("ben", events)
+            step(commits, "t1", ana, "m1")
+            with trio.fail_after(5):
+                await commits.failed.wait()
+            step(commits, "t2", ben, "m2")  # nothing more is committed, nor let out
+            ben.say("chat")
+            commits.hold(peers(ben))
+            await trio.sleep(0.05)
+        assert isinstance(commits.error, sqlite3.OperationalError)
+        assert events == ["append t1"]
+        assert ana.frames == ["m1"] and ben.frames == ["m2", "chat"]
 
 
 async def test_every_state_a_client_sees_is_already_committed(tmp_path: Path) -> None:
@@ -158,6 +223,63 @@ async def test_every_state_a_client_sees_is_already_committed(tmp_path: Path) ->
         reader.close()
         journal.close()
     assert checked == 40
+
+
+async def test_a_full_disk_stops_the_server_and_tells_every_client(tmp_path: Path) -> None:
+    """SQLite itself says ``database or disk is full`` (the file may grow a few pages, no
+    more): the player hears ``shutting_down``, the server stops on its own and says why, every
+    state the player saw is in the file, and the file replays."""
+    path = str(tmp_path / "server.db")
+    journal = SQLiteJournal(path)
+    (pages,) = journal.db.execute("PRAGMA page_count").fetchone()
+    journal.db.execute(f"PRAGMA max_page_count = {pages + 8}")
+    reader = sqlite3.connect(path)
+    server = Server(quick_config(), journal)
+    states = 0
+    try:
+        with trio.fail_after(TIME_CAP):
+            async with trio.open_nursery() as nursery:
+                listeners = await nursery.start(server.serve)
+                port = listeners[0].socket.getsockname()[1]
+                async with tcp_connect(port, "Ana") as ana:
+                    joined = await ana.create_table("Full", bots=2)
+
+                    def stored_moves() -> int:
+                        (count,) = reader.execute(
+                            "SELECT COUNT(*) FROM entries WHERE table_id = ? AND entry LIKE "
+                            "'{\"kind\":\"move\"%'", (joined.table,)).fetchone()
+                        return int(count)
+
+                    moves_before_hand = 0
+                    with pytest.raises(ConnectionClosed) as closed:
+                        while True:
+                            msg = await ana.receive()
+                            if not isinstance(msg, State):
+                                continue
+                            played = [h for h in msg.view["history"] if not h.get("auto")]
+                            assert stored_moves() >= moves_before_hand + len(played)
+                            states += 1
+                            if msg.view["phase"] == "over":
+                                moves_before_hand = stored_moves()
+                                await ana.next_hand()
+                            elif msg is ana.last_state and msg.legal:
+                                await ana.move(msg.legal[-1])
+                assert closed.value.error is not None
+                assert closed.value.error.code == "shutting_down"
+                # the server stops by itself: nothing cancels this nursery
+    finally:
+        reader.close()
+        with contextlib.suppress(StoreError):
+            journal.close()
+    assert states > 0
+    assert isinstance(server.failure, sqlite3.OperationalError)
+    assert "full" in str(server.failure)
+    again = SQLiteJournal(path)
+    try:
+        (entries,) = again.open_tables()
+        TableState.replay(entries)
+    finally:
+        again.close()
 
 
 async def test_a_client_that_stops_reading_over_tcp_is_dropped() -> None:

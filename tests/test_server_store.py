@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -13,9 +14,9 @@ from typing import Any
 
 import pytest
 import trio
-from test_server_support import TIME_CAP, capped, memory_server, my_turn, next_of, play_hands
+from test_server_support import TIME_CAP, memory_server, my_turn, next_of, play_hands
 from tongits.client.cli import main as tongits_main
-from tongits.client.connection import Connection, open_connection
+from tongits.client.connection import Connection, ConnectionClosed, open_connection
 from tongits.engine import Hand, HandRecord, Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, State
@@ -60,11 +61,9 @@ def test_not_a_database(tmp_path: Path) -> None:
         SQLiteJournal(str(tmp_path / "missing.db"), readonly=True)
 
 
-@capped
-async def test_restart_on_sqlite_then_export_and_replay(
-    autojump_clock: trio.testing.MockClock, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = str(tmp_path / "tongits.db")
+async def _play_restart_play(path: str) -> tuple[str, list[HandResult]]:
+    """A hand and a move on a server over ``path``, then a restart, a resume and a hand more;
+    returns the table and both hands' results."""
     store = SQLiteJournal(path)
     async with memory_server(store) as (_server, connect), connect("Ana") as ana:
         joined = await ana.create_table("Persist", bots=2, timer=0)
@@ -87,19 +86,29 @@ async def test_restart_on_sqlite_then_export_and_replay(
             created = await ana.create_table("Second", bots=2)
             assert created.table != joined.table  # table ids are never reused
     store.close()
+    return joined.table, results
+
+
+async def test_restart_on_sqlite_then_export_and_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On the real clock: the journal's writer thread works in real time."""
+    path = str(tmp_path / "tongits.db")
+    with trio.fail_after(TIME_CAP):
+        table, results = await _play_restart_play(path)
     out = tmp_path / "out"
-    assert tongits_main(["export", "--db", path, "--out", str(out), "--table", joined.table]) == 0
+    assert tongits_main(["export", "--db", path, "--out", str(out), "--table", table]) == 0
     files = sorted(p.name for p in out.iterdir())
-    assert files == ["standings.json", f"{joined.table}-hand-1.json",
-                     f"{joined.table}-hand-2.json"]
+    assert files == ["standings.json", f"{table}-hand-1.json",
+                     f"{table}-hand-2.json"]
     for result, name in zip(results, files[1:], strict=True):
         record = json.loads((out / name).read_text())
         expected = {k: v for k, v in result.result.items() if k not in ("hands", "pot_taken")}
         assert record["result"] == expected
         assert tongits_main(["replay", str(out / name), "--json"]) == 0
     standings = json.loads((out / "standings.json").read_text())
-    assert standings["tables"][joined.table]["standings"]["hands"] == 2
-    assert standings["tables"][joined.table]["standings"]["chips"] == results[1].standings["chips"]
+    assert standings["tables"][table]["standings"]["hands"] == 2
+    assert standings["tables"][table]["standings"]["chips"] == results[1].standings["chips"]
     assert standings["players"]["Ana"]["hands"] == 2
     capsys.readouterr()
 
@@ -226,3 +235,64 @@ def test_the_wal_is_checkpointed_and_stays_small(tmp_path: Path) -> None:
     assert wal.stat().st_size < 8 << 20
     assert len(store.entries("t0")) == 1 + 6000 // len(tables)
     store.close()
+
+
+# ----- a full disk --------------------------------------------------------------------------------
+
+
+def _small_files(limit: int) -> None:
+    """In the child: no file may grow past ``limit`` bytes (the kernel refuses the write; Python
+    ignores SIGXFSZ), as on a disk with ``limit`` bytes left."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+async def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> None:
+    """``tongits-server`` whose files cannot grow past 200 KB plays until a commit fails: the
+    player hears ``shutting_down``, the server exits with status 1 and one error line (no
+    traceback), and every move the player was answered ``ok`` for is in the file."""
+    db = tmp_path / "full.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from tongits.server.cli import main; raise SystemExit(main())",
+         "--db", str(db), "--port", "0", "--timer", "0", "--bot-delay", "0",
+         "--log-level", "WARNING"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: _small_files(200_000),
+    )
+    acked: list[dict[str, Any]] = []
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("listening on "), line
+        port = int(line.rsplit(":", 1)[1])
+        with trio.fail_after(TIME_CAP):
+            async with open_connection("127.0.0.1", port, name="Ana") as ana:
+                joined = await ana.create_table("Full", bots=2)
+                with pytest.raises(ConnectionClosed) as closed:
+                    while True:
+                        state = await next_of(
+                            ana, State, lambda s: bool(s.legal) or s.view["phase"] == "over")
+                        if state.view["phase"] == "over":
+                            await ana.next_hand()
+                            continue
+                        assert state.legal
+                        move = state.legal[-1]
+                        await ana.move(move)
+                        acked.append(move)
+        assert closed.value.error is not None and closed.value.error.code == "shutting_down"
+        _, err = proc.communicate(timeout=TIME_CAP)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if " ERROR " in line]
+    assert len(errors) == 1 and "cannot commit" in errors[0], err
+    store = SQLiteJournal(str(db))
+    try:
+        stored = [e["move"] for e in store.entries(joined.table)
+                  if e["kind"] == "move" and e["seat"] == 0]
+    finally:
+        store.close()
+    assert len(acked) > 0
+    assert stored[: len(acked)] == acked
