@@ -12,7 +12,7 @@ from .hand import End, Hand, Phase, Result, Step
 from .match import Match, deck_for
 from .melds import MeldKind, TableMeld, is_meld, meld_kind
 from .moves import Action, Move
-from .options import CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
+from .options import MAX_ANTE, CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
 from .record import FORMAT, HandRecord, hand_record
 from .view import MeldView, SeatView, seat_view
 
@@ -32,6 +32,7 @@ __all__ = [
     "MeldView",
     "Match",
     "Move",
+    "MAX_ANTE",
     "Options",
     "Phase",
     "RecordError",

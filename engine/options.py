@@ -8,6 +8,10 @@ from typing import Any
 
 from .errors import RecordError
 
+#: The largest ante: chips stay far inside what every encoding holds exactly (2**53) even after
+#: a billion hands of a growing pot.
+MAX_ANTE = 1_000_000
+
 
 class SapawBlock(StrEnum):
     NEXT_TURN = "next_turn"
@@ -68,8 +72,9 @@ class Options:
                         "bad_options", f"option {key}: {raw!r} is not one of {choices}"
                     ) from None
             elif key == "ante":
-                if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-                    raise RecordError("bad_options", f"option ante: {raw!r} is not an integer ≥ 0")
+                if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_ANTE:
+                    raise RecordError("bad_options",
+                                      f"option ante: {raw!r} is not an integer 0 to {MAX_ANTE}")
                 values[key] = raw
             else:
                 if not isinstance(raw, bool):

@@ -1,7 +1,8 @@
 """Tongits wire protocol: sans-IO framing and typed messages.
 
 Nothing here does I/O or knows the rules: ``framing.Codec`` turns bytes into maps and back,
-``messages`` turns maps into typed messages and back, ``errors`` holds the wire error codes.
+``messages`` turns maps into typed messages and back, ``errors`` holds the wire error codes,
+``limits`` the bounds every value a client sends must keep.
 """
 
 from .errors import (
@@ -14,6 +15,7 @@ from .errors import (
     error_number,
 )
 from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode
+from .limits import MAX_DEPTH, MAX_ID, MAX_INT, MAX_ITEMS, MAX_STRING, is_request_id, is_text
 from .messages import (
     CLIENT_MESSAGES,
     PROTOCOL_VERSION,
@@ -53,6 +55,11 @@ from .messages import (
 __all__ = [
     "CLIENT_MESSAGES",
     "DEFAULT_MAX_FRAME_SIZE",
+    "MAX_DEPTH",
+    "MAX_ID",
+    "MAX_INT",
+    "MAX_ITEMS",
+    "MAX_STRING",
     "PROTOCOL_VERSION",
     "SERVER_MESSAGES",
     "AddBot",
@@ -91,6 +98,8 @@ __all__ = [
     "Welcome",
     "error_message",
     "error_number",
+    "is_request_id",
+    "is_text",
     "parse_client",
     "parse_server",
     "to_dict",

@@ -89,6 +89,7 @@ class ErrorCode(StrEnum):
 
     INTERNAL_ERROR = "internal_error", 5000, "The server failed; the incident is logged."
     SHUTTING_DOWN = "shutting_down", 5001, "The server is shutting down."
+    TABLE_FAILED = "table_failed", 5002, "The table failed and is closed; the incident is logged."
 
 
 _NUMBERS = {member.value: member.number for member in ErrorCode}

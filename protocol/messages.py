@@ -19,6 +19,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from .errors import ErrorCode, ProtocolError
+from .limits import check_request, is_request_id
 
 PROTOCOL_VERSION = 1
 
@@ -299,8 +300,10 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
 _M = TypeVar("_M", bound=Message)
 
 
-def parse_client(d: Mapping[Any, Any]) -> ClientMessage:
-    """The client request in ``d``; raises ``ProtocolError`` with ``ref`` set to its id."""
+def parse_client(d: dict[Any, Any]) -> ClientMessage:
+    """The client request in ``d``, its every value within the limits of ``limits`` (the edge
+    of the server); raises ``ProtocolError`` with ``ref`` set to its id."""
+    check_request(d)
     return _parse(d, CLIENT_MESSAGES)
 
 
@@ -321,7 +324,7 @@ def to_dict(msg: Message) -> JSONMap:
 
 def _parse(d: Mapping[Any, Any], registry: Mapping[str, type[_M]]) -> _M:
     ref = d.get("id")
-    if not _is_ref(ref):
+    if not is_request_id(ref):
         ref = None
     kind = d.get("type")
     if kind is None:
@@ -406,9 +409,6 @@ def _checker(hint: Any) -> _Check:
         return lambda value: type(value) is int or (isinstance(value, int)
                                                     and not isinstance(value, bool))
     return lambda value: isinstance(value, hint)
-
-
-_is_ref = _checker(RequestId | None)
 
 
 def _describe(hint: Any) -> str:

@@ -47,13 +47,14 @@ from tongits.protocol import (
     Spectate,
     Start,
     State,
+    error_message,
     to_dict,
 )
 from tongits.protocol import Move as MoveRequest
 
 from . import bots
 from .commit import GroupCommit
-from .errors import error_frame
+from .errors import error_frame, is_refusal
 from .journal import Entry
 from .table import SEATS, TableState, new_token, token_digest
 
@@ -130,6 +131,8 @@ class Table:
         self.closed = False
         self.restored = restored
         self.broken = False
+        #: a step failed (``_fail``): the table is closed for good, its log kept
+        self.failed = False
         self.actions = 0
         self._send, self._inbox = trio.open_memory_channel[Request](256)
 
@@ -179,12 +182,14 @@ class Table:
         return self.turn_at
 
     async def run(self) -> None:
+        """The table's task. Its wall: whatever fails in a step fails this table only
+        (``_fail``), never the server."""
         state = self.state
         log.info("table %s %r %s (timer %s s, private %s)", self.id, state.name,
                  "restored" if self.restored else "created", state.timer, state.private)
-        if self.restored:
-            self._restore()
         try:
+            if self.restored:
+                self._restore()
             while not self.closed:
                 if self.wake_at <= trio.current_time():
                     self.journal.waiting += 1  # a step of its own is coming
@@ -195,6 +200,8 @@ class Table:
                     corked = self._cork()
                     try:
                         self._wake()
+                    except Exception as exc:  # noqa: BLE001 - the table's wall
+                        self._fail(exc)
                     finally:
                         self.journal.hold(corked)
                     if not self.closed and self._deserted():
@@ -206,11 +213,31 @@ class Table:
                     corked = self._cork(request.peer)
                     try:
                         self._handle(request)
+                    except Exception as exc:  # noqa: BLE001 - the table's wall
+                        self._fail(exc, request)
                     finally:
                         self.journal.hold(corked)
+        except Exception as exc:  # noqa: BLE001 - the table's wall, outside a step
+            self._fail(exc)
         finally:
             # Cancelled (server shutdown): the table stays open in the journal, for a restart.
             self._close(for_good=self.closed and not self.broken)
+
+    def _fail(self, exc: Exception, request: Request | None = None) -> None:
+        """A step failed (our bug, or a journal that cannot write): the table is closed, its
+        log kept for diagnosis (a failed table is not restored; a table whose journal failed
+        is, from its last committed entry), the error logged once, and everyone at it told
+        with ``table_failed`` (the request that was being handled gets it as its answer).
+        The connections stay open, back in the lobby."""
+        log.error("table %s failed; closing it (its log is kept)", self.id, exc_info=exc)
+        self.failed = self.closed = True
+        message = f"table {self.id} failed and is closed; the incident is logged"
+        ref = getattr(request.msg, "id", None) if request is not None else None
+        for peer in self._audience():
+            if request is None or peer is not request.peer:
+                peer.send(error_message(ErrorCode.TABLE_FAILED, message))
+        if request is not None and request.peer is not None:
+            request.peer.send(error_message(ErrorCode.TABLE_FAILED, message, ref))
 
     def _cork(self, peer: Peer | None = None) -> list[Peer]:
         """Cork everyone at the table (and ``peer``) for one step of the table: what the step
@@ -242,6 +269,8 @@ class Table:
             self.closed = True
 
     def _handle(self, request: Request) -> None:
+        """Handle one request; a refusal (``errors.is_refusal``) is answered with its error and
+        changes nothing; anything else propagates to ``run``, which fails the table."""
         peer, msg = request.peer, request.msg
         if peer is None:
             if isinstance(msg, HostClose):
@@ -252,7 +281,9 @@ class Table:
         ref = getattr(msg, "id", None)
         try:
             self._dispatch(peer, msg)
-        except Exception as exc:  # noqa: BLE001 - mapped to an error frame in one place
+        except Exception as exc:
+            if not is_refusal(exc):
+                raise
             peer.send(error_frame(exc, ref))
         finally:
             if request.done is not None:

@@ -12,9 +12,11 @@ table at most.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import math
+import os
 import signal
 import sys
 import time
@@ -62,6 +64,11 @@ CAPABILITIES = ["text_mode", "spectate", "chat", "bots", "private_tables", "resu
 
 #: How long shutdown waits for connections to flush their last frame.
 SHUTDOWN_GRACE = 2.0
+
+#: ``accept`` errors that mean "no capacity now" (file descriptors, memory): retried after
+#: ``ACCEPT_RETRY`` seconds instead of ending the listener (as ``trio.serve_listeners`` does).
+_ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+ACCEPT_RETRY = 0.1
 
 
 class Server:
@@ -126,7 +133,17 @@ class Server:
     async def _accept(self, listener: trio.SocketListener) -> None:
         async with listener:
             while True:
-                stream = await listener.accept()
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:
+                    if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                        raise
+                    # Out of file descriptors or memory: the connections already open go on;
+                    # new ones wait in the kernel's backlog until some close.
+                    log.warning("cannot accept a connection (%s); retrying in %g s",
+                                os.strerror(exc.errno or 0), ACCEPT_RETRY)
+                    await trio.sleep(ACCEPT_RETRY)
+                    continue
                 try:
                     host, port = stream.socket.getpeername()[:2]
                     address = f"{host}:{port}"
@@ -201,6 +218,14 @@ class Server:
     # ----- one connection -----------------------------------------------------------------
 
     async def handle_stream(self, stream: trio.abc.Stream, address: str = "memory") -> None:
+        """Serve one connection until it ends. The connection's wall: whatever fails while
+        serving it ends this connection only (logged once), never the server."""
+        try:
+            await self._serve_stream(stream, address)
+        except Exception as exc:  # noqa: BLE001 - the last wall of a connection
+            log.error("connection from %s failed", address, exc_info=exc)
+
+    async def _serve_stream(self, stream: trio.abc.Stream, address: str) -> None:
         config = self.config
         limited = config.limit_loopback or not _is_loopback(address)
         peer = Peer(stream, Codec(max_frame_size=config.max_frame_size), config.queue_size,
@@ -217,7 +242,7 @@ class Server:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
                 if not peer.closed:
-                    await self._read(peer)
+                    await self._read_guarded(peer)
                     peer.finish()
         except trio.BrokenResourceError:
             pass
@@ -262,7 +287,21 @@ class Server:
             await peer.run_writer()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
+        except Exception:  # noqa: BLE001 - the connection's wall
+            log.exception("connection %d: writer failed; closing the connection", peer.id)
         scope.cancel()
+
+    async def _read_guarded(self, peer: Peer) -> None:
+        """Read and handle ``peer``'s requests; a failure of ours is logged once and ends this
+        connection with ``internal_error``."""
+        try:
+            await self._read(peer)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        except Exception:  # noqa: BLE001 - the connection's wall
+            log.exception("connection %d (%s): internal error; closing the connection",
+                          peer.id, peer.address)
+            peer.kick(ErrorCode.INTERNAL_ERROR, "internal server error")
 
     async def _read(self, peer: Peer) -> None:
         codec = peer.codec

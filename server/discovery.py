@@ -19,11 +19,15 @@ async def _answer(
     shared (no SO_REUSEADDR): another socket on the port could take our queries."""
     with sock:
         while True:
-            data, sender = await sock.recvfrom(2048)
-            reply = answer(data, name=name, port=port, tables=tables() if tables else None,
-                           tls=tls)
-            if reply is not None:
-                await sock.sendto(reply, sender)
+            try:
+                data, sender = await sock.recvfrom(2048)
+                reply = answer(data, name=name, port=port,
+                               tables=tables() if tables else None, tls=tls)
+                if reply is not None:
+                    await sock.sendto(reply, sender)
+            except OSError as error:
+                # e.g. ECONNREFUSED: a port we answered before was closed (ICMP); nothing to do
+                log.debug("LAN discovery: %s", error)
 
 
 async def answer_discovery(

@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from tongits.engine import IllegalMove, InvalidMove, RecordError
-from tongits.protocol import ErrorCode, ProtocolError, error_message
+from tongits.protocol import ErrorCode, ProtocolError, error_message, is_request_id
 
 log = logging.getLogger("tongits.server")
 
@@ -38,6 +38,14 @@ FATAL = frozenset(
 )
 
 
+def is_refusal(exc: BaseException) -> bool:
+    """Whether ``exc`` refuses a request (the peer's fault: it changed nothing and is answered
+    with its own code) rather than being a failure of ours."""
+    if isinstance(exc, RecordError):
+        return exc.code == "bad_options"
+    return isinstance(exc, ProtocolError | IllegalMove | InvalidMove)
+
+
 def error_frame(exc: BaseException, ref: int | str | None = None) -> dict[str, Any]:
     """The ``error`` frame for ``exc`` answering the request ``ref``."""
     if isinstance(exc, ProtocolError):
@@ -54,6 +62,6 @@ def request_ref(raw: Any) -> int | str | None:
     """The ``id`` of a raw request map, if it is one a reply may echo."""
     if isinstance(raw, dict):
         ref = raw.get("id")
-        if isinstance(ref, int | str) and not isinstance(ref, bool):
+        if is_request_id(ref):
             return ref
     return None
