@@ -185,6 +185,46 @@ class Hand:
         self._legal: list[Move] | None = None
         self._views: _HandViews | None = None  # built and kept up to date by ``view``
 
+    @classmethod
+    def restore(
+        cls,
+        *,
+        options: Options,
+        dealer: int,
+        hands: Sequence[Iterable[Card]],
+        stock: Sequence[Card],
+        discards: Sequence[Card],
+        melds: Sequence[TableMeld],
+        to_act: int,
+        phase: Phase,
+        turn: int,
+        caller: int | None = None,
+        answers: dict[int, Action] | None = None,
+        opened: Sequence[bool] = (False, False, False),
+        blocked: Sequence[bool] = (False, False, False),
+    ) -> Hand:
+        """A hand in the given state, without the moves that led there: a position to ask
+        questions of (``why_illegal``, ``legal_moves``, ``count``) or to try a seat's moves on.
+
+        It has no deck order and no steps, so it makes no hand record. ``stock`` lists the
+        stock bottom first; a ``blocked`` seat was laid off onto before this turn."""
+        hand = cls.__new__(cls)
+        hand.options, hand.dealer, hand.deck = options, dealer, ()
+        hand.hands = [set(h) for h in hands]
+        hand.stock = list(stock)
+        hand.discards = list(discards)
+        hand.melds = list(melds)
+        hand.to_act, hand.phase, hand.turn = to_act, phase, turn
+        hand.steps = []
+        hand.caller = caller
+        hand.answers = dict(answers or {})
+        hand.result = None
+        hand._opened = list(opened)
+        hand._block_turn = [turn - 1 if b else None for b in blocked]
+        hand._legal = None
+        hand._views = None
+        return hand
+
     def copy(self) -> Hand:
         """An independent copy of this state (for search: try a move, look, throw it away)."""
         other = Hand.__new__(Hand)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -124,9 +125,14 @@ class Move:
 
     def __str__(self) -> str:
         """Command form, as typed in the client: ``pick 7h 7s``, ``sapaw 8d 3``."""
-        parts = [self.action.value, *(str(c) for c in self.cards)]
+        return self.text()
+
+    def text(self, notation: Callable[[Card], str] = str) -> str:
+        """The command form with each card written by ``notation`` (``Card.pretty`` gives the
+        screen's ``sapaw 8♦ 3``, which ``parse`` reads back too)."""
+        parts = [self.action.value, *(notation(c) for c in self.cards)]
         if self.card is not None:
-            parts.append(str(self.card))
+            parts.append(notation(self.card))
         if self.meld is not None:
             parts.append(str(self.meld))
         return " ".join(parts)

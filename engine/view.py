@@ -8,12 +8,15 @@ revealed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .cards import DECK, Card
+from .count import hand_count
+from .errors import IllegalMove
 from .hand import Hand, Phase, Result, Step
-from .melds import fits
+from .melds import TableMeld, fits
 from .moves import Action, Move
 from .options import Options
 
@@ -75,6 +78,71 @@ class SeatView:
     @property
     def top(self) -> Card | None:
         return self.discards[-1] if self.discards else None
+
+    # ----- what the engine answers from this seat's knowledge alone ---------------------------
+
+    def why_illegal(self, move: Move) -> IllegalMove | None:
+        """``None`` if this seat may play ``move`` now, else the ``IllegalMove`` that
+        ``Hand.apply`` would raise on the real hand: the same code and the same order of checks,
+        since the engine asks ``Hand.why_illegal`` of ``position()``. A spectator gets
+        ``not_your_turn``. A player's legality depends only on what the seat knows (its cards,
+        the table, the pile's top), which the property tests check over random hands."""
+        if self.seat is None:
+            return IllegalMove("not_your_turn", f"{move.action}: a spectator has no moves")
+        return self.position().why_illegal(self.seat, move)
+
+    def count(self, without: Iterable[Card] = ()) -> int:
+        """The count (RULES.md §7) of this seat's hand less ``without``, under the table's
+        options: with ``concealed_melds_count`` every card in hand counts."""
+        gone = set(without)
+        return hand_count(
+            (c for c in self.hand if c not in gone),
+            concealed_melds_count=self.options.concealed_melds_count,
+        )
+
+    def position(self) -> Hand:
+        """A ``Hand`` consistent with everything this seat knows, to ask about its own moves or
+        to try them on: its cards, the pile, the melds, turn, phase and call exactly; the other
+        hands and the stock filled, in deck order, with cards this seat cannot place (so what
+        it says about other seats' cards means nothing). A view whose meld ids are not
+        0, 1, 2… is malformed: ``ValueError``."""
+        if [m.id for m in self.melds] != list(range(len(self.melds))):
+            raise ValueError("the view's meld ids are not 0, 1, 2…")
+        seat = self.seat
+        hands: list[set[Card]] = [set(), set(), set()]
+        if seat is not None:
+            hands[seat] = set(self.hand)
+        seen = set(self.hand) | set(self.discards)
+        for meld in self.melds:
+            seen.update(meld.cards)
+        pool = [c for c in DECK if c not in seen]
+        for other in range(3):
+            if other != seat:
+                size = self.hand_sizes[other]
+                hands[other], pool = set(pool[:size]), pool[size:]
+        answers: dict[int, Action] = {}
+        for entry in self.history:
+            action = entry.get("action")
+            if action == "call":
+                answers = {}
+            elif action in ("challenge", "fold"):
+                answers[entry["seat"]] = Action(action)
+        return Hand.restore(
+            options=self.options,
+            dealer=self.dealer,
+            hands=hands,
+            stock=pool[: self.stock],
+            discards=self.discards,
+            melds=[TableMeld(m.id, m.owner, list(m.cards), m.secret, dict(m.laid_off))
+                   for m in self.melds],
+            to_act=self.dealer if self.to_act is None else self.to_act,
+            phase=self.phase,
+            turn=self.turn,
+            caller=self.caller,
+            answers=answers,
+            opened=self.opened,
+            blocked=self.blocked,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

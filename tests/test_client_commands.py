@@ -12,7 +12,7 @@ from tongits.client.tui.commands import (
     read_command,
     why_not,
 )
-from tongits.client.tui.hint import hint_for
+from tongits.client.tui.hint import choose_move, hint_lines
 from tongits.engine import Action, Card, Move, Options, Phase
 
 
@@ -144,15 +144,27 @@ def test_help_fits_80_columns() -> None:
     assert "sapaw 8d 3" in "\n".join(lines)
 
 
-def test_hint_in_each_phase() -> None:
-    hint = hint_for(PLAY)
-    assert hint.count == 7 + 10 + 3
-    assert [str(m) for m in hint.moves] == ["meld 5h 6h 7h", "sapaw 3d 0", "discard Kd"]
-    start = hint_for(START)
-    assert start.moves == (Move(Action.PICK, (c("7h"), c("7s"))),)
-    assert "lay a meld first" in start.advice
+def test_hint_shows_the_engines_advice_in_the_screens_notation() -> None:
+    lines = hint_lines(PLAY, width=60)
+    assert lines[0] == "best: [5♥ 6♥ 7♥]  loose: 3♦ K♦ 7♠  count 20"
+    assert "suggest: meld 5♥ 6♥ 7♥ · sapaw 3♦ 0 · discard K♦ → count 7" in lines
+    assert all(len(line) <= 60 for line in lines)
+    assert not any("Kd" in line or "5h" in line for line in lines)
+    assert hint_lines(START)[1].startswith("suggest: pick 7♥ 7♠")
+    assert choose_move(START) == Move(Action.PICK, (c("7h"), c("7s")))
     low = position("As 2s 3s Ac", melds=[(1, "9c 9d 9h")])
-    assert hint_for(low).moves == (Move(Action.CALL),)
-    answer = position("Kh Qh", melds=[(1, "2c 3c 4c"), (0, "9c 9d 9h")], phase=Phase.ANSWER)
-    assert hint_for(answer).moves == (Move(Action.FOLD),)
-    assert any("count 20" in line for line in hint_for(answer).lines())
+    assert hint_lines(low)[1] == "suggest: call"
+    waiting = position("7h 7s", top="7c", to_act=2)
+    assert hint_lines(waiting)[-1] == "wait for your turn"
+
+
+def test_discard_count_follows_the_tables_options() -> None:
+    """With ``concealed_melds_count`` the melds kept in hand count, in the hint and in the
+    meta of the discard completion."""
+    from tongits.client.tui.completion import candidates, suggest
+
+    rule = Options(concealed_melds_count=True)
+    view = position("Ac 2c 3c 4d 4h 4s 5s", phase=Phase.PLAY, options=rule)
+    assert "count 23" in hint_lines(view)[0]
+    metas = {c.text: c.meta for c in candidates(suggest("discard "), view)}
+    assert metas["5s"] == "count → 18"

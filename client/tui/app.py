@@ -36,7 +36,7 @@ from tongits.engine import Action, Move
 from . import render
 from .commands import CommandError, Local, help_lines, read_command
 from .completion import MoveCompleter
-from .hint import hint_for
+from .hint import hint_lines
 from .session import Session
 from .state import TableState, Update
 
@@ -261,7 +261,7 @@ class TableScreen:
             if state.view is None:
                 state.say("no hand yet", error=True)
             else:
-                state.note(hint_for(state.view).lines())
+                state.note(hint_lines(state.view))
                 state.say("")
 
     def _bindings(self) -> KeyBindings:

@@ -3,19 +3,18 @@ why a move would be refused before it is sent.
 
 One table (``COMMANDS``) lists every command; parsing, completion and ``help`` all read it.
 Legality is never decided here: a move is sendable exactly when it is in ``view.legal``. When it
-is not, ``why_not`` reconstructs the reason from the seat's own view, so the player reads
-"draw or pick first" instead of a bare refusal.
+is not, the engine says why from the seat's own view (``SeatView.why_illegal``) and ``why_not``
+words its code, so the player reads "draw or pick first" instead of a bare refusal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
 
-from tongits.engine import Action, Card, InvalidMove, Move, Phase, SeatView
-from tongits.engine.melds import fits, meld_kind
+from tongits.engine import Action, Card, IllegalMove, InvalidMove, Move, Phase, SeatView
 
 
 class Args(StrEnum):
@@ -66,7 +65,12 @@ COMMANDS: dict[str, CommandSpec] = {
 
 
 class CommandError(Exception):
-    """A line that cannot be sent; ``str()`` is the reason, for the player."""
+    """A line that cannot be sent; ``str()`` is the reason, for the player, and ``code`` the
+    engine's code when the line is a move the engine refuses (``None``: it does not parse)."""
+
+    def __init__(self, reason: str, code: str | None = None) -> None:
+        super().__init__(reason)
+        self.code = code
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,14 +162,28 @@ def _show(cards: Sequence[Card]) -> str:
 
 
 def why_not(move: Move, view: SeatView, names: Sequence[str] = ()) -> str | None:
-    """``None`` if ``move`` is in the view's legal moves, else the reason, in words.
+    """``None`` if ``move`` is in the view's legal moves, else the engine's reason, in words.
 
-    The reason is reconstructed from what the seat sees, in the order the engine checks; when
-    none of the known reasons applies the answer is a plain "not legal now"."""
+    The reason is the engine's (``SeatView.why_illegal``: the check ``Hand.apply`` makes, asked
+    of the seat's own view); this module only words its code for the player."""
+    error = refusal(move, view)
+    return None if error is None else _words(error, move, view, names)
+
+
+def _words(error: IllegalMove, move: Move, view: SeatView, names: Sequence[str]) -> str:
+    phrase = _PHRASES.get(error.code)
+    return phrase(move, view, names) if phrase is not None else error.message
+
+
+def refusal(move: Move, view: SeatView) -> IllegalMove | None:
+    """The engine's verdict on ``move`` from this view: ``None`` when it may be sent."""
     if move in view.legal:
         return None
-    reason = _reason(move, view, names)
-    return reason or f"{move} is not legal now"
+    try:
+        error = view.why_illegal(move)
+    except ValueError:  # a malformed view: the server's list of legal moves is the word
+        error = None
+    return error or IllegalMove("illegal_move", f"{move} is not legal now")
 
 
 def _name(seat: int | None, names: Sequence[str]) -> str:
@@ -174,101 +192,72 @@ def _name(seat: int | None, names: Sequence[str]) -> str:
     return names[seat] if seat < len(names) and names[seat] else f"seat {seat}"
 
 
-def _reason(move: Move, view: SeatView, names: Sequence[str]) -> str | None:
-    seat = view.seat
-    action = move.action
-    if seat is None:
+def _not_your_turn(move: Move, view: SeatView, names: Sequence[str]) -> str:
+    if view.seat is None:
         return "you are watching this table, not playing"
-    if view.phase is Phase.OVER:
-        return "the hand is over"
-    if view.to_act != seat:
-        if view.phase is Phase.ANSWER:
-            return f"not your turn: {_name(view.to_act, names)} is answering the call"
-        return f"not your turn: {_name(view.to_act, names)} is to play"
-    hand = set(view.hand)
-    missing = [
-        c for c in (*move.cards, *([move.card] if move.card is not None else [])) if c not in hand
-    ]
     if view.phase is Phase.ANSWER:
-        if action in (Action.CHALLENGE, Action.FOLD):
-            return None
-        return f"{_name(view.caller, names)} called: answer with challenge or fold"
-    if action in (Action.CHALLENGE, Action.FOLD):
-        return "there is no call to answer"
-    if view.phase is Phase.START:
-        if action is Action.CALL:
-            if not view.opened[seat]:
-                return "you cannot call before you have a meld on the table"
-            if view.blocked[seat]:
-                return "you cannot call this turn: someone laid off onto your meld"
-            return None
-        if action is Action.PICK:
-            return _pick_reason(move, view, missing)
-        if action is Action.DRAW:
-            return None
-        return "draw or pick first"
-    if action is Action.CALL:
-        if view.turn == 0:
-            return "the dealer cannot call on the first turn"
-        return "call only at the start of your turn, before drawing"
-    if action in (Action.DRAW, Action.PICK):
-        if view.turn == 0:
-            return "the dealer's first turn has no draw: play melds, then discard"
-        return "you already drew or picked this turn: meld, sapaw or discard"
-    if missing:
-        return f"{_show(missing)} not in your hand"
-    last = (
-        len(move.cards) >= len(hand)
-        if action in (Action.MELD, Action.SECRET)
-        else (action is Action.SAPAW and len(hand) == 1)
-    )
-    if action is Action.DISCARD:
-        if view.options.no_sapawable_discard:
-            assert move.card is not None
-            if any(m.accepts(move.card) for m in view.melds):
-                return f"{move.card} could be laid off, so it may not be discarded (house rule)"
-        return None
-    if action is Action.SAPAW:
-        assert move.card is not None
-        meld = next((m for m in view.melds if m.id == move.meld), None)
-        if meld is None:
-            return f"there is no meld {move.meld}"
-        if meld.secret:
-            return f"meld {meld.id} is secret: it takes no cards"
-        if not fits(meld.cards, move.card):
-            return f"{move.card} does not fit meld {meld.id} ({_show(meld.cards)})"
-    elif action is Action.SECRET:
-        if len(move.cards) != 4 or len({c.rank for c in move.cards}) != 1:
-            return f"{_show(move.cards)} is not four of a kind"
-    elif action is Action.MELD and meld_kind(move.cards) is None:
-        return f"{_show(move.cards)} is not a meld (a set of 3-4 or a run of 3+ in one suit)"
-    if last and view.options.tongits_needs_discard:
-        return "house rule: your last card must leave by a discard"
-    return None
+        return f"not your turn: {_name(view.to_act, names)} is answering the call"
+    return f"not your turn: {_name(view.to_act, names)} is to play"
 
 
-def _pick_reason(move: Move, view: SeatView, missing: Sequence[Card]) -> str | None:
-    top = view.top
-    if top is None:
-        return "the discard pile is empty: draw"
+def _not_in_hand(move: Move, view: SeatView, names: Sequence[str]) -> str:
+    named = (*move.cards, *([move.card] if move.card is not None else []))
+    return f"{_show([c for c in named if c not in view.hand])} not in your hand"
+
+
+def _dealer_first_turn(move: Move, view: SeatView, names: Sequence[str]) -> str:
+    if move.action is Action.CALL:
+        return "the dealer cannot call on the first turn"
+    return "the dealer's first turn has no draw: play melds, then discard"
+
+
+def _pick_needs_meld(move: Move, view: SeatView, names: Sequence[str]) -> str:
     if move.meld is not None:
-        if not view.options.pick_to_sapaw:
-            return f"{top} may only be picked into a new meld: pick two cards that meld with it"
-        meld = next((m for m in view.melds if m.id == move.meld), None)
-        if meld is None:
-            return f"there is no meld {move.meld}"
-        if not meld.accepts(top):
-            return f"{top} does not fit meld {meld.id}"
-        return None
-    if missing:
-        return f"{_show(missing)} not in your hand"
-    if len(move.cards) < 2:
-        return f"pick needs two or more of your cards that meld with {top}"
-    if meld_kind((*move.cards, top)) is None:
-        return f"{_show(move.cards)} with {top} is not a meld"
-    if len(move.cards) >= len(view.hand) and view.options.tongits_needs_discard:
-        return "house rule: your last card must leave by a discard"
-    return None
+        return f"{view.top} may only be picked into a new meld: pick two cards that meld with it"
+    return (f"{_show(move.cards)} with {view.top} is not a meld: pick two or more of your "
+            f"cards that meld with {view.top}")
+
+
+def _cannot_sapaw(move: Move, view: SeatView, names: Sequence[str]) -> str:
+    card = move.card if move.card is not None else view.top
+    meld = view.melds[move.meld] if move.meld is not None else None
+    if meld is None:
+        return f"{card} does not fit that meld"
+    if meld.secret:
+        return f"meld {meld.id} is secret: it takes no cards"
+    return f"{card} does not fit meld {meld.id} ({_show(meld.cards)})"
+
+
+Phrase: TypeAlias = Callable[[Move, SeatView, Sequence[str]], str]
+
+#: The player's words for each engine code (``IllegalMove.code``); others show the engine's.
+_PHRASES: dict[str, Phrase] = {
+    "hand_over": lambda m, v, n: "the hand is over",
+    "not_your_turn": _not_your_turn,
+    "must_answer": lambda m, v, n: f"{_name(v.caller, n)} called: answer with challenge or fold",
+    "no_call": lambda m, v, n: "there is no call to answer",
+    "not_opened": lambda m, v, n: "you cannot call before you have a meld on the table",
+    "call_blocked": lambda m, v, n: "you cannot call this turn: someone laid off onto your meld",
+    "must_acquire": lambda m, v, n: "draw or pick first",
+    "dealer_first_turn": _dealer_first_turn,
+    "call_at_start": lambda m, v, n: "call only at the start of your turn, before drawing",
+    "already_acquired": lambda m, v, n: (
+        "you already drew or picked this turn: meld, sapaw or discard"
+    ),
+    "card_not_in_hand": _not_in_hand,
+    "empty_discard": lambda m, v, n: "the discard pile is empty: draw",
+    "pick_needs_meld": _pick_needs_meld,
+    "no_such_meld": lambda m, v, n: f"there is no meld {m.meld}",
+    "cannot_sapaw": _cannot_sapaw,
+    "not_a_meld": lambda m, v, n: (
+        f"{_show(m.cards)} is not a meld (a set of 3-4 or a run of 3+ in one suit)"
+    ),
+    "not_four_of_a_kind": lambda m, v, n: f"{_show(m.cards)} is not four of a kind",
+    "must_keep_card": lambda m, v, n: "house rule: your last card must leave by a discard",
+    "sapawable_discard": lambda m, v, n: (
+        f"{m.card} could be laid off, so it may not be discarded (house rule)"
+    ),
+}
 
 
 def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) -> Command:
@@ -279,9 +268,9 @@ def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) ->
         return command
     if view is None:
         raise CommandError("no hand is being played yet")
-    reason = why_not(command, view, names)
-    if reason is not None:
-        raise CommandError(reason)
+    error = refusal(command, view)
+    if error is not None:
+        raise CommandError(_words(error, command, view, names), error.code)
     return command
 
 

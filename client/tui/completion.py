@@ -15,7 +15,6 @@ from enum import StrEnum
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from tongits.engine import Action, Card, InvalidMove, Move, SeatView
-from tongits.engine.count import hand_count
 
 from .commands import COMMANDS, Args, resolve
 
@@ -146,13 +145,11 @@ def candidates(s: Suggestion, view: SeatView | None) -> list[Candidate]:
                     meta = " ".join(str(c) for c in shown.cards) if shown else ""
                     out.append(Candidate(str(m.meld), meta))
         return out
-    if s.want is Want.DISCARD_CARD:
-        hand = view.hand if view is not None else ()
+    if s.want is Want.DISCARD_CARD and view is not None:
         out = []
         for m in legal:
             if m.action is Action.DISCARD and m.card is not None and card_matches(m.card, s.word):
-                left = hand_count(c for c in hand if c != m.card)
-                out.append(Candidate(str(m.card), f"count → {left}"))
+                out.append(Candidate(str(m.card), f"count → {view.count((m.card,))}"))
         return out
     return []
 

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Sequence
 
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, best_arrangement
-from tongits.engine.count import hand_count
 
 from .state import TableState
 
@@ -322,7 +321,7 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
     if view is not None and view.seat is None:
         header.append(("", f" · {view.hand_sizes[seat]} cards"))
     if view is not None and view.seat is not None:
-        count = hand_count(view.hand, concealed_melds_count=view.options.concealed_melds_count)
+        count = view.count()
         header += [("", f" · {len(view.hand)} cards · count "), ("class:count", str(count))]
         header.append(("class:dim", "  by rank" if state.sort_by_rank else "  by suit"))
     header.extend(marks)

@@ -11,11 +11,12 @@ seed (its randomness comes from its own ``random.Random``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..moves import Move
 from ..view import SeatView
 from .basic import GreedyPolicy, RandomPolicy, autoplay_move
+from .common import Choice, Notation
 from .strong import StrongParams, StrongPolicy
 
 
@@ -27,11 +28,31 @@ class Policy(Protocol):
     def __call__(self, view: SeatView) -> Move: ...
 
 
+@runtime_checkable
+class ExplainingPolicy(Policy, Protocol):
+    """A policy that can say why: ``decide(view)`` is the move ``policy(view)`` returns, with
+    its reason (``Choice``). The client's ``hint`` shows the reasoning of ``HINT_POLICY``."""
+
+    def decide(self, view: SeatView) -> Choice: ...
+
+
+HINT_POLICY = "strong"
+"""The strongest policy that explains its moves: the one whose reasoning the ``hint`` shows."""
+
+
 POLICIES: dict[str, Callable[[int | str | None], Policy]] = {
     "random": RandomPolicy,
     "greedy": GreedyPolicy,
     "strong": StrongPolicy,
 }
+
+
+def explaining_policy(name: str = HINT_POLICY, seed: int | str | None = None) -> ExplainingPolicy:
+    """``get_policy(name, seed)`` when that policy explains its moves, else ``TypeError``."""
+    policy = get_policy(name, seed)
+    if not isinstance(policy, ExplainingPolicy):
+        raise TypeError(f"policy {name!r} does not explain its moves")
+    return policy
 
 
 def get_policy(name: str, seed: int | str | None = None) -> Policy:
@@ -45,12 +66,17 @@ def get_policy(name: str, seed: int | str | None = None) -> Policy:
 
 
 __all__ = [
+    "HINT_POLICY",
     "POLICIES",
+    "Choice",
+    "ExplainingPolicy",
     "GreedyPolicy",
     "Policy",
     "RandomPolicy",
     "StrongParams",
     "StrongPolicy",
+    "Notation",
     "autoplay_move",
+    "explaining_policy",
     "get_policy",
 ]

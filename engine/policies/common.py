@@ -7,7 +7,7 @@ Everything here reads a ``SeatView`` (RULES.md §11) and nothing else; no helper
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -15,6 +15,33 @@ from ..cards import DECK, POINTS, Card, cards_of, mask_of
 from ..count import best_arrangement, count_mask
 from ..moves import Action, Move
 from ..view import SeatView
+
+Notation = Callable[[Card], str]
+"""How a reader writes a card: ``str`` (``Th``, the notation of RULES.md §1) or ``Card.pretty``
+(``T♥``, the terminal client's screen)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A policy's move with the reason for it, for a player to read (the ``hint``).
+
+    ``why`` is one sentence whose ``{}`` fields take ``args``: cards, groups of cards and numbers,
+    so the reader chooses how cards are written (``reason(Card.pretty)``)."""
+
+    move: Move
+    why: str
+    args: tuple[object, ...] = ()
+
+    def reason(self, notation: Notation = str) -> str:
+        return self.why.format(*(_written(a, notation) for a in self.args))
+
+
+def _written(arg: object, notation: Notation) -> str:
+    if isinstance(arg, Card):
+        return notation(arg)
+    if isinstance(arg, tuple | list) and all(isinstance(c, Card) for c in arg):
+        return " ".join(notation(c) for c in arg)
+    return str(arg)
 
 
 @lru_cache(maxsize=1 << 16)

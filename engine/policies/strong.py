@@ -40,6 +40,7 @@ from ..moves import Action, Move
 from ..options import CallTie
 from ..view import SeatView
 from .common import (
+    Choice,
     PublicKnowledge,
     best_pick,
     count_of,
@@ -48,6 +49,7 @@ from .common import (
     plan_melds,
     public_knowledge,
     useful_lay_off,
+    view_count,
 )
 
 
@@ -119,33 +121,59 @@ class StrongPolicy:
         self.params = params or StrongParams()
 
     def __call__(self, view: SeatView) -> Move:
+        return self.decide(view).move
+
+    def decide(self, view: SeatView) -> Choice:
+        """The move for ``view`` with the reason for it (the client's ``hint`` shows both)."""
         legal = view.legal
         if len(legal) == 1:
-            return legal[0]
+            return Choice(legal[0], "the only legal move")
         know = public_knowledge(view)
         if view.phase is Phase.ANSWER:
             return self._answer(view, know)
         if view.phase is Phase.START:
             call = find(legal, Action.CALL)
-            if call is not None and self._should_call(view, know):
-                return call
-            return best_pick(view) or find(legal, Action.DRAW) or legal[0]
-        return self._meld(view, know) or useful_lay_off(view) or self._discard(view, know)
+            chosen = self._call(view, know, call) if call is not None else None
+            return chosen or self._acquire(view)
+        return self._meld(view, know) or self._lay_off(view) or self._discard(view, know)
+
+    def _acquire(self, view: SeatView) -> Choice:
+        pick = best_pick(view)
+        if pick is not None:
+            if pick.meld is not None:
+                return Choice(pick, "the {} on the pile goes onto meld {}", (view.top, pick.meld))
+            left = view_count(view, mask_of(view.hand) & ~mask_of(pick.cards))
+            return Choice(
+                pick, "the {} on the pile melds with your {}: count {} left",
+                (view.top, pick.cards, left),
+            )
+        draw = find(view.legal, Action.DRAW) or view.legal[0]
+        if view.top is None:
+            return Choice(draw, "the discard pile is empty")
+        return Choice(draw, "the {} on the pile makes no meld with your cards", (view.top,))
 
     # ----- melding ---------------------------------------------------------------------------
 
-    def _meld(self, view: SeatView, know: PublicKnowledge) -> Move | None:
+    def _meld(self, view: SeatView, know: PublicKnowledge) -> Choice | None:
         """The next meld to place. Concealed melds count nothing (RULES.md §7), so with
         ``hold_melds`` the bot places only the one meld that opens its hand (face down if it is
         a four-of-a-kind, else the one fewest unseen cards could be laid off on) and keeps the
         others for flexibility and out of the others' reach, until it can go out."""
         p = self.params
         if not p.hold_melds or view.options.concealed_melds_count:
-            return plan_melds(view, secret_fours=p.secret_fours)
+            planned = plan_melds(view, secret_fours=p.secret_fours)
+            if planned is None:
+                return None
+            if view.options.concealed_melds_count:
+                return _placed(planned, "melds kept in hand count at this table")
+            return _placed(planned, "a meld of your best arrangement")
         arrangement = best_arrangement(view.hand)
         assert view.seat is not None
         if len(arrangement.deadwood) <= 1:
-            return plan_melds(view, secret_fours=p.secret_fours)
+            planned = plan_melds(view, secret_fours=p.secret_fours)
+            if planned is None:
+                return None
+            return _placed(planned, "lay down every meld: at most one loose card is left")
         if view.opened[view.seat]:
             return None
         legal = set(view.legal)
@@ -154,13 +182,33 @@ class StrongPolicy:
             if p.secret_fours and len(meld) == 4 and meld[0].rank == meld[1].rank:
                 move = Move(Action.SECRET, meld)
                 if move in legal:
-                    return move
+                    return _placed(move, "it opens your hand")
             move = Move(Action.MELD, meld)
             if move in legal:
                 exposure = sum(1 for c in _bits(know.unseen) if fits(meld, DECK[c]))
                 if best is None or exposure < best[0]:
                     best = (exposure, move)
-        return best[1] if best else None
+        if best is None:
+            return None
+        return Choice(
+            best[1],
+            "it opens your hand (an unopened hand is burned), and of your melds the fewest "
+            "unseen cards ({}) fit it; keep the others in hand, where they count nothing and "
+            "take no lay-offs",
+            (best[0],),
+        )
+
+    def _lay_off(self, view: SeatView) -> Choice | None:
+        move = useful_lay_off(view)
+        if move is None:
+            return None
+        owner = next((m.owner for m in view.melds if m.id == move.meld), None)
+        if owner is not None and owner != view.seat:
+            return Choice(
+                move, "{} leaves your hand without raising your count, and blocks seat {}'s "
+                "next call", (move.card, owner),
+            )
+        return Choice(move, "{} leaves your hand without raising your count", (move.card,))
 
     # ----- randomness and sampling ----------------------------------------------------------
 
@@ -207,16 +255,17 @@ class StrongPolicy:
 
     # ----- start of turn: call ---------------------------------------------------------------
 
-    def _should_call(self, view: SeatView, know: PublicKnowledge) -> bool:
+    def _call(self, view: SeatView, know: PublicKnowledge, call: Move) -> Choice | None:
+        """``call`` with its reason when calling is right now, else None."""
         me = know.seat
         rivals = [s for s in range(3) if s != me and view.opened[s]]
         if not rivals:
-            return True  # nobody may challenge: the call wins outright
+            return Choice(call, "no other seat has opened, so nobody may challenge: the call wins")
         mine = count_of(
             mask_of(view.hand), concealed_melds_count=view.options.concealed_melds_count
         )
         if mine > self.params.call_max_count:
-            return False
+            return None
         tie_to_caller = view.options.call_tie is CallTie.CALLER
         samples = self._sample_counts(view, know, rivals, self._rng(view))
         wins = sum(
@@ -224,19 +273,24 @@ class StrongPolicy:
             for counts in samples
             if all(c > mine or (tie_to_caller and c == mine) for c in counts)
         )
-        return wins >= self.params.call_min_win * len(samples)
+        if wins < self.params.call_min_win * len(samples):
+            return None
+        return Choice(
+            call, "your count is {}: in {}% of the ways the unseen cards may lie, no opened seat "
+            "counts as low", (mine, round(100 * wins / len(samples))),
+        )
 
     # ----- answering a call ------------------------------------------------------------------
 
-    def _answer(self, view: SeatView, know: PublicKnowledge) -> Move:
+    def _answer(self, view: SeatView, know: PublicKnowledge) -> Choice:
         legal = view.legal
         challenge = find(legal, Action.CHALLENGE)
         fold = find(legal, Action.FOLD) or legal[0]
         if challenge is None or view.caller is None:
-            return fold
+            return Choice(fold, "there is nothing to challenge")
         answers = [step["seat"] for step in view.history if step["action"] == "challenge"]
         if answers:
-            return challenge  # the call is challenged already: we pay 3 anyway, so compete
+            return Choice(challenge, "the call is challenged already: you pay 3 chips anyway")
         mine = count_of(
             mask_of(view.hand), concealed_melds_count=view.options.concealed_melds_count
         )
@@ -259,9 +313,12 @@ class StrongPolicy:
         gain = 2 * (3 + my_aces)
         loss_challenged = 3 + caller_aces
         loss_folded = 1 + caller_aces
+        odds = (mine, round(100 * p_win))
         if p_win * gain - (1 - p_win) * loss_challenged > -loss_folded:
-            return challenge
-        return fold
+            return Choice(challenge, "your count {} beats the caller's about {}% of the time: "
+                          "worth more than folding", odds)
+        return Choice(fold, "your count {} beats the caller's only about {}% of the time: "
+                      "folding costs less", odds)
 
     # ----- discarding -----------------------------------------------------------------------
 
@@ -279,10 +336,10 @@ class StrongPolicy:
             gain += max(0, now - count_of(kept | 1 << u, concealed_melds_count=concealed))
         return now - p.potential_weight * draws * gain / max(1, know.unseen.bit_count())
 
-    def _discard(self, view: SeatView, know: PublicKnowledge) -> Move:
+    def _discard(self, view: SeatView, know: PublicKnowledge) -> Choice:
         discards = of_action(view.legal, Action.DISCARD)
         if not discards:
-            return view.legal[0]
+            return Choice(view.legal[0], "no discard is legal")
         p = self.params
         hand = mask_of(view.hand)
         unseen = know.unseen
@@ -293,19 +350,40 @@ class StrongPolicy:
         feed = p.feed_cost if view.opened[nxt] else p.feed_cost_unopened
         last_turn = view.stock == 0
 
+        def feeding(card: int) -> float:
+            """The chance that the next seat holds two cards that meld with ``card``."""
+            if last_turn:
+                return 0.0
+            miss = 1.0
+            for a, b in _PARTNER_PAIRS[card]:
+                if unseen >> a & 1 and unseen >> b & 1:
+                    miss *= 1 - pair_p
+            return 1 - miss
+
         def score(move: Move) -> tuple[float, int]:
             card = move.card
             assert card is not None
-            value = self._hand_value(view, know, hand & ~card.bit)
-            if not last_turn:
-                miss = 1.0
-                for a, b in _PARTNER_PAIRS[card]:
-                    if unseen >> a & 1 and unseen >> b & 1:
-                        miss *= 1 - pair_p
-                value += feed * (1 - miss)
+            value = self._hand_value(view, know, hand & ~card.bit) + feed * feeding(card)
             return (value, -POINTS[card])
 
-        return min(discards, key=score)
+        move = min(discards, key=score)
+        card = move.card
+        assert card is not None
+        left = count_of(hand & ~card.bit, concealed_melds_count=view.options.concealed_melds_count)
+        risk = round(100 * feeding(card))
+        if risk:
+            return Choice(move, "it leaves count {} and the cards most likely to meld, with a {}% "
+                          "chance of feeding the next seat a pick", (left, risk))
+        return Choice(move, "it leaves count {} and the cards most likely to meld; the next "
+                      "seat cannot pick it into a meld", (left,))
+
+
+def _placed(move: Move, why: str) -> Choice:
+    """A meld or secret placed for ``why``; a four of a kind goes face down."""
+    if move.action is Action.SECRET:
+        return Choice(move, why + "; a four of a kind face down takes no lay-offs and keeps its "
+                      "bonus (a face-up meld would forfeit it)")
+    return Choice(move, why)
 
 
 def _reach(mask: int) -> int:
