@@ -283,7 +283,8 @@ async def connect_stream(
     password: str | None = None,
 ) -> AsyncIterator[Connection]:
     """A ``Connection`` over ``stream`` that has said ``hello``; closed on exit. A refused
-    ``hello`` (``bad_password``, ``bad_token``…) raises its ``ServerError`` as it is."""
+    ``hello`` (``bad_password``, ``bad_token``…, or a connection closed with an error before the
+    reply, such as ``tls_required``) raises its ``ServerError`` as it is."""
     conn = Connection(stream, text=text)
     refused: ServerError | None = None
     async with trio.open_nursery() as nursery:
@@ -293,6 +294,10 @@ async def connect_stream(
                 await conn.hello(name, kind, token, seq, password)
             except ServerError as error:
                 refused = error
+            except ConnectionClosed as closed:
+                if closed.error is None:
+                    raise
+                refused = ServerError(closed.error)  # e.g. tls_required, sent before any reply
             else:
                 yield conn
         finally:

@@ -133,6 +133,8 @@ class Table:
         self.broken = False
         #: a step failed (``_fail``): the table is closed for good, its log kept
         self.failed = False
+        #: the creator's address for the per-address table limit (``Lobby.create``)
+        self.quota: str | None = None
         self.actions = 0
         self._send, self._inbox = trio.open_memory_channel[Request](256)
 
@@ -253,7 +255,7 @@ class Table:
     def _restore(self) -> None:
         """After a restart: bots get their policies back, every human is away (their grace
         period and the turn timer start now)."""
-        until = trio.current_time() + self.config.grace
+        until = trio.current_time() + self._grace()
         for seat in SEATS:
             info = self.state.seats[seat]
             if info is None:
@@ -480,7 +482,7 @@ class Table:
         info = self.state.seats[seat]
         digest = info.token_hash if info is not None else None
         if disconnected:
-            self.away_until[seat] = trio.current_time() + self.config.grace
+            self.away_until[seat] = trio.current_time() + self._grace()
             change = "away"
         elif not self.state.started:
             self._commit({"kind": "vacate", "seat": seat})
@@ -497,6 +499,14 @@ class Table:
             self._deal_if_ready()
         else:
             self._schedule()
+
+    def _grace(self) -> float:
+        """How long a disconnected human keeps the seat: ``grace`` once the match has begun,
+        at most ``pregame_grace`` before (a table abandoned before its match closes soon, and
+        its creator's address gets its table back)."""
+        if self.state.started:
+            return self.config.grace
+        return min(self.config.grace, self.config.pregame_grace)
 
     def _stand_in(self, seat: int, *, returnable: bool = False) -> None:
         policy = self.config.bot_policy

@@ -229,13 +229,16 @@ class Server:
         config = self.config
         limited = config.limit_loopback or not _is_loopback(address)
         peer = Peer(stream, Codec(max_frame_size=config.max_frame_size), config.queue_size,
-                    address, rate=config.rate if limited else 0.0, burst=config.burst)
+                    address, rate=config.rate if limited else 0.0, burst=config.burst,
+                    queue_bytes=config.queue_bytes)
+        key = address_key(peer.host)
+        peer.quota = key if limited else None
         if len(self.peers) >= config.max_connections:
             peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
-        elif limited and self._per_host[peer.host] >= config.max_per_address:
+        elif limited and self._per_host[key] >= config.max_per_address:
             peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
         self.peers.add(peer)
-        self._per_host[peer.host] += 1
+        self._per_host[key] += 1
         peer.invite = self._inviter(stream)
         log.info("connection %d from %s opened", peer.id, address)
         try:
@@ -249,9 +252,9 @@ class Server:
         finally:
             peer.finish()  # whatever the table still says to it goes nowhere
             self.peers.discard(peer)
-            self._per_host[peer.host] -= 1
-            if self._per_host[peer.host] <= 0:
-                del self._per_host[peer.host]
+            self._per_host[key] -= 1
+            if self._per_host[key] <= 0:
+                del self._per_host[key]
             table = peer.table
             if table is not None:
                 with trio.CancelScope(shield=True), trio.move_on_after(1):
@@ -413,7 +416,7 @@ class Server:
                 ErrorCode.VERSION_UNSUPPORTED,
                 f"this server speaks version {PROTOCOL_VERSION}, not {msg.version}",
             )
-        await self.gate.check(peer.host, msg.password)
+        await self.gate.check(address_key(peer.host), msg.password)
         name = check_name(msg.name, self.config.name_max, "name")
         table = self.lobby.table_of_token(msg.token) if msg.token is not None else None
         peer.name, peer.kind = name, msg.kind
@@ -446,7 +449,7 @@ class Server:
                 raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
             table: Table
             if isinstance(msg, CreateTable):
-                table = self.lobby.create(msg)
+                table = self.lobby.create(msg, peer.quota)
             else:
                 table = self.lobby.get(msg.table)
             await table.call(peer, msg)
@@ -457,6 +460,20 @@ class Server:
                 await peer.table.call(peer, msg)
             else:
                 await peer.table.submit(peer, msg)
+
+
+def address_key(host: str) -> str:
+    """What the per-address limits count a host under: an IPv4 address itself, an IPv6 address
+    by its /64 network (one subscriber usually holds a whole /64)."""
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 def _is_loopback(address: str) -> bool:

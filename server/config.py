@@ -24,16 +24,19 @@ class ServerConfig:
     bot_delay: float = 0.8
     bot_policy: str = "greedy"
     grace: float = 60.0
+    pregame_grace: float = 10.0
     db: str = "tongits.db"
     db_sync: str = "normal"
     max_connections: int = 4096
     max_per_address: int = 64
     max_tables: int = 2000
+    max_tables_per_address: int = 8
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
     rate: float = 20.0
     burst: int = 60
     limit_loopback: bool = False
     queue_size: int = 256
+    queue_bytes: int = 256 * 1024
     handshake_timeout: float = 10.0
     idle_timeout: float = 900.0
     chat_max: int = 200
@@ -80,11 +83,13 @@ class ServerConfig:
     def check(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port {self.port} is out of range")
-        for name in ("timer", "bot_delay", "handshake_timeout", "grace", "idle_timeout", "rate"):
+        for name in ("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace",
+                     "idle_timeout", "rate"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be ≥ 0")
-        for name in ("max_connections", "max_per_address", "max_tables", "max_frame_size",
-                     "burst", "queue_size", "chat_max", "name_max"):
+        for name in ("max_connections", "max_per_address", "max_tables",
+                     "max_tables_per_address", "max_frame_size", "burst", "queue_size",
+                     "queue_bytes", "chat_max", "name_max"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be ≥ 1")
         for name in ("gc_young", "gc_full"):

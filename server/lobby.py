@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import logging
 import secrets
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -33,6 +34,8 @@ class Lobby:
         self.journal = GroupCommit(journal)
         self.tables: dict[str, Table] = {}
         self._tokens: dict[str, Table] = {}
+        #: open tables per creator's address (``Peer.quota``)
+        self._per_address: Counter[str] = Counter()
         self._ids = itertools.count(journal.last_table_number() + 1)
         self._nursery: trio.Nursery | None = None
 
@@ -70,13 +73,18 @@ class Lobby:
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"no table {table_id!r}")
         return table
 
-    def create(self, msg: CreateTable) -> Table:
+    def create(self, msg: CreateTable, quota: str | None = None) -> Table:
         """Check a ``create_table`` request, log the table's ``create`` entry and start its task.
-        The creator is seated by the table itself (the request is then passed to it)."""
+        The creator is seated by the table itself (the request is then passed to it).
+        ``quota``: the creator's address as the per-address limits count it (None: exempt)."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
         if len(self.tables) >= self.config.max_tables:
             raise ProtocolError(ErrorCode.TOO_MANY_TABLES, "the server has too many tables")
+        limit = self.config.max_tables_per_address
+        if quota is not None and self._per_address[quota] >= limit:
+            raise ProtocolError(ErrorCode.TOO_MANY_TABLES,
+                                f"your address has {limit} open tables already")
         name = check_name(msg.name, self.config.name_max, "table name")
         if not 0 <= msg.bots <= 2:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, "bots must be 0, 1 or 2")
@@ -92,12 +100,15 @@ class Lobby:
             "options": options.to_dict(),
             "timer": timer,
             "private": msg.private,
-            "code": secrets.token_hex(3) if msg.private else None,
+            "code": join_code() if msg.private else None,
             "seed": secrets.randbits(64),
             "auto_start": msg.auto_start,
         }
         self.journal.append(table_id, entry)
         table = Table(TableState(entry), self.config, self, self.journal)
+        table.quota = quota
+        if quota is not None:
+            self._per_address[quota] += 1
         self.tables[table_id] = table
         self._nursery.start_soon(table.run, name=f"table {table_id}")
         return table
@@ -105,6 +116,10 @@ class Lobby:
     def table_closed(self, table: Table) -> None:
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
+            if table.quota is not None:
+                self._per_address[table.quota] -= 1
+                if self._per_address[table.quota] <= 0:
+                    del self._per_address[table.quota]
 
     def index_token(self, digest: str, table: Table) -> None:
         self._tokens[digest] = table
@@ -118,6 +133,17 @@ class Lobby:
         if table is None or table.closed:
             raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown or expired token")
         return table
+
+
+#: The letters of join codes: lowercase, no 0/o, 1/l/i to misread.
+JOIN_CODE_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
+JOIN_CODE_LENGTH = 10
+
+
+def join_code() -> str:
+    """A private table's join code: 10 letters of 31, 49 bits. Guessing one at the server's
+    whole pace (about 5,000 wrong codes a second) takes over a thousand years on average."""
+    return "".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(JOIN_CODE_LENGTH))
 
 
 def check_name(name: str, limit: int, what: str) -> str:

@@ -4,8 +4,9 @@ Tables and the lobby call ``Peer.send`` (never blocks). When nothing is waiting 
 frame is handed to the kernel at once with a non-blocking write on the socket: most messages
 leave in the task that made them, with no wake-up of another task (a whole scheduling round
 less per message, and no coroutines made and thrown away for it). What the kernel does not take
-waits, in order, in a bounded queue that the connection's writer task drains. A client that does
-not read fills its queue and is disconnected with ``slow_reader``; nobody ever waits for it.
+waits, in order, in a queue bounded in messages and in bytes that the connection's writer task
+drains. A client that does not read fills its queue and is disconnected with ``slow_reader``;
+nobody ever waits for it, and it never holds more than ``queue_bytes`` of the server's memory.
 ``kick`` sends one last error frame and ends the connection.
 """
 
@@ -49,12 +50,16 @@ class Peer:
         *,
         rate: float = 0.0,
         burst: int = 1,
+        queue_bytes: int = 256 * 1024,
     ):
         self.id = next(_ids)
         self.stream = stream
         self.codec = codec
         self.address = address
         self.host = address.rsplit(":", 1)[0]
+        #: what the per-address limits count this peer under (its IPv4 address or IPv6 /64);
+        #: None when they do not apply (loopback)
+        self.quota: str | None = None
         self.rate, self.burst = rate, burst
         self._tokens = float(burst)
         self._refilled = trio.current_time()
@@ -68,6 +73,9 @@ class Peer:
         #: other streams, e.g. the in-memory ones of tests: everything goes through the writer)
         self._socket = stream.socket if isinstance(stream, trio.SocketStream) else None
         self._queue_size = queue_size
+        self._queue_bytes = queue_bytes
+        #: bytes in ``_pending``
+        self._queued = 0
         #: encoded frames the kernel has not taken yet, oldest first; the first one may be the
         #: rest of a frame that was partly written
         self._pending: deque[bytes] = deque()
@@ -165,12 +173,15 @@ class Peer:
             if written:
                 data = data[written:]
                 self._partial = True
-        if len(self._pending) >= self._queue_size:
-            log.warning("%r: outgoing queue full, disconnecting", self)
+        if (len(self._pending) >= self._queue_size
+                or self._queued + len(data) > self._queue_bytes):
+            log.warning("%r: outgoing queue full (%d messages, %d bytes), disconnecting", self,
+                        len(self._pending), self._queued)
             self.kick(ErrorCode.SLOW_READER, "too many unread messages", flush=False)
             self._write_scope.cancel()  # it is not reading: nothing more will reach it
             return
         self._pending.append(data)
+        self._queued += len(data)
         self._wake.unpark()
 
     def _write_now(self, data: bytes) -> int:
@@ -222,6 +233,7 @@ class Peer:
                     continue
                 data = b"".join(pending) if len(pending) > 1 else pending[0]
                 pending.clear()
+                self._queued = 0
                 self._writing = self._partial = True
                 await self.stream.send_all(data)
                 self._writing = self._partial = False

@@ -58,7 +58,7 @@ async def test_last_human_away_keeps_the_table_and_resumes_with_missed_events(
 async def test_table_closes_when_the_grace_period_ends_with_nobody_back(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with memory_server(grace=30.0) as (_server, connect):
+    async with memory_server(grace=30.0, pregame_grace=30.0) as (_server, connect):
         async with connect("Ana") as ana:
             await ana.create_table("Gone", bots=2, timer=0, auto_start=False)
             token = ana.token

@@ -17,6 +17,7 @@ import trio
 import trustme
 from test_server_support import TIME_CAP, quick_config
 from tongits.client.connection import ServerError, open_connection
+from tongits.client.sdk import Bot, BotError, parse_address
 from tongits.client.tls import (
     CertificateChanged,
     CertificateUnknown,
@@ -24,6 +25,7 @@ from tongits.client.tls import (
     KnownServers,
     open_stream,
 )
+from tongits.engine.policies import get_policy
 from tongits.protocol import ErrorCode
 from tongits.protocol.transport import Endpoint, fingerprint
 from tongits.server import MemoryJournal, Server
@@ -188,6 +190,10 @@ async def test_tls_required_refuses_plain_text_and_binary_connections(
             payload = msgpack.packb(hello)
             binary = await _raw_reply(port, len(payload).to_bytes(4, "big") + payload)
             assert msgpack.unpackb(binary[4:])["code"] == ErrorCode.TLS_REQUIRED
+            with pytest.raises(ServerError) as caught:  # the client's plain hello, refused
+                async with open_connection("127.0.0.1", port, name="Ana"):
+                    pass
+            assert caught.value.code == ErrorCode.TLS_REQUIRED
             client = ClientTLS(context=trusting(ca), known=KnownServers(tmp_path / "k"))
             async with open_connection("127.0.0.1", port, name="Ana", tls=client) as ana:
                 await ana.ping()
@@ -243,3 +249,25 @@ async def test_password_over_tls(ca: trustme.CA, tmp_path: Path) -> None:
             async with open_connection("127.0.0.1", port, name="Ana", tls=client,
                                        password="s3cret") as ana:
                 assert ana.welcome is not None and "password" in ana.welcome.capabilities
+
+
+def test_a_tls_address_reaches_the_bot_through_parse_address() -> None:
+    """A host that hands a bot program its server as one string (``TONGITS_SERVER``, read
+    with ``parse_address``) may give ``tls://HOST:PORT``."""
+    host, port = parse_address("tls://127.0.0.1:4321")
+    bot = Bot(lambda view: view.legal[0], host, port)
+    assert (bot.host, bot.port, bot.tls) == ("127.0.0.1", 4321, True)
+    plain = Bot(lambda view: view.legal[0], *parse_address("127.0.0.1:4321"))
+    assert (plain.host, plain.port, plain.tls) == ("127.0.0.1", 4321, False)
+
+
+async def test_an_sdk_bot_plays_over_tls_with_the_password(ca: trustme.CA, tmp_path: Path) -> None:
+    client = ClientTLS(context=trusting(ca), known=KnownServers(tmp_path / "k"))
+    with trio.fail_after(TIME_CAP):
+        async with tls_server(issue(ca, tmp_path / "srv"), password="s3cret") as (server, port):
+            run = await Bot(get_policy("greedy", seed=1), "tls://127.0.0.1", port, name="tlsbot",
+                            create=True, bots=2, hands=1, tls=client, password="s3cret").run()
+            assert len(run.hands) == 1
+            with pytest.raises(BotError, match="bad_password"):
+                await Bot(get_policy("greedy"), "127.0.0.1", port, tls=client, create=True,
+                          password="nope", retry_delays=()).run()

@@ -113,7 +113,7 @@ def trust(address: str, expected: str | None) -> int:
     else:
         if pinned is not None:
             print(f"{endpoint} was trusted with\n  {pinned}", file=sys.stderr)
-        if not ask_on_terminal(endpoint, offered, "trust requested"):
+        if not ask_on_terminal(endpoint, offered, "you asked to trust it"):
             print("not trusted", file=sys.stderr)
             return 1
     tls.known.pin(endpoint, offered)
