@@ -68,7 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tongits-server",
         description="Host Tongits tables: lobby, seats, timers, server bots, spectators.",
         epilog="Every option is also a key of the --config TOML file (dashes or underscores); "
-        "the command line wins over the file.",
+        "the command line wins over the file. The server password is read from "
+        "--password-file or TONGITS_PASSWORD, never from the command line. "
+        "`tongits-server [--data-dir DIR] status | close TABLE | remove PLAYER` manages a "
+        "running server from the same machine.",
     )
     parser.add_argument("--config", metavar="FILE", help="TOML file with the settings below")
     defaults = ServerConfig()

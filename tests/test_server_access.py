@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 from test_server_support import TIME_CAP, capped, next_of, quick_config
 from tongits.client.connection import Connection, ConnectionClosed, ServerError, connect_stream
 from tongits.protocol import ErrorCode, SeatUpdate, State
+from tongits.protocol.discovery import QUERY as DISCOVERY_QUERY
+from tongits.protocol.discovery import answer as discovery_answer
+from tongits.protocol.discovery import read_answer
 from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
 from tongits.server.access import FREE_FAILURES, MAX_DELAY, load_password
@@ -265,3 +268,12 @@ async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
     assert not path.exists()
     with pytest.raises(AdminError, match="cannot reach"):
         request(directory, {"command": "status"})
+
+
+@pytest.mark.parametrize("mode", ["optional", "required", None])
+def test_discovery_says_whether_the_server_speaks_tls(mode: str | None) -> None:
+    reply = discovery_answer(DISCOVERY_QUERY, name="Barkada", port=7777, tables=1, tls=mode)
+    assert reply is not None
+    found = read_answer(reply, "192.0.2.5")
+    assert found is not None and found.tls == mode
+    assert found.address == ("tls://" if mode else "") + "192.0.2.5:7777"
