@@ -10,17 +10,24 @@ in this process, on another core than the servers when there are two or more:
 (b) N tables x 3 connections, one action per table per second on a fixed schedule: p50/p99
     and the server's CPU, with the echo floor at the same number of connections and rate;
     memory per table;
-(c) flat-out actions/s with M tables of one instant client and two instant server bots.
-
-With ``--tls`` (a) and (b) are run again with every client connection to the Tongits server in
-TLS (a self-signed ECDSA certificate, as ``--tls-self-signed`` makes; the handshakes happen while
-the tables are being seated, outside the measured windows), and what TLS costs is printed as
-ratios to the plain run of the same invocation: round trip p50, server CPU for the N tables,
-memory per table.
+(c) flat-out actions/s with M tables of one instant client and two instant server bots;
+(d) the lobby under listing: L open tables nobody plays at, H honest tables paced as in (b), and
+    clients listing the lobby page by page as fast as the rate limit allows (the server applies
+    its limits to loopback here): the listers' cost in CPU (the same run without them, minus)
+    and the honest tables' p99 against the echo floor's p99 at H tables.
 
     python bench/server_load.py                       # the full run: 1,000 tables, 300 tables
     python bench/server_load.py --tables 200 --flat-tables 60 --seconds 10
-    python bench/server_load.py --tls --tables 1000 --flat-tables 60 --seconds 10
+    python bench/server_load.py --db both                 # each phase with :memory: and a file
+    python bench/server_load.py --only b --minutes 10 --lock-step   # the long run
+    python bench/server_load.py --only d              # the lobby scenario alone
+    python bench/server_load.py --only a --only b --tls --tables 300 --seconds 10
+
+With ``--tls`` (a) and (b) are run a second time with every client connection to the Tongits
+server in TLS (a self-signed ECDSA certificate, as ``--tls-self-signed`` makes; the handshakes
+happen while the tables are seated, outside the measured windows), and what TLS costs is
+printed as ratios to the plain run of the same invocation: round trip p50, and for the N tables
+p50, server CPU and memory, with the extra CPU and memory per 1,000 tables.
 
 The last line printed is one JSON object with every figure.
 """
@@ -39,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import msgpack
@@ -80,7 +88,9 @@ async def _orphan_watch(parent: int) -> None:
     os._exit(1)
 
 
-async def _serve_child(kind: str, parent: int, db: str, gc_full: float, tls_dir: str) -> None:
+async def _serve_child(
+    kind: str, parent: int, db: str, gc_full: float, limited: bool, tls_dir: str
+) -> None:
     if kind == "echo":
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_orphan_watch, parent)
@@ -95,6 +105,9 @@ async def _serve_child(kind: str, parent: int, db: str, gc_full: float, tls_dir:
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
                           max_tables=20000, queue_size=1024, log_level="WARNING", db=db,
                           gc_full=gc_full)
+    if limited:  # (d): the rate limit applies to loopback; tables left alone stay open
+        config = replace(config, limit_loopback=True, max_per_address=20000,
+                         max_tables_per_address=20000, pregame_grace=3600.0, grace=3600.0)
     collector = Collector(config.gc_young, config.gc_full)  # as ``tongits-server`` does
     collector.install()
     tls = ServerTLS.self_signed(tls_dir) if tls_dir else None
@@ -123,18 +136,18 @@ class Child:
     """A server process; reads its CPU time and RSS from /proc. With ``db = "file"`` each one
     gets a new SQLite file (a table left by an earlier phase must not be restored)."""
 
-    db = ":memory:"
     gc_full = ServerConfig().gc_full
-    #: serve TLS too (a self-signed certificate in the child's directory)
-    tls = False
 
-    def __init__(self, kind: str) -> None:
+    def __init__(
+        self, kind: str, db: str = ":memory:", limited: bool = False, tls: bool = False
+    ) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
-        db = os.path.join(self.tmp.name, "server.db") if self.db == "file" else self.db
-        tls_dir = self.tmp.name if self.tls and kind == "tongits" else ""
+        db = os.path.join(self.tmp.name, "server.db") if db == "file" else db
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
-             "--child-db", db, "--gc-full", str(self.gc_full), "--child-tls", tls_dir],
+             "--child-db", db, "--gc-full", str(self.gc_full),
+             *(["--child-limited"] if limited else []),
+             *(["--child-tls", self.tmp.name] if tls else [])],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -164,7 +177,7 @@ class Child:
 # ----- clients ----------------
 
 
-#: set by ``--tls`` for the second run: connections to the Tongits server speak TLS
+#: set for the ``--tls`` run: connections to the Tongits server speak TLS
 CLIENT_TLS: ssl.SSLContext | None = None
 
 
@@ -295,16 +308,17 @@ async def wait_newer(client: Client, seq: int) -> None:
 
 
 async def round_trips(
-    echo_port: int, server_port: int, count: int
-) -> tuple[list[float], list[float]]:
+    echo_port: int, child: Child, count: int
+) -> tuple[list[float], list[float], float]:
     """``count`` round trips each, alternating: one echo, then one of our moves at a table of
     ours and two instant bots (until the state showing it), so that both see the same moments
-    of a shared machine."""
+    of a shared machine. Also the server's CPU seconds per action (ours and the bots')."""
     async with trio.open_nursery() as nursery:
         echo = Client(await trio.open_tcp_stream("127.0.0.1", echo_port))
         nursery.start_soon(echo.read)
-        me = await connect(server_port, nursery, "me")
+        me = await connect(child.port, nursery, "me")
         await me.request({"type": "create_table", "name": "rtt", "bots": 2, "timer": 0})
+        cpu0, events0 = child.cpu(), me.events
         floor: list[float] = []
         server: list[float] = []
         while len(server) < count:
@@ -320,16 +334,27 @@ async def round_trips(
             await echo.request({"type": "ping", "n": len(floor)})
             floor.append(time.perf_counter() - start)
             server.append(await act_and_wait(me))
+        per_action = (child.cpu() - cpu0) / max(1, me.events - events0)
         nursery.cancel_scope.cancel()
-    return floor, server
+    return floor, server, per_action
 
 
 # ----- (b) many tables at one action per second ----------------
 
 
-async def paced_tables(child: Child, tables: int, seconds: float, echo: bool) -> dict[str, Any]:
+Extra = Callable[[int, trio.Nursery], Awaitable[Callable[[], dict[str, Any]]]]
+
+
+async def paced_tables(
+    child: Child, tables: int, seconds: float, echo: bool, extra: Extra | None = None,
+    lock_step: bool = False,
+) -> dict[str, Any]:
     """``tables`` x 3 connections; each table acts once per second for ``seconds``. The server's
-    CPU is measured over the paced window only, its memory once every table is seated."""
+    CPU is measured over the paced window only, its memory once every table is seated.
+    ``extra(port, nursery)``, once the tables are seated, starts more clients for the window
+    and returns what reports their figures. With ``lock_step`` every table starts its first
+    hand in the same second (no untimed warm-up), so their hands keep ending, and new ones
+    being dealt, within the same second or two."""
     port = child.port
     samples: list[float] = []
     async with trio.open_nursery() as nursery:
@@ -352,6 +377,7 @@ async def paced_tables(child: Child, tables: int, seconds: float, echo: bool) ->
             groups.append(group)
         await trio.sleep(0.5)
         rss_ready = child.rss_kb()
+        extra_report = await extra(port, nursery) if extra is not None else dict
 
         async def table_step(group: list[Client], timed: bool = True) -> None:
             state = group[0].state
@@ -370,7 +396,7 @@ async def paced_tables(child: Child, tables: int, seconds: float, echo: bool) ->
             if timed:
                 samples.append(took)
 
-        if not echo:
+        if not echo and not lock_step:
             # Tables that all start a hand together would all end it together too: a burst of
             # hand results and deals no real room makes. Each table first plays 0-59 moves
             # (untimed) so that hands end, and new ones are dealt, all through the window.
@@ -401,7 +427,7 @@ async def paced_tables(child: Child, tables: int, seconds: float, echo: bool) ->
                 drivers.start_soon(drive, index, group)
         cpu = (child.cpu() - cpu0) / (time.perf_counter() - wall0)
         nursery.cancel_scope.cancel()
-    return {"samples": samples, "cpu": cpu, "rss_ready_kb": rss_ready}
+    return {"samples": samples, "cpu": cpu, "rss_ready_kb": rss_ready, **extra_report()}
 
 
 async def _warm_up(
@@ -457,13 +483,84 @@ async def flat_out(child: Child, tables: int, seconds: float) -> dict[str, Any]:
     return {"actions": actions, "elapsed": elapsed, "hands": hands, "cpu": cpu, "rss_kb": rss}
 
 
+# ----- (d) the lobby under listing ----------------
+
+
+def lobby_load(open_tables: int, listers: int) -> Extra:
+    """An ``extra`` for ``paced_tables``: ``open_tables`` tables created and left (their
+    creator gone, the seat kept), then ``listers`` clients that each walk the lobby page by
+    page, as fast as the rate limit allows (``rate / LIST_TABLES_COST`` lists a second, after
+    the burst)."""
+    from tongits.server.app import LIST_TABLES_COST
+
+    config = ServerConfig()
+    pace = config.rate / LIST_TABLES_COST
+
+    async def start(port: int, nursery: trio.Nursery) -> Callable[[], dict[str, Any]]:
+        made = 0
+        pages: list[int] = []
+        times: list[float] = []
+
+        async def make(first: int) -> None:
+            nonlocal made
+            for n in range(first, open_tables, 25):
+                async with trio.open_nursery() as own:
+                    client = await connect(port, own, f"open{n}")
+                    await client.request({"type": "create_table", "name": f"open {n}",
+                                          "auto_start": False, "timer": 0})
+                    made += 1
+                    own.cancel_scope.cancel()
+                await client.stream.aclose()
+
+        async with trio.open_nursery() as makers:
+            for first in range(25):
+                makers.start_soon(make, first)
+
+        async def lister(index: int) -> None:
+            client = await connect(port, nursery, f"lister{index}")
+            sizes: dict[int, int] = {}
+            original = client._route
+
+            def route(msg: dict[str, Any]) -> None:
+                if msg["type"] == "tables":
+                    sizes[msg["id"]] = len(msgpack.packb(msg))
+                    offset[0] = msg.get("next") or 0
+                original(msg)
+
+            client._route = route  # type: ignore[method-assign]
+            offset = [0]
+            tick = trio.current_time()
+            while True:
+                await client.request({"type": "list_tables", "offset": offset[0]})
+                pages.append(sizes.popitem()[1])
+                times.append(trio.current_time())
+                tick += 1.0 / pace
+                await trio.sleep_until(tick)
+
+        for index in range(listers):
+            nursery.start_soon(lister, index)
+
+        def report() -> dict[str, Any]:
+            span = times[-1] - times[0] if len(times) > 1 else 0.0
+            return {"open_tables": made, "pages": len(pages),
+                    "lists_per_s": round((len(times) - 1) / span, 1) if span else 0.0,
+                    "largest_page": max(pages, default=0)}
+
+        return report
+
+    return start
+
+
 # ----- the run ----------------
 
 
-def measure(kind: str, run: Callable[[Child], Awaitable[Any]]) -> tuple[Any, int]:
+def measure(
+    kind: str, run: Callable[[Child], Awaitable[Any]], db: str = ":memory:", limited: bool = False,
+    tls: bool = False,
+) -> tuple[Any, int]:
     """Run ``run(child)`` against a fresh server process; returns its result and the server's
     RSS before any client connected."""
-    child = Child(kind)
+    child = Child(kind, db, limited, tls)
     try:
         rss0 = child.rss_kb()
         out = trio.run(run, child)
@@ -472,85 +569,146 @@ def measure(kind: str, run: Callable[[Child], Awaitable[Any]]) -> tuple[Any, int
     return out, rss0
 
 
-def tls_costs(args: argparse.Namespace, report: dict[str, Any]) -> None:
+def tls_costs(
+    args: argparse.Namespace, report: dict[str, Any], db: str, paced_s: float, only: set[str]
+) -> None:
     """(a) and (b) again with every connection to the Tongits server in TLS; the figures go in
-    ``report`` under ``tls_``, with their ratios to the plain run above."""
+    ``report`` under ``tls_``, with their ratios to the plain figures above (same ``db``)."""
     global CLIENT_TLS
+    tag = "" if args.db != "both" else ("_memory" if db == ":memory:" else "_file")
     CLIENT_TLS = _bench_tls_context()
-    Child.tls = True
     try:
-        echo, tongits = Child("echo"), Child("tongits")
-        try:
-            floor, server = trio.run(round_trips, echo.port, tongits.port, args.rtt)
-        finally:
-            echo.stop()
-            tongits.stop()
-        paced, rss0 = measure(
-            "tongits", lambda child: paced_tables(child, args.tables, args.seconds, False)
-        )
+        if "a" in only:
+            echo, tongits = Child("echo"), Child("tongits", db, tls=True)
+            try:
+                floor, server, per_action = trio.run(round_trips, echo.port, tongits, args.rtt)
+            finally:
+                echo.stop()
+                tongits.stop()
+            plain = report[f"a{tag}_server_p50_us"]
+            report["tls_a_server_p50_us"] = pct(server, 0.5)
+            report["tls_a_server_p99_us"] = pct(server, 0.99)
+            report["tls_a_p50_ratio_to_floor"] = round(
+                statistics.median(server) / statistics.median(floor), 2)
+            report["tls_a_p50_ratio_to_plain"] = round(report["tls_a_server_p50_us"] / plain, 2)
+            report["tls_a_cpu_per_action_us"] = us(per_action)
+            report["tls_a_cpu_per_action_ratio_to_plain"] = round(
+                report["tls_a_cpu_per_action_us"] / report[f"a{tag}_cpu_per_action_us"], 2)
+            print(f"(a/TLS) one action round trip over TLS: p50 {report['tls_a_server_p50_us']} "
+                  f"µs = {report['tls_a_p50_ratio_to_plain']}x the plain p50 of this run "
+                  f"({report['tls_a_p50_ratio_to_floor']}x the echo floor beside it, plain "
+                  f"{report[f'a{tag}_p50_ratio']}x); server CPU {report['tls_a_cpu_per_action_us']}"
+                  f" µs per action = {report['tls_a_cpu_per_action_ratio_to_plain']}x plain",
+                  flush=True)
+        if "b" in only:
+            paced, rss0 = measure("tongits", lambda child: paced_tables(
+                child, args.tables, paced_s, False, lock_step=args.lock_step), db, tls=True)
+            samples = paced["samples"]
+            cpu = round(100 * paced["cpu"], 1)
+            memory = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
+            plain_cpu = report[f"b{tag}_server_cpu_pct"]
+            plain_memory = report[f"b{tag}_memory_per_table_kb"]
+            report["tls_b_server_p50_us"] = pct(samples, 0.5)
+            report["tls_b_server_p99_us"] = pct(samples, 0.99)
+            report["tls_b_server_cpu_pct"] = cpu
+            report["tls_b_memory_per_table_kb"] = memory
+            report["tls_b_p50_ratio_to_plain"] = round(
+                report["tls_b_server_p50_us"] / report[f"b{tag}_server_p50_us"], 2)
+            report["tls_b_cpu_ratio_to_plain"] = round(cpu / max(plain_cpu, 0.1), 2)
+            report["tls_b_memory_ratio_to_plain"] = round(memory / max(plain_memory, 0.1), 2)
+            per_1000 = 1000 / args.tables
+            report["tls_b_extra_cpu_pct_per_1000_tables"] = round((cpu - plain_cpu) * per_1000, 1)
+            report["tls_b_extra_memory_mb_per_1000_tables"] = round(
+                (memory - plain_memory) * 1000 / 1024, 1)
+            print(f"(b/TLS) {args.tables} tables over TLS: p50 {report['tls_b_server_p50_us']} µs "
+                  f"({report['tls_b_p50_ratio_to_plain']}x plain), server CPU {cpu} % "
+                  f"({report['tls_b_cpu_ratio_to_plain']}x plain), memory {memory} KB per table "
+                  f"({report['tls_b_memory_ratio_to_plain']}x plain); per 1,000 tables TLS adds "
+                  f"{report['tls_b_extra_cpu_pct_per_1000_tables']} % of a core and "
+                  f"{report['tls_b_extra_memory_mb_per_1000_tables']} MB", flush=True)
     finally:
         CLIENT_TLS = None
-        Child.tls = False
-    report["tls_a_server_p50_us"] = pct(server, 0.5)
-    report["tls_a_server_p99_us"] = pct(server, 0.99)
-    report["tls_a_floor_p50_us"] = pct(floor, 0.5)
-    report["tls_a_p50_ratio_to_plain"] = round(
-        report["tls_a_server_p50_us"] / report["a_server_p50_us"], 2)
-    report["tls_a_p50_ratio_to_floor"] = round(
-        statistics.median(server) / statistics.median(floor), 2)
-    report["tls_b_server_p50_us"] = pct(paced["samples"], 0.5)
-    report["tls_b_server_p99_us"] = pct(paced["samples"], 0.99)
-    report["tls_b_server_cpu_pct"] = round(100 * paced["cpu"], 1)
-    report["tls_b_memory_per_table_kb"] = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
-    report["tls_b_cpu_ratio_to_plain"] = round(
-        report["tls_b_server_cpu_pct"] / max(report["b_server_cpu_pct"], 0.1), 2)
-    report["tls_b_p50_ratio_to_plain"] = round(
-        report["tls_b_server_p50_us"] / report["b_server_p50_us"], 2)
-    report["tls_b_memory_ratio_to_plain"] = round(
-        report["tls_b_memory_per_table_kb"] / max(report["b_memory_per_table_kb"], 0.1), 2)
-    per_1000 = 1000 / args.tables
-    extra_cpu = (report["tls_b_server_cpu_pct"] - report["b_server_cpu_pct"]) * per_1000
-    extra_mb = (report["tls_b_memory_per_table_kb"] - report["b_memory_per_table_kb"]) * 1000 / 1024
-    report["tls_b_extra_cpu_pct_per_1000_tables"] = round(extra_cpu, 1)
-    report["tls_b_extra_memory_mb_per_1000_tables"] = round(extra_mb, 1)
-    print(f"(a/TLS) one action round trip over TLS: p50 {report['tls_a_server_p50_us']} µs, "
-          f"p99 {report['tls_a_server_p99_us']} µs: {report['tls_a_p50_ratio_to_plain']}x the "
-          f"plain p50 of this run ({report['tls_a_p50_ratio_to_floor']}x the echo floor "
-          f"measured beside it)", flush=True)
-    print(f"(b/TLS) {args.tables} tables over TLS: p50 {report['tls_b_server_p50_us']} µs "
-          f"({report['tls_b_p50_ratio_to_plain']}x plain), server CPU "
-          f"{report['tls_b_server_cpu_pct']} % ({report['tls_b_cpu_ratio_to_plain']}x plain), "
-          f"memory {report['tls_b_memory_per_table_kb']} KB per table "
-          f"({report['tls_b_memory_ratio_to_plain']}x plain); per 1,000 tables TLS adds "
-          f"{report['tls_b_extra_cpu_pct_per_1000_tables']} % of a core and "
-          f"{report['tls_b_extra_memory_mb_per_1000_tables']} MB", flush=True)
+
+
+def us(seconds: float) -> float:
+    return round(seconds * 1e6, 1)
+
+
+def lobby(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """(d): the honest tables with the open tables and no lister, then with the listers; the
+    echo floor at the same number of paced tables."""
+    honest, seconds = args.honest_tables, args.seconds
+    floor, _ = measure("echo", lambda child: paced_tables(child, honest, seconds, True))
+    quiet, _ = measure("tongits", lambda child: paced_tables(
+        child, honest, seconds, False, lobby_load(args.open_tables, 0)), limited=True)
+    busy, _ = measure("tongits", lambda child: paced_tables(
+        child, honest, seconds, False, lobby_load(args.open_tables, args.listers)),
+        limited=True)
+    floor_p99 = pct(floor["samples"], 0.99)
+    report.update({
+        "d_open_tables": busy["open_tables"], "d_honest_tables": honest,
+        "d_listers": args.listers, "d_lists": busy["pages"],
+        "d_lists_per_s": busy["lists_per_s"],
+        "d_largest_page_bytes": busy["largest_page"],
+        "d_cpu_pct_without": round(100 * quiet["cpu"], 1),
+        "d_cpu_pct_with": round(100 * busy["cpu"], 1),
+        "d_listers_cpu_pct": round(100 * (busy["cpu"] - quiet["cpu"]), 1),
+        "d_p99_without_us": pct(quiet["samples"], 0.99),
+        "d_p99_with_us": pct(busy["samples"], 0.99),
+        "d_floor_p99_us": floor_p99,
+        "d_p99_ratio": round(pct(busy["samples"], 0.99) / floor_p99, 2),
+    })
+    print(f"(d) {report['d_open_tables']} open tables, {honest} paced tables, "
+          f"{args.listers} lister(s) at {report['d_lists_per_s']} lists/s (largest page "
+          f"{report['d_largest_page_bytes']} bytes): listers cost "
+          f"{report['d_listers_cpu_pct']} % of a core ({report['d_cpu_pct_with']} % against "
+          f"{report['d_cpu_pct_without']} % without); honest p99 {report['d_p99_with_us']} µs "
+          f"({report['d_p99_without_us']} µs without), echo floor p99 {floor_p99} µs: "
+          f"{report['d_p99_ratio']}x", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", choices=["echo", "tongits"], help=argparse.SUPPRESS)
     parser.add_argument("--parent", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--db", default=":memory:", choices=[":memory:", "file"],
-                        help="the server's SQLite journal: :memory: (default) or a new file per "
-                        "server process in a temporary directory, as tongits-server runs; "
-                        "either way each move is committed before its state goes out")
+    parser.add_argument("--db", default=":memory:", choices=[":memory:", "file", "both"],
+                        help="the server's SQLite journal: :memory: (default), a new file per "
+                        "server process in a temporary directory (as tongits-server runs), or "
+                        "both: every tongits phase once with each, in the same run; either way "
+                        "each move is committed before its state goes out")
     parser.add_argument("--gc-full", type=float, default=ServerConfig().gc_full,
                         help="the servers' seconds between full garbage collections (the "
                         "default is tongits-server's; lower it to see their pauses in (b))")
     parser.add_argument("--child-db", help=argparse.SUPPRESS)
+    parser.add_argument("--child-limited", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child-tls", default="", help=argparse.SUPPRESS)
     parser.add_argument("--tls", action="store_true",
                         help="run (a) and (b) again over TLS and print the ratios to plain")
+    parser.add_argument("--only", choices=["a", "b", "c", "d"], action="append",
+                        help="run only these scenarios (repeatable; default: all)")
+    parser.add_argument("--open-tables", type=int, default=2000, help="open tables in (d)")
+    parser.add_argument("--honest-tables", type=int, default=100,
+                        help="paced tables in (d)")
+    parser.add_argument("--listers", type=int, default=1, help="lobby listers in (d)")
     parser.add_argument("--rtt", type=int, default=2000, help="round trips measured in (a)")
     parser.add_argument("--tables", type=int, default=1000, help="tables in (b)")
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of (b) and (c)")
+    parser.add_argument("--minutes", type=float,
+                        help="duration of (b) in minutes instead (a long run; its echo floor "
+                        "runs as long)")
+    parser.add_argument("--lock-step", action="store_true",
+                        help="(b) without its untimed warm-up: every table starts its first "
+                        "hand together, and their hands keep ending together")
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
     args = parser.parse_args()
     if args.child:
         trio.run(_serve_child, args.child, args.parent, args.child_db, args.gc_full,
-                 args.child_tls)
+                 args.child_limited, args.child_tls)
         return
-    Child.db, Child.gc_full = args.db, args.gc_full
+    only = set(args.only or "abcd")
+    Child.gc_full = args.gc_full
+    dbs = [":memory:", "file"] if args.db == "both" else [args.db]
+    paced_s = 60 * args.minutes if args.minutes else args.seconds
     if CLIENT_CPUS:
         os.sched_setaffinity(0, CLIENT_CPUS)
     # The clients of thousands of connections share this one process and its heap: its
@@ -561,50 +719,93 @@ def main() -> None:
     report: dict[str, Any] = {
         "db": args.db, "gc_full_s": args.gc_full, "tables_b": args.tables,
         "connections_b": 3 * args.tables, "tables_c": args.flat_tables, "seconds": args.seconds,
+        "seconds_b": paced_s, "lock_step": args.lock_step,
     }
-    echo, tongits = Child("echo"), Child("tongits")
-    try:
-        floor, server = trio.run(round_trips, echo.port, tongits.port, args.rtt)
-    finally:
-        echo.stop()
-        tongits.stop()
-    report["a_floor_p50_us"], report["a_floor_p99_us"] = pct(floor, 0.5), pct(floor, 0.99)
-    report["a_server_p50_us"], report["a_server_p99_us"] = pct(server, 0.5), pct(server, 0.99)
-    report["a_p50_ratio"] = round(statistics.median(server) / statistics.median(floor), 2)
-    print(f"(a) one action round trip: server p50 {report['a_server_p50_us']} µs, "
-          f"p99 {report['a_server_p99_us']} µs; echo floor p50 {report['a_floor_p50_us']} µs, "
-          f"p99 {report['a_floor_p99_us']} µs; ratio p50 {report['a_p50_ratio']}x", flush=True)
+    if "a" in only:
+        for db in dbs:
+            tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
+            echo, tongits = Child("echo"), Child("tongits", db)
+            try:
+                floor, server, per_action = trio.run(round_trips, echo.port, tongits, args.rtt)
+            finally:
+                echo.stop()
+                tongits.stop()
+            report[f"a{tag}_floor_p50_us"] = pct(floor, 0.5)
+            report[f"a{tag}_floor_p99_us"] = pct(floor, 0.99)
+            report[f"a{tag}_server_p50_us"] = pct(server, 0.5)
+            report[f"a{tag}_server_p99_us"] = pct(server, 0.99)
+            report[f"a{tag}_p50_ratio"] = round(statistics.median(server)
+                                                / statistics.median(floor), 2)
+            report[f"a{tag}_cpu_per_action_us"] = us(per_action)
+            print(f"(a) [{db}] one action round trip: server p50 {report[f'a{tag}_server_p50_us']}"
+                  f" µs, p99 {report[f'a{tag}_server_p99_us']} µs; echo floor p50 "
+                  f"{report[f'a{tag}_floor_p50_us']} µs, p99 {report[f'a{tag}_floor_p99_us']} µs; "
+                  f"ratio p50 {report[f'a{tag}_p50_ratio']}x; server CPU "
+                  f"{report[f'a{tag}_cpu_per_action_us']} µs per action", flush=True)
 
-    floor_b, _ = measure("echo", lambda child: paced_tables(child, args.tables, args.seconds, True))
-    paced, rss0 = measure(
-        "tongits", lambda child: paced_tables(child, args.tables, args.seconds, False)
-    )
-    samples = paced["samples"]
-    report["b_floor_p50_us"] = pct(floor_b["samples"], 0.5)
-    report["b_floor_p99_us"] = pct(floor_b["samples"], 0.99)
-    report["b_server_p50_us"], report["b_server_p99_us"] = pct(samples, 0.5), pct(samples, 0.99)
-    report["b_actions"] = len(samples)
-    report["b_floor_cpu_pct"] = round(100 * floor_b["cpu"], 1)
-    report["b_server_cpu_pct"] = round(100 * paced["cpu"], 1)
-    report["b_memory_per_table_kb"] = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
-    print(f"(b) {args.tables} tables, {3 * args.tables} connections, 1 action/table/s: "
-          f"p50 {report['b_server_p50_us']} µs, p99 {report['b_server_p99_us']} µs "
-          f"(echo floor p50 {report['b_floor_p50_us']} µs, p99 {report['b_floor_p99_us']} µs); "
-          f"server CPU {report['b_server_cpu_pct']} % of a core "
-          f"(echo {report['b_floor_cpu_pct']} %); "
-          f"memory {report['b_memory_per_table_kb']} KB per table with 3 connections",
-          flush=True)
+    if "b" in only:
+        floor_b, _ = measure("echo", lambda child: paced_tables(child, args.tables, paced_s, True))
+        floor_samples = floor_b["samples"]
+        report["b_floor_p50_us"] = pct(floor_samples, 0.5)
+        report["b_floor_p99_us"] = pct(floor_samples, 0.99)
+        report["b_floor_p999_us"] = pct(floor_samples, 0.999)
+        report["b_floor_cpu_pct"] = round(100 * floor_b["cpu"], 1)
+        print(f"(b) echo floor, {3 * args.tables} connections: p50 {report['b_floor_p50_us']} µs,"
+              f" p99 {report['b_floor_p99_us']} µs, p99.9 {report['b_floor_p999_us']} µs; "
+              f"CPU {report['b_floor_cpu_pct']} %", flush=True)
+        for db in dbs:
+            tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
+            paced, rss0 = measure("tongits", lambda child: paced_tables(
+                child, args.tables, paced_s, False, lock_step=args.lock_step), db)
+            samples = paced["samples"]
+            floor99 = report["b_floor_p99_us"]
+            p99, p999 = pct(samples, 0.99), pct(samples, 0.999)
+            report[f"b{tag}_server_p50_us"] = pct(samples, 0.5)
+            report[f"b{tag}_server_p99_us"], report[f"b{tag}_server_p999_us"] = p99, p999
+            report[f"b{tag}_server_max_us"] = us(max(samples)) if samples else None
+            report[f"b{tag}_p99_over_floor_p99"] = round(p99 / floor99, 2)
+            report[f"b{tag}_p999_over_floor_p99"] = round(p999 / floor99, 2)
+            report[f"b{tag}_actions"] = len(samples)
+            report[f"b{tag}_server_cpu_pct"] = round(100 * paced["cpu"], 1)
+            report[f"b{tag}_cpu_per_action_us"] = us(paced["cpu"] * paced_s / max(1, len(samples)))
+            report[f"b{tag}_memory_per_table_kb"] = round(
+                (paced["rss_ready_kb"] - rss0) / args.tables, 1)
+            print(f"(b) [{db}] {args.tables} tables, {3 * args.tables} connections, 1 action/"
+                  f"table/s for {paced_s:g} s{' in lock-step' if args.lock_step else ''}: "
+                  f"p50 {report[f'b{tag}_server_p50_us']} µs, p99 {p99} µs "
+                  f"({report[f'b{tag}_p99_over_floor_p99']}x the floor's p99), p99.9 {p999} µs "
+                  f"({report[f'b{tag}_p999_over_floor_p99']}x), max "
+                  f"{report[f'b{tag}_server_max_us']} µs; server CPU "
+                  f"{report[f'b{tag}_server_cpu_pct']} % of a core, "
+                  f"{report[f'b{tag}_cpu_per_action_us']} µs per action; memory "
+                  f"{report[f'b{tag}_memory_per_table_kb']} KB per table with 3 connections",
+                  flush=True)
 
+    if "c" in only:
+        for db in dbs:
+            tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
+            flat, rss0 = measure(
+                "tongits", lambda child: flat_out(child, args.flat_tables, args.seconds), db)
+            rate = flat["actions"] / flat["elapsed"]
+            report[f"c{tag}_actions_per_s"] = round(rate)
+            report[f"c{tag}_hands"] = flat["hands"]
+            report[f"c{tag}_memory_per_table_kb"] = round(
+                (flat["rss_kb"] - rss0) / args.flat_tables, 1)
+            report[f"c{tag}_server_cpu_pct"] = round(100 * flat["cpu"], 1)
+            report[f"c{tag}_cpu_per_action_us"] = us(flat["cpu"] / rate) if rate else None
+            print(f"(c) [{db}] {args.flat_tables} tables of instant bots: "
+                  f"{report[f'c{tag}_actions_per_s']} actions/s ({flat['hands']} hands); server "
+                  f"CPU {report[f'c{tag}_server_cpu_pct']} % of a core, "
+                  f"{report[f'c{tag}_cpu_per_action_us']} µs per action; memory "
+                  f"{report[f'c{tag}_memory_per_table_kb']} KB per table", flush=True)
+        if len(dbs) == 2:
+            report["c_file_over_memory"] = round(
+                report["c_file_actions_per_s"] / report["c_memory_actions_per_s"], 3)
+            print(f"(c) file / :memory: = {report['c_file_over_memory']}", flush=True)
+    if "d" in only:
+        lobby(args, report)
     if args.tls:
-        tls_costs(args, report)
-    flat, rss0 = measure("tongits", lambda child: flat_out(child, args.flat_tables, args.seconds))
-    report["c_actions_per_s"] = round(flat["actions"] / flat["elapsed"])
-    report["c_hands"] = flat["hands"]
-    report["c_memory_per_table_kb"] = round((flat["rss_kb"] - rss0) / args.flat_tables, 1)
-    report["c_server_cpu_pct"] = round(100 * flat["cpu"], 1)
-    print(f"(c) {args.flat_tables} tables of instant bots: {report['c_actions_per_s']} actions/s "
-          f"({flat['hands']} hands); memory {report['c_memory_per_table_kb']} KB per table",
-          flush=True)
+        tls_costs(args, report, dbs[0], paced_s, only)
     print(json.dumps(report))
 
 

@@ -1,4 +1,4 @@
-"""``tongits arena``: bots play each other in-process on duplicate deals; a standings table.
+"""``tongits arena``: any three bots on duplicate deals, on one machine or a Dask cluster.
 
 **Duplicate deals.** Deal ``i`` uses the deck ``deck_for(seed, i)`` and the dealer ``i % 3`` (so
 the dealer rotates too). Each deal is played three times, once per *seat rotation*: in rotation
@@ -8,248 +8,152 @@ turn order (rotations, not all six permutations: with ``a,b,b`` the other three 
 swap the two identical bots). ``--hands N`` is rounded up to a multiple of 3: ``ceil(N / 3)``
 deals.
 
-**Statistics.** Each entry of the standings is one position of ``--bots`` over all rotations.
-Chips per hand is the mean of the per-deal means (three hands each), and its 95 % confidence
-interval is ``mean ± 1.96 · sd / sqrt(deals)`` over deals: deals are independent, the three
-rotations of a deal are not. The hands are independent of each other, so ``--jobs N`` splits the
-deals between processes and gives exactly the standings of ``--jobs 1`` (except the timings).
+With an external (``cmd:``) bot the deals are played on the arena's own loopback server
+(``client/arena_host.py``), where a program keeps its seat for the whole run: there rotation
+``r`` keeps bot ``j`` in seat ``j`` and deals with dealer ``(i - r) % 3`` instead. That is the
+same game with the seats renamed (the deal and the turn order go round from the dealer), so
+each bot still gets the same cards from the same place in the turn order.
+
+**Where the deals run.** They are independent, so the run is cut into chunks of consecutive
+deals: ``--jobs N`` plays them in N local processes, ``--cluster`` on Dask workers
+(``client/arena_cluster.py``); the standings are exactly those of ``--jobs 1``, timings aside
+(``client/arena_stats.py`` says why).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import multiprocessing
+import queue
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from tongits.engine import End, Hand, Options, RecordError, deck_for, hand_record, seat_view
-from tongits.engine.policies import POLICIES, Policy, get_policy
+from tongits.engine import Options, RecordError
 
-ROTATIONS = 3
-KINDS = ("tongits", "call", "stock")
+from .arena_bots import BotSpecError, parse_bots
+from .arena_play import DEFAULT_TIMER, ArenaConfig, play_hand, play_in_process, seat_of
+from .arena_stats import ROTATIONS, ChunkResult, Standings, standings
 
+#: Deals per chunk at most: a chunk is the unit of progress and of work lost with a worker.
+MAX_CHUNK = 50
 
-@dataclass(slots=True)
-class BotTally:
-    """One ``--bots`` position's totals over some deals."""
-
-    hands: int = 0
-    chips: int = 0
-    wins: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
-    count_sum: int = 0
-    calls: int = 0
-    calls_won: int = 0
-    challenges: int = 0
-    challenges_won: int = 0
-    burned: int = 0
-    decisions: int = 0
-    seconds: float = 0.0
-
-    def merge(self, other: BotTally) -> None:
-        self.hands += other.hands
-        self.chips += other.chips
-        for kind in KINDS:
-            self.wins[kind] += other.wins[kind]
-        self.count_sum += other.count_sum
-        self.calls += other.calls
-        self.calls_won += other.calls_won
-        self.challenges += other.challenges
-        self.challenges_won += other.challenges_won
-        self.burned += other.burned
-        self.decisions += other.decisions
-        self.seconds += other.seconds
+__all__ = [
+    "DEFAULT_TIMER",
+    "ROTATIONS",
+    "ArenaConfig",
+    "Progress",
+    "Standings",
+    "play_chunk",
+    "play_hand",
+    "run",
+    "run_arena",
+    "seat_of",
+]
 
 
-@dataclass(slots=True)
-class DealResult:
-    """The three rotations of one deal: per position, its tally (its chips are the deal's)."""
+def play_chunk(
+    config: ArenaConfig, start: int, stop: int, on_deal: Callable[[], None] | None = None
+) -> ChunkResult:
+    """Play deals ``start`` to ``stop - 1`` in every rotation; ``on_deal()`` after each. With
+    a ``cmd:`` bot they are played on the arena's own loopback server."""
+    if config.external:
+        from .arena_host import play_hosted_chunk
 
-    index: int
-    tallies: list[BotTally]
-    voids: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ArenaConfig:
-    bots: tuple[str, ...]
-    seed: int | str
-    options: Options = field(default_factory=Options)
-    record: str | None = None
+        return play_hosted_chunk(config, start, stop, on_deal)
+    return play_in_process(config, start, stop, on_deal)
 
 
-def play_hand(
-    deck: Sequence[Any], dealer: int, policies: Sequence[Policy], options: Options | None = None
-) -> tuple[Hand, list[int], list[float]]:
-    """Play one hand to its end, ``policies[s]`` deciding for seat ``s`` from its view alone.
-
-    Returns the finished hand and, per seat, the number of decisions and seconds spent in them.
-    A move outside the view's legal moves raises ``IllegalMove`` (from ``Hand.apply``)."""
-    hand = Hand(deck, dealer, options)
-    decisions = [0, 0, 0]
-    seconds = [0.0, 0.0, 0.0]
-    clock = time.perf_counter
-    while not hand.over:
-        seat = hand.to_act
-        view = seat_view(hand, seat)
-        start = clock()
-        move = policies[seat](view)
-        seconds[seat] += clock() - start
-        decisions[seat] += 1
-        hand.apply(seat, move)
-    return hand, decisions, seconds
+def _play_chunk(args: tuple[ArenaConfig, int, int, Any]) -> ChunkResult:
+    """A worker process's task: a chunk, each finished deal announced on the queue."""
+    config, start, stop, finished = args
+    return play_chunk(config, start, stop, lambda: finished.put(1))
 
 
-def seat_of(position: int, rotation: int) -> int:
-    """The seat of the bot given ``position``-th to ``--bots`` in rotation ``rotation``."""
-    return (position + rotation) % 3
+def chunk_bounds(deals: int, parts: int) -> list[tuple[int, int]]:
+    """Consecutive ``(start, stop)`` deal ranges: at most ``MAX_CHUNK`` deals, about eight
+    per worker, so that progress is smooth and the last chunks finish together."""
+    size = max(1, min(MAX_CHUNK, deals // (parts * 8)))
+    return [(a, min(a + size, deals)) for a in range(0, deals, size)]
 
 
-def play_deal(config: ArenaConfig, index: int) -> DealResult:
-    """Play deal ``index`` in every seat rotation."""
-    deck = deck_for(config.seed, index)
-    dealer = index % 3
-    tallies = [BotTally() for _ in config.bots]
-    voids = 0
-    for rotation in range(ROTATIONS):
-        by_seat = {
-            seat_of(position, rotation): get_policy(
-                name, f"{config.seed}/{index}/{rotation}/{position}"
-            )
-            for position, name in enumerate(config.bots)
-        }
-        policies = [by_seat[seat] for seat in range(3)]
-        hand, decisions, seconds = play_hand(deck, dealer, policies, config.options)
-        result = hand.result
-        assert result is not None
-        if result.end is End.VOID:
-            voids += 1
-        for position, tally in enumerate(tallies):
-            seat = seat_of(position, rotation)
-            tally.hands += 1
-            tally.chips += result.chips[seat]
-            tally.count_sum += result.counts[seat]
-            tally.decisions += decisions[seat]
-            tally.seconds += seconds[seat]
-            if seat in result.burned:
-                tally.burned += 1
-            if result.winner == seat and result.end is not End.VOID:
-                tally.wins[result.end.value] += 1
-            if result.end is End.CALL:
-                if hand.caller == seat:
-                    tally.calls += 1
-                    tally.calls_won += result.winner == seat
-                if seat in result.challengers:
-                    tally.challenges += 1
-                    tally.challenges_won += result.winner == seat
-        if config.record is not None:
-            path = Path(config.record) / f"deal{index:06d}-rot{rotation}.json"
-            path.write_text(json.dumps(hand_record(hand)) + "\n", encoding="utf-8")
-    return DealResult(index, tallies, voids)
+def check(config: ArenaConfig) -> None:
+    """``ValueError`` (a ``BotSpecError``) for a configuration no worker could play."""
+    if len(config.bots) != 3:
+        raise ValueError(f"three bots are needed, not {len(config.bots)}")
+    for spec in config.specs:
+        if spec.in_process:
+            spec.factory()
+    if config.timer <= 0:
+        raise ValueError("--timer must be positive: it bounds an external bot's thinking")
 
 
-def _play_chunk(args: tuple[ArenaConfig, int, int]) -> list[DealResult]:
-    config, start, stop = args
-    return [play_deal(config, i) for i in range(start, stop)]
+def run_arena(
+    config: ArenaConfig,
+    hands: int,
+    *,
+    jobs: int = 1,
+    cluster: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Standings:
+    """Play ``ceil(hands / 3)`` deals in every rotation and return the standings.
 
+    ``progress(deals_done)`` is called as deals finish. ``cluster``: a Dask scheduler's
+    address, or ``local:N`` for a LocalCluster of N workers."""
+    check(config)
+    if config.record is not None:
+        Path(config.record).mkdir(parents=True, exist_ok=True)
+    n_deals = -(-hands // ROTATIONS)
+    done = 0
 
-@dataclass(frozen=True, slots=True)
-class BotStanding:
-    name: str
-    tally: BotTally
-    chips_per_hand: float
-    ci95: tuple[float, float]
+    def advance(deals: int) -> None:
+        nonlocal done
+        done += deals
+        if progress:
+            progress(done)
 
-    def to_dict(self) -> dict[str, Any]:
-        t = self.tally
-        return {
-            "name": self.name,
-            "hands": t.hands,
-            "chips_per_hand": round(self.chips_per_hand, 4),
-            "ci95": [round(self.ci95[0], 4), round(self.ci95[1], 4)],
-            "wins": dict(t.wins),
-            "avg_count": round(t.count_sum / t.hands, 3) if t.hands else 0.0,
-            "calls": t.calls,
-            "calls_won": t.calls_won,
-            "challenges": t.challenges,
-            "challenges_won": t.challenges_won,
-            "burned_rate": round(t.burned / t.hands, 4) if t.hands else 0.0,
-            "decisions": t.decisions,
-            "ms_per_decision": round(1000 * t.seconds / t.decisions, 3) if t.decisions else 0.0,
-        }
+    names = [str(s) for s in config.specs]
+    if cluster is not None:
+        from .arena_cluster import play_on_cluster
 
-
-@dataclass(frozen=True, slots=True)
-class Standings:
-    hands: int
-    deals: int
-    seed: int | str
-    voids: int
-    bots: tuple[BotStanding, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "hands": self.hands,
-            "deals": self.deals,
-            "rotations": ROTATIONS,
-            "seed": self.seed,
-            "voids": self.voids,
-            "bots": [b.to_dict() for b in self.bots],
-        }
-
-    def table(self) -> str:
-        head = (
-            f"{'bot':<12}{'hands':>7}{'tongits':>8}{'call':>6}{'stock':>6}"
-            f"{'chips/hand':>11}{'95% CI':>18}{'avg cnt':>8}{'calls':>6}{'won':>6}"
-            f"{'burned':>7}{'ms/dec':>8}"
+        chunks = play_on_cluster(
+            play_chunk, config, lambda workers: chunk_bounds(n_deals, workers), cluster, advance
         )
-        lines = [
-            f"{self.hands} hands: {self.deals} deals x {ROTATIONS} seat rotations, "
-            f"seed {self.seed}",
-            head,
-        ]
-        for position, b in enumerate(self.bots):
-            t = b.tally
-            d = b.to_dict()
-            ci = f"[{b.ci95[0]:+.3f}, {b.ci95[1]:+.3f}]"
-            lines.append(
-                f"{f'{position + 1}. {b.name}':<12}{t.hands:>7}{t.wins['tongits']:>8}"
-                f"{t.wins['call']:>6}{t.wins['stock']:>6}{b.chips_per_hand:>+11.3f}{ci:>18}"
-                f"{d['avg_count']:>8.1f}{t.calls:>6}{t.calls_won:>6}"
-                f"{100 * d['burned_rate']:>6.1f}%{d['ms_per_decision']:>8.2f}"
-            )
-        if self.voids:
-            lines.append(f"{self.voids} void hands")
-        return "\n".join(lines)
+    elif jobs <= 1:
+        chunks = [play_chunk(config, 0, n_deals, lambda: advance(1))]
+    else:
+        # An external program starts once per chunk: one chunk per process then.
+        bounds = (
+            chunk_bounds(n_deals, jobs)
+            if not config.external
+            else [(n_deals * k // jobs, n_deals * (k + 1) // jobs) for k in range(jobs)]
+        )
+        chunks = _play_in_processes(config, bounds, jobs, advance)
+    return standings(names, config.seed, chunks, n_deals)
 
 
-def standings(config: ArenaConfig, deals: Sequence[DealResult]) -> Standings:
-    """Aggregate deal results (in deal order) into standings."""
-    ordered = sorted(deals, key=lambda d: d.index)
-    n = len(ordered)
-    out = []
-    for position, name in enumerate(config.bots):
-        total = BotTally()
-        per_deal = []
-        for deal in ordered:
-            tally = deal.tallies[position]
-            total.merge(tally)
-            per_deal.append(tally.chips / tally.hands)
-        mean = sum(per_deal) / n if n else 0.0
-        var = sum((x - mean) ** 2 for x in per_deal) / (n - 1) if n > 1 else 0.0
-        half = 1.96 * math.sqrt(var / n) if n else 0.0
-        out.append(BotStanding(name, total, mean, (mean - half, mean + half)))
-    return Standings(
-        hands=n * ROTATIONS,
-        deals=n,
-        seed=config.seed,
-        voids=sum(d.voids for d in ordered),
-        bots=tuple(out),
-    )
+def _play_in_processes(
+    config: ArenaConfig, bounds: list[tuple[int, int]], jobs: int,
+    advance: Callable[[int], None],
+) -> list[ChunkResult]:
+    """The chunks on a pool of ``jobs`` processes; each deal is announced as it finishes (an
+    external program's job is a single chunk, so chunk-by-chunk progress would stand still)."""
+    context = multiprocessing.get_context()
+    with context.Manager() as manager, context.Pool(jobs) as pool:
+        finished = manager.Queue()
+        work = [(config, a, b, finished) for a, b in bounds if b > a]
+        pending = pool.map_async(_play_chunk, work)
+        while not pending.ready():
+            try:
+                advance(finished.get(timeout=0.2))
+            except queue.Empty:
+                pass
+        chunks = pending.get()
+        while not finished.empty():
+            advance(finished.get())
+    return chunks
 
 
 class Progress:
@@ -272,48 +176,14 @@ class Progress:
         bar = "#" * filled + "-" * (self.width - filled)
         elapsed = now - self.start
         eta = elapsed / frac - elapsed if frac > 0 else 0.0
+        rate = done * ROTATIONS / elapsed if elapsed > 0 else 0.0
         self.stream.write(
             f"\r[{bar}] {100 * frac:5.1f}% {done * ROTATIONS}/{self.total * ROTATIONS} hands "
-            f"{elapsed:6.1f}s eta {eta:6.1f}s"
+            f"{rate:7.0f} hands/s {elapsed:6.1f}s eta {eta:6.1f}s"
         )
         if done >= self.total:
             self.stream.write("\n")
         self.stream.flush()
-
-
-def run_arena(
-    config: ArenaConfig,
-    hands: int,
-    *,
-    jobs: int = 1,
-    progress: Callable[[int], None] | None = None,
-) -> Standings:
-    """Play ``ceil(hands / 3)`` deals in every rotation and return the standings.
-
-    ``progress(deals_done)`` is called as deals finish."""
-    if len(config.bots) != 3:
-        raise ValueError(f"three bots are needed, not {len(config.bots)}")
-    for name in config.bots:
-        if name not in POLICIES:
-            raise ValueError(f"unknown bot {name!r}; known: {', '.join(sorted(POLICIES))}")
-    if config.record is not None:
-        Path(config.record).mkdir(parents=True, exist_ok=True)
-    n_deals = -(-hands // ROTATIONS)
-    results: list[DealResult] = []
-    if jobs <= 1:
-        for i in range(n_deals):
-            results.append(play_deal(config, i))
-            if progress:
-                progress(i + 1)
-    else:
-        size = max(1, min(50, n_deals // (jobs * 8)))
-        chunks = [(config, a, min(a + size, n_deals)) for a in range(0, n_deals, size)]
-        with multiprocessing.get_context().Pool(jobs) as pool:
-            for chunk in pool.imap_unordered(_play_chunk, chunks):
-                results.extend(chunk)
-                if progress:
-                    progress(len(results))
-    return standings(config, results)
 
 
 def run(
@@ -322,33 +192,46 @@ def run(
     hands: int,
     seed: str,
     jobs: int = 1,
+    cluster: str | None = None,
+    timer: float = DEFAULT_TIMER,
     record: str | None = None,
     as_json: bool = False,
     options: str | None = None,
 ) -> int:
     """The ``tongits arena`` command: progress on stderr, the table (or one JSON line) on stdout."""
-    names = tuple(b.strip() for b in bots.split(",") if b.strip())
     try:
+        specs = parse_bots(bots)
         table_options = Options.from_dict(json.loads(options)) if options else Options()
+    except BotSpecError as exc:
+        print(f"tongits arena: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, RecordError) as exc:
         print(f"tongits arena: bad --options: {exc}", file=sys.stderr)
         return 2
     config = ArenaConfig(
-        names, int(seed) if seed.lstrip("-").isdigit() else seed, table_options, record
+        tuple(str(s) for s in specs),
+        int(seed) if seed.lstrip("-").isdigit() else seed,
+        table_options,
+        record,
+        timer,
     )
-    n_deals = -(-hands // ROTATIONS)
-    bar = Progress(n_deals)
+    bar = Progress(-(-hands // ROTATIONS))
     try:
-        result = run_arena(config, hands, jobs=jobs, progress=bar.update)
+        result = run_arena(config, hands, jobs=jobs, cluster=cluster, progress=bar.update)
     except ValueError as exc:
         print(f"tongits arena: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # ClusterError, IncompleteRun: the run could not finish
+        print(f"tongits arena: {exc}", file=sys.stderr)
+        return 1
     if record is not None:
-        meta = {
-            "bots": list(names),
-            "seed": config.seed,
-            "seats": {f"rot{r}": [names[(s - r) % 3] for s in range(3)] for r in range(ROTATIONS)},
-        }
+        names = [str(s) for s in specs]
+        seats = (
+            {f"rot{r}": names for r in range(ROTATIONS)}
+            if config.external
+            else {f"rot{r}": [names[(s - r) % 3] for s in range(3)] for r in range(ROTATIONS)}
+        )
+        meta = {"bots": names, "seed": config.seed, "seats": seats}
         (Path(record) / "arena.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
     if as_json:
         print(json.dumps(result.to_dict()))

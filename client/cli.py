@@ -12,11 +12,26 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="replay a hand record (docs/RECORD.md)")
     replay.add_argument("file", help="a tongits-hand/1 JSON file")
     replay.add_argument("--json", action="store_true", help="print one JSON object")
-    arena = sub.add_parser("arena", help="bots against bots, in-process, on duplicate deals")
-    arena.add_argument("--bots", default="strong,greedy,greedy", help="three policy names")
+    arena = sub.add_parser("arena", help="any bots against each other on duplicate deals")
+    arena.add_argument(
+        "--bots",
+        default="strong,greedy,greedy",
+        help="three bots: built-in names, py:MODULE:FACTORY, cmd:COMMAND (docs/BOTS.md)",
+    )
     arena.add_argument("--hands", type=int, default=3000, help="hands to play (rounded up to x3)")
     arena.add_argument("--seed", default="0", help="deals come from deck_for(seed, i)")
     arena.add_argument("--jobs", type=int, default=1, help="worker processes")
+    arena.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="a Dask scheduler (tcp://HOST:8786), or local:N for N local workers",
+    )
+    arena.add_argument(
+        "--timer",
+        type=float,
+        default=5.0,
+        help="seconds an external bot may think per decision (default 5)",
+    )
     arena.add_argument("--record", metavar="DIR", help="write every hand record into DIR")
     arena.add_argument("--json", action="store_true", help="print the standings as one JSON line")
     arena.add_argument("--options", metavar="JSON", help="table options, e.g. '{\"ante\": 1}'")
@@ -33,8 +48,12 @@ def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """``bot``: a built-in policy as a remote client (client/sdk.py, docs/BOTS.md)."""
     bot = sub.add_parser("bot", help="run a built-in bot (random, greedy, strong) on a server")
     bot.add_argument("policy", metavar="NAME", help="random, greedy or strong")
-    bot.add_argument("--connect", required=True, metavar="HOST:PORT",
-                     help="the server (tls://HOST[:PORT] for TLS), or an invite link")
+    bot.add_argument(
+        "--connect",
+        metavar="HOST:PORT",
+        help="the server: HOST:PORT, tls://HOST[:PORT] or an invite link (a host such as the "
+        "arena may assign one with TONGITS_SERVER)",
+    )
     _add_transport_options(bot)
     bot.add_argument("--code", help="join code of a private table")
     bot.add_argument("--table", help="table id or name to join (or to name, with --create)")
@@ -131,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             hands=args.hands,
             seed=args.seed,
             jobs=args.jobs,
+            cluster=args.cluster,
+            timer=args.timer,
             record=args.record,
             as_json=args.json,
             options=args.options,

@@ -149,8 +149,11 @@ class Connection:
         self.welcome = reply
         return reply
 
-    async def list_tables(self) -> list[dict[str, Any]]:
-        reply = await self.request(ListTables())
+    async def list_tables(
+        self, offset: int = 0, limit: int | None = None, open: bool = False
+    ) -> list[dict[str, Any]]:
+        """One page of the lobby (the first by default; see ``tables`` in docs/PROTOCOL.md)."""
+        reply = await self.request(ListTables(offset=offset, limit=limit, open=open))
         assert isinstance(reply, Tables)
         return reply.tables
 

@@ -48,7 +48,7 @@ import inspect
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -68,6 +68,10 @@ Decision: TypeAlias = Move | str
 Policy: TypeAlias = Callable[[SeatView], Decision | Awaitable[Decision]]
 
 DEFAULT_PORT = 7777
+#: The environment variables of a host-assigned seat (``seat_from_env``, docs/BOTS.md).
+ENV_SERVER, ENV_TABLE, ENV_CODE, ENV_SEAT = (
+    "TONGITS_SERVER", "TONGITS_TABLE", "TONGITS_CODE", "TONGITS_SEAT"
+)
 #: Seconds to wait before each reconnection attempt; the bot gives up after the last one.
 RETRY_DELAYS: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0)
 #: Seconds allowed to open the TCP connection.
@@ -116,6 +120,35 @@ class BotRun:
         if not self.hands or self.seat is None:
             return None
         return int(self.hands[-1].standings["chips"][self.seat])
+
+
+def seat_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """The seat a host assigned through the environment, as ``Bot`` settings; None when
+    ``TONGITS_SERVER`` is not set.
+
+    A host that starts bot programs (``tongits arena --bots cmd:...``) sets ``TONGITS_SERVER``
+    (an address as ``--connect`` takes it), ``TONGITS_TABLE`` (a table id), ``TONGITS_CODE``
+    (its join code) and ``TONGITS_SEAT`` (0, 1 or 2). These win over the program's own
+    settings: a bot written to open its own table and leave after three hands joins the
+    assigned seat and plays until the host's server closes, unchanged."""
+    env = os.environ if environ is None else environ
+    address = env.get(ENV_SERVER, "").strip()
+    if not address:
+        return None
+    host, port = parse_address(address)
+    seat = env.get(ENV_SEAT, "").strip()
+    if seat and not seat.isdigit():
+        raise ValueError(f"{ENV_SEAT} must be a seat number, not {seat!r}")
+    return {
+        "host": host,
+        "port": port,
+        "table": env.get(ENV_TABLE) or None,
+        "code": env.get(ENV_CODE) or None,
+        "seat": int(seat) if seat else None,
+        "create": False,
+        "bots": 0,
+        "hands": None,
+    }
 
 
 def parse_address(address: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
@@ -269,6 +302,9 @@ class Bot:
             if len(self.bots) == 2:
                 await conn.start()
             return joined
+        if self.table is not None and self.seat is not None:
+            # A given seat at a given table (a host's assignment): joined as it is.
+            return await conn.join(self.table, seat=self.seat, code=self.code)
         tables = await conn.list_tables()
         if self.table is not None:
             named = [t for t in tables if self.table in (t.get("table"), t.get("name"))]
@@ -311,19 +347,22 @@ class Bot:
                 log.warning("server error %s: %s", msg.code, msg.message)
 
     async def _on_state(self, conn: Connection, msg: State) -> bool:
-        """Play if the seat is to act; True when the bot is done (it left the table)."""
-        view = SeatView.from_dict(msg.view)
+        """Play if the seat is to act; True when the bot is done (it left the table). The view
+        is read only when the policy needs it: most states show another seat's move, and reading
+        each would put a millisecond of parsing per state before the bot's own turn."""
         resumed, self._resumed = self._resumed, False
-        if view.result is not None:
+        if msg.view.get("result") is not None:
             # A hand that ended while the bot was away is counted from the ``hand_result`` that
             # follows this state; one counted before the drop may still need ``next_hand``.
             if resumed and not self._hand_open:
                 return await self._after_hand(conn)
             return False
         self._hand_open = True
-        if view.legal:
-            move = await self._decide(view, msg.deadline)
-            await self._send(conn, view, move)
+        if msg.legal:
+            view = SeatView.from_dict(msg.view)
+            if view.legal:
+                move = await self._decide(view, msg.deadline)
+                await self._send(conn, view, move)
         return False
 
     async def _decide(self, view: SeatView, deadline: float | None) -> Move:
@@ -419,18 +458,29 @@ def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return leaves[0] if len(leaves) == 1 else group
 
 
+def _assigned(policy: Policy, host: str, port: int, settings: dict[str, Any]) -> Bot:
+    """The bot of ``settings``, or of the seat a host assigned in the environment."""
+    assigned = seat_from_env()
+    if assigned is not None:
+        settings = {**settings, **assigned}
+        host, port = settings.pop("host"), settings.pop("port")
+    return Bot(policy, host, port, **settings)
+
+
 async def play_bot(policy: Policy, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
                    **settings: Any) -> BotRun:
-    """Run a bot inside a Trio program; ``settings`` are those of ``Bot``."""
-    return await Bot(policy, host, port, **settings).run()
+    """Run a bot inside a Trio program; ``settings`` are those of ``Bot``, except where the
+    environment assigns a seat (``seat_from_env``)."""
+    return await _assigned(policy, host, port, settings).run()
 
 
 def run_bot(policy: Policy, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
             **settings: Any) -> BotRun:
-    """Run a bot until it is done (blocking); ``settings`` are those of ``Bot``."""
+    """Run a bot until it is done (blocking); ``settings`` are those of ``Bot``, except where
+    the environment assigns a seat (``seat_from_env``)."""
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    return trio.run(Bot(policy, host, port, **settings).run)
+    return trio.run(_assigned(policy, host, port, settings).run)
 
 
 def run_builtin(args: argparse.Namespace) -> int:
@@ -440,13 +490,15 @@ def run_builtin(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     table, code = args.table, args.code
     try:
-        if Invite.looks_like(args.connect):
+        assigned = seat_from_env()
+        if assigned is None and not args.connect:
+            raise ValueError(f"--connect HOST:PORT is needed (or {ENV_SERVER} set by a host)")
+        endpoint = Endpoint("", 0)
+        if args.connect and Invite.looks_like(args.connect):
             invite = Invite.parse(args.connect)
             endpoint, table, code = invite.endpoint, invite.table, invite.code
-            if args.tls:
-                endpoint = Endpoint(endpoint.host, endpoint.port, True)
-        else:
-            endpoint = Endpoint.parse(args.connect, tls=args.tls)
+        elif args.connect:
+            endpoint = Endpoint.parse(args.connect)
         policy = get_policy(args.policy, seed=args.seed)
         password = read_password(args.password_file)
     except (AddressError, ValueError, KeyError, OSError) as exc:
@@ -454,12 +506,14 @@ def run_builtin(args: argparse.Namespace) -> int:
         return 2
     spec = args.bots.strip()
     bots: int | list[str] = int(spec) if spec.isdigit() else [b for b in spec.split(",") if b]
+    settings: dict[str, Any] = {
+        "host": endpoint.host, "port": endpoint.port, "name": args.name or args.policy,
+        "table": table, "code": code, "create": args.create, "bots": bots, "timer": args.timer,
+        "hands": args.hands, "text": args.text, "tls": args.tls or endpoint.tls,
+        "password": password, **(assigned or {}),
+    }
     try:
-        run = trio.run(Bot(
-            policy, endpoint.host, endpoint.port, name=args.name or args.policy,
-            table=table, create=args.create, bots=bots, timer=args.timer, hands=args.hands,
-            text=args.text, tls=endpoint.tls, password=password, code=code,
-        ).run)
+        run = trio.run(Bot(policy, settings.pop("host"), settings.pop("port"), **settings).run)
     except BotError as exc:
         print(f"tongits bot: {exc}", file=sys.stderr)
         return 1
@@ -494,4 +548,5 @@ __all__ = [
     "play_bot",
     "run_bot",
     "run_builtin",
+    "seat_from_env",
 ]

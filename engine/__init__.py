@@ -7,7 +7,15 @@ decides what a seat may know.
 
 from .cards import DECK, Card, Suit, cards_str, parse_cards
 from .count import Arrangement, best_arrangement, hand_count
-from .errors import IllegalMove, InvalidMove, RecordError, ReplayError, RuleError
+from .errors import (
+    IllegalMove,
+    InvalidMove,
+    RecordCode,
+    RecordError,
+    ReplayError,
+    RuleCode,
+    RuleError,
+)
 from .hand import End, Hand, Phase, Result, Step
 from .match import Match, deck_for
 from .melds import MeldKind, TableMeld, is_meld, meld_kind
@@ -35,9 +43,11 @@ __all__ = [
     "MAX_ANTE",
     "Options",
     "Phase",
+    "RecordCode",
     "RecordError",
     "ReplayError",
     "Result",
+    "RuleCode",
     "RuleError",
     "SapawBlock",
     "Scoring",

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import IntEnum
 
-from .errors import InvalidMove
+from .errors import InvalidMove, RuleCode
 
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "cdhs"
+#: Every card's notation by index, made once: records and views spell out whole decks.
+_NAMES = tuple(RANK_CHARS[i % 13] + SUIT_CHARS[i // 13] for i in range(52))
 _SUIT_SYMBOLS = {"♣": "c", "♦": "d", "♥": "h", "♠": "s"}
 
 
@@ -56,7 +58,7 @@ class Card(int):
     def parse(cls, text: str) -> Card:
         """Parse ``Th``, ``10h``, ``th``, ``T♥``; raise ``InvalidMove(bad_card)`` otherwise."""
         if not isinstance(text, str):
-            raise InvalidMove("bad_card", f"not a card: {text!r}")
+            raise InvalidMove(RuleCode.BAD_CARD, f"not a card: {text!r}")
         t = text.strip()
         if len(t) >= 2:
             rank_part, suit_part = t[:-1], t[-1]
@@ -64,7 +66,7 @@ class Card(int):
             rank_part = "T" if rank_part == "10" else rank_part.upper()
             if len(rank_part) == 1 and rank_part in RANK_CHARS and suit_part in SUIT_CHARS:
                 return _CARDS[SUIT_CHARS.index(suit_part) * 13 + RANK_CHARS.index(rank_part)]
-        raise InvalidMove("bad_card", f"not a card: {text!r}")
+        raise InvalidMove(RuleCode.BAD_CARD, f"not a card: {text!r}")
 
     @property
     def rank(self) -> int:
@@ -89,7 +91,7 @@ class Card(int):
         return RANK_CHARS[self.rank - 1] + self.suit.symbol
 
     def __str__(self) -> str:
-        return RANK_CHARS[int(self) % 13] + SUIT_CHARS[int(self) // 13]
+        return _NAMES[self]
 
     def __repr__(self) -> str:
         return f"Card.parse({str(self)!r})"

@@ -4,11 +4,54 @@ short machine code that passes unchanged onto the wire; a malformed hand record 
 
 from __future__ import annotations
 
+from enum import StrEnum
+
+
+class RuleCode(StrEnum):
+    """Every code of a player's mistake (``IllegalMove``, ``InvalidMove``), in the order
+    ``Hand.why_illegal`` checks. The wire passes them on unchanged: each is also a game code
+    (3xxx) of ``tongits.protocol.ErrorCode``, which the tests check."""
+
+    HAND_OVER = "hand_over"
+    NOT_YOUR_TURN = "not_your_turn"
+    MALFORMED_MOVE = "malformed_move"
+    DUPLICATE_CARD = "duplicate_card"
+    DEALER_FIRST_TURN = "dealer_first_turn"
+    CALL_AT_START = "call_at_start"
+    ALREADY_ACQUIRED = "already_acquired"
+    NO_CALL = "no_call"
+    MUST_ANSWER = "must_answer"
+    MUST_ACQUIRE = "must_acquire"
+    NOT_OPENED = "not_opened"
+    CALL_BLOCKED = "call_blocked"
+    NO_SUCH_MELD = "no_such_meld"
+    CARD_NOT_IN_HAND = "card_not_in_hand"
+    MUST_KEEP_CARD = "must_keep_card"
+    EMPTY_DISCARD = "empty_discard"
+    PICK_NEEDS_MELD = "pick_needs_meld"
+    CANNOT_SAPAW = "cannot_sapaw"
+    SAPAWABLE_DISCARD = "sapawable_discard"
+    NOT_FOUR_OF_A_KIND = "not_four_of_a_kind"
+    NOT_A_MELD = "not_a_meld"
+    BAD_MOVE = "bad_move"
+    BAD_CARD = "bad_card"
+
+
+class RecordCode(StrEnum):
+    """Every code of an unreadable hand record or table option (``RecordError``)."""
+
+    BAD_JSON = "bad_json"
+    BAD_RECORD = "bad_record"
+    BAD_DECK = "bad_deck"
+    BAD_DEALER = "bad_dealer"
+    BAD_ACTION = "bad_action"
+    BAD_OPTIONS = "bad_options"
+
 
 class RuleError(Exception):
     """Base of the engine's typed errors; ``code`` is stable, ``message`` is for people."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: RuleCode | RecordCode, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

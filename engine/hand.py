@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cards import BITS, Card, mask_of
 from .count import SET_MASKS, hand_count, melds_in, pick_partners
-from .errors import IllegalMove, InvalidMove, RecordError
+from .errors import IllegalMove, InvalidMove, RecordCode, RecordError, RuleCode
 from .melds import TableMeld, meld_kind
 from .moves import (
     CALL,
@@ -32,9 +32,6 @@ from .moves import (
 )
 from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
 from .settlement import settle
-
-if TYPE_CHECKING:
-    from .view import _HandViews
 
 DEALT = 37  # deck positions dealt to the seats; the other 15 are the stock (§3)
 
@@ -116,15 +113,15 @@ class Step:
 def check_deck(deck: Sequence[Any]) -> tuple[Card, ...]:
     """The deck as cards, or ``RecordError(bad_deck)`` unless it is all 52 cards once each."""
     if len(deck) != 52:
-        raise RecordError("bad_deck", f"a deck has 52 cards, not {len(deck)}")
+        raise RecordError(RecordCode.BAD_DECK, f"a deck has 52 cards, not {len(deck)}")
     try:
         cards = tuple(c if isinstance(c, Card) else Card.parse(c) for c in deck)
     except InvalidMove as exc:
-        raise RecordError("bad_deck", f"deck: {exc.message}") from None
+        raise RecordError(RecordCode.BAD_DECK, f"deck: {exc.message}") from None
     if len(set(cards)) != 52:
         seen: set[Card] = set()
         dup = next(c for c in cards if c in seen or seen.add(c))  # type: ignore[func-returns-value]
-        raise RecordError("bad_deck", f"the deck holds {dup} twice")
+        raise RecordError(RecordCode.BAD_DECK, f"the deck holds {dup} twice")
     return cards
 
 
@@ -147,9 +144,11 @@ def _malformed(move: Move) -> IllegalMove | None:
     else:
         ok = card is None and meld is None and not cards
     if not ok:
-        return IllegalMove("malformed_move", f"{action}: these fields do not fit: {move.to_dict()}")
+        return IllegalMove(
+            RuleCode.MALFORMED_MOVE, f"{action}: these fields do not fit: {move.to_dict()}"
+        )
     if len(cards) > 1 and len(set(cards)) != len(cards):
-        return IllegalMove("duplicate_card", f"{move}: a card is named twice")
+        return IllegalMove(RuleCode.DUPLICATE_CARD, f"{move}: a card is named twice")
     return None
 
 
@@ -163,7 +162,9 @@ class Hand:
 
     def __init__(self, deck: Sequence[Card | str], dealer: int, options: Options | None = None):
         if dealer not in (0, 1, 2):
-            raise RecordError("bad_dealer", f"dealer must be seat 0, 1 or 2, not {dealer!r}")
+            raise RecordError(
+                RecordCode.BAD_DEALER, f"dealer must be seat 0, 1 or 2, not {dealer!r}"
+            )
         self.options = options or Options()
         self.dealer = dealer
         self.deck = check_deck(deck)
@@ -183,7 +184,6 @@ class Hand:
         self._opened = [False, False, False]
         self._block_turn: list[int | None] = [None, None, None]
         self._legal: list[Move] | None = None
-        self._views: _HandViews | None = None  # built and kept up to date by ``view``
 
     @classmethod
     def restore(
@@ -222,7 +222,6 @@ class Hand:
         hand._opened = list(opened)
         hand._block_turn = [turn - 1 if b else None for b in blocked]
         hand._legal = None
-        hand._views = None
         return hand
 
     def copy(self) -> Hand:
@@ -243,7 +242,6 @@ class Hand:
         other._opened = list(self._opened)
         other._block_turn = list(self._block_turn)
         other._legal = self._legal
-        other._views = None
         return other
 
     # ----- what a seat may know or do -------------------------------------------------------
@@ -334,9 +332,11 @@ class Hand:
     def why_illegal(self, seat: int, move: Move) -> IllegalMove | None:
         """``None`` if ``move`` is legal for ``seat`` now, else the error ``apply`` would raise."""
         if self.phase is _OVER:
-            return IllegalMove("hand_over", f"{move.action}: the hand is over")
+            return IllegalMove(RuleCode.HAND_OVER, f"{move.action}: the hand is over")
         if seat != self.to_act:
-            return IllegalMove("not_your_turn", f"seat {self.to_act} is to act, not seat {seat}")
+            return IllegalMove(
+                RuleCode.NOT_YOUR_TURN, f"seat {self.to_act} is to act, not seat {seat}"
+            )
         action = move.action
         plain = not move.cards and move.meld is None
         if plain and self.phase is _PLAY and action is _DISCARD:
@@ -353,22 +353,24 @@ class Hand:
                 return self._play_violation(seat, move)
             if action is _CALL:
                 if self.turn == 0:
-                    return IllegalMove("dealer_first_turn", "call: not on the dealer's first turn")
-                return IllegalMove("call_at_start", "call: only at the start of a turn")
+                    return IllegalMove(
+                        RuleCode.DEALER_FIRST_TURN, "call: not on the dealer's first turn"
+                    )
+                return IllegalMove(RuleCode.CALL_AT_START, "call: only at the start of a turn")
             if action is _DRAW or action is _PICK:
                 if self.turn == 0:
                     return IllegalMove(
-                        "dealer_first_turn", f"{action}: the dealer's first turn has none"
+                        RuleCode.DEALER_FIRST_TURN, f"{action}: the dealer's first turn has none"
                     )
                 return IllegalMove(
-                    "already_acquired", f"{action}: already drawn or picked this turn"
+                    RuleCode.ALREADY_ACQUIRED, f"{action}: already drawn or picked this turn"
                 )
-            return IllegalMove("no_call", f"{action}: there is no call to answer")
+            return IllegalMove(RuleCode.NO_CALL, f"{action}: there is no call to answer")
         if self.phase is _ANSWER:
             if action is _CHALLENGE or action is _FOLD:
                 return None
             return IllegalMove(
-                "must_answer", f"{action}: seat {seat} must challenge or fold the call"
+                RuleCode.MUST_ANSWER, f"{action}: seat {seat} must challenge or fold the call"
             )
         if action is _DRAW:
             return None
@@ -377,63 +379,67 @@ class Hand:
         if action is _PICK:
             return self._pick_violation(seat, move)
         if action is _CHALLENGE or action is _FOLD:
-            return IllegalMove("no_call", f"{action}: there is no call to answer")
-        return IllegalMove("must_acquire", f"{action}: draw or pick first")
+            return IllegalMove(RuleCode.NO_CALL, f"{action}: there is no call to answer")
+        return IllegalMove(RuleCode.MUST_ACQUIRE, f"{action}: draw or pick first")
 
     def _call_violation(self, seat: int) -> IllegalMove | None:
         if not self._opened[seat]:
-            return IllegalMove("not_opened", f"call: seat {seat} has no meld on the table")
+            return IllegalMove(RuleCode.NOT_OPENED, f"call: seat {seat} has no meld on the table")
         if self.call_blocked(seat):
-            return IllegalMove("call_blocked", f"call: seat {seat} is blocked by a sapaw")
+            return IllegalMove(RuleCode.CALL_BLOCKED, f"call: seat {seat} is blocked by a sapaw")
         return None
 
     def _meld_by_id(self, meld_id: int | None) -> TableMeld | IllegalMove:
         if meld_id is None or not 0 <= meld_id < len(self.melds):
-            return IllegalMove("no_such_meld", f"there is no meld {meld_id}")
+            return IllegalMove(RuleCode.NO_SUCH_MELD, f"there is no meld {meld_id}")
         return self.melds[meld_id]
 
     def _missing(self, seat: int, cards: Iterable[Card]) -> IllegalMove | None:
         hand = self.hands[seat]
         for c in cards:
             if c not in hand:
-                return IllegalMove("card_not_in_hand", f"{c} is not in seat {seat}'s hand")
+                return IllegalMove(RuleCode.CARD_NOT_IN_HAND, f"{c} is not in seat {seat}'s hand")
         return None
 
     def _would_empty(self, seat: int, used: int) -> IllegalMove | None:
         if self.options.tongits_needs_discard and used >= len(self.hands[seat]):
             return IllegalMove(
-                "must_keep_card", "tongits_needs_discard: the last card must be discarded"
+                RuleCode.MUST_KEEP_CARD, "tongits_needs_discard: the last card must be discarded"
             )
         return None
 
     def _pick_violation(self, seat: int, move: Move) -> IllegalMove | None:
         if not self.discards:
-            return IllegalMove("empty_discard", "pick: the discard pile is empty")
+            return IllegalMove(RuleCode.EMPTY_DISCARD, "pick: the discard pile is empty")
         top = self.discards[-1]
         if move.meld is not None:
             if not self.options.pick_to_sapaw:
-                return IllegalMove("pick_needs_meld", "pick: the discard only goes to a new meld")
+                return IllegalMove(
+                    RuleCode.PICK_NEEDS_MELD, "pick: the discard only goes to a new meld"
+                )
             meld = self._meld_by_id(move.meld)
             if isinstance(meld, IllegalMove):
                 return meld
             if not meld.accept_mask >> top & 1:
-                return IllegalMove("cannot_sapaw", f"pick: {top} does not fit meld {meld.id}")
+                return IllegalMove(
+                    RuleCode.CANNOT_SAPAW, f"pick: {top} does not fit meld {meld.id}"
+                )
             return None
         missing = self._missing(seat, move.cards)
         if missing:
             return missing
         if len(move.cards) < 2 or meld_kind((*move.cards, top)) is None:
             shown = " ".join(str(c) for c in (*move.cards, top))
-            return IllegalMove("pick_needs_meld", f"pick: {shown} is not a meld")
+            return IllegalMove(RuleCode.PICK_NEEDS_MELD, f"pick: {shown} is not a meld")
         return self._would_empty(seat, len(move.cards))
 
     def _discard_violation(self, seat: int, card: Card) -> IllegalMove | None:
         if card not in self.hands[seat]:
-            return IllegalMove("card_not_in_hand", f"{card} is not in seat {seat}'s hand")
+            return IllegalMove(RuleCode.CARD_NOT_IN_HAND, f"{card} is not in seat {seat}'s hand")
         if self.options.no_sapawable_discard:
             accepting = self._accepting()
             if accepting >> card & 1 and mask_of(self.hands[seat]) & ~accepting:
-                return IllegalMove("sapawable_discard", f"discard: {card} could be laid off")
+                return IllegalMove(RuleCode.SAPAWABLE_DISCARD, f"discard: {card} could be laid off")
         return None
 
     def _play_violation(self, seat: int, move: Move) -> IllegalMove | None:
@@ -451,7 +457,9 @@ class Hand:
                 return meld
             if not meld.accept_mask >> move.card & 1:
                 why = "a secret meld" if meld.secret else "it would not stay a meld"
-                return IllegalMove("cannot_sapaw", f"sapaw: {move.card} onto meld {meld.id}: {why}")
+                return IllegalMove(
+                    RuleCode.CANNOT_SAPAW, f"sapaw: {move.card} onto meld {meld.id}: {why}"
+                )
             return self._would_empty(seat, 1)
         missing = self._missing(seat, move.cards)
         if missing:
@@ -459,9 +467,11 @@ class Hand:
         shown = " ".join(str(c) for c in move.cards)
         if action is _SECRET:
             if len(move.cards) != 4 or len({c.rank for c in move.cards}) != 1:
-                return IllegalMove("not_four_of_a_kind", f"secret: {shown} is not four of a kind")
+                return IllegalMove(
+                    RuleCode.NOT_FOUR_OF_A_KIND, f"secret: {shown} is not four of a kind"
+                )
         elif meld_kind(move.cards) is None:
-            return IllegalMove("not_a_meld", f"meld: {shown} is not a meld")
+            return IllegalMove(RuleCode.NOT_A_MELD, f"meld: {shown} is not a meld")
         return self._would_empty(seat, len(move.cards))
 
     # ----- changing the state ---------------------------------------------------------------

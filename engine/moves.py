@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from .cards import DECK, Card, cards_of, parse_cards
-from .errors import InvalidMove
+from .errors import InvalidMove, RuleCode
 
 
 class Action(StrEnum):
@@ -57,28 +57,28 @@ class Move:
     def from_dict(cls, data: Any) -> Move:
         """Read a hand-record action (``seat`` is ignored); raise ``InvalidMove`` if malformed."""
         if not isinstance(data, dict):
-            raise InvalidMove("bad_move", "a move must be an object")
+            raise InvalidMove(RuleCode.BAD_MOVE, "a move must be an object")
         try:
             action = Action(str(data.get("action")))
         except ValueError:
-            raise InvalidMove("bad_move", f"unknown action {data.get('action')!r}") from None
+            raise InvalidMove(RuleCode.BAD_MOVE, f"unknown action {data.get('action')!r}") from None
         cards: tuple[Card, ...] = ()
         card = None
         meld = data.get("meld")
         if meld is not None and (isinstance(meld, bool) or not isinstance(meld, int)):
-            raise InvalidMove("bad_move", f"{action}: meld must be an integer id")
+            raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: meld must be an integer id")
         if action in _NEEDS_CARDS or (action is Action.PICK and meld is None):
             raw = data.get("cards")
             if not isinstance(raw, list | tuple | str):
-                raise InvalidMove("bad_move", f"{action}: a list of cards is needed")
+                raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: a list of cards is needed")
             cards = parse_cards(raw)
         if action in _NEEDS_CARD:
             raw_card = data.get("card")
             if raw_card is None:
-                raise InvalidMove("bad_move", f"{action}: a card is needed")
+                raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: a card is needed")
             card = Card.parse(raw_card)
         if action is Action.SAPAW and meld is None:
-            raise InvalidMove("bad_move", "sapaw: a meld id is needed")
+            raise InvalidMove(RuleCode.BAD_MOVE, "sapaw: a meld id is needed")
         if action not in (Action.SAPAW, Action.PICK):
             meld = None
         return cls(action, cards, card, meld)
@@ -88,28 +88,28 @@ class Move:
         """Read the command form of ``__str__`` (``pick 7h 7s``, ``pick 3``, ``sapaw 8d 3``),
         leniently as ``Card.parse``; raise ``InvalidMove(bad_move)`` if malformed."""
         if not isinstance(text, str) or not text.split():
-            raise InvalidMove("bad_move", f"not a move: {text!r}")
+            raise InvalidMove(RuleCode.BAD_MOVE, f"not a move: {text!r}")
         word, *args = text.split()
         try:
             action = Action(word.lower())
         except ValueError:
-            raise InvalidMove("bad_move", f"unknown action {word!r}") from None
+            raise InvalidMove(RuleCode.BAD_MOVE, f"unknown action {word!r}") from None
         if action is Action.SAPAW:
             if len(args) != 2 or not args[1].isdigit():
-                raise InvalidMove("bad_move", f"sapaw takes a card and a meld id: {text!r}")
+                raise InvalidMove(RuleCode.BAD_MOVE, f"sapaw takes a card and a meld id: {text!r}")
             return cls(action, card=Card.parse(args[0]), meld=int(args[1]))
         if action is Action.DISCARD:
             if len(args) != 1:
-                raise InvalidMove("bad_move", f"discard takes one card: {text!r}")
+                raise InvalidMove(RuleCode.BAD_MOVE, f"discard takes one card: {text!r}")
             return cls(action, card=Card.parse(args[0]))
         if action is Action.PICK and len(args) == 1 and args[0].isdigit():
             return cls(action, meld=int(args[0]))
         if action in _NEEDS_CARDS or action is Action.PICK:
             if not args:
-                raise InvalidMove("bad_move", f"{action} takes cards: {text!r}")
+                raise InvalidMove(RuleCode.BAD_MOVE, f"{action} takes cards: {text!r}")
             return cls(action, parse_cards(args))
         if args:
-            raise InvalidMove("bad_move", f"{action} takes nothing more: {text!r}")
+            raise InvalidMove(RuleCode.BAD_MOVE, f"{action} takes nothing more: {text!r}")
         return cls(action)
 
     def to_dict(self) -> dict[str, Any]:

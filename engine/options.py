@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any
 
-from .errors import RecordError
+from .errors import RecordCode, RecordError
 
 #: The largest ante: chips stay far inside what every encoding holds exactly (2**53) even after
 #: a billion hands of a growing pot.
@@ -55,13 +55,13 @@ class Options:
         if data is None:
             return cls()
         if not isinstance(data, dict):
-            raise RecordError("bad_options", "options must be an object")
+            raise RecordError(RecordCode.BAD_OPTIONS, "options must be an object")
         kinds = {f.name: f.type for f in fields(cls)}
         values: dict[str, Any] = {}
         for key, raw in data.items():
             kind = kinds.get(key)
             if kind is None:
-                raise RecordError("bad_options", f"unknown option {key!r}")
+                raise RecordError(RecordCode.BAD_OPTIONS, f"unknown option {key!r}")
             enum = _ENUMS.get(key)
             if enum is not None:
                 try:
@@ -69,27 +69,42 @@ class Options:
                 except ValueError:
                     choices = ", ".join(e.value for e in enum)
                     raise RecordError(
-                        "bad_options", f"option {key}: {raw!r} is not one of {choices}"
+                        RecordCode.BAD_OPTIONS, f"option {key}: {raw!r} is not one of {choices}"
                     ) from None
             elif key == "ante":
                 if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_ANTE:
-                    raise RecordError("bad_options",
+                    raise RecordError(RecordCode.BAD_OPTIONS,
                                       f"option ante: {raw!r} is not an integer 0 to {MAX_ANTE}")
                 values[key] = raw
             else:
                 if not isinstance(raw, bool):
-                    raise RecordError("bad_options", f"option {key}: {raw!r} is not true or false")
+                    raise RecordError(
+                        RecordCode.BAD_OPTIONS, f"option {key}: {raw!r} is not true or false"
+                    )
                 values[key] = raw
         return cls(**values)
 
     def to_dict(self, *, omit_defaults: bool = True) -> dict[str, Any]:
-        """JSON-style dict; by default only the options that differ from RULES.md's defaults."""
-        out = {k: (v.value if isinstance(v, StrEnum) else v) for k, v in asdict(self).items()}
-        if omit_defaults:
-            default = Options().to_dict(omit_defaults=False)
-            out = {k: v for k, v in out.items() if default[k] != v}
-        return out
+        """JSON-style dict; by default only the options that differ from RULES.md's defaults.
+        Made once per options and kind (a hand record and a lobby listing each ask for it),
+        a new copy each call."""
+        key = (self, omit_defaults)
+        out = _DICTS.get(key)
+        if out is None:
+            out = {k: (v.value if isinstance(v, StrEnum) else v) for k, v in asdict(self).items()}
+            if omit_defaults:
+                default = Options().to_dict(omit_defaults=False)
+                out = {k: v for k, v in out.items() if default[k] != v}
+            if len(_DICTS) >= _DICTS_MAX:
+                _DICTS.clear()
+            _DICTS[key] = out
+        return dict(out)
 
+
+#: ``Options.to_dict`` results by options and ``omit_defaults`` (cleared when this many: only
+#: a few distinct options are in use at once). Every value in them is a str, int or bool.
+_DICTS_MAX = 1024
+_DICTS: dict[tuple[Options, bool], dict[str, Any]] = {}
 
 _ENUMS: dict[str, type[StrEnum]] = {
     "sapaw_block": SapawBlock,

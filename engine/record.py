@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import RecordError, ReplayError, RuleError
+from .errors import RecordCode, RecordError, ReplayError, RuleError
 from .hand import Hand
 from .moves import Move
 from .options import Options
@@ -27,23 +27,23 @@ class HandRecord:
     @classmethod
     def from_dict(cls, data: Any) -> HandRecord:
         if not isinstance(data, dict):
-            raise RecordError("bad_record", "a hand record is a JSON object")
+            raise RecordError(RecordCode.BAD_RECORD, "a hand record is a JSON object")
         if data.get("format") != FORMAT:
             raise RecordError(
-                "bad_record", f"format must be {FORMAT!r}, not {data.get('format')!r}"
+                RecordCode.BAD_RECORD, f"format must be {FORMAT!r}, not {data.get('format')!r}"
             )
         deck = data.get("deck")
         if not isinstance(deck, list) or not all(isinstance(c, str) for c in deck):
-            raise RecordError("bad_deck", "deck must be a list of 52 card strings")
+            raise RecordError(RecordCode.BAD_DECK, "deck must be a list of 52 card strings")
         actions = data.get("actions", [])
         if not isinstance(actions, list):
-            raise RecordError("bad_record", "actions must be a list")
+            raise RecordError(RecordCode.BAD_RECORD, "actions must be a list")
         result = data.get("result")
         if result is not None and not isinstance(result, dict):
-            raise RecordError("bad_record", "result must be an object")
+            raise RecordError(RecordCode.BAD_RECORD, "result must be an object")
         dealer = data.get("dealer")
         if isinstance(dealer, bool) or dealer not in (0, 1, 2):
-            raise RecordError("bad_dealer", f"dealer must be 0, 1 or 2, not {dealer!r}")
+            raise RecordError(RecordCode.BAD_DEALER, f"dealer must be 0, 1 or 2, not {dealer!r}")
         return cls(
             Options.from_dict(data.get("options")), dealer, tuple(deck), tuple(actions), result
         )
@@ -53,7 +53,7 @@ class HandRecord:
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            raise RecordError("bad_json", f"not JSON: {exc}") from None
+            raise RecordError(RecordCode.BAD_JSON, f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
     def replay(self, *, upto: int | None = None) -> Hand:
@@ -62,10 +62,12 @@ class HandRecord:
         for index, action in enumerate(self.actions[:upto]):
             try:
                 if not isinstance(action, dict):
-                    raise RecordError("bad_action", "an action is an object")
+                    raise RecordError(RecordCode.BAD_ACTION, "an action is an object")
                 seat = action.get("seat")
                 if isinstance(seat, bool) or seat not in (0, 1, 2):
-                    raise RecordError("bad_action", f"seat must be 0, 1 or 2, not {seat!r}")
+                    raise RecordError(
+                        RecordCode.BAD_ACTION, f"seat must be 0, 1 or 2, not {seat!r}"
+                    )
                 hand.apply(seat, Move.from_dict(action))
             except RuleError as exc:
                 raise ReplayError(index, exc) from None

@@ -8,13 +8,14 @@ revealed.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .cards import DECK, Card
 from .count import hand_count
-from .errors import IllegalMove
+from .errors import IllegalMove, RuleCode
 from .hand import Hand, Phase, Result, Step
 from .melds import TableMeld, fits
 from .moves import Action, Move
@@ -71,6 +72,11 @@ class SeatView:
     result: Result | None = None
     revealed: tuple[tuple[Card, ...], ...] | None = None
 
+    def may_call(self, seat: int) -> bool:
+        """Whether ``seat`` may call when its turn starts (§5): it has opened and no lay-off
+        onto its melds blocks it. Public, so the client can word another seat's turn."""
+        return self.opened[seat] and not self.blocked[seat]
+
     @property
     def my_turn(self) -> bool:
         return bool(self.legal)
@@ -88,7 +94,7 @@ class SeatView:
         ``not_your_turn``. A player's legality depends only on what the seat knows (its cards,
         the table, the pile's top), which the property tests check over random hands."""
         if self.seat is None:
-            return IllegalMove("not_your_turn", f"{move.action}: a spectator has no moves")
+            return IllegalMove(RuleCode.NOT_YOUR_TURN, f"{move.action}: a spectator has no moves")
         return self.position().why_illegal(self.seat, move)
 
     def count(self, without: Iterable[Card] = ()) -> int:
@@ -244,19 +250,28 @@ def seat_view_dict(hand: Hand, seat: int | None) -> dict[str, Any]:
     result shares its lists and maps with other views, so it must be treated as read-only (the
     server only encodes it). Tests check it equals ``seat_view(...).to_dict()`` for every seat
     of every state, so both show exactly the same knowledge."""
+    shared, own = seat_view_parts(hand, seat)
+    out = dict(shared)
+    out.update(own)
+    return out
+
+
+def seat_view_parts(hand: Hand, seat: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``seat_view_dict(hand, seat)`` as two maps with no key in common: the entries every
+    seat's view of this state has alike (the same map for every seat, until the hand changes:
+    the server encodes it once per state) and the seat's own. Both are read-only."""
     views = _views_of(hand)
     common = views.common(hand)
-    out = dict(common.base)
-    out["seat"] = seat
+    own: dict[str, Any] = {"seat": seat, "hand": [], "legal": []}
     if seat is not None:
-        out["hand"] = [_CARD_STR[c] for c in sorted(hand.hands[seat])]
+        own["hand"] = [_CARD_STR[c] for c in sorted(hand.hands[seat])]
         if seat == hand.to_act and not common.over:
-            out["legal"] = common.legal(hand)
+            own["legal"] = common.legal(hand)
     if common.secret and not common.over:
-        out["melds"] = [common.full_melds[i] if owner == seat else m
+        own["melds"] = [common.full_melds[i] if owner == seat else m
                         for i, (m, owner) in enumerate(common.public_melds)]
-        out["history"] = list(views.history(seat, False))
-    return out
+        own["history"] = list(views.history(seat, False))
+    return common.shared, own
 
 
 # ----- what the views of one hand share ---------------------------------------------------------
@@ -325,10 +340,10 @@ class _HandViews:
 
 class _CommonParts:
     """The wire form of one state's view without the seat's own parts (``seat``, ``hand``,
-    ``legal``) and, when a secret meld is on the table, with the public ``melds`` and
-    ``history``: each seat's view overrides these."""
+    ``legal``) and, when a secret meld is on the table, without ``melds`` and ``history``:
+    each seat's view adds these (``seat_view_parts``)."""
 
-    __slots__ = ("steps", "over", "secret", "base", "public_melds", "full_melds", "_legal")
+    __slots__ = ("steps", "over", "secret", "shared", "public_melds", "full_melds", "_legal")
 
     def __init__(self, hand: Hand, views: _HandViews) -> None:
         over = self.over = hand.over
@@ -349,28 +364,26 @@ class _CommonParts:
             self.public_melds.append((public, m.owner))
         self.secret = any(m.secret for m in hand.melds)
         hands = hand.hands
-        self.base: dict[str, Any] = {
-            "seat": None,
+        self.shared: dict[str, Any] = {
             "dealer": hand.dealer,
             "options": _options_dict(hand.options),
-            "hand": [],
             "hand_sizes": [len(hands[0]), len(hands[1]), len(hands[2])],
             "stock": len(hand.stock),
             "discards": [_CARD_STR[c] for c in hand.discards],
-            "melds": self.full_melds if over else [m for m, _ in self.public_melds],
             "opened": [hand.opened(0), hand.opened(1), hand.opened(2)],
             "blocked": [hand.call_blocked(0), hand.call_blocked(1), hand.call_blocked(2)],
             "to_act": None if over else hand.to_act,
             "phase": hand.phase.value,
             "turn": hand.turn,
             "caller": hand.caller,
-            "history": list(views.history(None, over)),
-            "legal": [],
         }
+        if not self.secret or over:
+            self.shared["melds"] = self.full_melds if over else [m for m, _ in self.public_melds]
+            self.shared["history"] = list(views.history(None, over))
         if hand.result is not None:
-            self.base["result"] = hand.result.to_dict()
+            self.shared["result"] = hand.result.to_dict()
         if over:
-            self.base["revealed"] = [[_CARD_STR[c] for c in sorted(h)] for h in hands]
+            self.shared["revealed"] = [[_CARD_STR[c] for c in sorted(h)] for h in hands]
         self._legal: list[dict[str, Any]] | None = None
 
     def legal(self, hand: Hand) -> list[dict[str, Any]]:
@@ -406,9 +419,14 @@ def _options_dict(options: Options) -> dict[str, Any]:
     return out
 
 
+#: The shared parts of the views of each live hand; a hand knows nothing of its views, and its
+#: entry goes when the hand does.
+_VIEWS: weakref.WeakKeyDictionary[Hand, _HandViews] = weakref.WeakKeyDictionary()
+
+
 def _views_of(hand: Hand) -> _HandViews:
-    views = hand._views
+    views = _VIEWS.get(hand)
     if views is None:
-        views = hand._views = _HandViews()
+        views = _VIEWS[hand] = _HandViews()
     views._catch_up(hand)
     return views

@@ -8,6 +8,10 @@
 // else creates a table with two server bots. Then, whenever a `state` lists legal moves for its
 // seat, it plays the first one that is not `call`; after each `hand_result` it asks for the
 // next hand, and after N hands (default 1) it leaves and exits with status 0.
+//
+// A host that seats it (`tongits arena --bots "cmd:node examples/bot.js"`) says where in the
+// environment, which wins over the command line: TONGITS_SERVER (HOST:PORT), TONGITS_TABLE,
+// TONGITS_CODE and TONGITS_SEAT. Then it joins that seat and plays until the server closes.
 'use strict';
 const net = require('net');
 
@@ -16,12 +20,15 @@ const option = (flag, fallback) => {
   const i = args.indexOf(flag);
   return i >= 0 && i + 1 < args.length ? args[i + 1] : fallback;
 };
-const address = args[0] && !args[0].startsWith('--') ? args[0] : '127.0.0.1:7777';
+const env = process.env;
+const hosted = Boolean(env.TONGITS_SERVER);
+const address = hosted ? env.TONGITS_SERVER
+  : args[0] && !args[0].startsWith('--') ? args[0] : '127.0.0.1:7777';
 const colon = address.lastIndexOf(':');
 const host = colon > 0 ? address.slice(0, colon) : address;
 const port = colon > 0 ? Number(address.slice(colon + 1)) : 7777;
-const table = option('--table', null);
-const hands = Number(option('--hands', '1'));
+const table = hosted ? env.TONGITS_TABLE : option('--table', null);
+const hands = hosted ? Infinity : Number(option('--hands', '1'));
 const name = option('--name', 'nodebot');
 
 const socket = net.createConnection({ host, port });
@@ -88,6 +95,13 @@ async function handOver(result) {
 async function main() {
   const welcome = await request({ type: 'hello', version: 1, name, kind: 'bot' });
   console.log(`connected to ${welcome.server}`);
+  if (hosted) {
+    const seat = Number(env.TONGITS_SEAT);
+    const joined = await request({ type: 'join', table, seat, code: env.TONGITS_CODE });
+    console.log(`seated at table ${joined.table}, seat ${joined.seat}`);
+    done = true; // the host's server closing the connection is the normal end
+    return;
+  }
   const { tables } = await request({ type: 'list_tables' });
   const free = tables.filter((t) => !t.started && t.players < 3 && !t.private
     && (table === null || t.table === table || t.name === table));

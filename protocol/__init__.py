@@ -14,7 +14,7 @@ from .errors import (
     error_message,
     error_number,
 )
-from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode
+from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, Shared, encode_value
 from .limits import MAX_DEPTH, MAX_ID, MAX_INT, MAX_ITEMS, MAX_STRING, is_request_id, is_text
 from .messages import (
     CLIENT_MESSAGES,
@@ -91,12 +91,14 @@ __all__ = [
     "Reply",
     "SeatUpdate",
     "ServerMessage",
+    "Shared",
     "Spectate",
     "Start",
     "State",
     "Tables",
     "Welcome",
     "error_message",
+    "encode_value",
     "error_number",
     "is_request_id",
     "is_text",

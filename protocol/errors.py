@@ -5,8 +5,8 @@ so a peer that does not know a code can still tell whose fault it was:
 
 * 1xxx framing and protocol: the peer sent something unreadable or out of order;
 * 2xxx session and lobby: the request was well formed but cannot be honoured;
-* 3xxx game: the engine refused a move. The engine's own codes pass through unchanged, and a
-  code this table does not know is numbered 3000 (``illegal_move``);
+* 3xxx game: the engine refused a move. The engine's codes (``tongits.engine.RuleCode``, a
+  closed set) pass through unchanged, each with its own number here;
 * 5xxx server: our fault, or the server is going away. Details are logged, never sent.
 """
 
@@ -86,6 +86,8 @@ class ErrorCode(StrEnum):
     MUST_KEEP_CARD = "must_keep_card", 3020, "The last card must leave the hand by a discard."
     SAPAWABLE_DISCARD = "sapawable_discard", 3021, "That card could be laid off; discard another."
     NOT_FOUR_OF_A_KIND = "not_four_of_a_kind", 3022, "A secret meld is four cards of one rank."
+    MALFORMED_MOVE = "malformed_move", 3023, "The move has fields its action does not take."
+    DUPLICATE_CARD = "duplicate_card", 3024, "A card is named twice in one move."
 
     INTERNAL_ERROR = "internal_error", 5000, "The server failed; the incident is logged."
     SHUTTING_DOWN = "shutting_down", 5001, "The server is shutting down."

@@ -35,6 +35,48 @@ class Mode(Enum):
     TEXT = "text"
 
 
+#: Text mode's JSON: compact, UTF-8 as is.
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+class Shared:
+    """Entries of a map that many messages have in common (what every seat sees alike in one
+    state of a table): encoded once per mode, by the first ``Codec.encode_map`` that needs them,
+    and copied into every message after that. Read-only once made."""
+
+    __slots__ = ("items", "_binary", "_text")
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self.items = items
+        self._binary: bytes | None = None
+        self._text: bytes | None = None
+
+    def binary(self, packer: msgpack.Packer) -> bytes:
+        if self._binary is None:
+            self._binary = _msgpack_entries(packer, self.items)
+        return self._binary
+
+    def text(self) -> bytes:
+        if self._text is None:
+            self._text = _json_entries(self.items)
+        return self._text
+
+
+def _msgpack_entries(packer: msgpack.Packer, items: dict[str, Any]) -> bytes:
+    """The key/value pairs of a msgpack map, without its header."""
+    packed: bytes = packer.pack(items)
+    return packed[_msgpack_map_header_size(len(items)):]
+
+
+def _msgpack_map_header_size(count: int) -> int:
+    return 1 if count < 16 else 3 if count < 0x10000 else 5
+
+
+def _json_entries(items: dict[str, Any]) -> bytes:
+    """The members of a JSON object, without its braces."""
+    return _JSON.encode(items)[1:-1].encode("utf-8")
+
+
 class Codec:
     """Frames one connection's messages.
 
@@ -90,6 +132,50 @@ class Codec:
         payload: bytes = self._packer.pack(msg)
         return _HEADER.pack(len(payload)) + payload
 
+    def encode_map(
+        self, shared: Shared, own: dict[str, Any], nested: dict[str, bytes] | None = None
+    ) -> bytes:
+        """A map in this connection's mode, unframed: the entries of ``shared`` (encoded once
+        for every message that holds them), ``own``, and ``nested`` (maps this method
+        encoded, by key). No key may be in two of them. ``frame`` makes it a message."""
+        nested = nested or {}
+        if self._mode is Mode.TEXT:
+            parts = [shared.text(), _json_entries(own) if own else b""]
+            parts.extend(_JSON.encode(key).encode("utf-8") + b":" + value
+                         for key, value in nested.items())
+            return b"{" + b",".join(p for p in parts if p) + b"}"
+        packer = self._packer
+        count = len(shared.items) + len(own) + len(nested)
+        parts = [packer.pack_map_header(count), shared.binary(packer)]
+        if own:
+            parts.append(_msgpack_entries(packer, own))
+        for key, value in nested.items():
+            parts.append(packer.pack(key))
+            parts.append(value)
+        return b"".join(parts)
+
+    def frame(self, encoded: bytes) -> bytes:
+        """The bytes that carry a map made by ``encode_map`` to the peer: what ``encode`` gives
+        for the same map."""
+        if self._mode is Mode.TEXT:
+            return encoded + b"\n"
+        return _HEADER.pack(len(encoded)) + encoded
+    def encode_spliced(self, msg: dict[str, Any], key: str, items: list[bytes]) -> bytes:
+        """The bytes of ``msg`` with ``key`` set to the list of ``items``, each one value
+        already encoded alone for this connection's mode (``encode_value``): a reply made of
+        parts that are each encoded once and sent many times (the lobby's table entries)."""
+        if self._mode is Mode.TEXT:
+            head = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            tail = json.dumps(key).encode("utf-8") + b":[" + b",".join(items) + b"]}"
+            return head[:-1] + (b"," if msg else b"") + tail + b"\n"
+        packer = self._packer
+        parts = [packer.pack_map_header(len(msg) + 1)]
+        for name, value in msg.items():
+            parts += (packer.pack(name), packer.pack(value))
+        parts += (packer.pack(key), packer.pack_array_header(len(items)), *items)
+        payload = b"".join(parts)
+        return _HEADER.pack(len(payload)) + payload
+
     def _next_frame(self) -> dict[Any, Any] | None:
         if len(self._buffer) < _HEADER.size:
             return None
@@ -125,6 +211,15 @@ class Codec:
         except (ValueError, RecursionError) as error:
             raise MalformedFrame(f"invalid JSON line: {error}") from None
         return _as_map(decoded)
+
+
+def encode_value(value: Any, mode: Mode) -> bytes:
+    """``value`` encoded alone as it appears inside a message of ``mode`` (for
+    ``Codec.encode_spliced``)."""
+    if mode is Mode.TEXT:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    packed: bytes = msgpack.packb(value, use_bin_type=True)
+    return packed
 
 
 def _as_map(decoded: object) -> dict[Any, Any]:

@@ -83,7 +83,14 @@ class Hello(ClientMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListTables(ClientMessage):
+    """One page of the lobby (since 1.1): ``limit`` tables from ``offset`` in the lobby's order
+    (tables with a free seat and no match yet first, then the others, oldest first); ``open``
+    lists only the first kind. The server caps ``limit`` (``MAX_PAGE``) and the page's size."""
+
     TYPE = "list_tables"
+    offset: int = 0
+    limit: int | None = None
+    open: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,8 +182,14 @@ class Welcome(Reply):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tables(Reply):
+    """``total``: the tables the request's filter matches; ``next``: the ``offset`` of the next
+    page, absent on the last one (both since 1.1)."""
+
     TYPE = "tables"
     tables: list[JSONMap]
+    total: int | None = None
+    offset: int | None = None
+    next: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,26 +27,30 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.engine import Action, Hand, IllegalMove, Move, hand_record, seat_view
-from tongits.engine.view import seat_view_dict
+from tongits.engine.view import seat_view_dict, seat_view_parts
 from tongits.protocol import (
     AddBot,
     Chat,
     ChatLine,
     ClientMessage,
+    Codec,
     CreateTable,
     ErrorCode,
     HandResult,
     Join,
     Joined,
     Leave,
+    Mode,
     NextHand,
     Ok,
     ProtocolError,
     RemoveBot,
     SeatUpdate,
+    Shared,
     Spectate,
     Start,
     State,
+    encode_value,
     error_message,
     to_dict,
 )
@@ -55,7 +59,7 @@ from tongits.protocol import Move as MoveRequest
 from . import bots
 from .commit import GroupCommit
 from .errors import error_frame, is_refusal
-from .journal import Entry
+from .journal import Entry, table_number
 from .table import SEATS, TableState, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -135,6 +139,9 @@ class Table:
         self.failed = False
         #: the creator's address for the per-address table limit (``Lobby.create``)
         self.quota: str | None = None
+        #: the lobby entry encoded per mode, until the next step (``listing_entry``)
+        self._listed: dict[Mode, bytes] = {}
+        self._options = state.options.to_dict(omit_defaults=False)
         self.actions = 0
         self._send, self._inbox = trio.open_memory_channel[Request](256)
 
@@ -155,10 +162,31 @@ class Table:
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
         self.journal.waiting += 1
 
+    @property
+    def number(self) -> int:
+        """``N`` of the id ``tN``: the lobby lists older tables first."""
+        return table_number(self.id)
+
+    @property
+    def joinable(self) -> bool:
+        """A seat is free and the match has not begun (the lobby lists these first)."""
+        return not self.state.started and not self.state.full
+
+    def listing_entry(self, mode: Mode) -> bytes:
+        """The table's entry in ``tables``, encoded for ``mode`` at most once per step of the
+        table (a step may change it; see ``run``)."""
+        entry = self._listed.get(mode)
+        if entry is None:
+            entry = self._listed[mode] = encode_value(self.summary(), mode)
+        return entry
+
     def summary(self) -> dict[str, Any]:
-        """The table's entry in ``tables``; read by the lobby, in the same thread."""
+        """The table's entry in ``tables``; read by the lobby, in the same thread. Seats hold no
+        ``grace`` countdown here: an entry is encoded once per change, not per request."""
         state = self.state
         seats = self._seats_info()
+        for seat in seats:
+            seat.pop("grace", None)
         return {
             "table": self.id,
             "name": state.name,
@@ -167,7 +195,7 @@ class Table:
             "humans": sum(1 for s in state.seats if s is not None and not s.is_bot),
             "bots": sum(1 for s in state.seats if s is not None and s.is_bot),
             "spectators": len(self.spectators),
-            "options": state.options.to_dict(omit_defaults=False),
+            "options": self._options,
             "timer": state.timer,
             "private": state.private,
             "started": state.started,
@@ -199,31 +227,39 @@ class Table:
                         await self.journal.settled()
                     finally:
                         self.journal.waiting -= 1
-                    corked = self._cork()
+                    corked, joinable = self._cork(), self.joinable
                     try:
                         self._wake()
                     except Exception as exc:  # noqa: BLE001 - the table's wall
                         self._fail(exc)
                     finally:
                         self.journal.hold(corked)
+                        self._stepped(joinable)
                     if not self.closed and self._deserted():
                         self.closed = True
                     continue
                 with trio.move_on_at(self.wake_at):
                     request = await self._inbox.receive()
                     self.journal.waiting -= 1
-                    corked = self._cork(request.peer)
+                    corked, joinable = self._cork(request.peer), self.joinable
                     try:
                         self._handle(request)
                     except Exception as exc:  # noqa: BLE001 - the table's wall
                         self._fail(exc, request)
                     finally:
                         self.journal.hold(corked)
+                        self._stepped(joinable)
         except Exception as exc:  # noqa: BLE001 - the table's wall, outside a step
             self._fail(exc)
         finally:
             # Cancelled (server shutdown): the table stays open in the journal, for a restart.
             self._close(for_good=self.closed and not self.broken)
+
+    def _stepped(self, joinable: bool) -> None:
+        """After a step: the lobby entry may have changed, and with it the lobby's order."""
+        self._listed.clear()
+        if self.joinable != joinable:
+            self.lobby.listing_changed()
 
     def _fail(self, exc: Exception, request: Request | None = None) -> None:
         """A step failed (our bug, or a journal that cannot write): the table is closed, its
@@ -637,7 +673,7 @@ class Table:
     def _start(self, reply: tuple[Peer, int | str | None] | None = None) -> None:
         """Start the match; ``reply``: the peer and request id to answer ``ok``, once the start
         is journaled and before the first deal goes out."""
-        self._commit({"kind": "start"})
+        self._commit(self._deal_entry("start"))
         if reply is not None:
             peer, ref = reply
             peer.send(to_dict(Ok(id=ref)))
@@ -724,8 +760,13 @@ class Table:
             self._deal()
 
     def _deal(self) -> None:
-        self._commit({"kind": "deal"})
+        self._commit(self._deal_entry("deal"))
         self._hand_dealt()
+
+    def _deal_entry(self, kind: str) -> Entry:
+        """The ``start`` or ``deal`` entry: the match deals from its seed (the arena's tables
+        give their own decks, ``server/arena.py``)."""
+        return {"kind": kind}
 
     def _schedule(self) -> None:
         """When the task must act on its own: a bot's move, a turn timer, the next deal."""
@@ -799,16 +840,54 @@ class Table:
 
     def _broadcast(self, index: int | None, *, timeout: bool = False) -> None:
         """Send the new state to every seat (its own view) and every spectator (the public one),
-        all with the same ``seq``; ``index`` is the step of the hand that caused it."""
-        seats = self._seats_info()
+        all with the same ``seq``; ``index`` is the step of the hand that caused it. What all of
+        them see alike is encoded once (``Shared``), a spectators' frame once per mode."""
+        hand = self.state.hand
+        assert hand is not None
+        outer = Shared(self._state_head(self._seats_info()))
+        common = Shared(seat_view_parts(hand, None)[0])
         for seat in SEATS:
             peer = self.seat_peers[seat]
             if peer is not None:
-                self._send_state(peer, seat, index, seats, timeout=timeout)
-        if self.spectators:
-            public = self._state_message(None, index, seats, timeout=timeout)
-            for peer in self.spectators:
-                peer.send(public)
+                peer.send_frame(self._state_frame(peer.codec, outer, common, seat, index,
+                                                  timeout))
+        frames: dict[Mode | None, bytes] = {}
+        for peer in self.spectators:
+            mode = peer.codec.mode
+            frame = frames.get(mode)
+            if frame is None:
+                frame = frames[mode] = self._state_frame(peer.codec, outer, common, None, index,
+                                                         timeout)
+            peer.send_frame(frame)
+
+    def _state_frame(self, codec: Codec, outer: Shared, common: Shared, seat: int | None,
+                     index: int | None, timeout: bool) -> bytes:
+        """The ``state`` message for ``seat`` (None: a spectator) as ``_state_message`` makes
+        it, encoded from the parts every recipient shares (``outer``: the message's head,
+        ``common``: the view's common part) and the seat's own."""
+        hand = self.state.hand
+        assert hand is not None
+        _, own_view = seat_view_parts(hand, seat)
+        own: dict[str, Any] = {}
+        if index is not None:
+            history = own_view.get("history") or common.items["history"]
+            event = history[index]
+            if timeout:
+                event = {**event, "timeout": True}
+            own["event"] = event
+        if own_view["legal"]:
+            own["legal"] = own_view["legal"]
+        view = codec.encode_map(common, own_view)
+        return codec.frame(codec.encode_map(outer, own, {"view": view}))
+
+    def _state_head(self, seats: list[dict[str, Any]]) -> dict[str, Any]:
+        """What every recipient's ``state`` message of this change has alike, but the view."""
+        head: dict[str, Any] = {"type": State.TYPE, "table": self.id,
+                                "seq": self.state.state_seq, "seats": seats}
+        hand = self.state.hand
+        if math.isfinite(self.turn_at) and hand is not None and not hand.over:
+            head["deadline"] = round(max(0.0, self.turn_at - trio.current_time()), 3)
+        return head
 
     def _send_state(
         self,
@@ -837,22 +916,14 @@ class Table:
             event = dict(view["history"][index])
             if timeout:
                 event["timeout"] = True
-        legal = view["legal"] or None
-        deadline = None
-        if math.isfinite(self.turn_at) and not hand.over:
-            deadline = round(max(0.0, self.turn_at - trio.current_time()), 3)
         # A plain map with the fields of ``State``: validating our own output on every state
         # cost more than the rest of the fan-out (tests parse it back as a ``State``).
-        message: dict[str, Any] = {
-            "type": State.TYPE, "table": self.id, "seq": self.state.state_seq, "view": view,
-            "seats": seats,
-        }
+        message = self._state_head(seats)
+        message["view"] = view
         if event is not None:
             message["event"] = event
-        if legal is not None:
-            message["legal"] = legal
-        if deadline is not None:
-            message["deadline"] = deadline
+        if view["legal"]:
+            message["legal"] = view["legal"]
         return message
 
     def _chat(self, peer: Peer, msg: Chat) -> None:

@@ -160,7 +160,7 @@ def status(server: Server) -> dict[str, Any]:
         "db": config.db,
         "db_bytes": db_bytes,
         "connections": len(server.peers),
-        "tables": server.lobby.list_tables(),
+        "tables": [t.summary() for t in server.lobby.tables.values() if not t.closed],
         "players": [
             {"id": p.id, "name": p.name, "kind": p.kind, "address": p.address,
              "tls": p.secure, "table": p.table.id if p.table is not None else None,

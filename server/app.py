@@ -34,6 +34,7 @@ from tongits.protocol import (
     Join,
     Leave,
     ListTables,
+    Mode,
     Ping,
     Pong,
     ProtocolError,
@@ -69,6 +70,14 @@ SHUTDOWN_GRACE = 2.0
 #: ``ACCEPT_RETRY`` seconds instead of ending the listener (as ``trio.serve_listeners`` does).
 _ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 ACCEPT_RETRY = 0.1
+
+#: What one ``list_tables`` costs in the rate limit, in messages: a page is the most
+#: expensive reply (docs/PROTOCOL.md, "Limits").
+LIST_TABLES_COST = 5
+
+#: Bytes a ``tables`` reply keeps free beyond its head as measured with no ``total`` and
+#: ``next`` (their digits, the list's header and brackets).
+_PAGE_SLACK = 64
 
 
 class Server:
@@ -125,7 +134,7 @@ class Server:
                             if self.config.discovery and listener.socket.family == AF_INET:
                                 await tables.start(
                                     answer_discovery, self.config.name, host, port,
-                                    lambda: len(self.lobby.list_tables()), self.tls_mode,
+                                    self.lobby.count, self.tls_mode,
                                 )
                     task_status.started(listeners)
                     await trio.sleep_forever()
@@ -437,11 +446,25 @@ class Server:
             caps.append("password")
         return caps
 
+    def _list_tables(self, peer: Peer, msg: ListTables) -> None:
+        """Answer with one page of the lobby, its entries spliced in as they were encoded
+        (never a frame over ``max_frame_size``, the limit the server enforces)."""
+        head = _tables_head(msg, 0, None)
+        del head["tables"]
+        budget = self.config.max_frame_size - len(peer.codec.encode(head)) - _PAGE_SLACK
+        page = self.lobby.page(msg, peer.codec.mode or Mode.BINARY, budget)
+        head = _tables_head(msg, page.total, page.next)
+        del head["tables"]
+        peer.send_encoded(peer.codec.encode_spliced(head, "tables", page.entries))
+
     async def _route(self, peer: Peer, msg: Any) -> None:
         if isinstance(msg, Ping):
             peer.send(to_dict(Pong(id=msg.id)))
         elif isinstance(msg, ListTables):
-            peer.send(to_dict(Tables(id=msg.id, tables=self.lobby.list_tables())))
+            if not peer.take_token(LIST_TABLES_COST - 1):
+                raise ProtocolError(ErrorCode.RATE_LIMITED,
+                                    f"list_tables counts as {LIST_TABLES_COST} messages")
+            self._list_tables(peer, msg)
         elif isinstance(msg, Hello):
             raise ProtocolError(ErrorCode.BAD_FIELD, "hello was already received")
         elif isinstance(msg, CreateTable | Join | Spectate):
@@ -460,6 +483,11 @@ class Server:
                 await peer.table.call(peer, msg)
             else:
                 await peer.table.submit(peer, msg)
+
+
+def _tables_head(msg: ListTables, total: int, next_offset: int | None) -> dict[str, Any]:
+    return to_dict(Tables(id=msg.id, tables=[], total=total, offset=msg.offset,
+                          next=next_offset))
 
 
 def address_key(host: str) -> str:

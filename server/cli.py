@@ -29,6 +29,8 @@ _HELP = {
     "not started (a table nobody is left at closes then)",
     "db": "SQLite file holding every table's log and hand records (:memory: keeps nothing)",
     "db_sync": "normal (survives a killed server) or full (also a power cut; slower)",
+    "skip_damaged": "start on a damaged database: serve the tables whose logs can be read and "
+    "name the others in the log (they stay in the file)",
     "max_connections": "most connections at once",
     "max_per_address": "most connections at once from one IP address",
     "rate": "messages per second a connection may send, on average (0 = no limit)",
@@ -180,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from .store import SQLiteJournal, StoreError
+    from .store import SQLiteJournal, StoreError, empty_file_warning
 
     log = logging.getLogger("tongits.server")
     tls: ServerTLS | None = None
@@ -198,11 +200,23 @@ def main(argv: list[str] | None = None) -> int:
     if password is not None:
         log.info("a server password is required (from %s)",
                  config.password_file or "TONGITS_PASSWORD")
+    warning = empty_file_warning(config.db)
+    if warning is not None:
+        log.warning("%s", warning)
     try:
         journal = SQLiteJournal(config.db, sync=config.db_sync)
     except (OSError, StoreError) as exc:
         log.error("cannot open the database: %s", exc)
         return 1
+    try:
+        skipped = journal.load(skip_damaged=config.skip_damaged)
+    except StoreError as exc:
+        log.error("cannot start: %s", exc)
+        journal.close()
+        return 1
+    if skipped:
+        log.warning("%s is damaged: not serving table %s (left in the file)", config.db,
+                    ", ".join(skipped))
     log.info("database %s", config.db)
     failed = False
     try:

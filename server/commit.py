@@ -249,7 +249,7 @@ class GroupCommit:
             while True:
                 await self._wake.park()
                 self._scheduled = False
-                if self._writing is None and not self.error:
+                if self._writing is None and not self.error and (self._ops or self._held):
                     self._hand_over()
         finally:
             self._writer.stop()

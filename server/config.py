@@ -27,6 +27,7 @@ class ServerConfig:
     pregame_grace: float = 10.0
     db: str = "tongits.db"
     db_sync: str = "normal"
+    skip_damaged: bool = False
     max_connections: int = 4096
     max_per_address: int = 64
     max_tables: int = 2000

@@ -11,21 +11,39 @@ import itertools
 import logging
 import secrets
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import trio
 from tongits.engine import Options
-from tongits.protocol import CreateTable, ErrorCode, ProtocolError
+from tongits.protocol import CreateTable, ErrorCode, ListTables, Mode, ProtocolError
 
 from .actor import Table
 from .commit import GroupCommit
-from .journal import Journal
+from .journal import Entry, Journal
 from .table import TableState, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
 
 log = logging.getLogger("tongits.server")
+
+#: Builds a table's task object from its state, settings, lobby and journal.
+TableFactory = Callable[[TableState, "ServerConfig", "Lobby", GroupCommit], Table]
+
+#: The most tables in one ``tables`` reply.
+MAX_PAGE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of the lobby: its table entries, already encoded; how many tables the filter
+    matches; the offset of the next page (None after the last)."""
+
+    entries: list[bytes]
+    total: int
+    next: int | None
 
 
 class Lobby:
@@ -38,6 +56,8 @@ class Lobby:
         self._per_address: Counter[str] = Counter()
         self._ids = itertools.count(journal.last_table_number() + 1)
         self._nursery: trio.Nursery | None = None
+        self._order: list[Table] | None = None
+        self._joinable = 0
 
     def bind(self, nursery: trio.Nursery) -> None:
         """The nursery that runs table tasks and the journal's commits (owned by
@@ -60,12 +80,55 @@ class Lobby:
                 continue
             table = Table(state, self.config, self, self.journal, restored=True)
             self.tables[state.id] = table
+            self.listing_changed()
             self._nursery.start_soon(table.run, name=f"table {state.id}")
             count += 1
         return count
 
-    def list_tables(self) -> list[dict[str, Any]]:
-        return [t.summary() for t in self.tables.values() if not t.closed]
+    def listing_changed(self) -> None:
+        """A table appeared, went, or became joinable or not: the lobby's order is rebuilt at
+        the next ``list_tables``."""
+        self._order = None
+
+    def _ordered(self) -> tuple[list[Table], int]:
+        """Every open table in the lobby's order (joinable ones first, then the others; oldest
+        first within each), and how many are joinable; rebuilt only after a change."""
+        if self._order is None:
+            tables = [t for t in self.tables.values() if not t.closed]
+            tables.sort(key=lambda t: (not t.joinable, t.number))
+            self._order = tables
+            self._joinable = sum(1 for t in tables if t.joinable)
+        return self._order, self._joinable
+
+    def count(self) -> int:
+        """How many tables are open."""
+        return len(self._ordered()[0])
+
+    def page(self, msg: ListTables, mode: Mode, budget: int) -> Page:
+        """The page of the lobby ``msg`` asks for, as entries encoded for ``mode`` (each table
+        encodes its entry once per change, not once per request), at most ``MAX_PAGE`` of
+        them and at most ``budget`` bytes together."""
+        if msg.offset < 0 or (msg.limit is not None and msg.limit < 1):
+            raise ProtocolError(ErrorCode.BAD_FIELD, "offset must be ≥ 0 and limit ≥ 1")
+        ordered, joinable = self._ordered()
+        total = joinable if msg.open else len(ordered)
+        limit = min(msg.limit or MAX_PAGE, MAX_PAGE)
+        entries: list[bytes] = []
+        used = 0
+        index = msg.offset
+        while index < total and len(entries) < limit:
+            entry = ordered[index].listing_entry(mode)
+            if used + len(entry) + 1 > budget:
+                if not entries:  # a table whose entry alone exceeds the frame: not listed
+                    log.warning("table %s: lobby entry of %d bytes exceeds the frame size",
+                                ordered[index].id, len(entry))
+                    index += 1
+                    continue
+                break
+            entries.append(entry)
+            used += len(entry) + 1
+            index += 1
+        return Page(entries, total, index if index < total else None)
 
     def get(self, table_id: str) -> Table:
         table = self.tables.get(table_id)
@@ -92,30 +155,41 @@ class Lobby:
         if not 0 <= timer <= 3600:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, "timer must be 0 (none) to 3600 seconds")
         options = Options.from_dict(msg.options)
-        table_id = f"t{next(self._ids)}"
-        entry = {
-            "kind": "create",
-            "table": table_id,
-            "name": name,
-            "options": options.to_dict(),
-            "timer": timer,
-            "private": msg.private,
-            "code": join_code() if msg.private else None,
-            "seed": secrets.randbits(64),
-            "auto_start": msg.auto_start,
-        }
-        self.journal.append(table_id, entry)
-        table = Table(TableState(entry), self.config, self, self.journal)
+        table = self.open(
+            {
+                "name": name,
+                "options": options.to_dict(),
+                "timer": timer,
+                "private": msg.private,
+                "code": join_code() if msg.private else None,
+                "seed": secrets.randbits(64),
+                "auto_start": msg.auto_start,
+            }
+        )
         table.quota = quota
         if quota is not None:
             self._per_address[quota] += 1
+        return table
+
+    def open(self, entry: Entry, make: TableFactory | None = None) -> Table:
+        """Give a new table its id, journal its ``create`` entry (``entry`` with its kind and
+        id added) and start its task. ``make`` builds the task object (the arena's in-process
+        tables are a subclass, server/arena.py); default: a plain ``Table``."""
+        if self._nursery is None:
+            raise RuntimeError("the lobby is not running")
+        table_id = f"t{next(self._ids)}"
+        entry = {"kind": "create", "table": table_id, **entry}
+        self.journal.append(table_id, entry)
+        table = (make or Table)(TableState(entry), self.config, self, self.journal)
         self.tables[table_id] = table
+        self.listing_changed()
         self._nursery.start_soon(table.run, name=f"table {table_id}")
         return table
 
     def table_closed(self, table: Table) -> None:
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
+            self.listing_changed()
             if table.quota is not None:
                 self._per_address[table.quota] -= 1
                 if self._per_address[table.quota] <= 0:

@@ -107,26 +107,41 @@ class Peer:
     def hello_done(self) -> bool:
         return self.name is not None
 
-    def take_token(self) -> bool:
-        """Token bucket: whether one more message is within ``rate`` per second on average
-        with bursts up to ``burst`` (always true when ``rate`` is 0)."""
+    def take_token(self, cost: float = 1.0) -> bool:
+        """Token bucket: whether ``cost`` more messages are within ``rate`` per second on
+        average with bursts up to ``burst`` (always true when ``rate`` is 0)."""
         if self.rate <= 0:
             return True
         now = trio.current_time()
         self._tokens = min(self.burst, self._tokens + (now - self._refilled) * self.rate)
         self._refilled = now
-        if self._tokens < 1:
+        if self._tokens < cost:
             return False
-        self._tokens -= 1
+        self._tokens -= cost
         return True
 
     def send(self, msg: dict[str, Any]) -> None:
         """Send ``msg`` now if the socket takes it, else queue it for the writer; a full queue
         disconnects the peer as a slow reader. While corked, hold it until ``uncork``."""
+        if not self.closed:
+            self.send_frame(self.codec.encode(msg))
+
+    def send_frame(self, data: bytes) -> None:
+        """``send`` for a message already encoded in this peer's mode (``Codec.frame``): a
+        message sent to many is encoded once per mode, not once per peer."""
         if self.closed:
             return
         self.sent += 1
-        data = self.codec.encode(msg)
+        if self._cork is not None:
+            self._cork.append(data)
+            return
+        self._push(data)
+
+    def send_encoded(self, data: bytes) -> None:
+        """``send`` for a message already encoded by this peer's codec."""
+        if self.closed:
+            return
+        self.sent += 1
         if self._cork is not None:
             self._cork.append(data)
             return

@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import os
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .journal import Entry, table_number
 from .table import TableState
+
+log = logging.getLogger("tongits.server")
 
 SCHEMA_VERSION = 1
 
@@ -66,7 +70,29 @@ CREATE TABLE IF NOT EXISTS hands (
 
 
 class StoreError(Exception):
-    """The database cannot be used (wrong schema version, not a tongits database)."""
+    """The database cannot be used (wrong schema version, not a tongits database, damaged)."""
+
+
+#: What the server says after naming the damage in a database it will not start on.
+DAMAGED_ADVICE = ("start with --skip-damaged true to serve the tables that can be read (the "
+                  "others stay in the file, not served), or restore a backup; `tongits export` "
+                  "copies out whatever can be read")
+
+
+def empty_file_warning(path: str) -> str | None:
+    """A warning if ``path`` is an existing empty file: a tongits database never is (the
+    server writes its schema on creation), so it was truncated (or made by hand) and whatever
+    it held is gone; the server would start on it with no table."""
+    try:
+        if path == ":memory:" or os.path.getsize(path) != 0:
+            return None
+    except OSError:
+        return None
+    wal = Path(path + "-wal")
+    leftover = (f"; its write-ahead log {wal} ({wal.stat().st_size} bytes) is still there"
+                if wal.is_file() and wal.stat().st_size else "")
+    return (f"{path} is an empty file (0 bytes): if it held tables it was truncated and they "
+            f"are lost{leftover}; restore a backup to get them back. Starting with no tables.")
 
 
 class SQLiteJournal:
@@ -81,6 +107,9 @@ class SQLiteJournal:
         only (``tongits export``, safe while a server writes to it)."""
         self.path = path
         self._next: dict[str, int] = {}
+        #: what ``load`` read, for the first ``open_tables`` and ``last_table_number``
+        self._loaded: list[list[Entry]] | None = None
+        self._last: int | None = None
         try:
             if readonly:
                 uri = f"file:{urllib.parse.quote(path)}?mode=ro"
@@ -172,12 +201,44 @@ class SQLiteJournal:
         if self.db.in_transaction:
             self.db.execute("COMMIT")
 
+    def load(self, *, skip_damaged: bool = False) -> list[str]:
+        """Read every open table's log and the table ids now, before serving, so that damage
+        is found and named at start. Damage in one table's log (an unreadable page, an entry
+        that is not JSON) raises ``StoreError`` naming every such table, or with
+        ``skip_damaged`` leaves those tables out (in the file, not served) and returns them
+        described. Damage that hides which tables exist always raises."""
+        try:
+            ids = [r[0] for r in self.db.execute(
+                "SELECT id FROM tables WHERE closed IS NULL ORDER BY created, id")]
+            last = self.last_table_number()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is damaged: its list of tables cannot be read "
+                             f"({exc}); restore a backup, or copy out what can be read "
+                             f"with `tongits export`") from exc
+        logs: list[list[Entry]] = []
+        damaged: list[str] = []
+        for table in ids:
+            try:
+                logs.append(self.entries(table))
+            except (sqlite3.DatabaseError, ValueError) as exc:
+                damaged.append(f"{table} ({_damage(exc)})")
+        if damaged and not skip_damaged:
+            raise StoreError(f"{self.path} is damaged: the log of table "
+                             f"{', '.join(damaged)} cannot be read; {DAMAGED_ADVICE}")
+        self._loaded, self._last = logs, last
+        return damaged
+
     def open_tables(self) -> list[list[Entry]]:
+        loaded, self._loaded = self._loaded, None
+        if loaded is not None:
+            return loaded
         ids = [r[0] for r in self.db.execute(
             "SELECT id FROM tables WHERE closed IS NULL ORDER BY created, id")]
         return [self.entries(t) for t in ids]
 
     def last_table_number(self) -> int:
+        if self._last is not None:
+            return self._last
         return max((table_number(r[0]) for r in self.db.execute("SELECT id FROM tables")),
                    default=0)
 
@@ -193,42 +254,65 @@ class SQLiteJournal:
                 for r in self.db.execute(
                     "SELECT id, name, created, closed FROM tables ORDER BY created, id")]
 
-    def hand_records(self, table: str | None = None) -> Iterator[dict[str, Any]]:
-        """``{"table", "hand", "names", "record"}`` for every finished hand (of ``table``)."""
+    def hand_rows(self, table: str | None = None) -> Iterator[tuple[str, int, str, str]]:
+        """``(table, hand, names JSON, record JSON)`` of every finished hand (of ``table``),
+        as stored."""
         query = "SELECT table_id, hand, names, record FROM hands"
         args: tuple[str, ...] = ()
         if table is not None:
             query += " WHERE table_id = ?"
             args = (table,)
-        for row in self.db.execute(query + " ORDER BY finished, table_id, hand", args):
+        yield from self.db.execute(query + " ORDER BY finished, table_id, hand", args)
+
+    def hand_records(self, table: str | None = None) -> Iterator[dict[str, Any]]:
+        """``{"table", "hand", "names", "record"}`` for every finished hand (of ``table``)."""
+        for row in self.hand_rows(table):
             yield {"table": row[0], "hand": row[1], "names": json.loads(row[2]),
                    "record": json.loads(row[3])}
 
     def player_standings(self) -> dict[str, dict[str, int]]:
         """Per player name over every stored hand: hands played, hands won, chips won."""
-        out: dict[str, dict[str, int]] = {}
-        for hand in self.hand_records():
-            result = hand["record"].get("result") or {}
-            chips = result.get("chips") or [0, 0, 0]
-            for seat, name in enumerate(hand["names"]):
-                row = out.setdefault(name, {"hands": 0, "wins": 0, "chips": 0})
-                row["hands"] += 1
-                row["chips"] += chips[seat]
-                if result.get("winner") == seat:
-                    row["wins"] += 1
-        return out
+        return _standings(self.hand_records())
+
+
+def _standings(hands: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per player name over ``hands`` (``hand_records``): hands played, won, chips won."""
+    out: dict[str, dict[str, int]] = {}
+    for hand in hands:
+        result = hand["record"].get("result") or {}
+        chips = result.get("chips") or [0, 0, 0]
+        for seat, name in enumerate(hand["names"]):
+            row = out.setdefault(name, {"hands": 0, "wins": 0, "chips": 0})
+            row["hands"] += 1
+            row["chips"] += chips[seat]
+            if result.get("winner") == seat:
+                row["wins"] += 1
+    return out
 
 
 def export(db_path: str, out_dir: str, table: str | None = None) -> list[Path]:
     """Write every finished hand (of ``table``) as ``OUT/TABLE-hand-N.json`` (a tongits-hand/1
     record, docs/RECORD.md) and ``OUT/standings.json`` (chips and wins per table, from the
-    replayed logs, and per player name); returns the files written."""
+    replayed logs, and per player name); returns the files written. From a damaged file it
+    writes what can be read: each hand record or table log that cannot be is logged as a
+    warning and listed in ``standings.json`` under ``skipped``; damage that stops the reading
+    altogether raises ``StoreError``."""
     store = SQLiteJournal(db_path, readonly=True)
+    store.db.text_factory = _text
+    skipped: list[str] = []
     try:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written: list[Path] = []
-        for hand in store.hand_records(table):
+        hands: list[dict[str, Any]] = []
+        for row in store.hand_rows(table):
+            try:
+                hand = {"table": row[0], "hand": row[1], "names": json.loads(row[2]),
+                        "record": json.loads(row[3])}
+            except ValueError as exc:
+                skipped.append(f"{row[0]} hand {row[1]} ({_damage(exc)})")
+                continue
+            hands.append(hand)
             path = out / f"{hand['table']}-hand-{hand['hand']}.json"
             path.write_text(json.dumps(hand["record"], indent=1) + "\n", encoding="utf-8")
             written.append(path)
@@ -236,14 +320,40 @@ def export(db_path: str, out_dir: str, table: str | None = None) -> list[Path]:
         for info in store.tables():
             if table is not None and info["table"] != table:
                 continue
-            entries = store.entries(info["table"])
-            if entries:
-                tables[info["table"]] = {**info,
-                                         "standings": TableState.replay(entries).standings()}
-        standings = {"tables": tables, "players": store.player_standings()}
+            try:
+                entries = store.entries(info["table"])
+                if entries:
+                    tables[info["table"]] = {
+                        **info, "standings": TableState.replay(entries).standings()}
+            except Exception as exc:  # noqa: BLE001 - a damaged log: skipped and named
+                skipped.append(f"{info['table']} log ({_damage(exc)})")
+        for what in skipped:
+            log.warning("%s: cannot read %s; skipped", db_path, what)
+        standings: dict[str, Any] = {"tables": tables, "players": _standings(hands)}
+        if skipped:
+            standings["skipped"] = skipped
         path = out / "standings.json"
         path.write_text(json.dumps(standings, indent=1) + "\n", encoding="utf-8")
         written.append(path)
         return written
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{db_path} is damaged past reading ({exc}); restore a backup") from exc
     finally:
         store.close()
+
+
+def _text(data: bytes) -> str:
+    """A text column as read by ``export``: a damaged page can hold bytes that are not UTF-8,
+    which become a text no JSON reader accepts (the row is then skipped and named), instead
+    of an error that would end the reading of every row after it."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "<not UTF-8: damaged>"
+
+
+def _damage(exc: BaseException) -> str:
+    """What is wrong, in a few words, for a log line that names the damaged part."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: {exc.msg} at character {exc.pos}"
+    return str(exc) or type(exc).__name__

@@ -12,9 +12,10 @@ the state, so ``TableState.replay(entries)`` rebuilds a table exactly (the match
   human's seat; ``returnable`` (the human was away past the grace period) keeps the seat's token
   so that the human can take the seat back
 * ``{"kind": "back", "seat"}`` — the human of a returnable stand-in seat is back
-* ``{"kind": "start"}`` — the match begins and the first hand is dealt
+* ``{"kind": "start", "deck"?, "dealer"?}`` — the match begins and the first hand is dealt
 * ``{"kind": "move", "seat", "move", "timeout"?}`` — one action of the current hand
-* ``{"kind": "deal"}`` — the next hand of the match is dealt
+* ``{"kind": "deal", "deck"?, "dealer"?}`` — the next hand of the match is dealt (from the given
+  deck and dealer at the arena's tables, ``server/arena.py``)
 
 The sequence numbers of the messages a table sends follow from the log too: ``start``, ``deal``
 and ``move`` each make one ``state`` (``state_seq``), and a move that ends the hand one
@@ -182,14 +183,22 @@ class TableState:
             seat.player, seat.policy, seat.stand_in = "human", None, False
         elif kind == "start":
             self.match = Match(self.options, self.seed)
-            self._dealt(self.match.deal())
+            self._dealt(self._next_hand(entry))
         elif kind == "deal":
             assert self.match is not None
             self.pot_taken = 0
-            self._dealt(self.match.deal())
+            self._dealt(self._next_hand(entry))
         else:
             raise ValueError(f"unknown table entry {kind!r}")
         self.entries += 1
+
+    def _next_hand(self, entry: Entry) -> Hand:
+        """The match's next hand; a ``deck`` in the entry (the arena's duplicate deals, given to
+        its table in-process: no request can put one there) replaces the match's own."""
+        assert self.match is not None
+        if "deck" in entry:
+            return Hand(entry["deck"], entry["dealer"], self.options)
+        return self.match.deal()
 
     def _dealt(self, hand: Hand) -> None:
         self.hand = hand

@@ -69,7 +69,7 @@ def test_a_whole_hand_through_the_keyboard() -> None:
     screen = run_screen(scenario, seed=5)
     assert seen["typed"] == seen["accepted"] and len(seen["accepted"]) > 3  # type: ignore[arg-type]
     text = str(seen["screen"])
-    assert "Hand over:" in text and "Standings:" in text and "Press Enter" in text
+    assert "Hand over:" in text and "─ chips: Ana " in text and "Enter: next hand" in text
     assert all(len(line) <= 80 for line in text.split("\n")) and len(text.split("\n")) <= 23
     assert "hand 2" in str(seen["second"]) and screen.state.view is not None
     assert screen.state.view.phase is not Phase.OVER
@@ -157,5 +157,32 @@ def test_quitting_a_game_asks_first_and_says_what_happens_to_the_seat() -> None:
 
     asyncio.run(main())
     assert "Quit the game? y = quit" in str(seen["asked"])
+    assert "`leave` gives your seat to a bot" in str(seen["asked"])
     assert "quitting ends it" in str(seen["asked"])
     assert seen["stayed"] is True
+
+
+def test_f3_always_opens_the_picks_and_never_plays_by_itself() -> None:
+    seen: dict[str, object] = {}
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None and view.phase is Phase.START
+        picks = [m for m in view.legal if m.action is Action.PICK]
+        assert len(picks) == 1  # the case that used to play the pick at once
+        pipe.send_text("\x1bOR")  # F3
+        await settle(lambda: screen.buffer.text == "pick ")
+        await asyncio.sleep(0.05)
+        seen["sent"] = list(session.accepted)
+        pipe.send_text("\t\r")  # the one pick in the menu, then Enter
+        await settle(lambda: bool(session.accepted))
+        seen["picked"] = session.accepted[0]
+        seen["pick"] = picks[0]
+        pipe.send_text("disc")
+        pipe.send_text("\x1bOR")  # F3 with no pick legal (we picked) keeps the line
+        await settle(lambda: "F3" in screen.state.message)
+        seen["kept"] = screen.buffer.text
+
+    run_screen(scenario, seed=5)
+    assert seen["sent"] == [] and seen["picked"] == seen["pick"]
+    assert seen["kept"] == "disc"

@@ -74,10 +74,12 @@ def texts(text: str, view=START) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_commands_only_legal_ones() -> None:
-    assert texts("") == ["draw", "pick ", "call", "hint", "sort", "say ", "help", "quit"]
+    assert texts("") == [
+        "draw", "pick ", "call", "hint", "sort", "log", "score", "options", "say ", "help", "quit"
+    ]
     assert "discard " in texts("", PLAY) and "draw" not in texts("", PLAY)
     assert texts("d", PLAY) == ["discard "]
-    assert texts("s", PLAY) == ["sapaw ", "sort", "say "]
+    assert texts("s", PLAY) == ["sapaw ", "sort", "score", "say "]
 
 
 def test_pick_offers_only_combinations_melding_with_the_top() -> None:
@@ -118,7 +120,7 @@ def test_meld_candidates() -> None:
 
 def test_nothing_completes_when_not_my_turn() -> None:
     view = position("7h 7s 5h", top="7c", to_act=2)
-    assert texts("", view) == ["hint", "sort", "say ", "help", "quit"]
+    assert texts("", view) == ["hint", "sort", "log", "score", "options", "say ", "help", "quit"]
     assert texts("pick ", view) == []
 
 

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
-from tongits.client.tui.lobby import Choice, LobbyError, describe, parse_lobby
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from tongits.client.tui.app import TableScreen
+from tongits.client.tui.lobby import (
+    LOBBY_HELP,
+    Choice,
+    LobbyError,
+    LobbyJoin,
+    describe,
+    parse_lobby,
+    table_id,
+)
 from tongits.client.tui.render import lobby_panel, to_text
+from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import TablesListed, TableState
 
 
@@ -55,3 +69,44 @@ def test_lobby_lists_tables() -> None:
     assert "greedy-bot-1*" in text and "watch TABLE" in text
     state.apply(TablesListed(None))
     assert state.lobby is None
+
+
+TABLES = [
+    {"table": "t1", "name": "Friday", "players": 1},
+    {"table": "t2", "name": "Saturday", "players": 2},
+    {"table": "t3", "name": "saturday", "players": 0},
+]
+
+
+def test_join_and_watch_take_a_table_name_or_id() -> None:
+    assert table_id(TABLES, "t2") == "t2"
+    assert table_id(TABLES, "friday") == "t1"
+    with pytest.raises(LobbyError, match="2 tables are named 'Saturday': use the id"):
+        table_id(TABLES, "Saturday")
+    lobby = LobbyJoin()
+    lobby.tables = TABLES
+    assert lobby.choose("join Friday") == "not connected yet"  # resolved, then not sent
+    assert lobby.choose("watch Saturday") is not None and "use the id" in str(
+        lobby.choose("watch Saturday")
+    )
+
+
+def test_help_in_the_lobby_is_help_not_an_error() -> None:
+    async def main() -> TableState:
+        with create_pipe_input() as pipe:
+            screen = TableScreen(FakeSession(), input=pipe, output=DummyOutput(),
+                                 lobby=LobbyJoin())
+            task = asyncio.create_task(screen.run())
+            await asyncio.sleep(0.05)
+            screen.on_update(TablesListed(TABLES))
+            pipe.send_text("help\r")
+            for _ in range(200):
+                if screen.state.message:
+                    break
+                await asyncio.sleep(0.01)
+            screen.app.exit()
+            await asyncio.wait_for(task, 5)
+            return screen.state
+
+    state = asyncio.run(main())
+    assert state.message == LOBBY_HELP and not state.message_is_error

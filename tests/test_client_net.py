@@ -108,7 +108,8 @@ def test_a_whole_hand_against_server_bots() -> None:
     asyncio.run(main())
     assert seen["typed"] == seen["accepted"] and seen["typed"]
     text = seen["screen"]
-    assert "Hand over:" in text and "Standings:" in text
+    assert "Hand over:" in text and "─ after 1 hand: Ana " in text
+    assert text.startswith(" Tongits · test (t1) · hand 1")
     assert "[bot]" in text and "greedy-bot" in text
     assert all(len(line) <= 80 for line in text.split("\n"))
 
@@ -152,6 +153,8 @@ def test_reconnects_with_the_seat_token() -> None:
             try:
                 await settle(lambda: screen.state.view is not None)
                 await settle(lambda: embedded.watching)
+                # Our turn (no timer): nothing moves until we do, so the screen is stable.
+                await settle(lambda: bool(screen.state.view and screen.state.view.legal))
                 before = screen_for(screen.state)
                 token = session.token
                 assert token is not None and embedded.server is not None
@@ -163,13 +166,19 @@ def test_reconnects_with_the_seat_token() -> None:
                         )
                 await settle(lambda: any(b and "reconnecting" in b for b in banners))
                 await settle(lambda: screen.state.banner is None and banners[-1] is None)
-                await settle(lambda: screen_for(screen.state) == before)
+                try:
+                    await settle(lambda: screen_for(screen.state) == before)
+                finally:  # compared below, so that a difference is shown
+                    seen["before"], seen["after"] = before, screen_for(screen.state)
                 seen["token"] = (token, session.token)
             finally:
                 screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        assert seen.get("after") == seen.get("before")
     assert seen["token"][0] == seen["token"][1]
 
 
@@ -290,3 +299,51 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
     assert seen["seat_lines"] == ["Ben sat down"]  # not Ana's own comings and goings
     assert seen["marks"].away and seen["marks"].grace_until is not None
     assert not seen["back"].away
+
+
+def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> None:
+    embedded = EmbeddedServer()
+    joins: list[str] = []
+    seen: dict[str, Any] = {}
+
+    async def host(table: trio.Event, tables: list[str]) -> None:
+        async with open_connection("127.0.0.1", embedded.port, name="Host") as conn:
+            joined = await conn.create_table("watched", timer=0, bots=2)
+            tables.append(joined.table)
+            table.set()
+            async for _ in conn:
+                pass
+
+    async def watch(conn: Conn) -> None:
+        joins.append("join")
+        ready, tables = trio.Event(), list[str]()
+        assert embedded.nursery is not None
+        embedded.nursery.start_soon(host, ready, tables)
+        await ready.wait()
+        await conn.spectate(tables[0])
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Watcher", join=watch, prelude=embedded,
+                                 retry_delays=(0.05,))
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                await settle(lambda: screen.state.view is not None)
+                assert embedded.server is not None and embedded.nursery is not None
+                for peer in list(embedded.server.peers):
+                    if peer.name == "Watcher":
+                        session._trio.run_sync_soon(  # type: ignore[union-attr]
+                            embedded.nursery.start_soon, peer.stream.aclose
+                        )
+                await settle(lambda: screen.state.banner is not None)
+                await settle(lambda: screen.state.banner is None)
+                seen["screen"] = screen_for(screen.state)
+                seen["watching"] = session.watching
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    assert joins == ["join"] and seen["watching"] == "t1"
+    assert "connection lost" not in seen["screen"] and "(watching)" in seen["screen"]

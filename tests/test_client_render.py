@@ -71,8 +71,12 @@ def test_turn_of_another_seat_and_blocked_mark() -> None:
     view = position("Kd 2c", melds=[(2, "4d 5d 6d")], to_act=2)
     object.__setattr__(view, "blocked", (False, False, True))
     text = screen_text(state_for(view, deadline=None), now=100.0)
-    assert "Cara: draw, pick or call" in text and "⏱" not in text
+    assert "Cara: draw or pick" in text and "or call" not in text and "⏱" not in text
     assert "no call" in text and "▶ Cara" in text
+    object.__setattr__(view, "blocked", (False, False, False))
+    assert "Cara: draw, pick or call" in screen_text(state_for(view, deadline=None), now=100.0)
+    closed = position("Kd 2c", melds=[(1, "4d 5d 6d")], to_act=2)  # Cara has not opened
+    assert "Cara: draw or pick" in screen_text(state_for(closed, deadline=None), now=100.0)
 
 
 def test_log_names_public_actions_and_chat() -> None:
@@ -215,8 +219,8 @@ def test_hand_over_shows_everything() -> None:
     assert state.view is not None and state.view.phase is Phase.OVER
     text = screen_text(state, now=0.0)
     assert "Hand over: Cara wins by Tongits" in text
-    assert "burned" in text and "Standings: Ana -5 · Bob -6 · Cara +11" in text
-    assert "Press Enter for the next hand" in text
+    assert "burned" in text and "─ chips: Ana -5 · Bob -6 · Cara +11 ─" in text
+    assert "Enter: next hand" in text
     assert "hand 3♣ 4♣ 6♣" in text  # an opponent's hand is revealed
     assert all(len(line) <= 80 for line in text.split("\n"))
 

@@ -95,7 +95,8 @@ def run_client(session: NetSession, scenario: Callable[[TableScreen], Any]) -> A
             try:
                 return await scenario(screen)
             finally:
-                screen.app.exit()
+                if not screen.app.is_done:
+                    screen.app.exit()
                 await asyncio.wait_for(task, 5)
 
     return asyncio.run(main())
@@ -113,7 +114,7 @@ def test_a_restarted_client_is_back_in_its_seat(tmp_path: Path) -> None:
         return screen_for(screen.state)
 
     async def second(screen: TableScreen) -> str:
-        await settle(lambda: "back in your seat at t1" in screen_for(screen.state))
+        await settle(lambda: "back in your seat at t1" in screen.state.message)
         await settle(lambda: screen.state.view is not None and bool(screen.state.view.legal))
         return screen_for(screen.state)
 
@@ -195,3 +196,107 @@ def test_tongits_play_started_again_restores_the_match_and_the_seat(tmp_path: Pa
     finally:
         journal.close()
     assert joins == ["create"] and again.table == first.table
+
+
+def test_a_client_started_again_in_hand_2_counts_on_from_there(tmp_path: Path) -> None:
+    from tongits.client.tui.hint import choose_move
+    from tongits.engine import Phase
+
+    async def create(conn: Conn) -> None:
+        await conn.create_table("friday", timer=0, bots=2)
+
+    async def into_hand_2(screen: TableScreen) -> str:
+        while screen.state.hands_seen < 2 or not screen.state.view.legal:  # type: ignore[union-attr]
+            view = screen.state.view
+            if view is not None and view.phase is Phase.OVER and screen.state.standings:
+                screen.submit("")  # Enter: the next hand
+                await settle(lambda: screen.state.hands_seen == 2)
+            elif view is not None and view.legal:
+                before = len(view.history)
+                screen.submit(str(choose_move(view)))
+                await settle(lambda b=before: len(screen.state.view.history) != b)  # type: ignore[misc, union-attr]
+            else:
+                await asyncio.sleep(0.01)
+        return screen_for(screen.state)
+
+    async def back(screen: TableScreen) -> str:
+        await settle(lambda: "back in your seat" in screen_for(screen.state))
+        await settle(lambda: screen.state.table_name == "friday")
+        return screen_for(screen.state)
+
+    with ServerThread() as server:
+        first = run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create,
+                                      seats=SeatStore(tmp_path)), into_hand_2)
+        again = run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create,
+                                      seats=SeatStore(tmp_path)), back)
+    assert first.startswith(" Tongits · friday (t1) · hand 2")
+    assert again.startswith(" Tongits · friday (t1) · hand 2")
+
+
+def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> None:
+    import json
+
+    from tongits.client.replay import run as replay
+    from tongits.client.tui.hint import choose_move
+    from tongits.client.tui.launch import PlaySession
+    from tongits.engine import Phase
+
+    db = tmp_path / "play.db"
+    journal = SQLiteJournal(str(db))
+
+    async def embedded(nursery: trio.Nursery) -> tuple[str, int]:
+        config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, log_level="WARNING")
+        listeners = await nursery.start(Server(config, journal).serve)
+        return "127.0.0.1", listeners[0].socket.getsockname()[1]
+
+    async def create(conn: Conn) -> None:
+        await conn.create_table("play", timer=0, bots=2)
+
+    async def one_hand(screen: TableScreen) -> str:
+        while not (screen.state.view is not None and screen.state.view.phase is Phase.OVER):
+            view = screen.state.view
+            if view is not None and view.legal:
+                before = len(view.history)
+                screen.submit(str(choose_move(view)))
+                await settle(lambda b=before: len(screen.state.view.history) != b)  # type: ignore[misc, union-attr]
+            else:
+                await asyncio.sleep(0.01)
+        await settle(lambda: "saved for tongits replay" in screen.state.message)
+        return screen.state.message
+
+    session = PlaySession("127.0.0.1", 0, name="You", join=create, prelude=embedded,
+                          seats=SeatStore(tmp_path / "seats"), server_key=f"play:{db}",
+                          db=db, records=tmp_path / "hands")
+    try:
+        said = run_client(session, one_hand)
+    finally:
+        journal.close()
+    record = tmp_path / "hands" / "t1-hand-1.json"
+    assert said == f"saved for tongits replay: {record}"
+    assert json.loads(record.read_text())["format"].startswith("tongits-hand")
+    assert replay(str(record), as_json=True) == 0
+
+
+def test_leave_gives_the_seat_up_and_forgets_the_token(tmp_path: Path) -> None:
+    store = SeatStore(tmp_path)
+    joins: list[str] = []
+
+    async def create(conn: Conn) -> None:
+        joins.append("create")
+        await conn.create_table("friday", timer=0, bots=2)
+
+    async def leave(screen: TableScreen) -> None:
+        await settle(lambda: screen.state.view is not None)
+        screen.submit("quit")
+        assert screen.state.confirming_quit
+        screen.submit("leave")
+        await settle(lambda: screen.app.is_done)
+
+    with ServerThread() as server:
+        key = f"127.0.0.1:{server.port}"
+        session = NetSession("127.0.0.1", server.port, name="Ana", join=create, seats=store)
+        run_client(session, leave)
+        assert store.load(key, "Ana") is None
+        run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create, seats=store),
+                   lambda screen: settle(lambda: screen.state.view is not None))
+    assert joins == ["create", "create"]

@@ -17,6 +17,7 @@ from tongits.protocol import (
     FramingError,
     MalformedFrame,
     Mode,
+    Shared,
 )
 
 json_scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text()
@@ -243,3 +244,29 @@ def test_garbage_text_raises_only_framing_errors(chunks: list[bytes]) -> None:
     except FramingError:
         with pytest.raises(FramingError):
             server.next_message()
+
+
+@given(st.sampled_from(list(Mode)), st.dictionaries(st.text(max_size=8), json_values, max_size=20),
+       st.dictionaries(st.text(max_size=8), json_values, max_size=20),
+       st.dictionaries(st.text(max_size=8), json_values, max_size=3), st.data())
+def test_a_map_encoded_from_shared_parts_is_the_map(
+    mode: Mode, shared: dict[str, Any], own: dict[str, Any], inner: dict[str, Any],
+    data: st.DataObject,
+) -> None:
+    """A map made of entries encoded once for many messages (``Shared``), the message's own,
+    and a nested map made the same way, reads back as the whole map, in either mode, whether
+    the maps have fewer or more than 16 entries (msgpack's header changes)."""
+    own = {k: v for k, v in own.items() if k not in shared}
+    key = data.draw(st.text(max_size=8).filter(lambda k: k not in shared and k not in own))
+    inner_own = data.draw(st.dictionaries(st.text(max_size=8), json_values, max_size=18))
+    inner_own = {k: v for k, v in inner_own.items() if k not in inner}
+    sender = Codec(mode)
+    common = Shared(shared)
+    nested = sender.encode_map(Shared(inner), inner_own)
+    first = sender.frame(sender.encode_map(common, own, {key: nested}))
+    again = sender.frame(sender.encode_map(common, own, {key: nested}))  # from the cache
+    whole = {**shared, **own, key: {**inner, **inner_own}}
+    assert first == again
+    receiver = Codec(mode)
+    receiver.receive_data(first + sender.encode(whole))
+    assert drain(receiver) == [whole, whole]

@@ -318,7 +318,7 @@ async def test_arena_snippet_of_bots_md_runs(tmp_path: Path) -> None:
         done = await trio.run_process([sys.executable, "arena_mybot.py"], cwd=tmp_path,
                                       capture_stdout=True, capture_stderr=True, check=False)
     assert done.returncode == 0, done.stderr.decode()
-    assert "1. mybot        600" in done.stdout.decode()
+    assert re.search(r"^1\. mybot +600 ", done.stdout.decode(), re.M)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

@@ -318,9 +318,11 @@ async def test_no_frame_leaks_hidden_cards_or_the_seed(
 ) -> None:
     leaks: list[tuple[Any, ...]] = []
     checked = [0]
-    original: Callable[[Peer, dict[str, Any]], None] = Peer.send
+    original: Callable[[Peer, bytes], None] = Peer.send_frame
 
-    def send(peer: Peer, msg: dict[str, Any]) -> None:
+    def send(peer: Peer, data: bytes) -> None:
+        # every message leaves through send_frame, encoded: check the bytes that go out
+        msg = json.loads(data) if peer.codec.mode is Mode.TEXT else msgpack.unpackb(data[4:])
         hidden = _secrets_for(peer)
         if hidden is not None:
             checked[0] += 1
@@ -328,9 +330,9 @@ async def test_no_frame_leaks_hidden_cards_or_the_seed(
             seed = str(peer.table.state.seed) if peer.table else ""
             if shown or (seed and seed in json.dumps(msg)):
                 leaks.append((peer.seat, msg.get("type"), shown))
-        original(peer, msg)
+        original(peer, data)
 
-    monkeypatch.setattr(Peer, "send", send)
+    monkeypatch.setattr(Peer, "send_frame", send)
     async with memory_server() as (_server, connect):
         async with connect("Ana") as ana, connect("Ben") as ben, connect("Cy") as cy, \
                 connect("Sam") as sam:

@@ -3,13 +3,17 @@ per address and abandoned tables, the lobby list, the outgoing queue in bytes, j
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
+from typing import Any
+
 import pytest
 import trio
 import trio.testing
 from test_server_hostile import HELLO, frame
 from test_server_support import capped, memory_server, next_of
-from tongits.client.connection import ServerError
-from tongits.protocol import ChatLine
+from tongits.client.connection import Connection, ServerError
+from tongits.protocol import ChatLine, Codec, ListTables, Mode, Tables, encode_value, to_dict
+from tongits.server import actor
 from tongits.server.app import address_key
 from tongits.server.lobby import JOIN_CODE_ALPHABET
 
@@ -99,3 +103,68 @@ async def test_join_codes_cannot_be_enumerated(autojump_clock: trio.testing.Mock
                 await ben.join(joined.table, code="2" * 10)
             assert refused.value.code == "bad_join_code"
             await ben.join(joined.table, code=joined.code)
+
+
+async def _page(conn: Connection, **fields: Any) -> Tables:
+    reply = await conn.request(ListTables(**fields))
+    assert isinstance(reply, Tables)
+    return reply
+
+
+@capped
+async def test_the_lobby_is_paged_and_no_reply_exceeds_the_frame_limit(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Item 4: one ``tables`` reply held every table (850 KB with 2,000), past the 65,536 bytes
+    the server itself accepts. Now a page holds at most 50 entries and never more bytes than
+    ``max_frame_size``; ``next`` walks every table once, joinable ones first; an entry is
+    encoded once per change of its table, not once per request."""
+    encoded: list[Any] = []
+    original = encode_value
+
+    def counting(value: Any, mode: Mode) -> bytes:
+        encoded.append(value["table"])
+        return original(value, mode)
+
+    monkeypatch.setattr(actor, "encode_value", counting)  # what the lobby entries use
+    limit = 4096
+    async with memory_server(max_frame_size=limit, max_tables_per_address=60) as (_server,
+                                                                               connect):
+        async with AsyncExitStack() as stack:
+            owners = []
+            for n in range(60):
+                conn = await stack.enter_async_context(connect(f"Owner {n}"))
+                started = n % 3 == 0
+                await conn.create_table(f"Table number {n:02}", bots=2 if started else 0,
+                                        timer=0, auto_start=started)
+                owners.append(conn)
+            lister = await stack.enter_async_context(connect("Lister", text=True))
+            seen: list[str] = []
+            sizes: list[int] = []
+            offset: int | None = 0
+            while offset is not None:
+                page = await _page(lister, offset=offset)
+                assert page.total == 60 and page.offset == offset
+                sizes.append(len(Codec(Mode.TEXT).encode(to_dict(page))) - 1)
+                seen += [t["table"] for t in page.tables]
+                offset = page.next
+            assert sorted(seen, key=lambda t: int(t[1:])) == [f"t{n}" for n in range(1, 61)]
+            assert len(seen) == 60 and max(sizes) <= limit and len(sizes) > 3
+            joinable = [t for t in seen if (int(t[1:]) - 1) % 3 != 0]
+            assert seen[:40] == joinable  # joinable tables first, oldest first
+            open_only = await _page(lister, open=True, limit=5)
+            assert [t["table"] for t in open_only.tables] == joinable[:5]
+            assert open_only.total == 40 and open_only.next == 5
+            assert all(not t["started"] and t["players"] < 3 for t in open_only.tables)
+            for bad in ({"offset": -1}, {"limit": 0}):
+                with pytest.raises(ServerError) as refused:
+                    await _page(lister, **bad)
+                assert refused.value.code == "bad_field"
+
+            encoded.clear()
+            await _page(lister, open=True, limit=5)
+            await _page(lister, open=True, limit=5)
+            assert encoded == []  # nothing changed: nothing encoded again
+            await owners[1].chat("hello")  # a step of t2: its entry is encoded anew
+            await _page(lister, open=True, limit=5)
+            assert encoded == ["t2"]

@@ -225,7 +225,7 @@ async def test_text_mode_inside_tls_as_openssl_s_client_speaks_it(
                 received += await stream.receive_some(65536)
             welcome, tables = (json.loads(line) for line in received.splitlines()[:2])
             assert welcome["type"] == "welcome" and "tls" in welcome["capabilities"]
-            assert tables == {"type": "tables", "id": 2, "tables": []}
+            assert (tables["type"], tables["id"], tables["tables"]) == ("tables", 2, [])
             await stream.aclose()
 
 

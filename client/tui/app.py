@@ -40,7 +40,11 @@ from .hint import hint_lines
 from .session import Session
 from .state import TableState, Update
 
-FIXED_ROWS = 16  # every row but the log's
+FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's
+
+
+def log_rows() -> int:
+    return max(3, _rows() - FIXED_ROWS)
 
 
 def _cols() -> int:
@@ -87,12 +91,12 @@ def table_body(state: TableState, command_line: Window) -> HSplit:
         [
             Window(_text(lambda: render.title_line(state, now(), _cols())), height=1),
             opponents_row(state),
-            _rule(),
+            Window(_text(lambda: render.standings_rule(state, _cols())), height=1),
             Window(_text(lambda: render.centre_line(state, _cols())), height=1),
+            Window(_text(lambda: render.options_rule(state, _cols())), height=1),
+            Window(_text(lambda: render.me_panel(state, _cols(), now())), height=render.ME_ROWS),
             _rule(),
-            Window(_text(lambda: render.me_panel(state, _cols(), now())), height=3),
-            _rule(),
-            Window(_text(lambda: render.log_panel(state, max(3, _rows() - FIXED_ROWS), _cols()))),
+            Window(_text(lambda: render.log_panel(state, log_rows(), _cols()))),
             Window(_text(lambda: render.message_line(state, _cols())), height=1),
             Window(_text(lambda: render.keys_line(state, _cols())), height=1),
             command_line,
@@ -113,6 +117,9 @@ def lobby_body(state: TableState, command_line: Window) -> HSplit:
 
 
 class Lobby(Protocol):
+    #: The lobby's commands, shown for ``help``.
+    help: str
+
     def choose(self, line: str) -> str | None: ...
 
 
@@ -155,9 +162,8 @@ class TableScreen:
         table, lobby_screen = table_body(self.state, prompt), lobby_body(self.state, prompt)
         root = FloatContainer(
             DynamicContainer(lambda: lobby_screen if self.state.lobby is not None else table),
-            floats=[
-                Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8)),
-            ],
+            # Above the message and keys lines, never over them (nor over the prompt).
+            floats=[Float(xcursor=True, bottom=3, content=CompletionsMenu(max_height=8))],
         )
         self.app: Application[Any] = Application(
             layout=Layout(root, focused_element=self.buffer),
@@ -225,6 +231,9 @@ class TableScreen:
             if text.strip().lower() == "quit":
                 self.app.exit()
                 return
+            if text.strip().lower() in ("help", "?"):
+                state.say(self.lobby.help)
+                return
             error = self.lobby.choose(text)
             state.say(error or "asking the server…", error=error is not None)
             return
@@ -254,6 +263,17 @@ class TableScreen:
         elif command.name == "sort":
             state.sort_by_rank = not state.sort_by_rank
             state.say("hand sorted by " + ("rank" if state.sort_by_rank else "suit"))
+        elif command.name == "log":
+            self.scroll_log(log_rows() - 1)
+        elif command.name == "options":
+            state.note(render.options_lines(state))
+            state.say("")
+        elif command.name == "score":
+            scores = render.standings(state)
+            state.say(
+                "chips: " + " · ".join(f"{name} {chips:+d}" for name, chips in scores)
+                if scores else "no hand has been settled yet"
+            )
         elif command.name == "say":
             self.session.send_chat(command.text)
             state.say("")
@@ -264,8 +284,26 @@ class TableScreen:
                 state.note(hint_lines(state.view))
                 state.say("")
 
+    def scroll_log(self, lines: int) -> None:
+        """Scroll the log back (``lines`` > 0) or forward; 0 lines back is its end."""
+        total = len(self.state.log())
+        self.state.log_scroll = max(0, min(total - 1, self.state.log_scroll + lines))
+        self.app.invalidate()
+
     def _bindings(self) -> KeyBindings:
         kb = KeyBindings()
+
+        @kb.add("pageup")
+        def _earlier(event: KeyPressEvent) -> None:
+            self.scroll_log(log_rows() - 1)
+
+        @kb.add("pagedown")
+        def _later(event: KeyPressEvent) -> None:
+            self.scroll_log(-(log_rows() - 1))
+
+        @kb.add("end", filter=Condition(lambda: not self.buffer.text))
+        def _newest(event: KeyPressEvent) -> None:
+            self.scroll_log(-self.state.log_scroll)
 
         @kb.add("c-c")
         def _clear(event: KeyPressEvent) -> None:
@@ -291,10 +329,14 @@ class TableScreen:
 
         @kb.add("f3")
         def _pick(event: KeyPressEvent) -> None:
+            """Always the same: ``pick `` on an empty line and the menu of legal picks (a
+            line being typed is kept, and the key says why it did nothing)."""
             view = self.state.view
             picks = [m for m in view.legal if m.action is Action.PICK] if view else []
-            if len(picks) == 1:
-                self.submit(str(picks[0]))
+            if not picks:
+                self.state.say("F3: no pick is legal now", error=True)
+            elif self.buffer.text.strip() and not self.buffer.text.startswith("pick"):
+                self.state.say("F3: clear the line first (^C)", error=True)
             else:
                 self.buffer.text = "pick "
                 self.buffer.cursor_position = len(self.buffer.text)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
 
-from tongits.engine import Action, Card, IllegalMove, InvalidMove, Move, Phase, SeatView
+from tongits.engine import Action, Card, InvalidMove, Move, Phase, SeatView
+from tongits.protocol import ErrorCode
 
 
 class Args(StrEnum):
@@ -57,6 +58,9 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("fold", Args.NONE, "fold", "answer call: give up", Action.FOLD),
         CommandSpec("hint", Args.NONE, "hint", "advice for your hand"),
         CommandSpec("sort", Args.NONE, "sort", "by suit / by rank"),
+        CommandSpec("log", Args.NONE, "log", "earlier lines (PgUp)"),
+        CommandSpec("score", Args.NONE, "score", "chips in the match"),
+        CommandSpec("options", Args.NONE, "options", "the table's rules"),
         CommandSpec("say", Args.TEXT, "say TEXT", "chat at the table"),
         CommandSpec("help", Args.NONE, "help", "this list"),
         CommandSpec("quit", Args.NONE, "quit", "leave the game"),
@@ -75,7 +79,8 @@ class CommandError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Local:
-    """A command handled by the client itself: ``hint``, ``sort``, ``say``, ``help``, ``quit``."""
+    """A command handled by the client itself: ``hint``, ``sort``, ``log``, ``score``,
+    ``options``, ``say``, ``help``, ``quit``."""
 
     name: str
     text: str = ""
@@ -170,12 +175,20 @@ def why_not(move: Move, view: SeatView, names: Sequence[str] = ()) -> str | None
     return None if error is None else _words(error, move, view, names)
 
 
-def _words(error: IllegalMove, move: Move, view: SeatView, names: Sequence[str]) -> str:
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a move may not be sent: the engine's code (a wire ``ErrorCode``) and message."""
+
+    code: str
+    message: str
+
+
+def _words(error: Refusal, move: Move, view: SeatView, names: Sequence[str]) -> str:
     phrase = _PHRASES.get(error.code)
     return phrase(move, view, names) if phrase is not None else error.message
 
 
-def refusal(move: Move, view: SeatView) -> IllegalMove | None:
+def refusal(move: Move, view: SeatView) -> Refusal | None:
     """The engine's verdict on ``move`` from this view: ``None`` when it may be sent."""
     if move in view.legal:
         return None
@@ -183,7 +196,9 @@ def refusal(move: Move, view: SeatView) -> IllegalMove | None:
         error = view.why_illegal(move)
     except ValueError:  # a malformed view: the server's list of legal moves is the word
         error = None
-    return error or IllegalMove("illegal_move", f"{move} is not legal now")
+    if error is None:
+        return Refusal(ErrorCode.ILLEGAL_MOVE, f"{move} is not legal now")
+    return Refusal(error.code, error.message)
 
 
 def _name(seat: int | None, names: Sequence[str]) -> str:
@@ -275,9 +290,12 @@ def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) ->
 
 
 def help_lines() -> list[str]:
-    """The commands, two to a line so that they fit an 80-column screen."""
-    cells = [f"{spec.usage:<19}{spec.help:<20}" for spec in COMMANDS.values()]
+    """The moves two to a line, then the client's own commands on one line, so that help
+    fits the log of an 80×24 screen."""
+    moves = [f"{spec.usage:<19}{spec.help:<20}" for spec in COMMANDS.values() if spec.action]
+    local = [spec.usage for spec in COMMANDS.values() if spec.action is None]
     return [
-        "".join(f"{cell:<40}" for cell in cells[i : i + 2]).rstrip()
-        for i in range(0, len(cells), 2)
+        *("".join(f"{cell:<40}" for cell in moves[i : i + 2]).rstrip()
+          for i in range(0, len(moves), 2)),
+        "also: " + " · ".join(local),
     ]

@@ -7,6 +7,8 @@ import time
 
 from tongits.protocol.discovery import DISCOVERY_PORT, QUERY, ServerAnnouncement, read_answer
 
+from .words import counted
+
 
 def discover(
     port: int = DISCOVERY_PORT,
@@ -42,7 +44,7 @@ def print_servers(port: int = DISCOVERY_PORT, timeout: float = 1.5) -> int:
         print(f"no Tongits server answered on UDP port {port} within {timeout:g} s")
         return 1
     for s in servers:
-        tables = f"  {s.tables} tables" if s.tables is not None else ""
+        tables = f"  {counted(s.tables, 'table')}" if s.tables is not None else ""
         tls = f"  TLS {s.tls}" if s.tls else ""
         print(f"{s.address:<28} {s.name}{tables}{tls}    "
               f"tongits connect {s.address} --name NAME")

@@ -25,13 +25,15 @@ from typing import Any
 
 import trio
 from tongits.protocol.discovery import DISCOVERY_PORT
+from tongits.server.store import SQLiteJournal, StoreError, export
 
 from ..connection import Connection as Conn
 from .app import TableScreen
-from .net import NetSession
+from .net import NetSession, Sink
 from .seats import SeatStore, data_dir
 from .session import FakeSession, Session
-from .state import Notice
+from .state import HandOver, Notice, ServerError, Update
+from .words import counted
 
 #: The longest name the server takes (``ServerConfig.name_max``).
 NAME_MAX = 32
@@ -87,8 +89,6 @@ def play(
                 timer=timer or None,
             )
         )
-    from tongits.server.store import SQLiteJournal, StoreError
-
     home = home if home is not None else data_dir()
     db = home / "play.db"
     try:
@@ -116,14 +116,14 @@ def play(
         listeners = await nursery.start(Server(config, journal).serve)
         bound = listeners[0].socket.getsockname()[1]
         if not _is_loopback(listen):
-            session.sink(Notice(f"friends join with: tongits connect {lan_address()}:{bound} "
-                                "--name NAME (or find it with tongits discover)"))
+            session.sink(Notice(f"friends join: tongits connect {lan_address()}:{bound} "
+                                "--name NAME (or tongits discover)"))
         return "127.0.0.1", bound
 
     async def sit_down(conn: Conn) -> None:
         await conn.create_table("play", options=options or {}, timer=timer, bots=bots)
 
-    session = NetSession(
+    session = PlaySession(
         "127.0.0.1",
         0,
         name=name,
@@ -131,14 +131,47 @@ def play(
         prelude=embedded_server,
         seats=SeatStore(home / "seats"),
         server_key=f"play:{db}",
+        db=db,
+        records=home / "hands",
     )
     session.on_quit = "The game is saved: `tongits play` again takes you back to this seat."
     try:
         run_screen(session)
     finally:
         journal.close()
-    _write_records(db, home / "hands", session.table)
+    if session.table:
+        try:
+            written = write_records(db, home / "hands", session.table)
+        except (OSError, StoreError) as error:
+            print(f"tongits play: hand records not written: {error}", file=sys.stderr)
+            return 0
+        if written:
+            print(f"{counted(len(written), 'hand record')} of table {session.table} in "
+                  f"{home / 'hands'}/ — see one with: tongits replay {written[-1]}")
     return 0
+
+
+class PlaySession(NetSession):
+    """The session of ``tongits play``: when a hand ends, the table's hand records are written
+    to ``records`` (from the embedded server's database) and the screen says where."""
+
+    def __init__(self, *args: Any, db: Path, records: Path, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.db, self.records = db, records
+
+    def start(self, sink: Sink) -> None:
+        def recording(update: Update) -> None:
+            sink(update)
+            if isinstance(update, HandOver) and self.table:
+                try:
+                    written = write_records(self.db, self.records, self.table)
+                except (OSError, StoreError) as error:
+                    sink(ServerError("records", f"hand record not written: {error}"))
+                    return
+                if written:
+                    sink(Notice(f"saved for tongits replay: {written[-1]}"))
+
+        super().start(recording)
 
 
 def _is_loopback(host: str) -> bool:
@@ -165,20 +198,15 @@ def lan_address() -> str:
             return socket.gethostname()
 
 
-def _write_records(db: Path, out: Path, table: str) -> None:
-    """Write the table's finished hands as hand records in ``out`` and say where."""
-    from tongits.server.store import StoreError, export
+def write_records(db: Path, out: Path, table: str) -> list[Path]:
+    """Write ``table``'s finished hands as hand records in ``out``, oldest first."""
+    written = export(str(db), str(out), table)
+    return sorted((p for p in written if p.name != "standings.json"), key=_hand_number)
 
-    if not table:
-        return
-    try:
-        written = [p for p in export(str(db), str(out), table) if p.name != "standings.json"]
-    except (OSError, StoreError) as error:
-        print(f"tongits play: hand records not written: {error}", file=sys.stderr)
-        return
-    if written:
-        print(f"{len(written)} hand record{'s' if len(written) != 1 else ''} of table {table} "
-              f"in {out}/ — see one with: tongits replay {written[-1]}")
+
+def _hand_number(path: Path) -> int:
+    number = path.stem.rpartition("-")[2]
+    return int(number) if number.isdigit() else 0
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import trio
@@ -25,6 +25,7 @@ REFRESH = 2.0
 LOBBY_HELP = ("create NAME [bots N] [timer S] [private] · join TABLE [SEAT] · watch TABLE · "
               "quit")
 CREATE_USAGE = "usage: create NAME [bots N] [timer S] [private]"
+#: TABLE is a table's id (t3) or its name.
 
 
 class LobbyError(Exception):
@@ -72,6 +73,20 @@ def parse_lobby(line: str) -> Choice:
     raise LobbyError(LOBBY_HELP)
 
 
+def table_id(tables: list[dict[str, Any]], word: str) -> str:
+    """The id of the table ``word`` names: an id as it is, else a listed table's name (any
+    case); a name two tables share must be told apart by id."""
+    if any(t.get("table") == word for t in tables):
+        return word
+    named = [t for t in tables if str(t.get("name", "")).lower() == word.lower()]
+    if len(named) > 1:
+        ids = ", ".join(str(t.get("table")) for t in named)
+        raise LobbyError(f"{len(named)} tables are named {word!r}: use the id ({ids})")
+    if named:
+        return str(named[0].get("table"))
+    return word  # not listed (yet): the server answers for it
+
+
 def describe(table: dict[str, Any]) -> str:
     """One line of the table list."""
     seats = [s for s in table.get("seats") or [] if isinstance(s, dict)]
@@ -98,8 +113,11 @@ def describe(table: dict[str, Any]) -> str:
 class LobbyJoin:
     """The join step: refreshes the table list until ``choose`` is called from the screen."""
 
+    help = LOBBY_HELP
+
     def __init__(self) -> None:
         self.session: NetSession | None = None
+        self.tables: list[dict[str, Any]] = []
         self._token: trio.lowlevel.TrioToken | None = None
         self._send, self._receive = trio.open_memory_channel[Choice](8)
 
@@ -107,6 +125,8 @@ class LobbyJoin:
         """Called by the screen with a typed line; returns an error to show, or None."""
         try:
             choice = parse_lobby(line)
+            if choice.action in ("join", "watch"):
+                choice = replace(choice, table=table_id(self.tables, choice.table))
         except LobbyError as error:
             return str(error)
         if self._token is None:
@@ -119,7 +139,8 @@ class LobbyJoin:
         sink = self.session.sink
         self._token = trio.lowlevel.current_trio_token()
         while True:
-            sink(TablesListed(await conn.list_tables()))
+            self.tables = await conn.list_tables()
+            sink(TablesListed(self.tables))
             with trio.move_on_after(REFRESH):
                 choice = await self._receive.receive()
                 try:

@@ -32,6 +32,7 @@ from .state import (
     Notice,
     SeatsChanged,
     StateUpdate,
+    TableNamed,
     Update,
 )
 from .state import ServerError as ServerRefused
@@ -78,6 +79,7 @@ class NetSession:
         self.server_key = server_key
         self.token: str | None = None
         self.table = ""
+        self.watching: str | None = None  # the table we spectate (no token brings us back)
         self._token_from_disk = False
         self._leaving = False
         self.on_quit = "Your seat is kept: a bot plays it until you connect again with this name."
@@ -129,6 +131,8 @@ class NetSession:
         """Give the seat up for good (a bot plays it to the end of the match); the saved
         token is forgotten. The screen closes the session afterwards."""
         self._leaving = True
+        if self.seats is not None:  # at once: the server may not be reachable to hear it
+            self.seats.forget(self._key, self.name)
         self._post("leave")
 
     def close(self) -> None:
@@ -226,22 +230,36 @@ class NetSession:
                 tls=self.tls, password=self.password,
             ) as conn:
                 resumed = self.token is not None
-                if not resumed:
+                if not resumed and self.watching is not None:  # a spectator comes back
+                    await conn.spectate(self.watching)
+                elif not resumed:
                     await self.join(conn)
                     self.token = conn.token
                     if conn.invite is not None:
                         self.sink(Notice(f"invite friends: {conn.invite}"))
+                    if conn.token is None and conn.table is not None:
+                        self.watching = conn.table
                 self.table = conn.table or self.table
                 self._save_seat()
                 self.sink(Connection("connected"))
+                # Said once the view is there, so that they describe it.
+                after_view: list[Update] = []
+                named = await self._table_named(conn)
+                if named is not None:  # now for the title, again to count the view's hand
+                    self.sink(named)
+                    after_view.append(named)
                 if resumed and self._token_from_disk:
                     self._token_from_disk = False
-                    self.sink(Notice(f"back in your seat at {self.table}"))
+                    after_view.append(Notice(f"back in your seat at {self.table}"))
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._send_loop, conn)
                     try:
                         async for msg in conn:
                             self._deliver(msg, conn.seat)
+                            if isinstance(msg, State):
+                                for update in after_view:
+                                    self.sink(update)
+                                after_view.clear()
                     finally:
                         nursery.cancel_scope.cancel()
                 return conn.closed_by.code if conn.closed_by else "the server closed"
@@ -254,6 +272,16 @@ class NetSession:
             TrustError,
         ) as error:
             return self._reason(error)
+
+    async def _table_named(self, conn: Conn) -> TableNamed | None:
+        """The table's name and hands played, from the lobby's list (the table's messages
+        carry only its id)."""
+        for table in await conn.list_tables():
+            if table.get("table") == self.table and table.get("name"):
+                hands = table.get("hands")
+                played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
+                return TableNamed(str(table["name"]), played, self.table)
+        return None
 
     async def _send_loop(self, conn: Conn) -> None:
         async for kind, payload in self._outbox:

@@ -9,15 +9,20 @@ import os
 from collections.abc import Iterable, Sequence
 
 from prompt_toolkit.styles import Style
-from tongits.engine import Card, End, Phase, best_arrangement
+from tongits.engine import Card, End, Phase, SeatView, best_arrangement
 
-from .state import TableState
+from .state import TableState, layoffs, pile_throwers, pretty_card
+from .words import counted
 
 Line = list[tuple[str, str]]
 HIDDEN = "▒▒"
+#: Lines for our own melds (a long run wraps onto the second).
+ME_MELD_ROWS = 2
+#: The panel holding our seat: header, melds, hand.
+ME_ROWS = ME_MELD_ROWS + 2
 SUIT_STYLE = ("class:club", "class:diamond", "class:heart", "class:spade")
 PHASE_WORDS = {
-    Phase.START: "draw, pick or call",
+    Phase.START: "draw or pick",
     Phase.PLAY: "meld, sapaw, discard",
     Phase.ANSWER: "answer the call",
     Phase.OVER: "hand over",
@@ -140,11 +145,26 @@ def countdown(state: TableState, now: float) -> str:
     return "" if state.deadline_at is None else clock(state.deadline_at - now)
 
 
+def turn_words(view: SeatView, seat: int) -> str:
+    """What ``seat`` may do now, in words, from what everyone sees (not its legal moves)."""
+    if view.phase is Phase.START and view.may_call(seat):
+        return "draw, pick or call"
+    return PHASE_WORDS[view.phase]
+
+
+def table_title(state: TableState) -> str:
+    """``Friday (t3)``, or just the id until the name is known."""
+    table = state.table or "table"
+    if state.table_name and state.table_name != state.table:
+        return f"{state.table_name} ({table})"
+    return table
+
+
 def title_line(state: TableState, now: float, cols: int = 80) -> Line:
     if state.banner:
         return fit([("class:banner", " ⚠ " + state.banner)], cols)
     view = state.view
-    left = f" Tongits · {state.table or 'table'} · hand {max(state.hands_seen, 1)}"
+    left = f" Tongits · {table_title(state)} · hand {max(state.hands_seen, 1)}"
     if view is None:
         return fit([("class:title", left + " · waiting for the deal")], cols)
     if view.phase is Phase.OVER or view.to_act is None:
@@ -153,7 +173,7 @@ def title_line(state: TableState, now: float, cols: int = 80) -> Line:
         actions = ", ".join(dict.fromkeys(m.action.value for m in view.legal))
         right = f"YOUR TURN: {actions} "
     else:
-        right = f"{_name(state, view.to_act)}: {PHASE_WORDS[view.phase]} "
+        right = f"{_name(state, view.to_act)}: {turn_words(view, view.to_act)} "
     clock = countdown(state, now)
     if clock:
         right += f"⏱ {clock} "
@@ -172,11 +192,52 @@ def meld_fragments(state: TableState, meld_id: int) -> Line:
         out.extend(cards_line(meld.cards))
     if meld.secret:
         out.append(("class:dim", " secret"))
+    laid = layoffs(view.history).get(meld_id, [])
+    if laid:  # who laid off which card: "(9♦ T♦ Bob, J♦ Ana)"
+        runs: list[tuple[list[str], int]] = []
+        for card, seat in laid:
+            if runs and runs[-1][1] == seat:
+                runs[-1][0].append(pretty_card(card))
+            else:
+                runs.append(([pretty_card(card)], seat))
+        who = ", ".join(f"{' '.join(cards)} {seat_tag(state, seat)}" for cards, seat in runs)
+        out.append(("class:dim", f" ({who})"))
     return out
 
 
+def wrap(item: Line, cols: int, indent: int = 3) -> list[Line]:
+    """``item`` broken at spaces into lines of at most ``cols`` columns, the later ones
+    indented by ``indent`` (a long run stays whole: its far end is what a lay-off needs)."""
+    lines: list[Line] = [[]]
+    for style, text in item:
+        for i, word in enumerate(text.split(" ")):
+            piece = (" " if i else "") + word
+            if width(lines[-1]) + len(piece) > cols and width(lines[-1]) > indent:
+                lines.append([("", " " * indent)])
+                piece = word
+            if piece:
+                lines[-1].append((style, piece))
+    return lines
+
+
+def seat_tag(state: TableState, seat: int) -> str:
+    """A short name for ``seat`` beside a card: ``you``, a name of up to 6 characters, else
+    its first 6 characters or, when another seat's name starts the same, ``…`` and its last 5
+    (``greedy-bot-1`` and ``greedy-bot-2`` become ``…bot-1`` and ``…bot-2``)."""
+    view = state.view
+    if view is not None and view.seat == seat:
+        return "you"
+    name = _name(state, seat)
+    if len(name) <= 6:
+        return name
+    others = [_name(state, s)[:6] for s in range(3) if s != seat]
+    return "…" + name[-5:] if name[:6] in others else name[:6]
+
+
 def _pack(items: Sequence[Line], cols: int, rows: int) -> list[Line]:
-    """Lay ``items`` left to right in at most ``rows`` lines of ``cols`` columns."""
+    """Lay ``items`` left to right in at most ``rows`` lines of ``cols`` columns; an item
+    wider than a line is wrapped onto lines of its own."""
+    items = [piece for item in items for piece in wrap(item, cols)]
     lines: list[Line] = []
     current: Line = []
     for i, item in enumerate(items):
@@ -208,7 +269,7 @@ def seat_header(state: TableState, seat: int, *, me: bool = False) -> Line:
     out.append(("class:me" if me else "class:turn" if to_act else "", info.name))
     out.append(("class:dim", " [bot]" if info.bot else " [human]"))
     if view is not None and not me:
-        out.append(("", f" · {view.hand_sizes[seat]} cards"))
+        out.append(("", f" · {counted(view.hand_sizes[seat], 'card')}"))
     return out
 
 
@@ -278,6 +339,9 @@ def centre_line(state: TableState, cols: int = 80) -> Line:
                 ("class:top", " "),
             ]
         )
+        throwers = pile_throwers(view.history)
+        if throwers and throwers[-1] is not None:
+            out.append(("class:dim", f" from {_name(state, throwers[-1])}"))
         older = list(reversed(view.discards[:-1]))
         if older:
             out.append(("class:dim", "  ← "))
@@ -310,6 +374,11 @@ def hand_line(state: TableState) -> Line:
         out.extend(cards_line(meld))
         out.append(("class:bracket", "] "))
     out.extend(cards_line(sorted_hand(arrangement.deadwood, by_rank)))
+    if state.drawn is not None:  # the card just drawn, wherever the arrangement put it
+        out = [
+            (f"{style} class:top", text) if text == state.drawn.pretty() else (style, text)
+            for style, text in out
+        ]
     return out
 
 
@@ -319,89 +388,152 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
     header = seat_header(state, seat, me=True)
     marks = seat_marks(state, seat, now)
     if view is not None and view.seat is None:
-        header.append(("", f" · {view.hand_sizes[seat]} cards"))
+        header.append(("", f" · {counted(view.hand_sizes[seat], 'card')}"))
     if view is not None and view.seat is not None:
         count = view.count()
-        header += [("", f" · {len(view.hand)} cards · count "), ("class:count", str(count))]
+        header += [("", f" · {counted(len(view.hand), 'card')} · count "),
+                   ("class:count", str(count))]
         header.append(("class:dim", "  by rank" if state.sort_by_rank else "  by suit"))
+        if state.drawn is not None:
+            header += [("", " · drew "), (f"{SUIT_STYLE[state.drawn.suit]} class:top",
+                                           state.drawn.pretty())]
     header.extend(marks)
-    melds: Line = [("class:dim", "  table: ")]
     mine = [meld_fragments(state, m.id) for m in view.melds if m.owner == seat] if view else []
+    lines = [fit(header, cols)]
     if mine:
-        packed = _pack(mine, cols - 9, 1)
-        melds.extend(packed[0] if packed else [])
+        packed = _pack(mine, cols - 9, ME_MELD_ROWS)
+        for i, row in enumerate(packed):
+            lines.append(fit([("class:dim", "  table: " if i == 0 else " " * 9), *row], cols))
     else:
-        melds.append(("class:dim", "no melds yet"))
-    return join_lines([fit(header, cols), fit(melds, cols), fit(hand_line(state), cols)])
+        lines.append(fit([("class:dim", "  table: no melds yet")], cols))
+    lines += [fit([], cols)] * (1 + ME_MELD_ROWS - len(lines))
+    return join_lines([*lines, fit(hand_line(state), cols)])
 
 
-def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
-    """The event log and chat, newest last; local notes (hint, help) take the bottom lines."""
-    if state.hand_over:
-        return result_panel(state, rows, cols)
-    notes = state.notes[-rows:]
-    lines = state.log()[-(rows - len(notes)) :] if rows > len(notes) else []
+def log_lines(state: TableState) -> list[Line]:
+    """The whole log of this hand as styled lines, oldest first."""
     out: list[Line] = []
-    for entry in lines:
+    for entry in state.log():
         if entry.kind == "chat":
             out.append([("class:chat", " » " + entry.text)])
         elif entry.kind in ("seat", "info"):
             out.append([("class:warn" if entry.kind == "seat" else "class:dim", " " + entry.text)])
         else:
             out.append([("", " " + entry.text)])
+    return out
+
+
+def log_window(state: TableState, rows: int) -> list[Line]:
+    """The ``rows`` lines of the log in view: the newest, or earlier ones after PgUp; a
+    first line says how many are above or below."""
+    lines = log_lines(state)
+    scroll = min(state.log_scroll, max(0, len(lines) - rows + 1))
+    if scroll == 0:
+        return lines[-rows:] if rows else []
+    shown = lines[max(0, len(lines) - rows - scroll + 1) : len(lines) - scroll]
+    above = len(lines) - scroll - len(shown)
+    mark = f" ↑ {above} earlier · ↓ {scroll} later (PgUp, PgDn, End)"
+    return [[("class:count", mark)], *shown]
+
+
+def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
+    """The event log and chat, newest last; local notes (hint, help) take the bottom lines.
+    When the hand is over, the result stands beside the log, which still scrolls (notes, such
+    as the question before quitting, take the whole width until the next line typed)."""
+    if state.hand_over and not state.notes:
+        left = result_lines(state)
+        side = max(width(line) for line in left) + 1
+        right = log_window(state, rows)
+        rows_out = []
+        for i in range(min(rows, max(len(left), len(right)))):
+            a = fit(left[i], side) if i < len(left) else fit([], side)
+            b = right[i] if i < len(right) else []
+            rows_out.append(fit([*a, ("class:dim", "│"), *b], cols))
+        return join_lines(rows_out)
+    notes = state.notes[-rows:]
+    out = log_window(state, rows - len(notes)) if rows > len(notes) else []
     for note in notes:
         out.append([("class:error" if note.kind == "error" else "class:count", " " + note.text)])
     return join_lines([fit(line, cols) for line in out])
 
 
-def _standing(state: TableState, seat: int) -> int | None:
-    standings = state.standings or {}
-    for key in ("ledger", "chips", "totals", "scores"):
-        values = standings.get(key)
-        if isinstance(values, list) and len(values) == 3:
-            return int(values[seat])
-    by_seat = standings.get(str(seat), standings.get(seat))  # type: ignore[call-overload]
-    return by_seat if isinstance(by_seat, int) else None
+def standings(state: TableState) -> list[tuple[str, int]]:
+    """Each seat's chips in the match so far (empty until a hand has been settled)."""
+    values = (state.standings or {}).get("chips", (state.standings or {}).get("ledger"))
+    if not isinstance(values, list) or len(values) != 3:
+        return []
+    return [(_name(state, seat), int(values[seat])) for seat in range(3)]
 
 
-def result_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
+def standings_rule(state: TableState, cols: int = 80) -> Line:
+    """The rule under the opponents, carrying the running standings of the match."""
+    scores = standings(state)
+    if not scores:
+        return [("class:dim", "─" * cols)]
+    hands = (state.standings or {}).get("hands")
+    text = " · ".join(f"{name} {chips:+d}" for name, chips in scores)
+    label = f"─ after {counted(hands, 'hand')}: " if isinstance(hands, int) else "─ chips: "
+    line: Line = [("class:dim", label), ("class:count", text), ("class:dim", " ")]
+    return fit([*line, ("class:dim", "─" * max(0, cols - width(line)))], cols)
+
+
+def options_rule(state: TableState, cols: int = 80) -> Line:
+    """The rule over our seat, naming the table's house rules (``options`` lists them all)."""
+    view = state.view
+    changed = view.options.to_dict() if view is not None else {}
+    if not changed:
+        text = "─ standard rules "
+    else:
+        text = "─ house rules: " + ", ".join(f"{k}={_word(v)}" for k, v in changed.items()) + " "
+    return fit([("class:dim", text + "─" * max(0, cols - len(text)))], cols)
+
+
+def _word(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def options_lines(state: TableState) -> list[str]:
+    """Every option of the table (RULES.md §10), two to a line so that they fit the log of an
+    80×24 screen, the house rules first and marked."""
+    view = state.view
+    if view is None:
+        return ["no table yet"]
+    changed = view.options.to_dict()
+    every = view.options.to_dict(omit_defaults=False)
+    keys = [*changed, *(key for key in every if key not in changed)]  # house rules first
+    cells = [f"{'*' if key in changed else ' '} {key} = {_word(every[key])}" for key in keys]
+    rows = ["".join(f"{cell:<40}" for cell in cells[i : i + 2]).rstrip()
+            for i in range(0, len(cells), 2)]
+    return ["Table options (RULES.md §10), * = house rule:", *rows]
+
+
+def result_lines(state: TableState) -> list[Line]:
+    """Who won and how, then one row per seat: its name in full, count, burned, chips."""
     result = state.result
     view = state.view
     assert result is not None
     if result.winner is None:
         head = "Hand over: no winner (void)"
+    elif view is not None and view.seat == result.winner:
+        head = f"Hand over: you win {END_WORDS[result.end]}"
     else:
         head = f"Hand over: {_name(state, result.winner)} wins {END_WORDS[result.end]}"
-        if result.end is End.CALL:
-            head += " (challenged)" if result.challengers else " (nobody challenged)"
+    if result.end is End.CALL:
+        head += " (challenged)" if result.challengers else " (nobody challenged)"
     lines: list[Line] = [[("class:turn", " " + head)]]
+    names = [_name(state, seat) for seat in range(3)]
+    column = max(len(n) for n in names)
     for seat in range(3):
-        chips = result.chips[seat]
-        row: Line = [
-            ("class:me" if view and view.seat == seat else "", f" {_name(state, seat)[:10]:<10}"),
-            ("", f" count {result.counts[seat]:>3}"),
-            ("class:warn", " burned" if seat in result.burned else "       "),
-            ("class:count", f" {chips:+4d}"),
-            ("", "  "),
-        ]
-        if view is not None and view.revealed is not None:
-            row.extend(cards_line(sorted_hand(view.revealed[seat], state.sort_by_rank)))
-        lines.append(row)
-    totals = [_standing(state, s) for s in range(3)]
-    if any(t is not None for t in totals):
         lines.append(
             [
-                (
-                    "",
-                    " Standings: "
-                    + " · ".join(
-                        f"{_name(state, s)} {t:+d}" for s, t in enumerate(totals) if t is not None
-                    ),
-                )
+                ("class:me" if view and view.seat == seat else "", f" {names[seat]:<{column}}"),
+                ("", f" count {result.counts[seat]:>3}"),
+                ("class:warn", " burned" if seat in result.burned else "       "),
+                ("class:count", f" {result.chips[seat]:+4d}"),
             ]
         )
-    lines.append([("class:turn", " Press Enter for the next hand, or type quit")])
-    return join_lines([fit(line, cols) for line in lines[:rows]])
+    lines.append([("class:turn", " Enter: next hand")])
+    return lines
 
 
 def message_line(state: TableState, cols: int = 80) -> Line:
@@ -427,7 +559,11 @@ def _legal_summary(state: TableState) -> str:
 
 
 def keys_line(state: TableState, cols: int = 80) -> Line:
-    if state.hand_over:
+    """The keys that do something for this player now (a spectator has no moves to make)."""
+    watching = state.view is not None and state.view.seat is None
+    if watching:
+        text = " watching · say TEXT to chat · help · ^Q quit"
+    elif state.hand_over:
         text = " Enter next hand · F5 sort · ^Q quit"
     else:
         text = " F2 draw · F3 pick · F4 hint · F5 sort · Tab complete · ^Q quit"
@@ -455,8 +591,9 @@ def lobby_title(state: TableState, cols: int = 80) -> Line:
     return fit([("class:title", " Tongits · lobby (bots are marked *)")], cols)
 
 
-def screen_text(state: TableState, now: float, cols: int = 80) -> str:
-    """The whole screen as plain text (for tests and logs), in the layout's order."""
+def screen_text(state: TableState, now: float, cols: int = 80, rows: int = 24) -> str:
+    """The whole screen but the command line as plain text (for tests and logs), in the
+    layout's order."""
     half = (cols - 1) // 2
     me = my_seat(state)
     left = to_text(opponent_panel(state, (me + 1) % 3, half, now=now)).split("\n")
@@ -468,12 +605,12 @@ def screen_text(state: TableState, now: float, cols: int = 80) -> str:
     parts = [
         to_text(title_line(state, now, cols)),
         *(a + "│" + b for a, b in zip(left, right, strict=True)),
-        "─" * cols,
+        to_text(standings_rule(state, cols)),
         to_text(centre_line(state, cols)),
-        "─" * cols,
+        to_text(options_rule(state, cols)),
         to_text(me_panel(state, cols, now)),
         "─" * cols,
-        to_text(log_panel(state, 8, cols)),
+        to_text(log_panel(state, rows - 13 - ME_ROWS, cols)),
         to_text(message_line(state, cols)),
         to_text(keys_line(state, cols)),
     ]

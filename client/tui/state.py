@@ -106,6 +106,16 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
+class TableNamed:
+    """The name the table was given (the title shows it beside the id) and how many hands of
+    its match were played before this one (so a client started again counts on from there)."""
+
+    name: str
+    hands_played: int | None = None
+    table: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class TablesListed:
     """The lobby's table list; ``None`` once a seat is taken and the lobby is left."""
 
@@ -121,6 +131,7 @@ Update = (
     | Connection
     | TablesListed
     | Notice
+    | TableNamed
 )
 
 
@@ -154,6 +165,9 @@ class TableState:
     closed: bool = False
     lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
+    table_name: str = ""
+    drawn: Card | None = None  # the card we just drew, until our turn ends
+    log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
 
     @property
     def seated(self) -> bool:
@@ -191,9 +205,14 @@ class TableState:
                 self.asides = [(0, line) for _, line in self.asides[-6:]]
                 self.back_at = {}
                 self.result = None
-                self.standings = None
                 self.notes = []
                 self.hands_seen += 1
+                self.drawn = None
+                self.log_scroll = 0
+                if old is not None:  # what was said about the last hand is past
+                    self.say("")
+            else:
+                self._moved_on(old.history if old is not None else (), update.view)
             self.view = update.view
             if update.view.result is not None:
                 self.result = update.view.result
@@ -206,8 +225,6 @@ class TableState:
                 self.asides.append((max(at, 0), line))
             self.table = update.table or self.table
             self.deadline_at = now + update.deadline if update.deadline is not None else None
-            if update.view.legal and not self.message_is_error:
-                self.message = ""
         elif isinstance(update, HandOver):
             self.result = Result.from_dict(update.result)
             self.standings = update.standings
@@ -221,6 +238,12 @@ class TableState:
                 self._seat_changed(update.change, before)
         elif isinstance(update, ServerError):
             self.say(f"server refused: {update.message} ({update.code})", error=True)
+        elif isinstance(update, TableNamed):
+            self.table_name = update.name
+            self.table = update.table or self.table
+            if update.hands_played is not None and self.view is not None:
+                over = self.view.result is not None
+                self.hands_seen = update.hands_played + (0 if over else 1)
         elif isinstance(update, Notice):
             self.say(update.text)
             self._aside(LogLine("info", update.text))
@@ -231,11 +254,41 @@ class TableState:
         elif isinstance(update, Connection):
             if update.status == "connected":
                 self.banner = None
+                self.say("")
             elif update.status == "lost":
                 self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
             else:
                 self.banner = "disconnected: " + (update.detail or "the server is gone")
                 self.closed = True
+
+    def _moved_on(self, before: Sequence[dict[str, Any]], view: SeatView) -> None:
+        """The message line describes the present: a note about an earlier moment (``sent:``,
+        a refusal of a move since replaced by one of ours) goes once the hand moves on; the
+        server playing for us when our time ran out is said until the next message."""
+        new = view.history[len(before):]
+        if not new:
+            return
+        ours = [i for i, step in enumerate(new, len(before)) if step.get("seat") == view.seat]
+        if ours:
+            self.drawn = self._just_drawn(view)
+        auto = [i for i in ours if view.history[i].get("timeout")]
+        if view.seat is not None and auto:
+            lines = event_lines(view.history, ["you"] * 3)
+            played = ", ".join(lines[i].text.removeprefix("you ").removesuffix(AUTOPLAYED)
+                               for i in auto)
+            self.say(f"your time ran out: the server played for you ({played})", error=True)
+        elif not self.message_is_error or ours:
+            self.say("")
+
+    def _just_drawn(self, view: SeatView) -> Card | None:
+        """The card our last step drew (the one card new in our hand), if that step was a
+        draw: the server's history says only that a card was drawn."""
+        old = self.view
+        last = view.history[-1] if view.history else {}
+        if old is None or last.get("seat") != view.seat or last.get("action") != "draw":
+            return None
+        new = set(view.hand) - set(old.hand)
+        return new.pop() if len(new) == 1 else None
 
     def _aside(self, line: LogLine) -> None:
         self.asides.append((len(self.view.history) if self.view is not None else 0, line))
@@ -289,6 +342,9 @@ SEAT_CHANGES = {
     "stand_in": "a bot is standing in for {name}",
 }
 
+#: Added to the log line of a move the server played because the seat's time ran out.
+AUTOPLAYED = " (time ran out: played by the server)"
+
 _VERBS = {
     "draw": "drew",
     "call": "called",
@@ -298,7 +354,8 @@ _VERBS = {
 
 
 def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list[LogLine]:
-    """One line per public action, in the words of the table: who drew, picked, melded…"""
+    """One line per public action, in the words of the table: who drew, picked, melded…; a
+    move the server played for a seat whose time ran out says so."""
     out: list[LogLine] = []
     pile: list[str] = []
     next_meld = 0
@@ -309,7 +366,7 @@ def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list
     for step in history:
         seat = step.get("seat")
         action = step.get("action")
-        cards = [_pretty(c) for c in step.get("cards") or ()]
+        cards = [pretty_card(c) for c in step.get("cards") or ()]
         who = name(seat)
         if action in _VERBS:
             text = f"{who} {_VERBS[action]}"
@@ -331,17 +388,49 @@ def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list
                 text += " " + " ".join(cards)
             next_meld += 1
         elif action == "sapaw":
-            text = f"{who} laid off {_pretty(step.get('card'))} onto #{step.get('meld')}"
+            text = f"{who} laid off {pretty_card(step.get('card'))} onto #{step.get('meld')}"
         elif action == "discard":
-            pile.append(_pretty(step.get("card")))
+            pile.append(pretty_card(step.get("card")))
             text = f"{who} discarded {pile[-1]}"
         else:
             text = f"{who} {action}"
+        if step.get("timeout"):  # protocol 1.1: the server played it, the timer ran out
+            text += AUTOPLAYED
         out.append(LogLine("event", text, seat if isinstance(seat, int) else None))
     return out
 
 
-def _pretty(card: Any) -> str:
+def pile_throwers(history: Sequence[dict[str, Any]]) -> list[int | None]:
+    """Who threw each card of the discard pile, bottom to top (a pick takes the top one)."""
+    pile: list[int | None] = []
+    for step in history:
+        if step.get("action") == "discard":
+            seat = step.get("seat")
+            pile.append(seat if isinstance(seat, int) else None)
+        elif step.get("action") == "pick" and pile:
+            pile.pop()
+    return pile
+
+
+def layoffs(history: Sequence[dict[str, Any]]) -> dict[int, list[tuple[str, int]]]:
+    """Per meld id, the cards laid off onto it and who laid each (a sapaw, or a pick of the top
+    discard onto the meld), in order."""
+    out: dict[int, list[tuple[str, int]]] = {}
+    pile: list[str] = []
+    for step in history:
+        action, seat, meld = step.get("action"), step.get("seat"), step.get("meld")
+        if action == "discard":
+            pile.append(str(step.get("card")))
+        elif action == "pick":
+            top = pile.pop() if pile else "?"
+            if isinstance(meld, int) and isinstance(seat, int):
+                out.setdefault(meld, []).append((top, seat))
+        elif action == "sapaw" and isinstance(meld, int) and isinstance(seat, int):
+            out.setdefault(meld, []).append((str(step.get("card")), seat))
+    return out
+
+
+def pretty_card(card: Any) -> str:
     try:
         return Card.parse(card).pretty()
     except Exception:

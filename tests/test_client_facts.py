@@ -1,0 +1,155 @@
+"""Every public fact of RULES.md §11 on the 80×24 screen: options, who laid off what, who threw
+the top discard, the card just drawn, the log beside the result and scrolled back, the running
+standings, the table's name and id, long runs whole."""
+
+from __future__ import annotations
+
+from client_positions import position
+from tongits.client.tui.hint import choose_move
+from tongits.client.tui.render import options_lines, screen_text, to_text, wrap
+from tongits.client.tui.session import FakeSession
+from tongits.client.tui.state import (
+    StateUpdate,
+    TableNamed,
+    TableState,
+    layoffs,
+    pile_throwers,
+)
+from tongits.engine import Action, Options, Phase
+
+SEATS = [
+    {"seat": 0, "name": "Ana", "kind": "human"},
+    {"seat": 1, "name": "Bob", "kind": "human"},
+    {"seat": 2, "name": "Cara", "kind": "bot"},
+]
+
+
+def lines_of(text: str) -> list[str]:
+    lines = text.split("\n")
+    assert len(lines) <= 23 and all(len(line) <= 80 for line in lines), text
+    return lines
+
+
+def test_who_threw_the_top_discard_and_who_laid_off_each_card() -> None:
+    history = [
+        {"seat": 0, "action": "discard", "card": "7c"},
+        {"seat": 1, "action": "pick", "cards": ["7h", "7s"]},
+        {"seat": 1, "action": "discard", "card": "Kd"},
+        {"seat": 2, "action": "draw"},
+        {"seat": 2, "action": "sapaw", "card": "7d", "meld": 0},
+        {"seat": 2, "action": "discard", "card": "2c"},
+        {"seat": 0, "action": "pick", "meld": 0},
+    ]
+    assert pile_throwers(history) == [1]
+    assert layoffs(history) == {0: [("7d", 2), ("2c", 0)]}
+    view = position("Kd 2c", top="9s", melds=[(1, "7h 7s 7c 7d")], to_act=1)
+    object.__setattr__(view, "history", (
+        {"seat": 2, "action": "draw"},
+        {"seat": 2, "action": "sapaw", "card": "7d", "meld": 0},
+        {"seat": 2, "action": "discard", "card": "9s"},
+    ))
+    state = TableState()
+    state.apply(StateUpdate(view, SEATS, None, table="t1"))
+    text = screen_text(state, now=0.0)
+    assert "Discard  9♠  from Cara" in text
+    assert "#0 7♣ 7♦ 7♥ 7♠ (7♦ Cara)" in text
+    names = [{**seat, "name": name} for seat, name in zip(SEATS, ["You", "greedy-bot-1",
+                                                                  "greedy-bot-2"], strict=True)]
+    state.apply(StateUpdate(view, names, None, table="t1"))
+    assert "(7♦ …bot-2)" in screen_text(state, now=0.0)
+
+
+def test_the_card_just_drawn_is_named_and_highlighted_until_the_turn_ends() -> None:
+    session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    session.start(state.apply)
+    assert state.view is not None
+    while state.view.phase is not Phase.START or state.view.to_act != 0:
+        session.send_move(choose_move(state.view))
+    before = set(state.view.hand)
+    session.send_move(next(m for m in state.view.legal if m.action is Action.DRAW))
+    drawn = (set(state.view.hand) - before).pop()
+    assert state.drawn == drawn
+    text = screen_text(state, now=0.0)
+    assert f"· drew {drawn.pretty()}" in text
+    from tongits.client.tui.render import hand_line
+
+    marked = [text for style, text in hand_line(state) if "class:top" in style]
+    assert marked == [drawn.pretty()]
+    while state.view.to_act == 0 and state.view.legal:
+        session.send_move(choose_move(state.view))
+    assert state.drawn is None
+
+
+def finished(seed: int, options: Options | None = None) -> tuple[TableState, FakeSession]:
+    session = FakeSession(seed=seed, names=("Ana", "Bob", "Cara"), options=options)
+    state = TableState()
+    session.start(state.apply)
+    while state.view is not None and state.view.legal:
+        session.send_move(choose_move(state.view))
+    return state, session
+
+
+def test_the_result_stands_beside_the_end_of_the_log() -> None:
+    state, _ = finished(5)
+    lines = lines_of(screen_text(state, now=0.0))
+    result = next(i for i, line in enumerate(lines) if line.startswith(" Hand over:"))
+    assert "│ " in lines[result]
+    log_side = [line.split("│ ", 1)[1] for line in lines[result:] if "│ " in line]
+    assert log_side[-3:] == [line.text for line in state.log()[-3:]]
+    state.note(["The game is saved: `tongits play` again takes you back to this seat."])
+    assert "takes you back to this seat." in screen_text(state, now=0.0)  # not cut
+
+
+def test_the_log_scrolls_back_to_the_start_of_the_hand() -> None:
+    state, _ = finished(5)
+    state.result = None  # the log alone, as during the hand
+    text = screen_text(state, now=0.0)
+    first = state.log()[0].text
+    assert first not in text
+    state.log_scroll = len(state.log())
+    text = screen_text(state, now=0.0)
+    assert first in text and "↑ 0 earlier · ↓" in text
+
+
+def test_running_standings_stay_through_the_next_hand() -> None:
+    state, session = finished(5)
+    chips = session.match.ledger
+    shown = f"─ chips: Ana {chips[0]:+d} · Bob {chips[1]:+d} · Cara {chips[2]:+d} ─"
+    assert shown in screen_text(state, now=0.0)
+    session.next_hand()
+    assert state.hands_seen == 2 and state.result is None
+    assert shown in screen_text(state, now=0.0)
+
+
+def test_the_table_options_show_and_are_listed() -> None:
+    session = FakeSession(seed=5, options=Options.from_dict({"pick_to_sapaw": True}))
+    state = TableState()
+    session.start(state.apply)
+    assert "─ house rules: pick_to_sapaw=true ─" in screen_text(state, now=0.0)
+    listed = options_lines(state)
+    assert listed[1].startswith("* pick_to_sapaw = true ") and "  ante = 0" in "\n".join(listed)
+    assert len(listed) <= 7 and all(len(line) <= 80 for line in listed)  # the log's 7 rows
+    plain = FakeSession(seed=5)
+    state = TableState()
+    plain.start(state.apply)
+    assert "─ standard rules ─" in screen_text(state, now=0.0)
+
+
+def test_the_title_names_the_table_and_its_id() -> None:
+    state = TableState()
+    state.apply(StateUpdate(position("Kd 2c"), SEATS, None, table="t4"))
+    assert screen_text(state, now=0.0).startswith(" Tongits · t4 · hand 1")
+    state.apply(TableNamed("Friday"))
+    assert screen_text(state, now=0.0).startswith(" Tongits · Friday (t4) · hand 1")
+
+
+def test_a_long_run_wraps_and_its_far_end_stays_on_screen() -> None:
+    run = "As 2s 3s 4s 5s 6s 7s 8s 9s Ts Js Qs Ks"
+    view = position("Kd 2c", melds=[(2, run), (1, "4d 5d 6d")])
+    state = TableState()
+    state.apply(StateUpdate(view, SEATS, None, table="t1"))
+    text = screen_text(state, now=0.0)
+    lines_of(text)
+    assert "K♠" in text and "…" not in text
+    assert all(len(to_text(line)) <= 20 for line in wrap([("", "#0 " + run)], 20))

@@ -1,0 +1,123 @@
+"""The words on screen describe the present and read as English: full names in the result,
+no stale status lines, the server's play for a timed-out seat said, plurals right."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from client_positions import position
+from tongits.client.tui.hint import choose_move
+from tongits.client.tui.render import screen_text
+from tongits.client.tui.session import FakeSession
+from tongits.client.tui.state import (
+    Connection,
+    ServerError,
+    StateUpdate,
+    TableState,
+    event_lines,
+)
+from tongits.engine import End
+
+SEATS = [
+    {"seat": 0, "name": "Ana", "kind": "human"},
+    {"seat": 1, "name": "Bob", "kind": "human"},
+    {"seat": 2, "name": "Cara", "kind": "bot"},
+]
+
+
+def finished(seed: int, names: tuple[str, str, str]) -> tuple[TableState, FakeSession]:
+    session = FakeSession(seed=seed, names=names)
+    state = TableState()
+    session.start(state.apply)
+    while state.view is not None and state.view.legal:
+        session.send_move(choose_move(state.view))
+    return state, session
+
+
+def test_the_result_shows_every_name_whole() -> None:
+    names = ("You", "greedy-bot-1", "greedy-bot-2 of the long name")
+    state, _ = finished(3, names)
+    text = screen_text(state, now=0.0)
+    rows = [line for line in text.split("\n") if " count " in line and line[1] != " "]
+    assert len(rows) == 3
+    for name, row in zip(names, rows, strict=True):
+        assert row.startswith(f" {name} ")
+    assert len({row.index(" count ") for row in rows}) == 1  # one column, names aligned
+
+
+def test_the_winner_reads_you_win_for_our_seat() -> None:
+    state, _ = finished(0, ("You", "Bob", "Cara"))
+    assert state.result is not None
+    state.result = replace(state.result, winner=0, end=End.STOCK)  # our seat won
+    text = screen_text(state, now=0.0)
+    assert "Hand over: you win at stock-out" in text and "You wins" not in text
+
+
+def test_one_card_is_singular() -> None:
+    view = position("Kd", melds=[(1, "4d 5d 6d")], seat=1)
+    object.__setattr__(view, "hand_sizes", (1, 1, 2))
+    state = TableState()
+    state.apply(StateUpdate(view, SEATS, None, table="t1"))
+    text = screen_text(state, now=0.0)
+    assert "1 card " in text + " " and "1 cards" not in text and "2 cards" in text
+
+
+def test_the_status_line_forgets_the_moment_that_passed() -> None:
+    state, session = finished(4, ("Ana", "Bob", "Cara"))
+    state.say("waiting for the next deal…")
+    session.next_hand()
+    assert state.message == ""  # the new hand is dealt: nothing is awaited any more
+    state.apply(ServerError("shutting_down", "the server is shutting down"))
+    state.apply(Connection("lost", "(retry in 1s)"))
+    state.apply(Connection("connected"))
+    text = screen_text(state, now=0.0)
+    assert "shutting down" not in text and "connection lost" not in text
+
+
+def test_a_sent_move_is_not_announced_once_it_is_played() -> None:
+    session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    session.start(state.apply)
+    assert state.view is not None
+    move = choose_move(state.view)
+    state.say(f"sent: {move}")
+    session.send_move(move)
+    assert "sent:" not in screen_text(state, now=0.0)
+
+
+def test_moves_the_server_played_for_a_timed_out_seat_are_said() -> None:
+    history = [
+        {"seat": 2, "action": "draw", "timeout": True},
+        {"seat": 2, "action": "discard", "card": "Jc", "timeout": True},
+    ]
+    lines = [line.text for line in event_lines(history, ["Ana", "Bob", "Cara"])]
+    assert lines == [
+        "Cara drew (time ran out: played by the server)",
+        "Cara discarded J♣ (time ran out: played by the server)",
+    ]
+    session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    session.start(state.apply)
+    view = state.view
+    assert view is not None and view.seat == 0
+    first = choose_move(view)
+    session.hand.apply(0, first)
+    from tongits.engine import seat_view
+
+    later = seat_view(session.hand, 0)
+    step = dict(later.history[-1], timeout=True)
+    object.__setattr__(later, "history", (*later.history[:-1], step))
+    state.apply(StateUpdate(later, SEATS, None, table="t1"))
+    assert state.message.startswith("your time ran out: the server played for you (")
+    assert "time ran out: played by the server" in screen_text(state, now=0.0)
+
+
+def test_a_spectator_is_shown_only_keys_it_can_use() -> None:
+    from tongits.engine import seat_view
+
+    session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    state.apply(StateUpdate(seat_view(session.hand, None), SEATS, None, table="t1"))
+    text = screen_text(state, now=0.0)
+    assert "watching · say TEXT to chat" in text
+    assert "F2 draw" not in text and "F3 pick" not in text
