@@ -239,7 +239,7 @@ class Standings:
 
     def table(self) -> str:
         head = (
-            f"{'bot':<14}{'hands':>7}{'tongits':>8}{'call':>6}{'stock':>6}"
+            f"{'bot':<22}{'hands':>7}{'tongits':>8}{'call':>6}{'stock':>6}"
             f"{'chips/hand':>11}{'95% CI':>18}{'avg cnt':>8}{'calls':>6}{'won':>6}"
             f"{'burned':>7}"
         )
@@ -252,21 +252,21 @@ class Standings:
             t, d = b.tally, b.to_dict()
             ci = f"[{b.chips.low:+.3f}, {b.chips.high:+.3f}]"
             lines.append(
-                f"{_label(position, b.name):<14}{t.hands:>7}{t.wins['tongits']:>8}"
+                f"{_label(position, b.name):<22}{t.hands:>7}{t.wins['tongits']:>8}"
                 f"{t.wins['call']:>6}{t.wins['stock']:>6}{b.chips.mean:>+11.3f}{ci:>18}"
                 f"{d['avg_count']:>8.1f}{t.calls:>6}{t.calls_won:>6}"
                 f"{100 * d['burned_rate']:>6.1f}%"
             )
         lines.append("")
         lines.append(
-            f"{'bot':<14}{'decisions':>10}{'ms mean':>9}{'p50':>8}{'p99':>8}{'max':>9}"
+            f"{'bot':<22}{'decisions':>10}{'ms mean':>9}{'p50':>8}{'p99':>8}{'max':>9}"
             f"{'timeouts':>9}{'illegal':>8}{'crashes':>8}{'stand-in':>9}"
         )
         for position, b in enumerate(self.bots):
             t, d = b.tally, b.to_dict()
             ms = d["ms"]
             lines.append(
-                f"{_label(position, b.name):<14}{t.decisions:>10}{d['ms_per_decision']:>9.2f}"
+                f"{_label(position, b.name):<22}{t.decisions:>10}{d['ms_per_decision']:>9.2f}"
                 f"{ms['p50']:>8.2f}{ms['p99']:>8.2f}{ms['max']:>9.2f}{t.timeouts:>9}"
                 f"{t.illegal:>8}{t.crashes:>8}{t.stand_in_hands:>9}"
             )
@@ -287,7 +287,7 @@ class Standings:
 
 def _label(position: int, name: str) -> str:
     label = f"{position + 1}. {name}"
-    return label if len(label) <= 13 else label[:12] + "…"
+    return label if len(label) <= 21 else label[:20] + "…"
 
 
 class IncompleteRun(RuntimeError):

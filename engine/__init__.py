@@ -17,7 +17,7 @@ from .errors import (
     RuleError,
 )
 from .hand import End, Hand, Phase, Result, Step
-from .match import Match, deck_for
+from .match import Match, MatchLength, deck_for
 from .melds import MeldKind, TableMeld, is_meld, meld_kind
 from .moves import Action, Move
 from .options import MAX_ANTE, CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
@@ -39,6 +39,7 @@ __all__ = [
     "MeldKind",
     "MeldView",
     "Match",
+    "MatchLength",
     "Move",
     "MAX_ANTE",
     "Options",

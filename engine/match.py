@@ -107,3 +107,42 @@ class Match:
             data["streak"],
             list(data["wins"]),
         )
+
+
+#: Bounds of a match's declared length (``MatchLength``).
+MAX_MATCH_HANDS = 10_000
+MAX_MATCH_TARGET = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class MatchLength:
+    """How long a match lasts, declared when its table is made: ``hands`` hands, or until a
+    seat's chip total reaches ``target`` chips up or down (someone has won or lost that much),
+    whichever comes first. Neither: the match is open-ended (it goes on while anyone plays).
+    """
+
+    hands: int | None = None
+    target: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.hands is not None and not 1 <= self.hands <= MAX_MATCH_HANDS:
+            raise ValueError(f"hands must be 1 to {MAX_MATCH_HANDS}")
+        if self.target is not None and not 1 <= self.target <= MAX_MATCH_TARGET:
+            raise ValueError(f"target must be 1 to {MAX_MATCH_TARGET} chips")
+
+    def over(self, match: Match) -> str | None:
+        """Why ``match`` is over (``"hands"`` or ``"target"``), or None while it goes on."""
+        if self.hands is not None and match.hands_played >= self.hands:
+            return "hands"
+        if self.target is not None and any(abs(c) >= self.target for c in match.ledger):
+            return "target"
+        return None
+
+    def to_dict(self) -> dict[str, int]:
+        """The declared length, as shown in table info: ``{}`` for an open-ended match."""
+        out = {}
+        if self.hands is not None:
+            out["hands"] = self.hands
+        if self.target is not None:
+            out["target"] = self.target
+        return out

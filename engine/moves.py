@@ -58,10 +58,15 @@ class Move:
         """Read a hand-record action (``seat`` is ignored); raise ``InvalidMove`` if malformed."""
         if not isinstance(data, dict):
             raise InvalidMove(RuleCode.BAD_MOVE, "a move must be an object")
+        named = data.get("action")
         try:
-            action = Action(str(data.get("action")))
+            action = Action(named) if isinstance(named, str) else None
         except ValueError:
-            raise InvalidMove(RuleCode.BAD_MOVE, f"unknown action {data.get('action')!r}") from None
+            action = None
+        if action is None:
+            known = ", ".join(a.value for a in Action)
+            what = f"unknown action {named}" if isinstance(named, str) else "no action"
+            raise InvalidMove(RuleCode.BAD_MOVE, f"{what}: a move's action is one of {known}")
         cards: tuple[Card, ...] = ()
         card = None
         meld = data.get("meld")

@@ -5,9 +5,11 @@
 //   node examples/bot.js [HOST:PORT] [--table ID_OR_NAME] [--hands N] [--name NAME]
 //
 // It joins the table given with --table, or else the first public table with a free seat, or
-// else creates a table with two server bots. Then, whenever a `state` lists legal moves for its
-// seat, it plays the first one that is not `call`; after each `hand_result` it asks for the
-// next hand, and after N hands (default 1) it leaves and exits with status 0.
+// else creates a table with two server bots and a match of N hands (default 1; protocol 1.1).
+// Then, whenever a `state` lists legal moves for its seat, it plays the first one that is not
+// `call`; after each `hand_result` it asks for the next hand. It exits with status 0 when the
+// match is over (`match_over`), or, at a table whose match is open-ended, after N hands (it
+// leaves first).
 //
 // A host that seats it (`tongits arena --bots "cmd:node examples/bot.js"`) says where in the
 // environment, which wins over the command line: TONGITS_SERVER (HOST:PORT), TONGITS_TABLE,
@@ -38,6 +40,7 @@ let nextId = 1;
 const pending = new Map(); // request id -> {resolve, reject}
 let handsOver = 0;
 let done = false;
+let declared = false; // the table's match has a declared length: wait for match_over
 
 // Every request carries an id; its reply echoes it as `id`, an error as `ref`.
 function request(msg) {
@@ -69,6 +72,11 @@ function receive(msg) {
     play(msg.legal);
   } else if (msg.type === 'hand_result') {
     handOver(msg.result);
+  } else if (msg.type === 'match_over') {
+    const { hands: played, chips } = msg.standings;
+    console.log(`match over (${msg.reason}) after ${played} hands: chips ${chips.join(' ')}`);
+    done = true;
+    socket.end();
   } else if (msg.type === 'error') {
     console.error(`server error ${msg.code}: ${msg.message}`);
   }
@@ -79,11 +87,21 @@ function play(legal) {
   request({ type: 'move', move }).catch((err) => console.error(`move refused: ${err.message}`));
 }
 
+let matchHands; // the declared number of hands, if the match has one
+
+function isLastHand(played) {
+  return matchHands !== undefined && played >= matchHands;
+}
+
 async function handOver(result) {
   handsOver += 1;
   const winner = result.winner === undefined || result.winner === null ? 'none' : `seat ${result.winner}`;
   console.log(`hand ${handsOver} over: ${result.end}, winner ${winner}, chips ${result.chips.join(' ')}`);
-  if (handsOver >= hands) {
+  if (declared) {
+    // The server ends the match itself; `next_hand` after the last hand would be refused.
+    if (isLastHand(handsOver)) return;
+    await request({ type: 'next_hand' }).catch(() => {});
+  } else if (handsOver >= hands) {
     done = true;
     await request({ type: 'leave' });
     socket.end();
@@ -105,9 +123,16 @@ async function main() {
   const { tables } = await request({ type: 'list_tables' });
   const free = tables.filter((t) => !t.started && t.players < 3 && !t.private
     && (table === null || t.table === table || t.name === table));
-  const joined = free.length > 0
-    ? await request({ type: 'join', table: free[0].table })
-    : await request({ type: 'create_table', name: table || `${name}'s table`, bots: 2 });
+  let joined;
+  if (free.length > 0) {
+    joined = await request({ type: 'join', table: free[0].table });
+    matchHands = (free[0].match_length || {}).hands;
+    declared = Object.keys(free[0].match_length || {}).length > 0;
+  } else {
+    joined = await request({ type: 'create_table', name: table || `${name}'s table`, bots: 2, hands });
+    matchHands = hands;
+    declared = true;
+  }
   console.log(`seated at table ${joined.table}, seat ${joined.seat}`);
 }
 

@@ -6,6 +6,7 @@ Nothing here does I/O or knows the rules: ``framing.Codec`` turns bytes into map
 """
 
 from .errors import (
+    BadLine,
     ErrorCode,
     FrameTooLarge,
     FramingError,
@@ -14,10 +15,11 @@ from .errors import (
     error_message,
     error_number,
 )
-from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, Shared, encode_value
+from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, Shared, encode_value, sniff
 from .limits import MAX_DEPTH, MAX_ID, MAX_INT, MAX_ITEMS, MAX_STRING, is_request_id, is_text
 from .messages import (
     CLIENT_MESSAGES,
+    PROTOCOL_MINOR,
     PROTOCOL_VERSION,
     SERVER_MESSAGES,
     AddBot,
@@ -32,6 +34,7 @@ from .messages import (
     Joined,
     Leave,
     ListTables,
+    MatchOver,
     Message,
     Move,
     NextHand,
@@ -45,6 +48,7 @@ from .messages import (
     Spectate,
     Start,
     State,
+    Sync,
     Tables,
     Welcome,
     parse_client,
@@ -60,9 +64,11 @@ __all__ = [
     "MAX_INT",
     "MAX_ITEMS",
     "MAX_STRING",
+    "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
     "SERVER_MESSAGES",
     "AddBot",
+    "BadLine",
     "Chat",
     "ChatLine",
     "ClientMessage",
@@ -78,6 +84,7 @@ __all__ = [
     "Joined",
     "Leave",
     "ListTables",
+    "MatchOver",
     "MalformedFrame",
     "Message",
     "Mode",
@@ -95,6 +102,7 @@ __all__ = [
     "Spectate",
     "Start",
     "State",
+    "Sync",
     "Tables",
     "Welcome",
     "error_message",
@@ -104,5 +112,6 @@ __all__ = [
     "is_text",
     "parse_client",
     "parse_server",
+    "sniff",
     "to_dict",
 ]

@@ -42,6 +42,7 @@ class ErrorCode(StrEnum):
     HANDSHAKE_TIMEOUT = "handshake_timeout", 1010, "No `hello` arrived in time."
     IDLE_TIMEOUT = "idle_timeout", 1011, "The connection was silent for too long."
     SLOW_READER = "slow_reader", 1012, "The peer read its messages too slowly to keep up."
+    FRAME_TIMEOUT = "frame_timeout", 1013, "A frame or line was begun and not finished in time."
     TLS_REQUIRED = "tls_required", 1020, "The server accepts TLS connections only (tls://)."
 
     BAD_TOKEN = "bad_token", 2001, "The session token is unknown or expired."
@@ -126,6 +127,14 @@ class FramingError(ProtocolError):
 class FrameTooLarge(FramingError):
     def __init__(self, message: str) -> None:
         super().__init__(ErrorCode.FRAME_TOO_LARGE, message)
+
+
+class BadLine(ProtocolError):
+    """A text-mode line that is not one JSON object (code ``malformed_frame`` or
+    ``not_a_map``). Unlike a ``FramingError`` it spoils only its line: the connection stays."""
+
+    def __init__(self, message: str, code: ErrorCode = ErrorCode.MALFORMED_FRAME) -> None:
+        super().__init__(code, message)
 
 
 class MalformedFrame(FramingError):

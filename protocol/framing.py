@@ -2,15 +2,18 @@
 
 Two encodings share one port. Binary frames are a 4-byte big-endian payload length followed by
 one msgpack map. Text mode is newline-delimited JSON, one object per line, both ways. A server
-codec picks the mode from the first byte the peer sends (``{`` means text); a client codec is
-told its mode.
+codec picks the mode from the first byte the peer sends (``sniff``: a binary frame is at most
+64 KiB, so its first byte is always 0x00; anything else is text, which tolerates leading
+whitespace and a UTF-8 byte order mark); a client codec is told its mode.
 
 The codec owns no socket, in the style of h11: feed what arrives to ``receive_data`` and then
 call ``next_message`` until it returns None. Draining after every chunk keeps the buffer below
 the maximum frame size plus one chunk, because an oversized frame is refused as soon as its
 length is known (binary header, or a text line that outgrows the limit), before its body is
 read. After a ``FramingError`` the codec is dead: it raises that error again on any input, while
-``encode`` still works so the caller can send an error frame before closing.
+``encode`` still works so the caller can send an error frame before closing. A text line that
+is not a JSON object is only that line's fault (lines are self-delimiting): it raises
+``BadLine`` and the codec reads on.
 """
 
 from __future__ import annotations
@@ -22,17 +25,25 @@ from typing import Any
 
 import msgpack
 
-from .errors import ErrorCode, FrameTooLarge, FramingError, MalformedFrame
+from .errors import BadLine, ErrorCode, FrameTooLarge, FramingError, MalformedFrame
 
 DEFAULT_MAX_FRAME_SIZE = 64 * 1024
 
 _HEADER = struct.Struct(">I")
-_TEXT_OPENER = ord("{")
+_BOM = "\ufeff"
 
 
 class Mode(Enum):
     BINARY = "binary"
     TEXT = "text"
+
+
+def sniff(first: int) -> Mode:
+    """The mode a connection announces with its first byte. A binary frame's length is at most
+    ``DEFAULT_MAX_FRAME_SIZE`` (64 KiB, below 2**24), so its first byte is 0x00; anything else is
+    a person or a program typing JSON lines. (0x16 would open a TLS handshake: a server that
+    offers TLS must look for it before the codec sees any byte.)"""
+    return Mode.BINARY if first == 0 else Mode.TEXT
 
 
 #: Text mode's JSON: compact, UTF-8 as is.
@@ -99,19 +110,25 @@ class Codec:
     def mode(self) -> Mode | None:
         return self._mode
 
+    @property
+    def buffered(self) -> int:
+        """Bytes received that do not make a whole message yet (the start of a frame)."""
+        return len(self._buffer)
+
     def receive_data(self, data: bytes | bytearray) -> None:
         """Buffer bytes from the peer; raises the earlier error if the codec is dead."""
         if self._error is not None:
             raise self._error
         self._buffer += data
         if self._mode is None and self._buffer:
-            self._mode = Mode.TEXT if self._buffer[0] == _TEXT_OPENER else Mode.BINARY
+            self._mode = sniff(self._buffer[0])
 
     def next_message(self) -> dict[Any, Any] | None:
         """The next complete message, or None until more data arrives.
 
         Raises ``FrameTooLarge`` or ``MalformedFrame`` (both ``FramingError``), after which the
-        codec is dead.
+        codec is dead; in text mode, ``BadLine`` for a line that is no JSON object, after which
+        it reads the next line.
         """
         if self._error is not None:
             raise self._error
@@ -204,13 +221,16 @@ class Codec:
                 raise FrameTooLarge(f"line of {newline} bytes exceeds {self._max_frame_size}")
             line = bytes(self._buffer[:newline])
             del self._buffer[: newline + 1]
-            if line.strip():
+            if line.strip().lstrip(_BOM.encode()):
                 break
         try:
-            decoded = json.loads(line.decode("utf-8"))
+            decoded = json.loads(line.decode("utf-8").lstrip(_BOM))
         except (ValueError, RecursionError) as error:
-            raise MalformedFrame(f"invalid JSON line: {error}") from None
-        return _as_map(decoded)
+            raise BadLine(f"invalid JSON line: {error}") from None
+        if not isinstance(decoded, dict):
+            raise BadLine(f"line holds a JSON {type(decoded).__name__}, not an object",
+                          code=ErrorCode.NOT_A_MAP)
+        return decoded
 
 
 def encode_value(value: Any, mode: Mode) -> bytes:

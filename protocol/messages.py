@@ -22,6 +22,8 @@ from .errors import ErrorCode, ProtocolError
 from .limits import check_request, is_request_id
 
 PROTOCOL_VERSION = 1
+#: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``.
+PROTOCOL_MINOR = 1
 
 JSONMap = dict[str, Any]
 RequestId = int | str
@@ -69,8 +71,9 @@ class Reply(ServerMessage):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hello(ClientMessage):
     """``token`` resumes a seat; ``seq`` is the last ``seq`` the client saw at that table, so
-    that the resumed ``state`` lists exactly the events it missed. ``password`` is the server
-    password, when the server has one (``bad_password`` otherwise)."""
+    that the resumed ``state`` lists exactly the events it missed. ``auto_next`` (since 1.1):
+    the client counts as having asked for the next hand as soon as a hand ends. ``password`` is
+    the server password, when the server has one (``bad_password`` otherwise)."""
 
     TYPE = "hello"
     version: int
@@ -78,6 +81,7 @@ class Hello(ClientMessage):
     kind: Literal["human", "bot"]
     token: str | None = None
     seq: int | None = None
+    auto_next: bool = False
     password: str | None = field(default=None, repr=False)
 
 
@@ -96,7 +100,8 @@ class ListTables(ClientMessage):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateTable(ClientMessage):
     """``timer`` is seconds per turn, 0 for none, None for the server's default; ``bots`` seats
-    that many server bots at once; ``auto_start`` False waits for the owner's ``start``."""
+    that many server bots at once; ``auto_start`` False waits for the owner's ``start``.
+    ``hands`` and ``target`` (since 1.1) declare the match's length (``MatchLength``)."""
 
     TYPE = "create_table"
     name: str
@@ -105,6 +110,8 @@ class CreateTable(ClientMessage):
     private: bool = False
     bots: int = 0
     auto_start: bool = True
+    hands: int | None = None
+    target: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -169,6 +176,13 @@ class NextHand(ClientMessage):
     TYPE = "next_hand"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sync(ClientMessage):
+    """Since 1.1: ask for the table as it is now (answered ``ok``, then one ``state``)."""
+
+    TYPE = "sync"
+
+
 # Server → client.
 
 
@@ -178,6 +192,7 @@ class Welcome(Reply):
     version: int
     server: str
     capabilities: list[str]
+    minor: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,11 +226,13 @@ class Joined(Reply):
 class State(ServerMessage):
     """The table as one seat (or a spectator) sees it; ``deadline`` is seconds from now.
     ``missed`` is set only on the state that answers a resume: the events of the current hand
-    after the client's ``seq`` (the whole hand's history without one)."""
+    after the client's ``seq`` (the whole hand's history without one). ``hand`` (since 1.1) is
+    the hand's number in the match, from 1."""
 
     TYPE = "state"
     table: str
     seq: int
+    hand: int | None = None
     view: JSONMap
     event: JSONMap | None = None
     legal: list[JSONMap] | None = None
@@ -230,6 +247,17 @@ class HandResult(ServerMessage):
     table: str
     seq: int
     result: JSONMap
+    standings: JSONMap
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchOver(ServerMessage):
+    """Since 1.1: the match reached its declared length (``reason``: ``hands`` or ``target``);
+    ``standings`` is the final ledger. The table closes: everyone is back in the lobby."""
+
+    TYPE = "match_over"
+    table: str
+    reason: str
     standings: JSONMap
 
 
@@ -292,6 +320,7 @@ CLIENT_MESSAGES: Mapping[str, type[ClientMessage]] = {
         Chat,
         Ping,
         NextHand,
+        Sync,
     )
 }
 SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
@@ -302,6 +331,7 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
         Joined,
         State,
         HandResult,
+        MatchOver,
         ChatLine,
         SeatUpdate,
         Pong,

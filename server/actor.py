@@ -22,8 +22,9 @@ import logging
 import math
 import random
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 from tongits.engine import Action, Hand, IllegalMove, Move, hand_record, seat_view
@@ -32,7 +33,6 @@ from tongits.protocol import (
     AddBot,
     Chat,
     ChatLine,
-    ClientMessage,
     Codec,
     CreateTable,
     ErrorCode,
@@ -40,6 +40,7 @@ from tongits.protocol import (
     Join,
     Joined,
     Leave,
+    MatchOver,
     Mode,
     NextHand,
     Ok,
@@ -50,6 +51,7 @@ from tongits.protocol import (
     Spectate,
     Start,
     State,
+    Sync,
     encode_value,
     error_message,
     to_dict,
@@ -60,11 +62,11 @@ from . import bots
 from .commit import GroupCommit
 from .errors import error_frame, is_refusal
 from .journal import Entry, table_number
+from .requests import Disconnected, HostClose, HostRemove, Resume, TableRequest
 from .table import SEATS, TableState, new_token, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
-    from .lobby import Lobby
     from .peer import Peer
 
 log = logging.getLogger("tongits.server")
@@ -73,38 +75,24 @@ log = logging.getLogger("tongits.server")
 _MAX_AUTOPLAY = 40
 
 
-@dataclass(slots=True)
-class Resume:
-    """Internal request: ``peer`` said ``hello`` with a seat token, having seen state ``seq``."""
+class TableDirectory(Protocol):
+    """What a table tells the lobby that holds it (``lobby.Lobby``)."""
 
-    token: str
-    seq: int | None = None
+    def listing_changed(self) -> None: ...
 
+    def index_token(self, digest: str, table: Table) -> None: ...
 
-@dataclass(slots=True)
-class Disconnected:
-    """Internal request: ``peer``'s connection has ended."""
+    def forget_token(self, digest: str | None) -> None: ...
 
-
-@dataclass(slots=True)
-class HostRemove:
-    """Internal request from the host (server/admin.py): ``peer`` loses its seat for good (a
-    bot plays it out) and its connection is closed with ``removed_by_host``."""
+    def table_closed(self, table: Table) -> None: ...
 
 
-@dataclass(slots=True)
-class HostClose:
-    """Internal request from the host: everyone at the table is told ``closed_by_host`` and
-    the table closes for good. Its ``peer`` is None."""
-
-
-Internal = Resume | Disconnected | HostRemove | HostClose
 
 
 @dataclass(slots=True)
 class Request:
     peer: Peer | None
-    msg: ClientMessage | Internal
+    msg: TableRequest
     done: trio.Event | None = field(default=None)
 
 
@@ -115,7 +103,7 @@ class Table:
         self,
         state: TableState,
         config: ServerConfig,
-        lobby: Lobby,
+        lobby: TableDirectory,
         journal: GroupCommit,
         *,
         restored: bool = False,
@@ -143,21 +131,36 @@ class Table:
         self._listed: dict[Mode, bytes] = {}
         self._options = state.options.to_dict(omit_defaults=False)
         self.actions = 0
-        self._send, self._inbox = trio.open_memory_channel[Request](256)
+        #: the seat whose timed-out turn the server is playing, during that step
+        self.autoplaying: int | None = None
+        self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
 
     # ----- the interface for connections --------------------------------------------------
 
-    async def call(self, peer: Peer | None, msg: ClientMessage | Internal) -> None:
-        """Hand a request to the table and wait until it has been handled."""
+    async def call(self, peer: Peer | None, msg: TableRequest) -> None:
+        """Hand a request to the table and wait until it has been handled (``peer`` None: a
+        request of the host's, ``HostClose``).
+
+        A connection's reader waits for each request it hands over, so a connection has at
+        most one request (and then its ``Disconnected``) in the inbox: the inbox needs no bound
+        of its own (it holds at most two per connection) and nobody can fill it ahead of the
+        others' moves.
+        """
         done = trio.Event()
-        await self.submit(peer, msg, done)
+        self._put(Request(peer, msg, done))
         await done.wait()
 
-    async def submit(
-        self, peer: Peer | None, msg: ClientMessage | Internal, done: trio.Event | None = None
-    ) -> None:
+    def disconnected(self, peer: Peer) -> None:
+        """``peer``'s connection has ended: the table hears of it after the request it may
+        still be handling for that peer, never later (this never waits, never drops)."""
         try:
-            await self._send.send(Request(peer, msg, done))
+            self._put(Request(peer, Disconnected()))
+        except ProtocolError:
+            pass  # the table has closed: nothing is bound to the peer any more
+
+    def _put(self, request: Request) -> None:
+        try:
+            self._send.send_nowait(request)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
         self.journal.waiting += 1
@@ -192,14 +195,15 @@ class Table:
             "name": state.name,
             "seats": seats,
             "players": sum(1 for s in state.seats if s is not None),
-            "humans": sum(1 for s in state.seats if s is not None and not s.is_bot),
-            "bots": sum(1 for s in state.seats if s is not None and s.is_bot),
+            "humans": sum(1 for s in seats if s["player"] == "human"),
+            "bots": sum(1 for s in seats if s["player"] == "bot"),
             "spectators": len(self.spectators),
             "options": self._options,
             "timer": state.timer,
             "private": state.private,
             "started": state.started,
             "hands": state.match.hands_played if state.match else 0,
+            "match_length": state.length.to_dict(),
         }
 
     # ----- the task -----------------------------------------------------------------------
@@ -303,7 +307,8 @@ class Table:
                 if not info.is_bot:
                     self.away_until[seat] = until
         self._schedule()
-        if self._deserted():
+        if self._deserted() or self.state.match_over is not None:
+            # A match that ended just before a restart is over: the table closes for good.
             self.closed = True
 
     def _handle(self, request: Request) -> None:
@@ -326,42 +331,28 @@ class Table:
         finally:
             if request.done is not None:
                 request.done.set()
+        if peer.gone and peer.table is self:
+            # Its connection ended while the request waited (it sat down a peer that had
+            # gone): nothing else would ever tell the table.
+            self._leave(peer, disconnected=True)
         if not self.closed and self._deserted():
             self.closed = True
 
-    def _dispatch(self, peer: Peer, msg: ClientMessage | Internal) -> None:
-        if isinstance(msg, Disconnected):
-            self._leave(peer, disconnected=True)
-        elif isinstance(msg, HostRemove):
-            if peer.table is self:
-                self._leave(peer)
-            peer.kick(ErrorCode.REMOVED_BY_HOST, "the host removed you from the server")
-        elif isinstance(msg, Resume):
-            self._resume(peer, msg.token, msg.seq)
-        elif isinstance(msg, CreateTable):
-            self._create(peer, msg)
-        elif isinstance(msg, Join):
-            self._join(peer, msg)
-        elif isinstance(msg, Spectate):
-            self._spectate(peer, msg)
-        elif isinstance(msg, MoveRequest):
-            self._move_request(peer, msg)
-        elif isinstance(msg, Leave):
-            self._leave(peer)
-            peer.send(to_dict(Ok(id=msg.id)))
-        elif isinstance(msg, AddBot):
-            self._add_bot(peer, msg)
-        elif isinstance(msg, RemoveBot):
-            self._remove_bot(peer, msg)
-        elif isinstance(msg, Start):
-            self._start_request(peer, msg)
-        elif isinstance(msg, NextHand):
-            self._next_hand_request(peer, msg)
-        elif isinstance(msg, Chat):
-            self._chat(peer, msg)
-        else:
+    def _dispatch(self, peer: Peer, msg: TableRequest) -> None:
+        handler = _HANDLERS.get(type(msg))
+        if handler is None:
             kind = getattr(msg, "TYPE", type(msg).__name__)
             raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{kind} is not a table request")
+        handler(self, peer, msg)
+
+    def _leave_request(self, peer: Peer, msg: Leave) -> None:
+        self._leave(peer)
+        peer.send(to_dict(Ok(id=msg.id)))
+
+    def _host_remove(self, peer: Peer, msg: HostRemove) -> None:
+        if peer.table is self:
+            self._leave(peer)
+        peer.kick(ErrorCode.REMOVED_BY_HOST, "the host removed you from the server")
 
     def _commit(self, entry: Entry, move: Move | None = None) -> None:
         """The only way the state changes: apply the entry (the engine refuses an illegal
@@ -418,10 +409,11 @@ class Table:
         token = new_token()
         digest = token_digest(token)
         assert peer.name is not None
-        self._commit(
-            {"kind": "sit", "seat": seat, "name": peer.name, "player": "human",
-             "token_hash": digest}
-        )
+        entry: Entry = {"kind": "sit", "seat": seat, "name": peer.name, "player": "human",
+                        "token_hash": digest}
+        if peer.kind == "bot":
+            entry["program"] = True
+        self._commit(entry)
         self._attach(peer, seat, token)
         self.lobby.index_token(digest, self)
         invite = (str(replace(peer.invite, table=self.id, code=code))
@@ -633,12 +625,14 @@ class Table:
             entry: dict[str, Any] = {
                 "seat": i,
                 "name": info.name,
-                "player": info.player,
+                "player": "bot" if info.program else info.player,
                 "connected": info.is_bot or self.seat_peers[i] is not None,
                 "timeouts": info.timeouts,
             }
             if info.is_bot:
                 entry["policy"] = info.policy
+            elif info.program:
+                entry["remote"] = True
             if info.stand_in:
                 entry["stand_in"] = True
                 if info.token_hash is not None:
@@ -731,6 +725,22 @@ class Table:
                  result["chips"])
         for peer in self._audience():
             peer.send(message)
+        reason = self.state.match_over
+        if reason is not None:
+            self._match_over(reason)
+        else:
+            self._deal_if_ready()
+
+    def _match_over(self, reason: str) -> None:
+        """The match reached its declared length: everyone hears ``match_over`` with the final
+        standings, and the table closes (the players are back in the lobby)."""
+        over = to_dict(MatchOver(table=self.id, reason=reason,
+                                 standings=self.state.standings()))
+        for peer in self._audience():
+            peer.send(over)
+        log.info("table %s: match over (%s) after %d hands", self.id, reason,
+                 self.state.hand_number)
+        self.closed = True
 
     def _hand_result_message(self, hand: Hand) -> dict[str, Any]:
         assert hand.result is not None
@@ -741,6 +751,18 @@ class Table:
         return to_dict(
             HandResult(table=self.id, seq=self.state.seq, result=result, standings=standings)
         )
+
+    def _sync(self, peer: Peer, msg: Sync) -> None:
+        """``ok``, then the table as ``peer`` may see it now: one ``state`` (for a seat or a
+        spectator) during the match, a ``seat_update`` before it."""
+        if peer.table is not self:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "not at this table")
+        peer.send(to_dict(Ok(id=msg.id)))
+        seats = self._seats_info()
+        if self.state.hand is None:
+            peer.send(to_dict(SeatUpdate(table=self.id, seats=seats)))
+        else:
+            self._send_state(peer, peer.seat, None, seats)
 
     def _next_hand_request(self, peer: Peer, msg: NextHand) -> None:
         if peer.table is not self or peer.seat is None:
@@ -756,10 +778,13 @@ class Table:
         human connected, the turn timer deals)."""
         if not self.state.hand_over or all(p is None for p in self.seat_peers):
             return
-        if all(self.seat_peers[s] is None or s in self.ready for s in SEATS):
+        if all(p is None or s in self.ready or p.auto_next
+               for s, p in enumerate(self.seat_peers)):
             self._deal()
 
     def _deal(self) -> None:
+        if self.state.match_over is not None:
+            return
         self._commit(self._deal_entry("deal"))
         self._hand_dealt()
 
@@ -827,14 +852,18 @@ class Table:
         hand = self.state.hand
         assert hand is not None
         log.info("table %s: seat %d timed out", self.id, seat)
-        for _ in range(_MAX_AUTOPLAY):
-            if hand.over or hand.to_act != seat:
-                return
-            view = seat_view(hand, seat)
-            move = bots.autoplay(view)
-            self._play(seat, move, timeout=True)
-            if move.action in (Action.FOLD, Action.DISCARD):
-                return
+        self.autoplaying = seat
+        try:
+            for _ in range(_MAX_AUTOPLAY):
+                if hand.over or hand.to_act != seat:
+                    return
+                view = seat_view(hand, seat)
+                move = bots.autoplay(view)
+                self._play(seat, move, timeout=True)
+                if move.action in (Action.FOLD, Action.DISCARD):
+                    return
+        finally:
+            self.autoplaying = None
 
     # ----- fan-out ----------------------------------------------------------------------------
 
@@ -845,7 +874,7 @@ class Table:
         hand = self.state.hand
         assert hand is not None
         outer = Shared(self._state_head(self._seats_info()))
-        common = Shared(seat_view_parts(hand, None)[0])
+        common = Shared(self._told(seat_view_parts(hand, None)[0]))
         for seat in SEATS:
             peer = self.seat_peers[seat]
             if peer is not None:
@@ -867,7 +896,7 @@ class Table:
         ``common``: the view's common part) and the seat's own."""
         hand = self.state.hand
         assert hand is not None
-        _, own_view = seat_view_parts(hand, seat)
+        own_view = self._told(seat_view_parts(hand, seat)[1])
         own: dict[str, Any] = {}
         if index is not None:
             history = own_view.get("history") or common.items["history"]
@@ -883,11 +912,30 @@ class Table:
     def _state_head(self, seats: list[dict[str, Any]]) -> dict[str, Any]:
         """What every recipient's ``state`` message of this change has alike, but the view."""
         head: dict[str, Any] = {"type": State.TYPE, "table": self.id,
-                                "seq": self.state.state_seq, "seats": seats}
+                                "seq": self.state.state_seq, "hand": self.state.hand_number,
+                                "seats": seats}
         hand = self.state.hand
-        if math.isfinite(self.turn_at) and hand is not None and not hand.over:
+        if (math.isfinite(self.turn_at) and hand is not None and not hand.over
+                and hand.to_act != self.autoplaying and self._human_to_act(hand)):
             head["deadline"] = round(max(0.0, self.turn_at - trio.current_time()), 3)
         return head
+
+    def _told(self, view: dict[str, Any]) -> dict[str, Any]:
+        """``view`` (a whole view, or a part of one) as this table tells it: the steps played for
+        a timed-out seat are marked in ``history``, and while the server is playing a seat's
+        timed-out turn (it goes on at once) no move is offered to it. The view's maps are
+        shared (``seat_view_parts``): changed ones are copies."""
+        hand = self.state.hand
+        assert hand is not None
+        marked = self.state.autoplayed
+        if marked and "history" in view:
+            history = list(view["history"])
+            for step in marked:
+                history[step] = {**history[step], "timeout": True}
+            view = {**view, "history": history}
+        if view.get("legal") and not hand.over and hand.to_act == self.autoplaying:
+            view = {**view, "legal": []}
+        return view
 
     def _send_state(
         self,
@@ -919,12 +967,24 @@ class Table:
         # A plain map with the fields of ``State``: validating our own output on every state
         # cost more than the rest of the fan-out (tests parse it back as a ``State``).
         message = self._state_head(seats)
-        message["view"] = view
+        message["view"] = view = self._told(view)
         if event is not None:
             message["event"] = event
         if view["legal"]:
             message["legal"] = view["legal"]
         return message
+
+    def chat(self, peer: Peer, msg: Chat) -> None:
+        """Say ``msg`` at the table. The connection's reader calls this itself: a chat line
+        changes nothing at the table, so it never waits in the inbox ahead of moves."""
+        try:
+            self._chat(peer, msg)
+        except ProtocolError as exc:
+            peer.send(error_frame(exc, msg.id))
+
+    def _human_to_act(self, hand: Hand) -> bool:
+        info = self.state.seats[hand.to_act] if hand.to_act is not None else None
+        return info is not None and not info.is_bot
 
     def _chat(self, peer: Peer, msg: Chat) -> None:
         if peer.table is not self:
@@ -974,6 +1034,24 @@ class Table:
             self.journal.close_table(self.id)
         log.info("table %s closed after %d hands", self.id,
                  self.state.match.hands_played if self.state.match else 0)
+
+
+#: The table's handler of each request it takes (``Table._dispatch``).
+_HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
+    Disconnected: lambda table, peer, _: table._leave(peer, disconnected=True),
+    Resume: lambda table, peer, msg: table._resume(peer, msg.token, msg.seq),
+    CreateTable: Table._create,
+    Join: Table._join,
+    Spectate: Table._spectate,
+    MoveRequest: Table._move_request,
+    Leave: Table._leave_request,
+    AddBot: Table._add_bot,
+    RemoveBot: Table._remove_bot,
+    Start: Table._start_request,
+    NextHand: Table._next_hand_request,
+    Sync: Table._sync,
+    HostRemove: Table._host_remove,
+}
 
 
 def _seat_number(seat: int) -> int:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from tongits.protocol import ErrorCode, ProtocolError
 
-from .actor import HostClose, HostRemove
+from .requests import HostClose, HostRemove
 
 if TYPE_CHECKING:
     from .app import Server
@@ -131,10 +131,10 @@ async def answer(server: Server, request: dict[str, Any]) -> dict[str, Any]:
         if not peers:
             return {"ok": False, "error": f"nobody called {wanted!r} is connected"}
         for peer in peers:
-            table = peer.table
+            link = peer.table
             try:
-                if table is not None:
-                    await table.call(peer, HostRemove())
+                if link is not None:
+                    await link.call(peer, HostRemove())
             except ProtocolError:  # the table closed meanwhile
                 pass
             peer.kick(ErrorCode.REMOVED_BY_HOST, "the host removed you from the server")

@@ -25,14 +25,16 @@ from typing import Any
 
 import trio
 from tongits.protocol import (
+    PROTOCOL_MINOR,
     PROTOCOL_VERSION,
+    BadLine,
+    Chat,
     Codec,
     CreateTable,
     ErrorCode,
     FramingError,
     Hello,
     Join,
-    Leave,
     ListTables,
     Mode,
     Ping,
@@ -41,6 +43,7 @@ from tongits.protocol import (
     Spectate,
     Tables,
     Welcome,
+    error_message,
     parse_client,
     to_dict,
 )
@@ -49,22 +52,32 @@ from trio.socket import AF_INET
 
 from . import bots
 from .access import PasswordGate
-from .actor import Disconnected, Resume, Table
+from .actor import Table
 from .config import ServerConfig
 from .discovery import answer_discovery
 from .errors import FATAL, error_frame, request_ref
 from .journal import Journal, NullJournal
 from .lobby import Lobby, check_name
 from .peer import Peer
+from .requests import Resume
 from .tls import ServerTLS
 
 log = logging.getLogger("tongits.server")
 
 SERVER_VERSION = "tongits/0.1"
-CAPABILITIES = ["text_mode", "spectate", "chat", "bots", "private_tables", "resume"]
+#: What this server offers, each documented in docs/PROTOCOL.md ("Capabilities"); the server's
+#: bot policies follow as ``bot:NAME``.
+CAPABILITIES = [
+    "text_mode", "spectate", "chat", "bots", "private_tables", "resume",
+    # since 1.1
+    "match_length", "sync", "auto_next", "remote_bots", "text_errors", "lobby_pages",
+]
 
 #: How long shutdown waits for connections to flush their last frame.
 SHUTDOWN_GRACE = 2.0
+#: How long a refused connection may take to send its first byte (the refusal is said in the
+#: mode that byte picks; before it the server writes nothing).
+REFUSAL_WAIT = 2.0
 
 #: ``accept`` errors that mean "no capacity now" (file descriptors, memory): retried after
 #: ``ACCEPT_RETRY`` seconds instead of ending the listener (as ``trio.serve_listeners`` does).
@@ -99,6 +112,8 @@ class Server:
         self._invite_password = password if self.config.invite_password else None
         self.started = time.monotonic()
         self.peers: set[Peer] = set()
+        #: set when the last connection has ended, once a shutdown waits for that
+        self._no_peers: trio.Event | None = None
         self._per_host: Counter[str] = Counter()
         self._cancel = trio.CancelScope()
         self._connections: trio.Nursery | None = None
@@ -174,10 +189,17 @@ class Server:
                  len(self.lobby.tables))
         for peer in list(self.peers):
             peer.kick(ErrorCode.SHUTTING_DOWN, "the server is shutting down")
-        with trio.move_on_after(SHUTDOWN_GRACE):
-            while self.peers:
-                await trio.sleep(0.01)
+        await self._until_no_peers()
         self._cancel.cancel()
+
+    async def _until_no_peers(self) -> None:
+        """Wait until every connection has ended, ``SHUTDOWN_GRACE`` seconds at most."""
+        if not self.peers:
+            return
+        if self._no_peers is None:
+            self._no_peers = trio.Event()
+        with trio.move_on_after(SHUTDOWN_GRACE):
+            await self._no_peers.wait()
 
     async def _stop_if_the_journal_fails(self) -> None:
         """A commit failed (a full disk): nothing more can be saved, so nothing more may be
@@ -191,9 +213,7 @@ class Server:
             peer.kick(ErrorCode.SHUTTING_DOWN,
                       "the server cannot save games any more (its disk may be full) and is "
                       "stopping", flush=False)
-        with trio.move_on_after(SHUTDOWN_GRACE):
-            while self.peers:
-                await trio.sleep(0.01)
+        await self._until_no_peers()
         self._cancel.cancel()
 
     async def run_until_signal(self) -> None:
@@ -242,10 +262,11 @@ class Server:
                     queue_bytes=config.queue_bytes)
         key = address_key(peer.host)
         peer.quota = key if limited else None
+        refusal = None
         if len(self.peers) >= config.max_connections:
-            peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
+            refusal = (ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
         elif limited and self._per_host[key] >= config.max_per_address:
-            peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
+            refusal = (ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
         self.peers.add(peer)
         self._per_host[key] += 1
         peer.invite = self._inviter(stream)
@@ -253,24 +274,20 @@ class Server:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
-                if not peer.closed:
-                    await self._read_guarded(peer)
-                    peer.finish()
+                await self._read_guarded(peer, refusal)
+                # The table hears of it now, not once the last frames are out: a writer may
+                # take FINAL_FRAME_GRACE to give up on a peer that does not read.
+                self._gone(peer)
         except trio.BrokenResourceError:
             pass
         finally:
-            peer.finish()  # whatever the table still says to it goes nowhere
+            self._gone(peer)
             self.peers.discard(peer)
+            if not self.peers and self._no_peers is not None:
+                self._no_peers.set()
             self._per_host[key] -= 1
             if self._per_host[key] <= 0:
                 del self._per_host[key]
-            table = peer.table
-            if table is not None:
-                with trio.CancelScope(shield=True), trio.move_on_after(1):
-                    try:
-                        await table.submit(peer, Disconnected())
-                    except ProtocolError:
-                        pass
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await peer.stream.aclose()
             log.info("connection %d (%s) closed after %d messages sent", peer.id,
@@ -293,6 +310,16 @@ class Server:
             endpoint = Endpoint(host, port)
         endpoint = Endpoint(endpoint.host, endpoint.port, tls=self.tls is not None)
         return Invite(endpoint, "", None, self._invite_password)
+    @staticmethod
+    def _gone(peer: Peer) -> None:
+        """The connection has ended: nothing more is read from it, what the table still says
+        to it goes nowhere, and its table (if any) is told at once. Telling never waits and is
+        never dropped (``Table.disconnected``), whatever the table is doing."""
+        peer.finish()
+        if not peer.gone:
+            peer.gone = True
+            if peer.table is not None:
+                peer.table.disconnected(peer)
 
     async def _write_then_stop(self, peer: Peer, scope: trio.CancelScope) -> None:
         try:
@@ -303,11 +330,11 @@ class Server:
             log.exception("connection %d: writer failed; closing the connection", peer.id)
         scope.cancel()
 
-    async def _read_guarded(self, peer: Peer) -> None:
+    async def _read_guarded(self, peer: Peer, refusal: tuple[str, str] | None) -> None:
         """Read and handle ``peer``'s requests; a failure of ours is logged once and ends this
         connection with ``internal_error``."""
         try:
-            await self._read(peer)
+            await self._read(peer, refusal)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         except Exception:  # noqa: BLE001 - the connection's wall
@@ -315,92 +342,139 @@ class Server:
                           peer.id, peer.address)
             peer.kick(ErrorCode.INTERNAL_ERROR, "internal server error")
 
-    async def _read(self, peer: Peer) -> None:
-        codec = peer.codec
-        with trio.move_on_after(self.config.handshake_timeout) as handshake:
-            if not await self._open(peer):
+    async def _read(self, peer: Peer, refusal: tuple[str, str] | None = None) -> None:
+        """Read and handle the peer's messages until it closes or is closed.
+
+        The server writes nothing before the client's first byte (until then the encoding is
+        unknown): a socket that stays silent is closed without a word, and a ``refusal`` (the
+        server or the address is full) is said in the mode the first byte picks.
+
+        Timeouts: before ``hello``, ``handshake_timeout`` of silence between bytes (a person
+        typing at ``nc`` is served) and ``frame_timeout`` from the first byte for the whole
+        ``hello``; after it, any frame begun must be finished within ``frame_timeout``, and a
+        connection at no table must complete a message every ``idle_timeout`` (a byte now and
+        then does not keep it open).
+        """
+        config, codec = self.config, peer.codec
+        frame_timeout = config.frame_timeout or math.inf
+        now = trio.current_time()
+        first_byte = math.inf
+        wait = REFUSAL_WAIT if refusal is not None else config.handshake_timeout or math.inf
+        while not peer.hello_done and not peer.closed:
+            data = await self._receive(peer, min(now + wait, first_byte + frame_timeout))
+            if data is None:
+                if codec.mode is not None:
+                    peer.kick(ErrorCode.HANDSHAKE_TIMEOUT, "no hello in time")
                 return
-            while not peer.hello_done and not peer.closed:
-                if not await self._read_some(peer, codec):
+            if not data:
+                return
+            now = trio.current_time()
+            first_byte = min(first_byte, now)
+            if refusal is not None:
+                codec.receive_data(data[:1])
+                peer.kick(*refusal)
+                return
+            if codec.mode is None and not peer.secure:
+                started = await self._start_transport(peer, data)
+                if started is None:
                     return
-        if handshake.cancelled_caught:
-            peer.kick(ErrorCode.HANDSHAKE_TIMEOUT, "no hello in time")
-            return
-        idle = self.config.idle_timeout or math.inf
+                if started:  # TLS: the encoding is sniffed from the first byte inside it
+                    continue
+            if await self._handle_data(peer, data) is None:
+                return
+        idle = config.idle_timeout or math.inf
+        last_message = begun = now
         while not peer.closed:
             # The idle timeout concerns connections at no table: a seated player may think.
-            timeout = idle if peer.table is None else math.inf
-            if not await self._read_some(peer, codec, timeout):
+            deadline = last_message + idle if peer.table is None else math.inf
+            if codec.buffered:
+                deadline = min(deadline, begun + frame_timeout)
+            data = await self._receive(peer, deadline)
+            if data is None:
+                if codec.buffered and trio.current_time() >= begun + frame_timeout:
+                    peer.kick(ErrorCode.FRAME_TIMEOUT,
+                              f"a frame was begun and not finished within {frame_timeout:g} s")
+                else:
+                    peer.kick(ErrorCode.IDLE_TIMEOUT, f"no message for {idle:g} s")
                 return
+            if not data:
+                return
+            had_begun = codec.buffered
+            handled = await self._handle_data(peer, data)
+            if handled is None:
+                return
+            now = trio.current_time()
+            if handled:
+                last_message = now
+            if handled or not had_begun:
+                begun = now
 
-    async def _open(self, peer: Peer) -> bool:
-        """Read the connection's first bytes: a TLS record (``0x16``) starts the TLS
-        handshake, and the codec then sniffs the encoding inside it; anything else is a plain
-        connection (refused under ``tls_required``). False if the connection is over."""
-        try:
-            data = await peer.stream.receive_some(65536)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            return False
-        if not data:
-            return False
+    async def _start_transport(self, peer: Peer, data: bytes | bytearray) -> bool | None:
+        """The connection's first bytes ``data``: a TLS record (``0x16``) starts the TLS
+        handshake (True: what follows is read from inside it, where the codec then sniffs the
+        encoding); anything else is a plain connection (False: ``data`` is its first
+        message), refused under ``tls_required``. None if the connection is over."""
         if data[0] == TLS_RECORD:
             if self.tls is None:
                 log.info("connection %d: a TLS handshake, but this server has no certificate "
                          "(start it with --tls-cert/--tls-key or --tls-self-signed)", peer.id)
-                return False
+                return None
             secure = self.tls.wrap(peer.stream, data)
             try:
-                await secure.do_handshake()
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+                with trio.fail_after(self.config.handshake_timeout or math.inf):
+                    await secure.do_handshake()
+            except (trio.BrokenResourceError, trio.ClosedResourceError,
+                    trio.TooSlowError) as error:
                 log.info("connection %d: TLS handshake failed: %s", peer.id,
                          error.__cause__ or error)
-                return False
+                return None
             peer.use_stream(secure)
             return True
         if self.config.tls_required:
             peer.codec.receive_data(data)  # so the refusal is in the client's encoding
             peer.kick(ErrorCode.TLS_REQUIRED, "this server accepts TLS connections only: "
                       "connect to tls://HOST:PORT (or give --tls)")
-            return False
-        return await self._handle_data(peer, peer.codec, data)
+            return None
+        return False
 
-    async def _read_some(self, peer: Peer, codec: Codec, timeout: float = math.inf) -> bool:
-        """Read one chunk (within ``timeout`` seconds) and handle the messages it completes;
-        False at end of stream."""
+    async def _receive(self, peer: Peer, deadline: float) -> bytes | bytearray | None:
+        """The next chunk from the peer; b"" at end of stream, None if ``deadline`` passed."""
         try:
-            if timeout == math.inf:  # a seated player: no cancel scope made for every read
-                data = await peer.stream.receive_some(65536)
-            else:
-                with trio.move_on_after(timeout) as waited:
-                    data = await peer.stream.receive_some(65536)
-                if waited.cancelled_caught:
-                    peer.kick(ErrorCode.IDLE_TIMEOUT, f"silent for {timeout:g} s")
-                    return False
+            if deadline == math.inf:  # a seated player: no cancel scope made for every read
+                return await peer.stream.receive_some(65536)
+            with trio.move_on_at(deadline):
+                return await peer.stream.receive_some(65536)
+            return None
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            return False
-        if not data:
-            return False
-        return await self._handle_data(peer, codec, data)
+            return b""
 
-    async def _handle_data(self, peer: Peer, codec: Codec, data: bytes | bytearray) -> bool:
-        """Handle the messages ``data`` completes; False if the connection must end."""
+    async def _handle_data(self, peer: Peer, data: bytes | bytearray) -> int | None:
+        """Handle the messages ``data`` completes: how many, or None if the connection must
+        end (a framing error, the rate limit)."""
+        codec = peer.codec
+        handled = 0
         try:
             codec.receive_data(data)
             while not peer.closed:
-                raw = codec.next_message()
+                try:
+                    raw = codec.next_message()
+                except BadLine as exc:  # text mode: only this line is lost
+                    peer.send(error_message(exc.code, exc.message))
+                    continue
                 if raw is None:
                     break
+                handled += 1
                 if not peer.take_token():
                     peer.kick(ErrorCode.RATE_LIMITED,
                               f"more than {self.config.rate:g} messages per second",
                               request_ref(raw))
-                    return False
+                    return None
                 await self._request(peer, raw)
         except FramingError as exc:
             log.info("connection %d: %s", peer.id, exc)
             peer.kick(exc.code, exc.message)
-            return False
-        return True
+            return None
+        return handled
 
     async def _request(self, peer: Peer, raw: dict[Any, Any]) -> None:
         ref = request_ref(raw)
@@ -428,9 +502,10 @@ class Server:
         await self.gate.check(address_key(peer.host), msg.password)
         name = check_name(msg.name, self.config.name_max, "name")
         table = self.lobby.table_of_token(msg.token) if msg.token is not None else None
-        peer.name, peer.kind = name, msg.kind
+        peer.name, peer.kind, peer.auto_next = name, msg.kind, msg.auto_next
         peer.send(to_dict(Welcome(
-            id=msg.id, version=PROTOCOL_VERSION, server=f"{self.config.name} ({SERVER_VERSION})",
+            id=msg.id, version=PROTOCOL_VERSION, minor=PROTOCOL_MINOR,
+            server=f"{self.config.name} ({SERVER_VERSION})",
             capabilities=[*CAPABILITIES, *self._transport_capabilities(),
                           *(f"bot:{n}" for n in bots.policy_names())],
         )))
@@ -479,10 +554,10 @@ class Server:
         else:
             if peer.table is None:
                 raise ProtocolError(ErrorCode.NOT_SEATED, f"{msg.TYPE} needs a table")
-            if isinstance(msg, Leave):
-                await peer.table.call(peer, msg)
+            if isinstance(msg, Chat):
+                peer.table.chat(peer, msg)
             else:
-                await peer.table.submit(peer, msg)
+                await peer.table.call(peer, msg)
 
 
 def _tables_head(msg: ListTables, total: int, next_offset: int | None) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.engine import Card, Hand, SeatView
-from tongits.protocol import ErrorCode, Join, Joined, ProtocolError, to_dict
+from tongits.protocol import Codec, ErrorCode, Join, Joined, ProtocolError, Shared, to_dict
 from tongits.protocol import Move as MoveRequest
 
 from . import bots
@@ -342,6 +342,13 @@ class ArenaTable(Table):
                     self._replace(seat)
             raise
         self._late[seat] = 0
+
+    def _state_frame(self, codec: Codec, outer: Shared, common: Shared, seat: int | None,
+                     index: int | None, timeout: bool) -> bytes:
+        if seat is None or seat not in self.driver.external or self._plays(seat):
+            return super()._state_frame(codec, outer, common, seat, index, timeout)
+        return codec.encode(self._state_message(seat, index, outer.items["seats"],
+                                                timeout=timeout))
 
     def _state_message(
         self,

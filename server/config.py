@@ -40,6 +40,7 @@ class ServerConfig:
     queue_bytes: int = 256 * 1024
     handshake_timeout: float = 10.0
     idle_timeout: float = 900.0
+    frame_timeout: float = 60.0
     chat_max: int = 200
     name_max: int = 32
     log_level: str = "INFO"
@@ -85,7 +86,7 @@ class ServerConfig:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port {self.port} is out of range")
         for name in ("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace",
-                     "idle_timeout", "rate"):
+                     "idle_timeout", "rate", "frame_timeout"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be ≥ 0")
         for name in ("max_connections", "max_per_address", "max_tables",

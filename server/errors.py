@@ -27,6 +27,7 @@ FATAL = frozenset(
         ErrorCode.TOO_MANY_CONNECTIONS,
         ErrorCode.HANDSHAKE_TIMEOUT,
         ErrorCode.IDLE_TIMEOUT,
+        ErrorCode.FRAME_TIMEOUT,
         ErrorCode.SLOW_READER,
         ErrorCode.REPLACED,
         ErrorCode.SHUTTING_DOWN,

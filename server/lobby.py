@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
-from tongits.engine import Options
+from tongits.engine import MatchLength, Options
 from tongits.protocol import CreateTable, ErrorCode, ListTables, Mode, ProtocolError
 
 from .actor import Table
@@ -155,17 +155,24 @@ class Lobby:
         if not 0 <= timer <= 3600:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, "timer must be 0 (none) to 3600 seconds")
         options = Options.from_dict(msg.options)
-        table = self.open(
-            {
-                "name": name,
-                "options": options.to_dict(),
-                "timer": timer,
-                "private": msg.private,
-                "code": join_code() if msg.private else None,
-                "seed": secrets.randbits(64),
-                "auto_start": msg.auto_start,
-            }
-        )
+        try:
+            MatchLength(msg.hands, msg.target)
+        except ValueError as exc:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
+        entry = {
+            "name": name,
+            "options": options.to_dict(),
+            "timer": timer,
+            "private": msg.private,
+            "code": join_code() if msg.private else None,
+            "seed": secrets.randbits(64),
+            "auto_start": msg.auto_start,
+        }
+        if msg.hands is not None:
+            entry["hands"] = msg.hands
+        if msg.target is not None:
+            entry["target"] = msg.target
+        table = self.open(entry)
         table.quota = quota
         if quota is not None:
             self._per_address[quota] += 1

@@ -16,17 +16,31 @@ import itertools
 import logging
 import os
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import trio
-from tongits.protocol import Codec, ErrorCode, error_message
+from tongits.protocol import Chat, Codec, ErrorCode, error_message
+from tongits.protocol.transport import Invite
 
-if TYPE_CHECKING:
-    from tongits.protocol.transport import Invite
-
-    from .actor import Table
+from .requests import TableRequest
 
 log = logging.getLogger("tongits.server")
+
+
+class TableLink(Protocol):
+    """What a connection knows of the table it sits at or watches (``actor.Table``): its id,
+    how to hand it a request and wait for it (``call``), tell it the connection has ended
+    (``disconnected``, which never waits and is never dropped) and say a chat line there."""
+
+    @property
+    def id(self) -> str: ...
+
+    async def call(self, peer: Peer, msg: TableRequest) -> None: ...
+
+    def disconnected(self, peer: Peer) -> None: ...
+
+    def chat(self, peer: Peer, msg: Chat) -> None: ...
+
 
 _ids = itertools.count(1)
 
@@ -65,10 +79,14 @@ class Peer:
         self._refilled = trio.current_time()
         self.name: str | None = None
         self.kind: str = "human"
-        self.table: Table | None = None
+        #: said in ``hello`` (since 1.1): counts as having asked for every next hand
+        self.auto_next = False
+        self.table: TableLink | None = None
         self.seat: int | None = None
         self.token: str | None = None
         self.closed = False
+        #: the connection has ended (set once, by the server, when its table is told)
+        self.gone = False
         #: the socket behind ``stream``, written directly while nothing is queued (None for
         #: other streams, e.g. the in-memory ones of tests: everything goes through the writer)
         self._socket = stream.socket if isinstance(stream, trio.SocketStream) else None
@@ -154,10 +172,13 @@ class Peer:
             self._cork = []
 
     def uncork(self) -> None:
-        """Send what was held since ``cork``, in order, as one piece."""
+        """Send what was held since ``cork``, in order, as one piece. A closed peer's writer
+        waits for the cork to go before it ends, so it is woken even when nothing was held."""
         held, self._cork = self._cork, None
         if held:
             self._let_out(held)
+        if self.closed:
+            self._wake.unpark()
 
     def held(self) -> int:
         """How many frames are held (0 when not corked)."""
@@ -223,9 +244,11 @@ class Peer:
         self._wake.unpark()
 
     def finish(self) -> None:
-        """End the connection after everything already queued has been written."""
+        """End the connection after everything already queued has been written, which may
+        take ``FINAL_FRAME_GRACE`` at most (a peer that has stopped reading gets no longer)."""
         if not self.closed:
             self.closed = True
+            self._write_scope.deadline = trio.current_time() + FINAL_FRAME_GRACE
             self._wake.unpark()
 
     async def run_writer(self) -> None:

@@ -5,8 +5,9 @@ the state, so ``TableState.replay(entries)`` rebuilds a table exactly (the match
 ``create`` entry and every deck follows from it). The entries, in order of use:
 
 * ``{"kind": "create", "table", "name", "options", "timer", "private", "code", "seed",
-  "auto_start"}``
-* ``{"kind": "sit", "seat", "name", "player": "human" | "bot", "token_hash"?, "policy"?}``
+  "auto_start", "hands"?, "target"?}`` — ``hands``/``target``: the match's ``MatchLength``
+* ``{"kind": "sit", "seat", "name", "player": "human" | "bot", "token_hash"?, "policy"?,
+  "program"?}`` — ``program``: a human seat held by a client that said it is a bot
 * ``{"kind": "vacate", "seat"}`` — before the match: the seat is empty again
 * ``{"kind": "stand_in", "seat", "policy", "returnable"?}`` — during the match a bot takes a
   human's seat; ``returnable`` (the human was away past the grace period) keeps the seat's token
@@ -34,7 +35,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from tongits.engine import Hand, Match, Move, Options
+from tongits.engine import Hand, Match, MatchLength, Move, Options
 
 from .journal import Entry
 
@@ -54,7 +55,9 @@ def new_token() -> str:
 @dataclass(slots=True)
 class Seat:
     """Who sits in a seat. ``token_hash`` is set for humans; ``policy`` for bots.
-    ``stand_in`` marks a bot playing out the match for a human who left."""
+    ``stand_in`` marks a bot playing out the match for a human who left. ``program`` marks a
+    seat played over the wire by a client that said ``kind: "bot"``: the server treats it as a
+    human's (it waits for its moves), everyone is shown a bot."""
 
     name: str
     player: str
@@ -62,6 +65,7 @@ class Seat:
     policy: str | None = None
     stand_in: bool = False
     timeouts: int = 0
+    program: bool = False
 
     @property
     def is_bot(self) -> bool:
@@ -82,6 +86,7 @@ class TableState:
         self.code: str | None = create.get("code")
         self.seed: int | str = create["seed"]
         self.auto_start: bool = bool(create.get("auto_start", True))
+        self.length = MatchLength(create.get("hands"), create.get("target"))
         self.seats: list[Seat | None] = [None, None, None]
         self.match: Match | None = None
         self.hand: Hand | None = None
@@ -92,6 +97,8 @@ class TableState:
         #: ``step_at[i]``: the steps of the current hand when its state ``hand_seq + i`` was sent
         self.hand_seq = 0
         self.step_at: list[int] = []
+        #: the steps of the current hand the server played for a timed-out seat
+        self.autoplayed: list[int] = []
 
     @classmethod
     def replay(cls, entries: list[Entry]) -> TableState:
@@ -114,6 +121,20 @@ class TableState:
     @property
     def hand_over(self) -> bool:
         return self.hand is not None and self.hand.over
+
+    @property
+    def match_over(self) -> str | None:
+        """Why the match has ended (``MatchLength.over``), or None."""
+        if self.match is None or not self.hand_over:
+            return None
+        return self.length.over(self.match)
+
+    @property
+    def hand_number(self) -> int:
+        """The current hand's number in the match, from 1 (0 before the match)."""
+        if self.match is None:
+            return 0
+        return self.match.hands_played + (0 if self.hand_over else 1)
 
     def free_seats(self) -> list[int]:
         return [i for i in SEATS if self.seats[i] is None]
@@ -167,7 +188,8 @@ class TableState:
             self._move(entry, move)
         elif kind == "sit":
             self.seats[entry["seat"]] = Seat(
-                entry["name"], entry["player"], entry.get("token_hash"), entry.get("policy")
+                entry["name"], entry["player"], entry.get("token_hash"), entry.get("policy"),
+                program=bool(entry.get("program")),
             )
         elif kind == "vacate":
             self.seats[entry["seat"]] = None
@@ -205,15 +227,19 @@ class TableState:
         self.seq += 1
         self.state_seq = self.hand_seq = self.seq
         self.step_at = [len(hand.steps)]
+        self.autoplayed = []
 
     def _move(self, entry: Entry, move: Move | None) -> None:
         hand = self.hand
         assert hand is not None and self.match is not None
         seat_index: int = entry["seat"]
+        step = len(hand.steps)
         hand.apply(seat_index, move if move is not None else Move.from_dict(entry["move"]))
         seat = self.seats[seat_index]
-        if entry.get("timeout") and seat is not None:
-            seat.timeouts += 1
+        if entry.get("timeout"):
+            self.autoplayed.append(step)
+            if seat is not None:
+                seat.timeouts += 1
         self.seq += 1
         self.state_seq = self.seq
         self.step_at.append(len(hand.steps))

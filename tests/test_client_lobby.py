@@ -8,12 +8,11 @@ import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from tongits.client.tui.app import TableScreen
+from tongits.client.tui.listing import LOBBY_HELP, describe
 from tongits.client.tui.lobby import (
-    LOBBY_HELP,
     Choice,
     LobbyError,
     LobbyJoin,
-    describe,
     parse_lobby,
     table_id,
 )

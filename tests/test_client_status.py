@@ -121,3 +121,14 @@ def test_a_spectator_is_shown_only_keys_it_can_use() -> None:
     text = screen_text(state, now=0.0)
     assert "watching · say TEXT to chat" in text
     assert "F2 draw" not in text and "F3 pick" not in text
+
+
+def test_a_turn_the_server_played_over_two_states_is_said_whole() -> None:
+    view = position("Kd 2c 9s", seat=0, to_act=1)
+    start = ({"seat": 2, "action": "discard", "card": "7c"},)
+    drew = ({"seat": 0, "action": "draw", "timeout": True},)
+    threw = ({"seat": 0, "action": "discard", "card": "Jc", "timeout": True},)
+    state = TableState()
+    for history in (start, start + drew, start + drew + threw):
+        state.apply(StateUpdate(replace(view, history=history), SEATS, None, table="t1"))
+    assert state.message == "your time ran out: the server played for you (drew, discarded J♣)"

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tongits.protocol import (
     DEFAULT_MAX_FRAME_SIZE,
+    BadLine,
     Codec,
     ErrorCode,
     FrameTooLarge,
@@ -18,6 +19,7 @@ from tongits.protocol import (
     MalformedFrame,
     Mode,
     Shared,
+    sniff,
 )
 
 json_scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text()
@@ -98,9 +100,24 @@ def test_mode_detected_from_first_byte_only() -> None:
     assert server.encode({"type": "pong"}) == b'{"type":"pong"}\n'
 
 
-def test_leading_whitespace_means_binary() -> None:
+@pytest.mark.parametrize("opening", [b" ", b"\n", b"\r\n", b"\t", b"\xef\xbb\xbf", b"x\n"])
+def test_anything_but_a_zero_byte_first_means_text(opening: bytes) -> None:
+    """A binary frame is at most 64 KiB, so its length's first byte is 0x00; leading
+    whitespace and a UTF-8 byte order mark are text (a person at ``nc``)."""
+    assert sniff(opening[0]) is Mode.TEXT
     server = Codec()
-    server.receive_data(b' {"type":"ping"}\n')
+    server.receive_data(opening + b'{"type":"ping"}\n')
+    assert server.mode is Mode.TEXT
+    if opening == b"x\n":
+        with pytest.raises(BadLine):
+            server.next_message()
+    assert server.next_message() == {"type": "ping"}
+
+
+def test_a_zero_byte_first_means_binary() -> None:
+    assert sniff(0) is Mode.BINARY
+    server = Codec()
+    server.receive_data(b"\x00")
     assert server.mode is Mode.BINARY
 
 
@@ -156,16 +173,28 @@ def test_text_line_limit() -> None:
 
 
 def test_codec_is_dead_after_error_but_can_still_encode() -> None:
-    server = Codec()
-    server.receive_data(b'{"type":"ping"}\nnot json\n{"type":"ping"}\n')
-    assert server.next_message() == {"type": "ping"}
+    server = Codec(Mode.BINARY)
+    server.receive_data(b"\x00\x00\x00\x01\xc1")
     with pytest.raises(MalformedFrame) as raised:
         server.next_message()
     assert raised.value.code == ErrorCode.MALFORMED_FRAME
     with pytest.raises(MalformedFrame):
         server.next_message()
     with pytest.raises(MalformedFrame):
-        server.receive_data(b'{"type":"ping"}\n')
+        server.receive_data(b"\x00")
+    assert server.encode({"type": "error"})[4:] == msgpack.packb({"type": "error"})
+
+
+def test_a_bad_text_line_spoils_only_itself() -> None:
+    """Text lines are self-delimiting: after a bad line the next one reads as usual."""
+    server = Codec()
+    server.receive_data(b'{"type":"ping"}\nnot json\n{"type":"ping"}\n')
+    assert server.next_message() == {"type": "ping"}
+    with pytest.raises(BadLine) as raised:
+        server.next_message()
+    assert raised.value.code == ErrorCode.MALFORMED_FRAME
+    assert not isinstance(raised.value, FramingError)
+    assert server.next_message() == {"type": "ping"}
     assert server.encode({"type": "error"}) == b'{"type":"error"}\n'
 
 
@@ -186,7 +215,7 @@ def test_text_payload_must_be_an_object(line: bytes) -> None:
     server = Codec()
     server.receive_data(b'{"type":"ping"}\n' + line + b"\n")
     assert server.next_message() == {"type": "ping"}
-    with pytest.raises(MalformedFrame) as raised:
+    with pytest.raises(BadLine) as raised:
         server.next_message()
     assert raised.value.code == ErrorCode.NOT_A_MAP
 
@@ -215,15 +244,15 @@ def test_malformed_binary(frame: bytes) -> None:
     ids=["bad-utf8", "truncated", "deep-nesting"],
 )
 def test_malformed_text(line: bytes) -> None:
-    server = Codec(max_frame_size=200_000)
+    server = Codec(Mode.TEXT, max_frame_size=200_000)
     server.receive_data(line + b"\n")
-    with pytest.raises(MalformedFrame):
+    with pytest.raises(BadLine):
         server.next_message()
 
 
 @given(chunks=st.lists(st.binary(max_size=64), max_size=10))
 def test_garbage_raises_only_framing_errors(chunks: list[bytes]) -> None:
-    server = Codec(max_frame_size=256)
+    server = Codec(Mode.BINARY, max_frame_size=256)
     try:
         for chunk in chunks:
             server.receive_data(chunk)
@@ -234,13 +263,20 @@ def test_garbage_raises_only_framing_errors(chunks: list[bytes]) -> None:
 
 
 @given(chunks=st.lists(st.binary(max_size=64), max_size=10))
-def test_garbage_text_raises_only_framing_errors(chunks: list[bytes]) -> None:
+def test_garbage_text_raises_only_protocol_errors(chunks: list[bytes]) -> None:
+    """Bad lines raise ``BadLine`` and reading goes on; only an overlong line kills the
+    codec."""
     server = Codec(max_frame_size=256)
     server.receive_data(b"{")
     try:
         for chunk in chunks:
             server.receive_data(chunk.replace(b"\x00", b"\n"))
-            drain(server)
+            while True:
+                try:
+                    if server.next_message() is None:
+                        break
+                except BadLine:
+                    continue
     except FramingError:
         with pytest.raises(FramingError):
             server.next_message()

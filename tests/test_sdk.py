@@ -323,8 +323,9 @@ async def test_arena_snippet_of_bots_md_runs(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 async def test_node_example_plays_hands_to_the_end() -> None:
-    """examples/bot.js opens a table with two server bots (none is free) and plays two hands;
-    then a second run joins a table opened by an SDK bot and plays one."""
+    """examples/bot.js opens a table with two server bots (none is free) for a match of two
+    hands and plays it to ``match_over``; then a second run joins an open-ended table opened
+    by an SDK bot, plays one hand and leaves."""
     node = shutil.which("node")
     assert node is not None
     script = str(ROOT / "examples" / "bot.js")
@@ -336,6 +337,7 @@ async def test_node_example_plays_hands_to_the_end() -> None:
             assert done.returncode == 0, out + done.stderr.decode()
             assert "seated at table t1, seat 0" in out
             assert "hand 1 over: " in out and "hand 2 over: " in out
+            assert "match over (hands) after 2 hands: chips " in out
 
             runs: list[Any] = []
 

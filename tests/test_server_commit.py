@@ -5,6 +5,7 @@ straight to the socket, and a client that stops reading over TCP is dropped."""
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import sqlite3
 import threading
@@ -18,7 +19,7 @@ import trio
 import trio.testing
 from test_server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect
 from tongits.client.connection import ConnectionClosed
-from tongits.protocol import SeatUpdate, State
+from tongits.protocol import Codec, Mode, SeatUpdate, State
 from tongits.server import Server
 from tongits.server.commit import GroupCommit
 from tongits.server.peer import Peer
@@ -98,6 +99,27 @@ def step(commits: GroupCommit, table: str, peer: FakePeer, what: str) -> None:
     commits.append(table, {"kind": "move"})
     peer.say(what)
     commits.hold(peers(peer))
+
+
+async def test_a_peer_lets_out_exactly_the_frames_it_is_told_to() -> None:
+    """``Peer.release``: the first frames held go out, in order, in one write; the rest stays
+    held until ``uncork``."""
+    client, server_side = trio.testing.memory_stream_pair()
+    peer = Peer(server_side, Codec(Mode.TEXT), 16, "memory")
+    peer.cork()
+    for n in range(3):
+        peer.send({"type": "pong", "id": n})
+    assert peer.held() == 3
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(peer.run_writer)
+        peer.release(2)
+        assert peer.held() == 1
+        first = await client.receive_some()
+        assert [json.loads(line)["id"] for line in first.splitlines()] == [0, 1]
+        peer.uncork()
+        assert peer.held() == 0
+        assert json.loads(await client.receive_some())["id"] == 2
+        peer.finish()
 
 
 async def test_a_lone_step_commits_at_once() -> None:

@@ -68,3 +68,36 @@ async def test_next_hand_waits_for_every_connected_human(
             assert dealt.seq > 0
             assert trio.current_time() - ended >= 3.0
             assert dealt.seats[0]["timeouts"] > 0 and dealt.seats[1]["timeouts"] == 0
+
+
+@capped
+async def test_a_state_sent_while_the_server_plays_for_a_seat_offers_nothing(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """After a timed-out seat's forced draw the server discards for it in the same step: the
+    state in between offers no move and no deadline (a bot answering it would be refused).
+    Every state's ``history`` marks the steps played for a timed-out seat, as ``event`` did;
+    a bot seat to act gets no deadline (the turn timer is for people)."""
+    async with memory_server(bot_delay=1.0) as (_server, connect), connect("Idle") as idle:
+        await idle.create_table("Clock", bots=2, timer=5)
+        played_for: list[dict[str, object]] = []
+        forced_draws = 0
+        while True:
+            msg = await idle.receive()
+            if isinstance(msg, HandResult):
+                break
+            if not isinstance(msg, State):
+                continue
+            if msg.event and msg.event.get("timeout"):
+                played_for.append(msg.event)
+            marked = [step for step in msg.view["history"] if step.get("timeout")]
+            assert marked == played_for
+            if msg.view["to_act"] == 0 and msg.event and msg.event.get("timeout"):
+                forced_draws += 1
+                assert msg.legal is None and msg.view["legal"] == []
+                assert msg.deadline is None
+            elif msg.view["to_act"] == 0:
+                assert msg.legal and msg.deadline == 5.0
+            else:
+                assert msg.legal is None and msg.deadline is None
+        assert forced_draws > 0

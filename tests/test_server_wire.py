@@ -117,21 +117,41 @@ async def test_bad_frames_get_an_error_and_the_connection_closes(data: bytes, co
                     await trio.sleep(0.01)
 
 
-async def test_text_garbage_line_closes_only_that_connection() -> None:
+async def test_a_bad_text_line_is_refused_and_the_connection_stays() -> None:
+    """Lines are self-delimiting: a typo costs one ``error``, not the connection (a seated
+    person at ``nc`` keeps the seat). Only a line past the size limit still closes it."""
     with trio.fail_after(TIME_CAP):
         async with tcp_server() as (_server, port):
             client = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            await client.stream.send_all(b"{not json\n")
+            assert (await client.until("error"))["code"] == "malformed_frame"
             await client.send({"type": "hello", "version": 1, "name": "nc", "kind": "human"})
             await client.until("welcome")
-            await client.stream.send_all(b"{not json\n")
-            error = await client.until("error")
-            assert error["code"] == "malformed_frame"
+            for line, code in ((b"{not json\n", "malformed_frame"), (b"[1, 2]\n", "not_a_map"),
+                               (b"\xff\xfe{}\n", "malformed_frame"),
+                               (b'{"type": "pong"}\n', "unknown_type")):
+                await client.stream.send_all(line)
+                assert (await client.until("error"))["code"] == code
+            await client.send({"type": "ping", "id": 5})
+            assert (await client.until("pong"))["id"] == 5
+            await client.stream.send_all(b"x" * 70_000)
+            assert (await client.until("error"))["code"] == "frame_too_large"
             with pytest.raises(EOFError):
                 await client.line()
-            other = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
-            await other.send({"type": "hello", "version": 1, "name": "ok", "kind": "human"})
-            assert (await other.until("welcome"))["version"] == 1
-            await other.stream.aclose()
+
+
+@pytest.mark.parametrize("opening", [b"\n", b"  \r\n", b"\xef\xbb\xbf", b"\t"])
+async def test_text_mode_tolerates_leading_whitespace_and_a_byte_order_mark(
+    opening: bytes,
+) -> None:
+    """Anything but 0x00 first is text mode (a binary frame's first byte is always 0x00)."""
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            client = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            hello = b'{"type":"hello","version":1,"name":"nc","kind":"human"}\n'
+            await client.stream.send_all(opening + hello)
+            assert (await client.until("welcome"))["version"] == 1
+            await client.stream.aclose()
 
 
 @capped
@@ -209,3 +229,60 @@ def test_engine_codes_all_have_numbers() -> None:
     hand = Hand(deck_for(1, 0), 0, Options())
     refused = hand.why_illegal(1, Move(Action.DRAW))
     assert refused is not None and refused.code is RuleCode.NOT_YOUR_TURN
+
+
+
+async def _typed(server: Any, keystrokes: list[tuple[float, bytes]]) -> tuple[list[str], float]:
+    """Type ``keystrokes`` (a pause, then bytes) on a fresh text connection, then keep still;
+    the codes and types the server wrote and when (virtual seconds) it closed."""
+    client, server_side = trio.testing.memory_stream_pair()
+    got: list[str] = []
+    started = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.handle_stream, server_side, "10.0.0.9:1")
+
+        async def typist() -> None:
+            for pause, data in keystrokes:
+                await trio.sleep(pause)
+                await client.send_all(data)
+
+        nursery.start_soon(typist)
+        buffer = b""
+        while chunk := await client.receive_some(65536):
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            got += [msg.get("code", msg["type"]) for msg in map(json.loads, lines)]
+        closed = trio.current_time() - started
+        nursery.cancel_scope.cancel()
+    return got, closed
+
+
+HELLO_LINE = b'{"type":"hello","version":1,"name":"Ana","kind":"human"}\n'
+
+
+@capped
+async def test_a_person_typing_hello_is_served_and_a_dribble_is_not(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Before hello, handshake_timeout (10 s) is the silence allowed between keystrokes and the
+    whole hello must come within frame_timeout (60 s); after it, a frame begun must end within
+    frame_timeout and idle_timeout counts whole messages, not bytes (issue #16.7)."""
+    async with memory_server(idle_timeout=300.0) as (server, _connect):
+        slow_hello = [(0.8, bytes([b])) for b in HELLO_LINE]  # 45 s, pauses under 10 s
+        ping = [(1.0, b'{"type":"ping"}\n')]
+        got, _ = await _typed(server, [(9.0, b"\n"), *slow_hello, *ping])
+        assert got[:2] == ["welcome", "pong"]
+        assert got[-1] == "idle_timeout"
+
+        got, closed = await _typed(server, [(1.0, b" "), (10.5, b"{")])
+        assert got == ["handshake_timeout"] and closed < 12
+
+        got, closed = await _typed(server, [(0.0, HELLO_LINE + b'{"type":')]
+                                   + [(5.0, b" ")] * 40)
+        assert got == ["welcome", "frame_timeout"] and 60 <= closed < 66
+
+        got, closed = await _typed(server, [(0.0, HELLO_LINE)] + [(5.0, b"\n")] * 100)
+        assert got == ["welcome", "idle_timeout"] and 300 <= closed < 306
+
+        got, closed = await _typed(server, [])
+        assert got == [] and closed == 10  # nothing is written before the client speaks

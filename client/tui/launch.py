@@ -14,9 +14,7 @@ argparse does for the ones it checks itself.
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
-import os
 import secrets
 import socket
 import sys
@@ -29,6 +27,7 @@ from tongits.server.store import SQLiteJournal, StoreError, export
 
 from ..connection import Connection as Conn
 from .app import TableScreen
+from .logs import quiet_logging
 from .net import NetSession, Sink
 from .seats import SeatStore, data_dir
 from .session import FakeSession, Session
@@ -41,16 +40,6 @@ NAME_MAX = 32
 
 class UsageError(Exception):
     """A command-line argument that cannot work; ``str()`` is the one line to print."""
-
-
-def quiet_logging() -> None:
-    """Keep log lines off the full screen: to the file $TONGITS_LOG if set, else nowhere."""
-    path = os.environ.get("TONGITS_LOG")
-    handler: logging.Handler = logging.FileHandler(path) if path else logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO if path else logging.CRITICAL)
 
 
 def run_screen(session: Session) -> int:

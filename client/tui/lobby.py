@@ -16,16 +16,14 @@ from ..connection import Connection as Conn
 from ..connection import ServerError
 from .app import TableScreen
 from .dial import Target
+from .listing import LOBBY_HELP
 from .net import JoinStep, NetSession
 from .seats import SeatStore
 from .state import ServerError as ServerRefused
 from .state import TablesListed
 
 REFRESH = 2.0
-LOBBY_HELP = ("create NAME [bots N] [timer S] [private] · join TABLE [SEAT] · watch TABLE · "
-              "quit")
 CREATE_USAGE = "usage: create NAME [bots N] [timer S] [private]"
-#: TABLE is a table's id (t3) or its name.
 
 
 class LobbyError(Exception):
@@ -87,29 +85,6 @@ def table_id(tables: list[dict[str, Any]], word: str) -> str:
     return word  # not listed (yet): the server answers for it
 
 
-def describe(table: dict[str, Any]) -> str:
-    """One line of the table list."""
-    seats = [s for s in table.get("seats") or [] if isinstance(s, dict)]
-    names = ", ".join(
-        f"{s.get('name')}{'*' if s.get('player') == 'bot' else ''}" for s in seats if s.get("name")
-    )
-    players = table.get("players", len([s for s in seats if s.get("name")]))
-    flags = []
-    if table.get("started"):
-        flags.append(f"playing, hand {int(table.get('hands', 0)) + 1}")
-    else:
-        flags.append("waiting")
-    if table.get("private"):
-        flags.append("private")
-    timer = table.get("timer")
-    if timer:
-        flags.append(f"{timer:g}s")
-    return (
-        f"{table.get('table', '?'):<5} {str(table.get('name', ''))[:14]:<14} {players}/3  "
-        f"{' · '.join(flags):<22} {names}"
-    )
-
-
 class LobbyJoin:
     """The join step: refreshes the table list until ``choose`` is called from the screen."""
 
@@ -167,7 +142,7 @@ def connect(target: Target, name: str, *, password_file: str | None = None) -> i
     link, straight into the link's table. A seat this name held at this server (token saved
     on disk) is taken back at once, without the lobby."""
     from .dial import DialError, settle
-    from .launch import quiet_logging
+    from .logs import quiet_logging
 
     try:
         password = settle(target, name, password_file)

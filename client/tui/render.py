@@ -572,7 +572,7 @@ def keys_line(state: TableState, cols: int = 80) -> Line:
 
 def lobby_panel(state: TableState, rows: int = 20, cols: int = 80) -> Line:
     """The lobby: one line per table, then how to create, join or watch."""
-    from .lobby import LOBBY_HELP, describe
+    from .listing import LOBBY_HELP, describe
 
     tables = state.lobby or []
     lines: list[Line] = [[("class:turn", " Tables")], [("class:dim", " " + "─" * (cols - 2))]]

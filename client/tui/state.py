@@ -273,6 +273,12 @@ class TableState:
             self.drawn = self._just_drawn(view)
         auto = [i for i in ours if view.history[i].get("timeout")]
         if view.seat is not None and auto:
+            # The whole turn the server played (its steps may arrive one state at a time).
+            first = auto[-1]
+            while first > 0 and view.history[first - 1].get("seat") == view.seat and \
+                    view.history[first - 1].get("timeout"):
+                first -= 1
+            auto = list(range(first, auto[-1] + 1))
             lines = event_lines(view.history, ["you"] * 3)
             played = ", ".join(lines[i].text.removeprefix("you ").removesuffix(AUTOPLAYED)
                                for i in auto)

@@ -1,0 +1,33 @@
+"""The words of the lobby screen: its one-line help and one line per table of the list. Apart
+from ``lobby`` (which runs the lobby) so that ``render`` can show them without knowing it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+LOBBY_HELP = ("create NAME [bots N] [timer S] [private] · join TABLE [SEAT] · watch TABLE · "
+              "quit")
+#: TABLE is a table's id (t3) or its name.
+
+
+def describe(table: dict[str, Any]) -> str:
+    """One line of the table list."""
+    seats = [s for s in table.get("seats") or [] if isinstance(s, dict)]
+    names = ", ".join(
+        f"{s.get('name')}{'*' if s.get('player') == 'bot' else ''}" for s in seats if s.get("name")
+    )
+    players = table.get("players", len([s for s in seats if s.get("name")]))
+    flags = []
+    if table.get("started"):
+        flags.append(f"playing, hand {int(table.get('hands', 0)) + 1}")
+    else:
+        flags.append("waiting")
+    if table.get("private"):
+        flags.append("private")
+    timer = table.get("timer")
+    if timer:
+        flags.append(f"{timer:g}s")
+    return (
+        f"{table.get('table', '?'):<5} {str(table.get('name', ''))[:14]:<14} {players}/3  "
+        f"{' · '.join(flags):<22} {names}"
+    )
