@@ -21,6 +21,13 @@ in this process, on another core than the servers when there are two or more:
     python bench/server_load.py --db both                 # each phase with :memory: and a file
     python bench/server_load.py --only b --minutes 10 --lock-step   # the long run
     python bench/server_load.py --only d              # the lobby scenario alone
+    python bench/server_load.py --only a --only b --tls --tables 300 --seconds 10
+
+With ``--tls`` (a) and (b) are run a second time with every client connection to the Tongits
+server in TLS (a self-signed ECDSA certificate, as ``--tls-self-signed`` makes; the handshakes
+happen while the tables are seated, outside the measured windows), and what TLS costs is
+printed as ratios to the plain run of the same invocation: round trip p50, and for the N tables
+p50, server CPU and memory, with the extra CPU and memory per 1,000 tables.
 
 The last line printed is one JSON object with every figure.
 """
@@ -31,6 +38,7 @@ import argparse
 import gc
 import json
 import os
+import ssl
 import statistics
 import struct
 import subprocess
@@ -80,7 +88,9 @@ async def _orphan_watch(parent: int) -> None:
     os._exit(1)
 
 
-async def _serve_child(kind: str, parent: int, db: str, gc_full: float, limited: bool) -> None:
+async def _serve_child(
+    kind: str, parent: int, db: str, gc_full: float, limited: bool, tls_dir: str
+) -> None:
     if kind == "echo":
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_orphan_watch, parent)
@@ -90,6 +100,7 @@ async def _serve_child(kind: str, parent: int, db: str, gc_full: float, limited:
     from tongits.server import Server
     from tongits.server.collector import Collector
     from tongits.server.store import SQLiteJournal
+    from tongits.server.tls import ServerTLS
 
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
                           max_tables=20000, queue_size=1024, log_level="WARNING", db=db,
@@ -99,7 +110,8 @@ async def _serve_child(kind: str, parent: int, db: str, gc_full: float, limited:
                          max_tables_per_address=20000, pregame_grace=3600.0, grace=3600.0)
     collector = Collector(config.gc_young, config.gc_full)  # as ``tongits-server`` does
     collector.install()
-    server = Server(config, SQLiteJournal(db))
+    tls = ServerTLS.self_signed(tls_dir) if tls_dir else None
+    server = Server(config, SQLiteJournal(db), tls=tls)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_orphan_watch, parent)
         nursery.start_soon(collector.run)
@@ -126,13 +138,16 @@ class Child:
 
     gc_full = ServerConfig().gc_full
 
-    def __init__(self, kind: str, db: str = ":memory:", limited: bool = False) -> None:
+    def __init__(
+        self, kind: str, db: str = ":memory:", limited: bool = False, tls: bool = False
+    ) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
         db = os.path.join(self.tmp.name, "server.db") if db == "file" else db
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
              "--child-db", db, "--gc-full", str(self.gc_full),
-             *(["--child-limited"] if limited else [])],
+             *(["--child-limited"] if limited else []),
+             *(["--child-tls", self.tmp.name] if tls else [])],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -162,10 +177,34 @@ class Child:
 # ----- clients ----------------
 
 
+#: set for the ``--tls`` run: connections to the Tongits server speak TLS
+CLIENT_TLS: ssl.SSLContext | None = None
+
+
+async def dial(port: int) -> trio.abc.Stream:
+    """A connection to the Tongits server on ``port``: TCP, or TLS in the ``--tls`` run (the
+    handshake done here, before any timing)."""
+    tcp = await trio.open_tcp_stream("127.0.0.1", port)
+    if CLIENT_TLS is None:
+        return tcp
+    stream = trio.SSLStream(tcp, CLIENT_TLS, server_hostname="127.0.0.1")
+    await stream.do_handshake()
+    return stream
+
+
+def _bench_tls_context() -> ssl.SSLContext:
+    """The bench's client side: encryption as a player gets it; the certificate is the
+    child's own, checked by nobody (trust is not what is measured)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 class Client:
     """A raw binary-mode client: one reader task routes replies and keeps the latest state."""
 
-    def __init__(self, stream: trio.SocketStream) -> None:
+    def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
         self.buffer = b""
         self.state: dict[str, Any] | None = None
@@ -191,7 +230,7 @@ class Client:
     async def read(self) -> None:
         try:
             while data := await self.stream.receive_some(1 << 16):
-                buffer = self.buffer + data if self.buffer else data
+                buffer = self.buffer + data if self.buffer else bytes(data)
                 at = 0
                 while len(buffer) - at >= 4:
                     (length,) = _HEADER.unpack_from(buffer, at)
@@ -234,7 +273,7 @@ def choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def connect(port: int, nursery: trio.Nursery, name: str) -> Client:
-    client = Client(await trio.open_tcp_stream("127.0.0.1", port))
+    client = Client(await dial(port))
     nursery.start_soon(client.read)
     await client.request({"type": "hello", "version": 1, "name": name, "kind": "bot"})
     return client
@@ -516,17 +555,79 @@ def lobby_load(open_tables: int, listers: int) -> Extra:
 
 
 def measure(
-    kind: str, run: Callable[[Child], Awaitable[Any]], db: str = ":memory:", limited: bool = False
+    kind: str, run: Callable[[Child], Awaitable[Any]], db: str = ":memory:", limited: bool = False,
+    tls: bool = False,
 ) -> tuple[Any, int]:
     """Run ``run(child)`` against a fresh server process; returns its result and the server's
     RSS before any client connected."""
-    child = Child(kind, db, limited)
+    child = Child(kind, db, limited, tls)
     try:
         rss0 = child.rss_kb()
         out = trio.run(run, child)
     finally:
         child.stop()
     return out, rss0
+
+
+def tls_costs(
+    args: argparse.Namespace, report: dict[str, Any], db: str, paced_s: float, only: set[str]
+) -> None:
+    """(a) and (b) again with every connection to the Tongits server in TLS; the figures go in
+    ``report`` under ``tls_``, with their ratios to the plain figures above (same ``db``)."""
+    global CLIENT_TLS
+    tag = "" if args.db != "both" else ("_memory" if db == ":memory:" else "_file")
+    CLIENT_TLS = _bench_tls_context()
+    try:
+        if "a" in only:
+            echo, tongits = Child("echo"), Child("tongits", db, tls=True)
+            try:
+                floor, server, per_action = trio.run(round_trips, echo.port, tongits, args.rtt)
+            finally:
+                echo.stop()
+                tongits.stop()
+            plain = report[f"a{tag}_server_p50_us"]
+            report["tls_a_server_p50_us"] = pct(server, 0.5)
+            report["tls_a_server_p99_us"] = pct(server, 0.99)
+            report["tls_a_p50_ratio_to_floor"] = round(
+                statistics.median(server) / statistics.median(floor), 2)
+            report["tls_a_p50_ratio_to_plain"] = round(report["tls_a_server_p50_us"] / plain, 2)
+            report["tls_a_cpu_per_action_us"] = us(per_action)
+            report["tls_a_cpu_per_action_ratio_to_plain"] = round(
+                report["tls_a_cpu_per_action_us"] / report[f"a{tag}_cpu_per_action_us"], 2)
+            print(f"(a/TLS) one action round trip over TLS: p50 {report['tls_a_server_p50_us']} "
+                  f"µs = {report['tls_a_p50_ratio_to_plain']}x the plain p50 of this run "
+                  f"({report['tls_a_p50_ratio_to_floor']}x the echo floor beside it, plain "
+                  f"{report[f'a{tag}_p50_ratio']}x); server CPU {report['tls_a_cpu_per_action_us']}"
+                  f" µs per action = {report['tls_a_cpu_per_action_ratio_to_plain']}x plain",
+                  flush=True)
+        if "b" in only:
+            paced, rss0 = measure("tongits", lambda child: paced_tables(
+                child, args.tables, paced_s, False, lock_step=args.lock_step), db, tls=True)
+            samples = paced["samples"]
+            cpu = round(100 * paced["cpu"], 1)
+            memory = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
+            plain_cpu = report[f"b{tag}_server_cpu_pct"]
+            plain_memory = report[f"b{tag}_memory_per_table_kb"]
+            report["tls_b_server_p50_us"] = pct(samples, 0.5)
+            report["tls_b_server_p99_us"] = pct(samples, 0.99)
+            report["tls_b_server_cpu_pct"] = cpu
+            report["tls_b_memory_per_table_kb"] = memory
+            report["tls_b_p50_ratio_to_plain"] = round(
+                report["tls_b_server_p50_us"] / report[f"b{tag}_server_p50_us"], 2)
+            report["tls_b_cpu_ratio_to_plain"] = round(cpu / max(plain_cpu, 0.1), 2)
+            report["tls_b_memory_ratio_to_plain"] = round(memory / max(plain_memory, 0.1), 2)
+            per_1000 = 1000 / args.tables
+            report["tls_b_extra_cpu_pct_per_1000_tables"] = round((cpu - plain_cpu) * per_1000, 1)
+            report["tls_b_extra_memory_mb_per_1000_tables"] = round(
+                (memory - plain_memory) * 1000 / 1024, 1)
+            print(f"(b/TLS) {args.tables} tables over TLS: p50 {report['tls_b_server_p50_us']} µs "
+                  f"({report['tls_b_p50_ratio_to_plain']}x plain), server CPU {cpu} % "
+                  f"({report['tls_b_cpu_ratio_to_plain']}x plain), memory {memory} KB per table "
+                  f"({report['tls_b_memory_ratio_to_plain']}x plain); per 1,000 tables TLS adds "
+                  f"{report['tls_b_extra_cpu_pct_per_1000_tables']} % of a core and "
+                  f"{report['tls_b_extra_memory_mb_per_1000_tables']} MB", flush=True)
+    finally:
+        CLIENT_TLS = None
 
 
 def us(seconds: float) -> float:
@@ -580,6 +681,9 @@ def main() -> None:
                         "default is tongits-server's; lower it to see their pauses in (b))")
     parser.add_argument("--child-db", help=argparse.SUPPRESS)
     parser.add_argument("--child-limited", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child-tls", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--tls", action="store_true",
+                        help="run (a) and (b) again over TLS and print the ratios to plain")
     parser.add_argument("--only", choices=["a", "b", "c", "d"], action="append",
                         help="run only these scenarios (repeatable; default: all)")
     parser.add_argument("--open-tables", type=int, default=2000, help="open tables in (d)")
@@ -599,7 +703,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         trio.run(_serve_child, args.child, args.parent, args.child_db, args.gc_full,
-                 args.child_limited)
+                 args.child_limited, args.child_tls)
         return
     only = set(args.only or "abcd")
     Child.gc_full = args.gc_full
@@ -702,6 +806,8 @@ def main() -> None:
             print(f"(c) file / :memory: = {report['c_file_over_memory']}", flush=True)
     if "d" in only:
         lobby(args, report)
+    if args.tls:
+        tls_costs(args, report, dbs[0], paced_s, only)
     print(json.dumps(report))
 
 

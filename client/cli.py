@@ -58,8 +58,11 @@ def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     bot.add_argument(
         "--connect",
         metavar="HOST:PORT",
-        help="the server (a host such as the arena may assign one with TONGITS_SERVER)",
+        help="the server: HOST:PORT, tls://HOST[:PORT] or an invite link (a host such as the "
+        "arena may assign one with TONGITS_SERVER)",
     )
+    _add_transport_options(bot)
+    bot.add_argument("--code", help="join code of a private table")
     bot.add_argument("--table", help="table id or name to join (or to name, with --create)")
     bot.add_argument("--create", action="store_true", help="open a table instead of joining")
     bot.add_argument(
@@ -73,6 +76,16 @@ def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     bot.add_argument("--seed", help="seed of the bot's own randomness")
     bot.add_argument("--name", help="name at the table (default: the policy's name)")
     bot.add_argument("--text", action="store_true", help="speak JSON lines instead of msgpack")
+
+
+def _add_transport_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tls", action="store_true", help="speak TLS (same as tls://HOST)")
+    parser.add_argument(
+        "--password-file",
+        metavar="FILE",
+        help="file holding the server password (default: $TONGITS_PASSWORD; never give a "
+        "password on the command line)",
+    )
 
 
 def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -113,8 +126,18 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         help="no server at all: an in-process hand against local bots",
     )
     connect = sub.add_parser("connect", help="join a server: lobby, then the table")
-    connect.add_argument("address", help="HOST or HOST:PORT (default port 7777)")
+    connect.add_argument(
+        "address",
+        help="HOST[:PORT] (default port 7777), tls://HOST[:PORT], or an invite link "
+        "tongits://HOST:PORT/t/TABLE?code=CODE",
+    )
     connect.add_argument("--name", required=True, help="your name")
+    _add_transport_options(connect)
+    trust = sub.add_parser(
+        "trust", help="accept a server's self-signed TLS certificate (first use or a new one)"
+    )
+    trust.add_argument("address", help="tls://HOST[:PORT]")
+    trust.add_argument("--fingerprint", help="accept only this SHA256:… fingerprint, no question")
     discover = sub.add_parser("discover", help="find Tongits servers on the LAN (UDP)")
     discover.add_argument("--port", type=int, default=7777, help="UDP port servers answer on")
     discover.add_argument("--timeout", type=float, default=1.5, help="seconds to listen")
@@ -165,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         from . import sdk
 
         return sdk.run_builtin(args)
-    if args.command in ("play", "connect", "discover"):
+    if args.command in ("play", "connect", "discover", "trust"):
         from .tui import launch
 
         return launch.main(args)

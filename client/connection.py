@@ -60,6 +60,9 @@ from tongits.protocol import (
     parse_server,
     to_dict,
 )
+from tongits.protocol.transport import Endpoint
+
+from .tls import ClientTLS, open_stream
 
 
 class ServerError(Exception):
@@ -94,6 +97,8 @@ class Connection:
         self.closed_by: Error | None = None
         self.last_state: State | None = None
         self.seq: int | None = None
+        #: the invite link of the private table this connection created
+        self.invite: str | None = None
         self._ids = itertools.count(1)
         self._waiting: dict[int | str, trio.MemorySendChannel[ServerMessage]] = {}
         self._push_send, self._push = trio.open_memory_channel[ServerMessage](buffer)
@@ -136,9 +141,10 @@ class Connection:
         kind: Literal["human", "bot"] = "human",
         token: str | None = None,
         seq: int | None = None,
+        password: str | None = None,
     ) -> Welcome:
         reply = await self.request(Hello(version=PROTOCOL_VERSION, name=name, kind=kind,
-                                         token=token, seq=seq))
+                                         token=token, seq=seq, password=password))
         assert isinstance(reply, Welcome)
         self.welcome = reply
         return reply
@@ -215,6 +221,8 @@ class Connection:
             self.table, self.seat = msg.table, msg.seat
             if msg.token is not None:
                 self.token = msg.token
+            if msg.invite is not None:
+                self.invite = msg.invite
 
     # ----- pushed messages ----------------------------------------------------------------
 
@@ -275,18 +283,32 @@ async def connect_stream(
     token: str | None = None,
     seq: int | None = None,
     text: bool = False,
+    password: str | None = None,
 ) -> AsyncIterator[Connection]:
-    """A ``Connection`` over ``stream`` that has said ``hello``; closed on exit."""
+    """A ``Connection`` over ``stream`` that has said ``hello``; closed on exit. A refused
+    ``hello`` (``bad_password``, ``bad_token``…, or a connection closed with an error before the
+    reply, such as ``tls_required``) raises its ``ServerError`` as it is."""
     conn = Connection(stream, text=text)
+    refused: ServerError | None = None
     async with trio.open_nursery() as nursery:
         nursery.start_soon(conn.run_reader)
         try:
-            await conn.hello(name, kind, token, seq)
-            yield conn
+            try:
+                await conn.hello(name, kind, token, seq, password)
+            except ServerError as error:
+                refused = error
+            except ConnectionClosed as closed:
+                if closed.error is None:
+                    raise
+                refused = ServerError(closed.error)  # e.g. tls_required, sent before any reply
+            else:
+                yield conn
         finally:
             nursery.cancel_scope.cancel()
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await conn.aclose()
+    if refused is not None:
+        raise refused
 
 
 @asynccontextmanager
@@ -300,10 +322,16 @@ async def open_connection(
     seq: int | None = None,
     text: bool = False,
     timeout: float = math.inf,
+    tls: ClientTLS | bool = False,
+    password: str | None = None,
 ) -> AsyncIterator[Connection]:
-    """Connect over TCP, say ``hello`` (resuming the seat of ``token`` if given)."""
+    """Connect over TCP, or TLS if ``tls`` (True: system authorities, pins in the user's
+    known-servers file, unverified certificates refused; see client/tls.py), and say
+    ``hello`` (resuming the seat of ``token`` if given; ``password`` if the server has one).
+    ``TrustError`` if the server's certificate is not trusted."""
+    endpoint = Endpoint(host, port, tls=bool(tls))
     with trio.fail_after(timeout):
-        stream = await trio.open_tcp_stream(host, port)
+        stream = await open_stream(endpoint, tls if isinstance(tls, ClientTLS) else None)
     async with connect_stream(stream, name=name, kind=kind, token=token, seq=seq,
-                              text=text) as conn:
+                              text=text, password=password) as conn:
         yield conn

@@ -8,6 +8,7 @@
         return view.legal[0]        # one of the legal moves (a Move, or its text "discard Kd")
 
     run_bot(policy, host="127.0.0.1", port=7777, name="mybot", table="t1")
+    run_bot(policy, host="tls://play.example.com", name="mybot", password="…")
 
 The interface is the one of the server's bot seats and of ``tongits arena``
 (``tongits.engine.policies``), so a policy written for one runs in the others. ``run_bot`` blocks
@@ -16,9 +17,13 @@ settings of ``Bot`` and return a ``BotRun``.
 
 What the SDK does for the policy:
 
-* connects, says ``hello`` as ``kind: "bot"`` and takes a seat: ``create=True`` opens a table
-  (named ``table``) with ``bots`` server bots; otherwise it joins ``table`` (an id such as ``t1``
-  or a table name), or, without ``table``, the first public table with a free seat;
+* connects (over TLS for ``tls=True`` or a ``tls://HOST[:PORT]`` host: a certificate from a
+  public authority is verified; a self-signed one must have been accepted once, with
+  ``tongits trust tls://HOST:PORT``, see client/tls.py), says ``hello`` as ``kind: "bot"``
+  with the server ``password`` (default: ``$TONGITS_PASSWORD``) and takes a seat:
+  ``create=True`` opens a table (named ``table``) with ``bots`` server bots; otherwise it joins
+  ``table`` (an id such as ``t1`` or a table name, with ``code`` if private), or, without
+  ``table``, the first public table with a free seat;
 * calls the policy on every ``state`` that lists legal moves for its seat (a sync or an async
   policy), and sends the move. A policy that raises, or returns a move that is not legal, is
   logged and replaced by ``autoplay_move`` (the server's own timeout move), so the bot never
@@ -51,8 +56,10 @@ import trio
 from tongits.engine import Move, Result, SeatView
 from tongits.engine.policies import autoplay_move, get_policy
 from tongits.protocol import Error, ErrorCode, HandResult, Joined, SeatUpdate, State
+from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from .connection import Connection, ConnectionClosed, ServerError, open_connection
+from .tls import ClientTLS, TrustError
 
 log = logging.getLogger("tongits.sdk")
 
@@ -77,6 +84,9 @@ _FINAL = {
     ErrorCode.VERSION_UNSUPPORTED,
     ErrorCode.BAD_NAME,
     ErrorCode.SHUTTING_DOWN,
+    ErrorCode.BAD_PASSWORD,
+    ErrorCode.TLS_REQUIRED,
+    ErrorCode.REMOVED_BY_HOST,
 }
 
 
@@ -142,7 +152,8 @@ def seat_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any] | 
 
 
 def parse_address(address: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
-    """``HOST:PORT`` (or ``HOST``, or ``[v6]:PORT``) as ``(host, port)``."""
+    """``HOST:PORT`` (or ``HOST``, or ``[v6]:PORT``) as ``(host, port)``. A ``tls://`` prefix
+    stays on the host, where ``Bot`` reads it."""
     host, sep, port = address.rpartition(":")
     if not sep or "]" in port:
         host, port = address, str(default_port)
@@ -162,6 +173,9 @@ class Bot:
     ``seat`` and join ``code`` optional), or the first free table. ``hands``: stop after that many
     hands (None: play until the server closes). ``text`` speaks the JSON-lines mode instead of
     msgpack. ``retry_delays``: the pauses between reconnection attempts; empty to never retry.
+    ``host`` may be a whole address, ``tls://HOST[:PORT]``; ``tls`` True (or a ``ClientTLS``
+    saying which authorities and pins to trust) speaks TLS; ``password`` is the server password
+    (None: ``$TONGITS_PASSWORD`` if set).
     """
 
     def __init__(
@@ -182,11 +196,18 @@ class Bot:
         hands: int | None = None,
         text: bool = False,
         retry_delays: Iterable[float] = RETRY_DELAYS,
+        tls: ClientTLS | bool = False,
+        password: str | None = None,
     ) -> None:
         if hands is not None and hands < 1:
             raise ValueError("hands must be at least 1 (or None for no limit)")
         self.policy = policy
+        if "://" in host:
+            endpoint = Endpoint.parse(host, port)
+            host, port, tls = endpoint.host, endpoint.port, tls or endpoint.tls
         self.host, self.port, self.name = host, port, name
+        self.tls = tls
+        self.password = password if password is not None else os.environ.get("TONGITS_PASSWORD")
         self.table, self.create, self.seat, self.code = table, create, seat, code
         self.bots = bots if isinstance(bots, int) else list(bots)
         self.timer, self.options, self.private = timer, options, private
@@ -218,12 +239,16 @@ class Bot:
                 if error is not None and error.code in _FINAL:
                     raise BotError(f"seat lost: {error.code}: {error.message}") from exc
                 reason = str(exc)
+            except TrustError as exc:
+                raise BotError(str(exc)) from exc
             except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
                     trio.TooSlowError) as exc:
                 if self._token is None:
                     raise BotError(f"cannot reach {self.host}:{self.port}: {exc}") from exc
                 reason = str(exc) or type(exc).__name__
             except ServerError as exc:
+                if exc.code in (ErrorCode.BAD_PASSWORD, ErrorCode.TLS_REQUIRED):
+                    raise BotError(f"the server refused: {exc}") from exc
                 if self._token is not None and exc.code == ErrorCode.BAD_TOKEN:
                     raise BotError(
                         "cannot resume: the seat's token is no longer valid (the table closed "
@@ -248,7 +273,7 @@ class Bot:
             async with open_connection(
                 self.host, self.port, name=self.name, kind="bot", token=self._token,
                 seq=self._seq if self._token is not None else None, text=self.text,
-                timeout=CONNECT_TIMEOUT,
+                timeout=CONNECT_TIMEOUT, tls=self.tls, password=self.password,
             ) as conn:
                 if self._token is None:
                     joined = await self._sit(conn)
@@ -463,21 +488,29 @@ def run_builtin(args: argparse.Namespace) -> int:
     remote client. Prints each hand's result (logging) and a closing line; exit status 1 if the
     bot could not play."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    table, code = args.table, args.code
     try:
         assigned = seat_from_env()
         if assigned is None and not args.connect:
             raise ValueError(f"--connect HOST:PORT is needed (or {ENV_SERVER} set by a host)")
-        host, port = parse_address(args.connect) if args.connect else ("", 0)
+        endpoint = Endpoint("", 0)
+        if args.connect and Invite.looks_like(args.connect):
+            invite = Invite.parse(args.connect)
+            endpoint, table, code = invite.endpoint, invite.table, invite.code
+        elif args.connect:
+            endpoint = Endpoint.parse(args.connect)
         policy = get_policy(args.policy, seed=args.seed)
-    except (ValueError, KeyError) as exc:
-        print(f"tongits bot: {exc.args[0]}", file=sys.stderr)
+        password = read_password(args.password_file)
+    except (AddressError, ValueError, KeyError, OSError) as exc:
+        print(f"tongits bot: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     spec = args.bots.strip()
     bots: int | list[str] = int(spec) if spec.isdigit() else [b for b in spec.split(",") if b]
     settings: dict[str, Any] = {
-        "host": host, "port": port, "name": args.name or args.policy, "table": args.table,
-        "create": args.create, "bots": bots, "timer": args.timer, "hands": args.hands,
-        "text": args.text, **(assigned or {}),
+        "host": endpoint.host, "port": endpoint.port, "name": args.name or args.policy,
+        "table": table, "code": code, "create": args.create, "bots": bots, "timer": args.timer,
+        "hands": args.hands, "text": args.text, "tls": args.tls or endpoint.tls,
+        "password": password, **(assigned or {}),
     }
     try:
         run = trio.run(Bot(policy, settings.pop("host"), settings.pop("port"), **settings).run)
@@ -493,6 +526,15 @@ def run_builtin(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_password(path: str | None) -> str | None:
+    """The server password for a command-line client: the first line of ``path``, else
+    ``$TONGITS_PASSWORD``, else None (never a command-line argument: ``ps`` shows those)."""
+    if path:
+        text = open(path, encoding="utf-8").read()
+        return text.splitlines()[0] if text else ""
+    return os.environ.get("TONGITS_PASSWORD")
+
+
 __all__ = [
     "RETRY_DELAYS",
     "Bot",
@@ -502,6 +544,7 @@ __all__ = [
     "HandOutcome",
     "Policy",
     "parse_address",
+    "read_password",
     "play_bot",
     "run_bot",
     "run_builtin",

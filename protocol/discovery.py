@@ -3,7 +3,8 @@
 A client broadcasts one UDP datagram, ``{"type": "discover", "version": 1}`` as JSON, to the
 server's port number (default 7777: the UDP port has the same number as the TCP port). A server
 answers the sender with ``{"type": "server", "version": 1, "name": …, "port": TCP port,
-"tables": n}``. Anything else is ignored, so a responder is safe to leave running.
+"tables": n}``, plus ``"tls": "optional"`` or ``"required"`` when the server speaks TLS on
+that port. Anything else is ignored, so a responder is safe to leave running.
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ class ServerAnnouncement:
     port: int
     name: str
     tables: int | None = None
+    tls: str | None = None
 
     @property
     def address(self) -> str:
-        return f"{self.host}:{self.port}"
+        """The address to connect to: ``tls://HOST:PORT`` when the server speaks TLS."""
+        return f"{'tls://' if self.tls else ''}{self.host}:{self.port}"
 
 
 def _json_map(data: bytes) -> dict[str, Any] | None:
@@ -39,7 +42,9 @@ def _json_map(data: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def answer(data: bytes, *, name: str, port: int, tables: int | None = None) -> bytes | None:
+def answer(
+    data: bytes, *, name: str, port: int, tables: int | None = None, tls: str | None = None
+) -> bytes | None:
     """The server's reply to one datagram, or ``None`` if it is not a discovery query."""
     query = _json_map(data)
     if query is None or query.get("type") != "discover":
@@ -52,6 +57,8 @@ def answer(data: bytes, *, name: str, port: int, tables: int | None = None) -> b
     }
     if tables is not None:
         reply["tables"] = tables
+    if tls is not None:
+        reply["tls"] = tls
     return json.dumps(reply).encode()
 
 
@@ -64,9 +71,11 @@ def read_answer(data: bytes, host: str) -> ServerAnnouncement | None:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         return None
     tables = reply.get("tables")
+    tls = reply.get("tls")
     return ServerAnnouncement(
         host,
         port,
         str(reply.get("name", "?")),
         tables if isinstance(tables, int) and not isinstance(tables, bool) else None,
+        tls if tls in ("optional", "required") else None,
     )

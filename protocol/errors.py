@@ -43,6 +43,7 @@ class ErrorCode(StrEnum):
     IDLE_TIMEOUT = "idle_timeout", 1011, "The connection was silent for too long."
     SLOW_READER = "slow_reader", 1012, "The peer read its messages too slowly to keep up."
     FRAME_TIMEOUT = "frame_timeout", 1013, "A frame or line was begun and not finished in time."
+    TLS_REQUIRED = "tls_required", 1020, "The server accepts TLS connections only (tls://)."
 
     BAD_TOKEN = "bad_token", 2001, "The session token is unknown or expired."
     REPLACED = "replaced", 2002, "A new connection resumed this session with the same token."
@@ -59,6 +60,9 @@ class ErrorCode(StrEnum):
     CHAT_TOO_LONG = "chat_too_long", 2013, "The chat text is too long."
     BAD_NAME = "bad_name", 2014, "The player or table name is empty, too long or not allowed."
     NOT_READY = "not_ready", 2015, "Not now: the match or hand has not begun, or is not over."
+    BAD_PASSWORD = "bad_password", 2020, "The server password is wrong or missing."
+    REMOVED_BY_HOST = "removed_by_host", 2021, "The server's host removed this player."
+    CLOSED_BY_HOST = "closed_by_host", 2022, "The server's host closed this table."
 
     ILLEGAL_MOVE = "illegal_move", 3000, "The move is not legal now (generic game error)."
     NOT_YOUR_TURN = "not_your_turn", 3001, "Another seat is to act."

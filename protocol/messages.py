@@ -72,7 +72,8 @@ class Reply(ServerMessage):
 class Hello(ClientMessage):
     """``token`` resumes a seat; ``seq`` is the last ``seq`` the client saw at that table, so
     that the resumed ``state`` lists exactly the events it missed. ``auto_next`` (since 1.1):
-    the client counts as having asked for the next hand as soon as a hand ends."""
+    the client counts as having asked for the next hand as soon as a hand ends. ``password`` is
+    the server password, when the server has one (``bad_password`` otherwise)."""
 
     TYPE = "hello"
     version: int
@@ -81,6 +82,7 @@ class Hello(ClientMessage):
     token: str | None = None
     seq: int | None = None
     auto_next: bool = False
+    password: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,7 +210,8 @@ class Tables(Reply):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Joined(Reply):
     """``seat`` is None for a spectator; ``token`` resumes the session after a disconnect;
-    ``code`` is the join code of a private table, sent to its creator."""
+    ``code`` is the join code of a private table, sent to its creator with ``invite``, the link
+    that opens the table's seat (``tongits connect LINK``, protocol/transport.py)."""
 
     TYPE = "joined"
     table: str
@@ -216,6 +219,7 @@ class Joined(Reply):
     token: str | None = None
     spectator: bool
     code: str | None = None
+    invite: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

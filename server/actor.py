@@ -22,8 +22,7 @@ import logging
 import math
 import random
 import secrets
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
@@ -62,7 +61,7 @@ from . import bots
 from .commit import GroupCommit
 from .errors import error_frame, is_refusal
 from .journal import Entry, table_number
-from .requests import Disconnected, Resume, TableRequest
+from .requests import Disconnected, HostClose, HostRemove, Resume, TableRequest
 from .table import SEATS, TableState, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -87,9 +86,11 @@ class TableDirectory(Protocol):
     def table_closed(self, table: Table) -> None: ...
 
 
+
+
 @dataclass(slots=True)
 class Request:
-    peer: Peer
+    peer: Peer | None
     msg: TableRequest
     done: trio.Event | None = field(default=None)
 
@@ -135,8 +136,9 @@ class Table:
 
     # ----- the interface for connections --------------------------------------------------
 
-    async def call(self, peer: Peer, msg: TableRequest) -> None:
-        """Hand a request to the table and wait until it has been handled.
+    async def call(self, peer: Peer | None, msg: TableRequest) -> None:
+        """Hand a request to the table and wait until it has been handled (``peer`` None: a
+        request of the host's, ``HostClose``).
 
         A connection's reader waits for each request it hands over, so a connection has at
         most one request (and then its ``Disconnected``) in the inbox: the inbox needs no bound
@@ -275,7 +277,7 @@ class Table:
         for peer in self._audience():
             if request is None or peer is not request.peer:
                 peer.send(error_message(ErrorCode.TABLE_FAILED, message))
-        if request is not None:
+        if request is not None and request.peer is not None:
             request.peer.send(error_message(ErrorCode.TABLE_FAILED, message, ref))
 
     def _cork(self, peer: Peer | None = None) -> list[Peer]:
@@ -312,6 +314,12 @@ class Table:
         """Handle one request; a refusal (``errors.is_refusal``) is answered with its error and
         changes nothing; anything else propagates to ``run``, which fails the table."""
         peer, msg = request.peer, request.msg
+        if peer is None:
+            if isinstance(msg, HostClose):
+                self._host_close()
+            if request.done is not None:
+                request.done.set()
+            return
         ref = getattr(msg, "id", None)
         try:
             self._dispatch(peer, msg)
@@ -330,15 +338,26 @@ class Table:
             self.closed = True
 
     def _dispatch(self, peer: Peer, msg: TableRequest) -> None:
-        handler = _HANDLERS.get(type(msg))
-        if handler is None:
+        name = _HANDLERS.get(type(msg))
+        if name is None:
             kind = getattr(msg, "TYPE", type(msg).__name__)
             raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{kind} is not a table request")
-        handler(self, peer, msg)
+        getattr(self, name)(peer, msg)  # by name: a subclass's override is the handler
+
+    def _disconnected(self, peer: Peer, _msg: Disconnected) -> None:
+        self._leave(peer, disconnected=True)
+
+    def _resume_request(self, peer: Peer, msg: Resume) -> None:
+        self._resume(peer, msg.token, msg.seq)
 
     def _leave_request(self, peer: Peer, msg: Leave) -> None:
         self._leave(peer)
         peer.send(to_dict(Ok(id=msg.id)))
+
+    def _host_remove(self, peer: Peer, msg: HostRemove) -> None:
+        if peer.table is self:
+            self._leave(peer)
+        peer.kick(ErrorCode.REMOVED_BY_HOST, "the host removed you from the server")
 
     def _commit(self, entry: Entry, move: Move | None = None) -> None:
         """The only way the state changes: apply the entry (the engine refuses an illegal
@@ -402,7 +421,10 @@ class Table:
         self._commit(entry)
         self._attach(peer, seat, token)
         self.lobby.index_token(digest, self)
-        joined = Joined(id=ref, table=self.id, seat=seat, token=token, spectator=False, code=code)
+        invite = (str(replace(peer.invite, table=self.id, code=code))
+                  if code is not None and peer.invite is not None else None)
+        joined = Joined(id=ref, table=self.id, seat=seat, token=token, spectator=False, code=code,
+                        invite=invite)
         peer.send(to_dict(joined))
         log.info("table %s: %r sits in seat %d", self.id, peer, seat)
 
@@ -986,6 +1008,12 @@ class Table:
 
     # ----- closing ------------------------------------------------------------------------------
 
+    def _host_close(self) -> None:
+        for peer in self._audience():
+            peer.kick(ErrorCode.CLOSED_BY_HOST, f"the host closed table {self.id}")
+        log.info("table %s: closed by the host", self.id)
+        self.closed = True
+
     def _close(self, *, for_good: bool) -> None:
         self.closed = True
         self._send.close()
@@ -995,7 +1023,7 @@ class Table:
             except (trio.WouldBlock, trio.EndOfChannel):
                 break
             self.journal.waiting -= 1
-            if not isinstance(request.msg, Disconnected):
+            if request.peer is not None and not isinstance(request.msg, Disconnected):
                 ref = getattr(request.msg, "id", None)
                 request.peer.send(error_frame(
                     ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed"), ref))
@@ -1013,21 +1041,22 @@ class Table:
                  self.state.match.hands_played if self.state.match else 0)
 
 
-#: The table's handler of each request it takes (``Table._dispatch``), each a call of the
-#: table's own method, so that a subclass's override (``arena.ArenaTable``) is the one run.
-_HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
-    Disconnected: lambda table, peer, _: table._leave(peer, disconnected=True),
-    Resume: lambda table, peer, msg: table._resume(peer, msg.token, msg.seq),
-    CreateTable: lambda table, peer, msg: table._create(peer, msg),
-    Join: lambda table, peer, msg: table._join(peer, msg),
-    Spectate: lambda table, peer, msg: table._spectate(peer, msg),
-    MoveRequest: lambda table, peer, msg: table._move_request(peer, msg),
-    Leave: lambda table, peer, msg: table._leave_request(peer, msg),
-    AddBot: lambda table, peer, msg: table._add_bot(peer, msg),
-    RemoveBot: lambda table, peer, msg: table._remove_bot(peer, msg),
-    Start: lambda table, peer, msg: table._start_request(peer, msg),
-    NextHand: lambda table, peer, msg: table._next_hand_request(peer, msg),
-    Sync: lambda table, peer, msg: table._sync(peer, msg),
+#: The name of the table's handler of each request it takes (``Table._dispatch``; by name, so
+#: that a subclass's override, e.g. the arena table's ``_move_request``, is the one called).
+_HANDLERS: dict[type[object], str] = {
+    Disconnected: "_disconnected",
+    Resume: "_resume_request",
+    CreateTable: "_create",
+    Join: "_join",
+    Spectate: "_spectate",
+    MoveRequest: "_move_request",
+    Leave: "_leave_request",
+    AddBot: "_add_bot",
+    RemoveBot: "_remove_bot",
+    Start: "_start_request",
+    NextHand: "_next_hand_request",
+    Sync: "_sync",
+    HostRemove: "_host_remove",
 }
 
 

@@ -19,6 +19,7 @@ import math
 import os
 import signal
 import sys
+import time
 from collections import Counter
 from typing import Any
 
@@ -46,9 +47,11 @@ from tongits.protocol import (
     parse_client,
     to_dict,
 )
+from tongits.protocol.transport import TLS_RECORD, AddressError, Endpoint, Invite
 from trio.socket import AF_INET
 
 from . import bots
+from .access import PasswordGate
 from .actor import Table
 from .config import ServerConfig
 from .discovery import answer_discovery
@@ -57,6 +60,7 @@ from .journal import Journal, NullJournal
 from .lobby import Lobby, check_name
 from .peer import Peer
 from .requests import Resume
+from .tls import ServerTLS
 
 log = logging.getLogger("tongits.server")
 
@@ -90,9 +94,23 @@ _PAGE_SLACK = 64
 
 
 class Server:
-    def __init__(self, config: ServerConfig | None = None, journal: Journal | None = None):
+    """``tls`` serves TLS on the same port (``None``: plain only); ``password`` is the server
+    password ``hello`` must carry (``None``: anyone may sit down)."""
+
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        journal: Journal | None = None,
+        *,
+        tls: ServerTLS | None = None,
+        password: str | None = None,
+    ):
         self.config = config or ServerConfig()
         self.lobby = Lobby(self.config, journal or NullJournal())
+        self.tls = tls
+        self.gate = PasswordGate(password)
+        self._invite_password = password if self.config.invite_password else None
+        self.started = time.monotonic()
         self.peers: set[Peer] = set()
         #: set when the last connection has ended, once a shutdown waits for that
         self._no_peers: trio.Event | None = None
@@ -131,7 +149,7 @@ class Server:
                             if self.config.discovery and listener.socket.family == AF_INET:
                                 await tables.start(
                                     answer_discovery, self.config.name, host, port,
-                                    self.lobby.count,
+                                    self.lobby.count, self.tls_mode,
                                 )
                     task_status.started(listeners)
                     await trio.sleep_forever()
@@ -157,6 +175,13 @@ class Server:
                     address = "?"
                 assert self._connections is not None
                 self._connections.start_soon(self.handle_stream, stream, address)
+
+    @property
+    def tls_mode(self) -> str | None:
+        """What discovery says about TLS: ``required``, ``optional`` or None (plain only)."""
+        if self.tls is None:
+            return None
+        return "required" if self.config.tls_required else "optional"
 
     async def shutdown(self) -> None:
         """Tell every connection the server is going away, give them a moment, stop."""
@@ -193,17 +218,21 @@ class Server:
 
     async def run_until_signal(self) -> None:
         """Serve until SIGINT or SIGTERM, then shut down gracefully (or until the server stops
-        on its own: ``failure``). The bound addresses are printed on stdout, one ``listening
-        on HOST:PORT`` line each (for scripts that start the server on port 0)."""
+        on its own: ``failure``); SIGHUP re-reads the TLS certificate. The bound addresses are
+        printed on stdout, one ``listening on HOST:PORT`` line each (for scripts that start
+        the server on port 0)."""
         async with trio.open_nursery() as nursery:
-            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
                 listeners = await nursery.start(self._serve_then_stop, nursery.cancel_scope)
                 for listener in listeners:
                     host, port = listener.socket.getsockname()[:2]
                     print(f"listening on {host}:{port}", file=sys.stdout, flush=True)
                 async for signum in signals:
                     log.info("received %s", signal.Signals(signum).name)
-                    break
+                    if signum != signal.SIGHUP:
+                        break
+                    if self.tls is not None:
+                        self.tls.reload()
                 await self.shutdown()
 
     async def _serve_then_stop(
@@ -240,6 +269,7 @@ class Server:
             refusal = (ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
         self.peers.add(peer)
         self._per_host[key] += 1
+        peer.invite = self._inviter(stream)
         log.info("connection %d from %s opened", peer.id, address)
         try:
             async with trio.open_nursery() as nursery:
@@ -259,10 +289,27 @@ class Server:
             if self._per_host[key] <= 0:
                 del self._per_host[key]
             with trio.CancelScope(shield=True), trio.move_on_after(1):
-                await stream.aclose()
+                await peer.stream.aclose()
             log.info("connection %d (%s) closed after %d messages sent", peer.id,
                      peer.name or "no hello", peer.sent)
 
+    def _inviter(self, stream: trio.abc.Stream) -> Invite | None:
+        """The invite link of this connection's private tables, less table and code: the
+        public address if configured, else the address the connection came in on."""
+        port = self.config.port
+        host = self.config.host
+        if isinstance(stream, trio.SocketStream):
+            try:
+                host, port = stream.socket.getsockname()[:2]
+            except OSError:
+                pass
+        try:
+            endpoint = (Endpoint.parse(self.config.public_address, port)
+                        if self.config.public_address else Endpoint(host, port))
+        except AddressError:
+            endpoint = Endpoint(host, port)
+        endpoint = Endpoint(endpoint.host, endpoint.port, tls=self.tls is not None)
+        return Invite(endpoint, "", None, self._invite_password)
     @staticmethod
     def _gone(peer: Peer) -> None:
         """The connection has ended: nothing more is read from it, what the table still says
@@ -327,6 +374,12 @@ class Server:
                 codec.receive_data(data[:1])
                 peer.kick(*refusal)
                 return
+            if codec.mode is None and not peer.secure:
+                started = await self._start_transport(peer, data)
+                if started is None:
+                    return
+                if started:  # TLS: the encoding is sniffed from the first byte inside it
+                    continue
             if await self._handle_data(peer, data) is None:
                 return
         idle = config.idle_timeout or math.inf
@@ -355,6 +408,34 @@ class Server:
                 last_message = now
             if handled or not had_begun:
                 begun = now
+
+    async def _start_transport(self, peer: Peer, data: bytes | bytearray) -> bool | None:
+        """The connection's first bytes ``data``: a TLS record (``0x16``) starts the TLS
+        handshake (True: what follows is read from inside it, where the codec then sniffs the
+        encoding); anything else is a plain connection (False: ``data`` is its first
+        message), refused under ``tls_required``. None if the connection is over."""
+        if data[0] == TLS_RECORD:
+            if self.tls is None:
+                log.info("connection %d: a TLS handshake, but this server has no certificate "
+                         "(start it with --tls-cert/--tls-key or --tls-self-signed)", peer.id)
+                return None
+            secure = self.tls.wrap(peer.stream, data)
+            try:
+                with trio.fail_after(self.config.handshake_timeout or math.inf):
+                    await secure.do_handshake()
+            except (trio.BrokenResourceError, trio.ClosedResourceError,
+                    trio.TooSlowError) as error:
+                log.info("connection %d: TLS handshake failed: %s", peer.id,
+                         error.__cause__ or error)
+                return None
+            peer.use_stream(secure)
+            return True
+        if self.config.tls_required:
+            peer.codec.receive_data(data)  # so the refusal is in the client's encoding
+            peer.kick(ErrorCode.TLS_REQUIRED, "this server accepts TLS connections only: "
+                      "connect to tls://HOST:PORT (or give --tls)")
+            return None
+        return False
 
     async def _receive(self, peer: Peer, deadline: float) -> bytes | bytearray | None:
         """The next chunk from the peer; b"" at end of stream, None if ``deadline`` passed."""
@@ -418,17 +499,27 @@ class Server:
                 ErrorCode.VERSION_UNSUPPORTED,
                 f"this server speaks version {PROTOCOL_VERSION}, not {msg.version}",
             )
+        await self.gate.check(address_key(peer.host), msg.password)
         name = check_name(msg.name, self.config.name_max, "name")
         table = self.lobby.table_of_token(msg.token) if msg.token is not None else None
         peer.name, peer.kind, peer.auto_next = name, msg.kind, msg.auto_next
         peer.send(to_dict(Welcome(
             id=msg.id, version=PROTOCOL_VERSION, minor=PROTOCOL_MINOR,
             server=f"{self.config.name} ({SERVER_VERSION})",
-            capabilities=[*CAPABILITIES, *(f"bot:{n}" for n in bots.policy_names())],
+            capabilities=[*CAPABILITIES, *self._transport_capabilities(),
+                          *(f"bot:{n}" for n in bots.policy_names())],
         )))
         log.info("connection %d: hello from %r (%s)", peer.id, name, msg.kind)
         if table is not None and msg.token is not None:
             await table.call(peer, Resume(msg.token, msg.seq))
+
+    def _transport_capabilities(self) -> list[str]:
+        caps = ["invite_links"]
+        if self.tls is not None:
+            caps.append("tls")
+        if self.gate.required:
+            caps.append("password")
+        return caps
 
     def _list_tables(self, peer: Peer, msg: ListTables) -> None:
         """Answer with one page of the lobby, its entries spliced in as they were encoded

@@ -196,12 +196,10 @@ class ArenaTable(Table):
         self.lobby.index_token(digest, self)
 
     def _hand_over(self, hand: Hand) -> None:
-        super()._hand_over(hand)
+        """The hand goes to the driver first: telling the table's players of it goes on to the
+        next deal (``_deal_if_ready``), or to the end when the driver has none left."""
         self.driver.hand_over(hand, self._reports)
-        if not self.driver.more():
-            self._finish()
-        else:
-            self._deal_if_ready()
+        super()._hand_over(hand)
 
     def _deal_if_ready(self) -> None:
         """Deal once every connected program asked for the next hand (at once if none is

@@ -9,9 +9,12 @@ from dataclasses import fields
 
 import trio
 
+from .access import load_password
+from .admin import serve_admin
 from .app import Server
 from .collector import Collector
 from .config import ServerConfig
+from .tls import ServerTLS, TLSSetupError
 
 _HELP = {
     "host": "address to listen on (0.0.0.0 for every interface, e.g. a LAN)",
@@ -49,6 +52,17 @@ _HELP = {
     "short)",
     "gc_full": "seconds between full garbage collections (each pauses the server, 0.2-0.3 s "
     "with 1,000 busy tables)",
+    "data_dir": "where the server keeps its self-signed certificate and admin socket "
+    "(default: ~/.local/share/tongits-server)",
+    "tls_cert": "PEM certificate (chain) for TLS on the same port; re-read on SIGHUP",
+    "tls_key": "PEM private key of --tls-cert",
+    "tls_self_signed": "serve TLS with a certificate made and kept in the data directory",
+    "tls_required": "refuse plain (non-TLS) connections with tls_required",
+    "password_file": "file whose first line is the server password (or set TONGITS_PASSWORD; "
+    "never give a password on the command line)",
+    "invite_password": "put the server password in invite links",
+    "public_address": "HOST[:PORT] friends use to reach this server, for invite links "
+    "(default: the address the creator connected to)",
 }
 
 
@@ -57,7 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tongits-server",
         description="Host Tongits tables: lobby, seats, timers, server bots, spectators.",
         epilog="Every option is also a key of the --config TOML file (dashes or underscores); "
-        "the command line wins over the file.",
+        "the command line wins over the file. The server password is read from "
+        "--password-file or TONGITS_PASSWORD, never from the command line. "
+        "`tongits-server [--data-dir DIR] status | close TABLE | remove PLAYER` manages a "
+        "running server from the same machine.",
     )
     parser.add_argument("--config", metavar="FILE", help="TOML file with the settings below")
     defaults = ServerConfig()
@@ -68,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
             f"--{f.name.replace('_', '-')}",
             dest=f.name,
             type=_parse_bool if kind is bool else kind,
+            nargs="?" if kind is bool else None,
+            const=True if kind is bool else None,
             default=None,
             metavar=f.name.upper(),
             help=f"{_HELP.get(f.name, f.name)} (default: {default})",
@@ -93,9 +112,70 @@ def load_config(argv: list[str] | None = None) -> ServerConfig:
     return ServerConfig.from_mapping({k: v for k, v in given.items() if v is not None}, config)
 
 
+ADMIN_COMMANDS = ("status", "close", "remove")
+
+
+def build_admin_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tongits-server",
+        description="Manage the tongits-server running on this machine (same user only), "
+        "through the admin socket in its data directory.",
+    )
+    parser.add_argument("--data-dir", default="", help="the server's --data-dir (default: "
+                        "~/.local/share/tongits-server)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    status = sub.add_parser("status", help="tables, players, uptime, database size")
+    status.add_argument("--json", action="store_true", help="print the raw JSON answer")
+    close = sub.add_parser("close", help="close a table: everyone at it is told so")
+    close.add_argument("table", help="table id, e.g. t3")
+    remove = sub.add_parser("remove", help="remove a player: the seat goes to a bot for good")
+    remove.add_argument("player", help="the player's name, or #N connection number")
+    return parser
+
+
+def _is_admin(argv: list[str]) -> bool:
+    """Whether ``argv`` is ``[--data-dir DIR] status|close|remove …``."""
+    words = list(argv)
+    if words and words[0] == "--data-dir":
+        words = words[2:]
+    elif words and words[0].startswith("--data-dir="):
+        words = words[1:]
+    return bool(words) and words[0] in ADMIN_COMMANDS
+
+
+def admin_main(argv: list[str]) -> int:
+    import json
+
+    from .admin import AdminError, format_status, request
+
+    args = build_admin_parser().parse_args(argv)
+    directory = ServerConfig(data_dir=args.data_dir).data_path
+    message: dict[str, str] = {"command": args.command}
+    if args.command == "close":
+        message["table"] = args.table
+    elif args.command == "remove":
+        message["player"] = args.player.lstrip("#")
+    try:
+        reply = request(directory, message)
+    except AdminError as exc:
+        print(f"tongits-server {args.command}: {exc}", file=sys.stderr)
+        return 1
+    if args.command == "status":
+        print(json.dumps(reply, indent=2) if args.json else format_status(reply))
+    elif args.command == "close":
+        print(f"table {reply['closed']} closed")
+    else:
+        print("removed " + ", ".join(reply["removed"]))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if _is_admin(argv):
+        return admin_main(argv)
     try:
         config = load_config(argv)
+        password = load_password(config.password_file or None)
     except (OSError, ValueError) as exc:
         print(f"tongits-server: {exc}", file=sys.stderr)
         return 2
@@ -106,6 +186,21 @@ def main(argv: list[str] | None = None) -> int:
     from .store import SQLiteJournal, StoreError, empty_file_warning
 
     log = logging.getLogger("tongits.server")
+    tls: ServerTLS | None = None
+    try:
+        if config.tls_self_signed:
+            tls = ServerTLS.self_signed(config.data_path, config.name)
+        elif config.tls_cert:
+            tls = ServerTLS.from_files(config.tls_cert, config.tls_key)
+    except TLSSetupError as exc:
+        log.error("%s", exc)
+        return 1
+    if tls is not None:
+        log.info("TLS certificate %s, fingerprint %s%s", tls.cert, tls.fingerprint,
+                 " (TLS required)" if config.tls_required else "")
+    if password is not None:
+        log.info("a server password is required (from %s)",
+                 config.password_file or "TONGITS_PASSWORD")
     warning = empty_file_warning(config.db)
     if warning is not None:
         log.warning("%s", warning)
@@ -128,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         collector = Collector(config.gc_young, config.gc_full)
         collector.install()
-        server = Server(config, journal)
+        server = Server(config, journal, tls=tls, password=password)
         trio.run(_serve, server, collector)
         failed = server.failure is not None  # the journal failed: already logged
     except* OSError as group:  # the port is taken, the address is not this machine's…
@@ -154,6 +249,7 @@ def _first_leaf(error: BaseException) -> BaseException:
 async def _serve(server: Server, collector: Collector) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(collector.run)
+        await nursery.start(serve_admin, server, server.config.data_path)
         await server.run_until_signal()
         nursery.cancel_scope.cancel()
 

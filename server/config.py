@@ -6,6 +6,7 @@ of the ``--config`` file; the command line wins over the file, the file over the
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -46,6 +47,14 @@ class ServerConfig:
     discovery: bool = True
     gc_young: float = 0.05
     gc_full: float = 600.0
+    data_dir: str = ""
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_self_signed: bool = False
+    tls_required: bool = False
+    password_file: str = ""
+    invite_password: bool = False
+    public_address: str = ""
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], base: ServerConfig | None = None) -> ServerConfig:
@@ -90,3 +99,23 @@ class ServerConfig:
                 raise ValueError(f"{name} must be > 0")
         if self.db_sync not in ("normal", "full"):
             raise ValueError("db_sync must be normal or full")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("tls_cert and tls_key go together")
+        if self.tls_cert and self.tls_self_signed:
+            raise ValueError("tls_self_signed makes its own certificate: drop tls_cert/tls_key")
+        if self.tls_required and not (self.tls_cert or self.tls_self_signed):
+            raise ValueError("tls_required needs tls_cert and tls_key, or tls_self_signed")
+
+    @property
+    def data_path(self) -> Path:
+        """Where the server keeps its own files (the self-signed certificate, the admin
+        socket): ``data_dir``, else ``$XDG_DATA_HOME/tongits-server`` (default
+        ``~/.local/share/tongits-server``)."""
+        if self.data_dir:
+            return Path(self.data_dir).expanduser()
+        base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+        return Path(base) / "tongits-server"
+
+    @property
+    def tls_enabled(self) -> bool:
+        return bool(self.tls_cert) or self.tls_self_signed

@@ -12,7 +12,8 @@ log = logging.getLogger("tongits.server")
 
 
 async def _answer(
-    sock: trio.socket.SocketType, *, name: str, port: int, tables: Callable[[], int] | None
+    sock: trio.socket.SocketType, *, name: str, port: int, tables: Callable[[], int] | None,
+    tls: str | None = None,
 ) -> None:
     """Answer queries on the bound ``sock`` until cancelled, then close it. The socket is not
     shared (no SO_REUSEADDR): another socket on the port could take our queries."""
@@ -20,7 +21,8 @@ async def _answer(
         while True:
             try:
                 data, sender = await sock.recvfrom(2048)
-                reply = answer(data, name=name, port=port, tables=tables() if tables else None)
+                reply = answer(data, name=name, port=port,
+                               tables=tables() if tables else None, tls=tls)
                 if reply is not None:
                     await sock.sendto(reply, sender)
             except OSError as error:
@@ -33,12 +35,13 @@ async def answer_discovery(
     host: str,
     port: int,
     tables: Callable[[], int],
+    tls: str | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Answer discovery queries on UDP ``host:port`` (the TCP listener's address and port
-    number) until cancelled. Best effort: a busy UDP port is logged, not fatal. Started with
-    ``nursery.start``, it reports once the socket is bound (or could not be), so a query sent
-    after the server is up is answered."""
+    number) until cancelled; ``tls`` (``optional`` or ``required``) is announced. Best effort:
+    a busy UDP port is logged, not fatal. Started with ``nursery.start``, it reports once the
+    socket is bound (or could not be), so a query sent after the server is up is answered."""
     sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
     try:
         await sock.bind((host, port))
@@ -48,4 +51,4 @@ async def answer_discovery(
         task_status.started()
         return
     task_status.started()
-    await _answer(sock, name=name, port=port, tables=tables)
+    await _answer(sock, name=name, port=port, tables=tables, tls=tls)

@@ -31,6 +31,10 @@ FATAL = frozenset(
         ErrorCode.SLOW_READER,
         ErrorCode.REPLACED,
         ErrorCode.SHUTTING_DOWN,
+        ErrorCode.TLS_REQUIRED,
+        ErrorCode.BAD_PASSWORD,
+        ErrorCode.REMOVED_BY_HOST,
+        ErrorCode.CLOSED_BY_HOST,
     }
 )
 

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import trio
 from tongits.protocol import Chat, Codec, ErrorCode, error_message
+from tongits.protocol.transport import Invite
 
 from .requests import TableRequest
 
@@ -105,9 +106,20 @@ class Peer:
         self._write_scope = trio.CancelScope()
         #: messages accepted by ``send`` (for the log)
         self.sent = 0
+        #: the invite link of private tables this peer creates, less table and code
+        self.invite: Invite | None = None
+        #: whether the connection is TLS
+        self.secure = False
 
     def __repr__(self) -> str:
         return f"<peer {self.id} {self.name or '?'}@{self.address}>"
+
+    def use_stream(self, stream: trio.abc.Stream) -> None:
+        """Speak over ``stream`` from now on (the TLS layer over the socket): every frame then
+        goes through it, none straight to the socket."""
+        self.stream = stream
+        self._socket = None
+        self.secure = True
 
     @property
     def hello_done(self) -> bool:

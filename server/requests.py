@@ -23,4 +23,16 @@ class Disconnected:
     """Internal request: ``peer``'s connection has ended."""
 
 
-TableRequest: TypeAlias = ClientMessage | Resume | Disconnected
+@dataclass(slots=True)
+class HostRemove:
+    """Internal request from the host (server/admin.py): ``peer`` loses its seat for good (a
+    bot plays it out) and its connection is closed with ``removed_by_host``."""
+
+
+@dataclass(slots=True)
+class HostClose:
+    """Internal request from the host: everyone at the table is told ``closed_by_host`` and
+    the table closes for good. Its ``peer`` is None."""
+
+
+TableRequest: TypeAlias = ClientMessage | Resume | Disconnected | HostRemove | HostClose

@@ -14,7 +14,6 @@ from tongits.client.tui.lobby import (
     LobbyError,
     LobbyJoin,
     parse_lobby,
-    split_address,
     table_id,
 )
 from tongits.client.tui.render import lobby_panel, to_text
@@ -43,9 +42,10 @@ def test_parse_lobby_errors(line: str) -> None:
         parse_lobby(line)
 
 
-def test_split_address() -> None:
-    assert split_address("example.org") == ("example.org", 7777)
-    assert split_address("10.0.0.2:7000") == ("10.0.0.2", 7000)
+def test_create_private() -> None:
+    assert parse_lobby("create Friday private bots 1") == Choice(
+        "create", "Friday", bots=1, private=True
+    )
 
 
 def test_lobby_lists_tables() -> None:

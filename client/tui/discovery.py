@@ -45,5 +45,7 @@ def print_servers(port: int = DISCOVERY_PORT, timeout: float = 1.5) -> int:
         return 1
     for s in servers:
         tables = f"  {counted(s.tables, 'table')}" if s.tables is not None else ""
-        print(f"{s.address:<22} {s.name}{tables}    tongits connect {s.address} --name NAME")
+        tls = f"  TLS {s.tls}" if s.tls else ""
+        print(f"{s.address:<28} {s.name}{tables}{tls}    "
+              f"tongits connect {s.address} --name NAME")
     return 0

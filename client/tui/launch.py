@@ -248,11 +248,11 @@ def main(args: Any) -> int:
             options = check_play(args)
         elif args.command == "connect":
             check_name(args.name)
-            from .lobby import split_address
+            from .dial import DialError, Target
 
             try:
-                address = split_address(args.address)
-            except ValueError as error:
+                target = Target.parse(args.address, tls=args.tls)
+            except DialError as error:
                 raise UsageError(str(error)) from None
     except UsageError as error:
         print(f"tongits {args.command}: error: {error}", file=sys.stderr)
@@ -275,7 +275,11 @@ def main(args: Any) -> int:
     if args.command == "connect":
         from .lobby import connect
 
-        return connect(*address, args.name.strip())
+        return connect(target, args.name.strip(), password_file=args.password_file)
+    if args.command == "trust":
+        from .dial import trust
+
+        return trust(args.address, args.fingerprint)
     if args.command == "discover":
         from .discovery import print_servers
 

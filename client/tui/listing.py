@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-LOBBY_HELP = "create NAME [bots N] [timer S] · join TABLE [SEAT] · watch TABLE · quit"
+LOBBY_HELP = ("create NAME [bots N] [timer S] [private] · join TABLE [SEAT] · watch TABLE · "
+              "quit")
 #: TABLE is a table's id (t3) or its name.
 
 

@@ -6,6 +6,7 @@ the player chooses, then takes the seat; the same screen then shows the table.
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,13 +15,15 @@ import trio
 from ..connection import Connection as Conn
 from ..connection import ServerError
 from .app import TableScreen
+from .dial import Target
 from .listing import LOBBY_HELP
-from .net import NetSession
+from .net import JoinStep, NetSession
 from .seats import SeatStore
 from .state import ServerError as ServerRefused
 from .state import TablesListed
 
 REFRESH = 2.0
+CREATE_USAGE = "usage: create NAME [bots N] [timer S] [private]"
 
 
 class LobbyError(Exception):
@@ -34,6 +37,7 @@ class Choice:
     seat: int | None = None
     bots: int = 2
     timer: float | None = None
+    private: bool = False  # a private table: its creator gets an invite link
 
 
 def parse_lobby(line: str) -> Choice:
@@ -43,19 +47,21 @@ def parse_lobby(line: str) -> Choice:
     head, args = words[0].lower(), words[1:]
     if head == "create":
         if not args:
-            raise LobbyError("usage: create NAME [bots N] [timer S]")
+            raise LobbyError(CREATE_USAGE)
         name, rest = args[0], args[1:]
+        private = "private" in rest
+        rest = [word for word in rest if word != "private"]
         opts: dict[str, str] = {}
         while rest:
             if len(rest) < 2 or rest[0] not in ("bots", "timer"):
-                raise LobbyError("usage: create NAME [bots N] [timer S]")
+                raise LobbyError(CREATE_USAGE)
             opts[rest[0]], rest = rest[1], rest[2:]
         try:
             bots = int(opts.get("bots", "2"))
             timer = float(opts["timer"]) if "timer" in opts else None
         except ValueError:
             raise LobbyError("bots and timer take numbers") from None
-        return Choice("create", name, bots=bots, timer=timer)
+        return Choice("create", name, bots=bots, timer=timer, private=private)
     if head == "join" and args:
         if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
             raise LobbyError("usage: join TABLE [SEAT]")
@@ -123,30 +129,42 @@ class LobbyJoin:
     @staticmethod
     async def _take(conn: Conn, choice: Choice) -> None:
         if choice.action == "create":
-            await conn.create_table(choice.table, bots=choice.bots, timer=choice.timer)
+            await conn.create_table(choice.table, bots=choice.bots, timer=choice.timer,
+                                    private=choice.private)
         elif choice.action == "join":
             await conn.join(choice.table, choice.seat)
         else:
             await conn.spectate(choice.table)
 
 
-def split_address(address: str, default_port: int = 7777) -> tuple[str, int]:
-    host, sep, port = address.rpartition(":")
-    if not sep:
-        return address, default_port
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"bad port in {address!r}")
-    return host or "127.0.0.1", int(port)
-
-
-def connect(host: str, port: int, name: str) -> int:
-    """``tongits connect HOST[:PORT] --name NAME``: the lobby, then the table; a seat this
-    name held at this server (token saved on disk) is taken back at once, without the lobby."""
+def connect(target: Target, name: str, *, password_file: str | None = None) -> int:
+    """``tongits connect ADDRESS --name NAME``: the lobby, then the table; with an invite
+    link, straight into the link's table. A seat this name held at this server (token saved
+    on disk) is taken back at once, without the lobby."""
+    from .dial import DialError, settle
     from .logs import quiet_logging
 
-    lobby = LobbyJoin()
-    session = NetSession(host, port, name=name, join=lobby, seats=SeatStore())
-    lobby.session = session
+    try:
+        password = settle(target, name, password_file)
+    except DialError as error:
+        print(f"tongits connect: {error}", file=sys.stderr)
+        return 1
+    endpoint, invite = target.endpoint, target.invite
+    lobby: LobbyJoin | None = None
+    join: JoinStep
+    if invite is not None:
+        table, code = invite.table, invite.code
+
+        async def sit_down(conn: Conn) -> None:
+            await conn.join(table, code=code)
+
+        join = sit_down
+    else:
+        join = lobby = LobbyJoin()
+    session = NetSession(endpoint.host, endpoint.port, name=name, join=join, seats=SeatStore(),
+                         tls=endpoint.tls, password=password)
+    if lobby is not None:
+        lobby.session = session
     quiet_logging()
     asyncio.run(TableScreen(session, lobby=lobby).run())
     return 0

@@ -23,6 +23,7 @@ from tongits.protocol import ChatLine, Error, HandResult, SeatUpdate, State
 
 from ..connection import Connection as Conn
 from ..connection import ConnectionClosed, ServerError, open_connection
+from ..tls import ClientTLS, TrustError
 from .seats import SavedSeat, SeatStore
 from .state import (
     ChatReceived,
@@ -45,7 +46,8 @@ JoinStep = Callable[[Conn], Awaitable[Any]]
 Prelude = Callable[[trio.Nursery], Awaitable[tuple[str, int]]]
 
 #: Closing errors after which retrying cannot help.
-FINAL = {"replaced", "bad_token", "version_unsupported", "bad_name"}
+FINAL = {"replaced", "bad_token", "version_unsupported", "bad_name", "bad_password",
+         "tls_required", "removed_by_host", "closed_by_host", "untrusted certificate"}
 
 
 class NetSession:
@@ -61,11 +63,14 @@ class NetSession:
         give_up_after: int = 60,
         seats: SeatStore | None = None,
         server_key: str | None = None,
+        tls: ClientTLS | bool = False,
+        password: str | None = None,
     ) -> None:
         """``seats`` keeps our seat token on disk under ``server_key`` (default ``HOST:PORT``)
         and our name: a session started again with the same key and name resumes that seat
         instead of running ``join``."""
         self.host, self.port, self.name = host, port, name
+        self.tls, self.password = tls, password
         self.join = join
         self.prelude = prelude
         self.retry_delays = retry_delays
@@ -194,7 +199,8 @@ class NetSession:
                     | ConnectionClosed
                     | OSError
                     | trio.BrokenResourceError
-                    | trio.TooSlowError,
+                    | trio.TooSlowError
+                    | TrustError,
                 )
             )
             if known is None:
@@ -211,6 +217,9 @@ class NetSession:
             return error.code
         if isinstance(error, ConnectionClosed):
             return error.error.code if error.error else "the server closed"
+        if isinstance(error, TrustError):
+            self.sink(ServerRefused("untrusted certificate", str(error).splitlines()[0]))
+            return "untrusted certificate"
         return str(error) or type(error).__name__
 
     async def _connection(self) -> str:
@@ -218,6 +227,7 @@ class NetSession:
             async with open_connection(
                 self.host, self.port, name=self.name, token=self.token,
                 seq=self.seq if self.token is not None else None, timeout=5,
+                tls=self.tls, password=self.password,
             ) as conn:
                 resumed = self.token is not None
                 if not resumed and self.watching is not None:  # a spectator comes back
@@ -225,6 +235,8 @@ class NetSession:
                 elif not resumed:
                     await self.join(conn)
                     self.token = conn.token
+                    if conn.invite is not None:
+                        self.sink(Notice(f"invite friends: {conn.invite}"))
                     if conn.token is None and conn.table is not None:
                         self.watching = conn.table
                 self.table = conn.table or self.table
@@ -257,6 +269,7 @@ class NetSession:
             OSError,
             trio.BrokenResourceError,
             trio.TooSlowError,
+            TrustError,
         ) as error:
             return self._reason(error)
 

@@ -99,7 +99,8 @@ class Connection:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """Something the session wants the player to read now (back in the seat, an address)."""
+    """Something the session wants the player to read now (back in the seat, an address, the
+    invite link of their private table): shown on the message line and kept in the log."""
 
     text: str
 

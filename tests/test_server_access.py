@@ -1,0 +1,279 @@
+"""Who may sit down: the server password, invite links, and the host's admin socket."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from hypothesis import given
+from hypothesis import strategies as st
+from test_server_support import TIME_CAP, capped, next_of, quick_config
+from tongits.client.connection import Connection, ConnectionClosed, ServerError, connect_stream
+from tongits.protocol import ErrorCode, SeatUpdate, State
+from tongits.protocol.discovery import QUERY as DISCOVERY_QUERY
+from tongits.protocol.discovery import answer as discovery_answer
+from tongits.protocol.discovery import read_answer
+from tongits.protocol.transport import Endpoint, Invite
+from tongits.server import MemoryJournal, Server
+from tongits.server.access import FREE_FAILURES, MAX_DELAY, load_password
+from tongits.server.admin import AdminError, answer, request, serve_admin
+
+PASSWORD = "correct horse battery"
+
+
+class Room:
+    """A server with a password on in-memory streams; ``hello`` from any address string."""
+
+    def __init__(self, nursery: trio.Nursery, **changes: object) -> None:
+        self.server = Server(quick_config(**changes), MemoryJournal(), password=PASSWORD)
+        self.nursery = nursery
+
+    def connect(
+        self, name: str, address: str = "198.51.100.7:4000", **kw: Any
+    ) -> AbstractAsyncContextManager[Connection]:
+        client, server_side = trio.testing.memory_stream_pair()
+        self.nursery.start_soon(self.server.handle_stream, server_side, address)
+        return connect_stream(client, name=name, **kw)
+
+    async def attempt(self, password: str | None, address: str = "198.51.100.7:4000") -> str:
+        """The outcome of one hello: ``welcome`` or the error code."""
+        try:
+            async with self.connect("Eve", address, password=password):
+                return "welcome"
+        except ServerError as error:
+            return error.code
+
+
+async def start_room(nursery: trio.Nursery, **changes: object) -> Room:
+    room = Room(nursery, **changes)
+    await nursery.start(lambda task_status: room.server.serve(listen=False,
+                                                              task_status=task_status))
+    return room
+
+
+@capped
+async def test_wrong_or_missing_password_is_refused_and_the_right_one_welcomed(
+    autojump_clock: object,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        room = await start_room(nursery)
+        assert await room.attempt(None) == ErrorCode.BAD_PASSWORD
+        assert await room.attempt("correct horse") == ErrorCode.BAD_PASSWORD
+        assert await room.attempt(PASSWORD) == "welcome"
+        nursery.cancel_scope.cancel()
+
+
+@capped
+async def test_a_flood_of_wrong_passwords_is_slowed_down_for_that_address_only(
+    autojump_clock: object,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        room = await start_room(nursery, handshake_timeout=60.0)
+        waits = []
+        for guess in range(FREE_FAILURES + 5):
+            started = trio.current_time()
+            assert await room.attempt(f"guess {guess}") == ErrorCode.BAD_PASSWORD
+            waits.append(trio.current_time() - started)
+        assert all(w < 0.1 for w in waits[:FREE_FAILURES])
+        slowed = waits[FREE_FAILURES:]
+        assert slowed == sorted(slowed) and slowed[0] >= 0.5 and slowed[-1] >= MAX_DELAY
+        # Another address is not slowed; the flooded one waits even with the right password.
+        started = trio.current_time()
+        assert await room.attempt(PASSWORD, "203.0.113.9:5000") == "welcome"
+        assert trio.current_time() - started < 0.1
+        started = trio.current_time()
+        assert await room.attempt(PASSWORD) == "welcome"
+        assert trio.current_time() - started >= MAX_DELAY
+        # A success forgets the failures.
+        started = trio.current_time()
+        assert await room.attempt("wrong") == ErrorCode.BAD_PASSWORD
+        assert trio.current_time() - started < 0.1
+        nursery.cancel_scope.cancel()
+
+
+@capped
+async def test_the_password_is_never_logged(
+    autojump_clock: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    async with trio.open_nursery() as nursery:
+        room = await start_room(nursery)
+        for given_password in (PASSWORD, "my-wrong-guess", None):
+            await room.attempt(given_password)
+        nursery.cancel_scope.cancel()
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "wrong or missing server password" in text
+    assert PASSWORD not in text and "my-wrong-guess" not in text
+
+
+def test_the_password_comes_from_a_file_or_the_environment(tmp_path: Path) -> None:
+    secret = tmp_path / "password"
+    secret.write_text("from the file\nignored\n")
+    assert load_password(str(secret), {"TONGITS_PASSWORD": "env"}) == "from the file"
+    assert load_password(None, {"TONGITS_PASSWORD": "env"}) == "env"
+    assert load_password(None, {}) is None
+    with pytest.raises(ValueError, match="empty"):
+        load_password(None, {"TONGITS_PASSWORD": " "})
+
+
+def test_the_password_is_no_command_line_option() -> None:
+    from tongits.server.cli import build_parser
+
+    options = {a for action in build_parser()._actions for a in action.option_strings}
+    assert "--password-file" in options
+    assert not any(o.startswith("--password") and o != "--password-file" for o in options)
+
+
+@capped
+async def test_the_creator_of_a_private_table_gets_an_invite_that_seats_a_friend(
+    autojump_clock: object,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        room = await start_room(nursery, public_address="play.example.com:7000")
+        async with room.connect("Ana", password=PASSWORD) as ana:
+            joined = await ana.create_table("Friday", private=True)
+            assert joined.invite is not None and ana.invite == joined.invite
+            invite = Invite.parse(joined.invite)
+            assert invite == Invite(Endpoint("play.example.com", 7000), joined.table,
+                                    joined.code, None)
+            async with room.connect("Ben", password=PASSWORD) as ben:
+                seated = await ben.join(invite.table, code=invite.code)
+                assert seated.seat == 1 and seated.invite is None
+                async with room.connect("Cai", password=PASSWORD) as cai:
+                    with pytest.raises(ServerError) as caught:
+                        await cai.join(invite.table, code="000000")
+                assert caught.value.code == ErrorCode.BAD_JOIN_CODE
+        nursery.cancel_scope.cancel()
+
+
+@capped
+async def test_the_password_rides_in_the_invite_only_if_the_host_asks(
+    autojump_clock: object,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        room = await start_room(nursery, invite_password=True)
+        async with room.connect("Ana", password=PASSWORD) as ana:
+            joined = await ana.create_table("Friday", private=True)
+            assert joined.invite is not None
+            assert Invite.parse(joined.invite).password == PASSWORD
+            await ana.leave()
+            public = await ana.create_table("Open")
+            assert public.invite is None and public.code is None
+        nursery.cancel_scope.cancel()
+
+
+hosts = st.one_of(
+    st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z]{2,6}){0,2}", fullmatch=True),
+    st.ip_addresses().map(str),
+)
+texts = st.text(st.characters(codec="utf-8"), min_size=1, max_size=20)
+
+
+@given(hosts, st.integers(1, 65535), st.booleans(), st.from_regex(r"t[0-9]{1,4}", fullmatch=True),
+       st.none() | st.from_regex(r"[0-9a-f]{6}", fullmatch=True), st.none() | texts)
+def test_invite_links_round_trip(host: str, port: int, tls: bool, table: str, code: str | None,
+                                 password: str | None) -> None:
+    invite = Invite(Endpoint(host, port, tls), table, code, password)
+    assert Invite.parse(str(invite)) == invite
+    assert Invite.looks_like(str(invite))
+    assert Endpoint.parse(str(invite.endpoint)) == invite.endpoint
+
+
+@pytest.mark.parametrize(
+    ("text", "endpoint"),
+    [
+        ("example.org", Endpoint("example.org")),
+        ("10.0.0.2:7000", Endpoint("10.0.0.2", 7000)),
+        ("tls://example.org", Endpoint("example.org", tls=True)),
+        ("TLS://[::1]:7001", Endpoint("::1", 7001, True)),
+        ("::1", Endpoint("::1")),
+    ],
+)
+def test_addresses(text: str, endpoint: Endpoint) -> None:
+    assert Endpoint.parse(text) == endpoint
+
+
+@pytest.mark.parametrize("text", ["http://x", "host:port", "host:0", "[::1"])
+def test_bad_addresses(text: str) -> None:
+    with pytest.raises(ValueError):
+        Endpoint.parse(text)
+
+
+@capped
+async def test_the_host_sees_the_server_and_removes_a_player_and_closes_a_table(
+    autojump_clock: object,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        room = await start_room(nursery)
+        async with room.connect("Ana", password=PASSWORD) as ana, \
+                room.connect("Ben", password=PASSWORD) as ben:
+            joined = await ana.create_table("Friday", bots=1)
+            ben_seat = (await ben.join(joined.table)).seat
+            await next_of(ana, State)
+            status = await answer(room.server, {"command": "status"})
+            assert status["ok"] and status["connections"] == 2 and status["password"]
+            (table,) = status["tables"]
+            assert table["table"] == joined.table and table["started"]
+            assert {(p["name"], p["table"], p["seat"]) for p in status["players"]} == {
+                ("Ana", joined.table, 0), ("Ben", joined.table, ben_seat)}
+            assert PASSWORD not in repr(status)
+
+            removed = await answer(room.server, {"command": "remove", "player": "Ben"})
+            assert removed["ok"]
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await ben.receive()
+            assert closed.value.error is not None
+            assert closed.value.error.code == ErrorCode.REMOVED_BY_HOST
+            update = await next_of(ana, SeatUpdate, lambda u: u.change is not None)
+            assert update.change == {"seat": ben_seat, "change": "stand_in"}
+
+            assert not (await answer(room.server, {"command": "close", "table": "t99"}))["ok"]
+            assert (await answer(room.server, {"command": "close", "table": joined.table}))["ok"]
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await ana.receive()
+            assert closed.value.error is not None
+            assert closed.value.error.code == ErrorCode.CLOSED_BY_HOST
+            assert joined.table not in room.server.lobby.tables
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
+    server = Server(quick_config(), MemoryJournal())
+    directory = tmp_path / "data"
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(lambda task_status: server.serve(listen=False,
+                                                                 task_status=task_status))
+            path = await nursery.start(serve_admin, server, directory)
+            assert path == directory / "admin.sock"
+            assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+            assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+            reply = await trio.to_thread.run_sync(request, directory, {"command": "status"})
+            assert reply["connections"] == 0 and reply["tables"] == []
+            with pytest.raises(AdminError, match="unknown command"):
+                await trio.to_thread.run_sync(request, directory, {"command": "reboot"})
+            # A second server with the same data directory leaves the socket to the first.
+            other = Server(quick_config(), MemoryJournal())
+            assert await nursery.start(serve_admin, other, directory) is None
+            nursery.cancel_scope.cancel()
+    assert not path.exists()
+    with pytest.raises(AdminError, match="cannot reach"):
+        request(directory, {"command": "status"})
+
+
+@pytest.mark.parametrize("mode", ["optional", "required", None])
+def test_discovery_says_whether_the_server_speaks_tls(mode: str | None) -> None:
+    reply = discovery_answer(DISCOVERY_QUERY, name="Barkada", port=7777, tables=1, tls=mode)
+    assert reply is not None
+    found = read_answer(reply, "192.0.2.5")
+    assert found is not None and found.tls == mode
+    assert found.address == ("tls://" if mode else "") + "192.0.2.5:7777"
