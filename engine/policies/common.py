@@ -163,3 +163,20 @@ def public_knowledge(view: SeatView) -> PublicKnowledge:
         if step["action"] == "discard":
             info.thrown[step["seat"]].append(Card.parse(step["card"]))
     return info
+
+
+def _meld_neighbours(card: int) -> int:
+    """Cards that can share a three-card meld with ``card``: same rank, or same suit within two
+    ranks."""
+    suit, rank0 = divmod(card, 13)
+    mask = 0
+    for s in range(4):
+        if s != suit:
+            mask |= 1 << (s * 13 + rank0)
+    for d in (-2, -1, 1, 2):
+        if 0 <= rank0 + d < 13:
+            mask |= 1 << (suit * 13 + rank0 + d)
+    return mask
+
+
+NEIGHBOURS: tuple[int, ...] = tuple(_meld_neighbours(c) for c in range(52))

@@ -31,8 +31,7 @@ from ..moves import (
     sapaw_move,
     secret_move,
 )
-from .common import count_of
-from .worlds import NEIGHBOURS
+from .common import NEIGHBOURS, count_of
 
 _START, _PLAY, _ANSWER, _OVER = Phase.START, Phase.PLAY, Phase.ANSWER, Phase.OVER
 _PICK, _SAPAW, _MELD, _SECRET = Action.PICK, Action.SAPAW, Action.MELD, Action.SECRET

@@ -40,6 +40,7 @@ from ..moves import Action, Move
 from ..options import CallTie
 from ..view import SeatView
 from .common import (
+    NEIGHBOURS,
     Choice,
     PublicKnowledge,
     best_pick,
@@ -68,22 +69,6 @@ class StrongParams:
     caller_cap: int = 10  # a caller's count is assumed to be at most this
     secret_fours: bool = True  # place a four-of-a-kind face down
     hold_melds: bool = True  # expose only the meld that opens the hand, until going out
-
-
-def _neighbours(card: int) -> int:
-    """Cards that can share a meld with ``card``: same rank, or same suit within two ranks."""
-    suit, rank0 = divmod(card, 13)
-    mask = 0
-    for s in range(4):
-        if s != suit:
-            mask |= 1 << (s * 13 + rank0)
-    for d in (-2, -1, 1, 2):
-        if 0 <= rank0 + d < 13:
-            mask |= 1 << (suit * 13 + rank0 + d)
-    return mask
-
-
-_NEIGHBOURS: tuple[int, ...] = tuple(_neighbours(c) for c in range(52))
 
 
 def _partner_pairs(card: int) -> tuple[tuple[int, int], ...]:
@@ -389,5 +374,5 @@ def _placed(move: Move, why: str) -> Choice:
 def _reach(mask: int) -> int:
     out = 0
     for c in _bits(mask):
-        out |= _NEIGHBOURS[c]
+        out |= NEIGHBOURS[c]
     return out

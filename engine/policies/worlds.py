@@ -28,7 +28,7 @@ from ..hand import Hand, Phase
 from ..melds import TableMeld
 from ..moves import Action
 from ..view import SeatView
-from .common import count_of, public_knowledge
+from .common import NEIGHBOURS, count_of, public_knowledge
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,23 +41,6 @@ class InferenceParams:
     caller_cap: int = 10  # a seat that called counts at most this (deals are redrawn until so)
     caller_tries: int = 30
     enabled: bool = True
-
-
-def _meld_neighbours(card: int) -> int:
-    """Cards that can share a three-card meld with ``card``: same rank, or same suit within two
-    ranks."""
-    suit, rank0 = divmod(card, 13)
-    mask = 0
-    for s in range(4):
-        if s != suit:
-            mask |= 1 << (s * 13 + rank0)
-    for d in (-2, -1, 1, 2):
-        if 0 <= rank0 + d < 13:
-            mask |= 1 << (suit * 13 + rank0 + d)
-    return mask
-
-
-NEIGHBOURS: tuple[int, ...] = tuple(_meld_neighbours(c) for c in range(52))
 
 
 def _bits(mask: int) -> list[int]:
