@@ -133,6 +133,12 @@ class Table:
         #: the seat whose timed-out turn the server is playing, during that step
         self.autoplaying: int | None = None
         self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
+        #: requests handed over (``_put``) and not yet taken by the table's task
+        self._queued = 0
+        #: the table's task waits for a request and none is on its way (``call`` steps inline)
+        self._idle = False
+        #: the scope of that wait, whose deadline is the table's ``wake_at``
+        self._waiting: trio.CancelScope | None = None
 
     # ----- the interface for connections --------------------------------------------------
 
@@ -144,10 +150,30 @@ class Table:
         most one request (and then its ``Disconnected``) in the inbox: the inbox needs no bound
         of its own (it holds at most two per connection) and nobody can fill it ahead of the
         others' moves.
+
+        When the table's task is waiting for a request and none is on its way to it, the step
+        is taken here, in the caller's task, exactly as the table's task would take it (a step
+        never awaits, so nothing else runs meanwhile): handing the request over and waiting for
+        it cost two task switches, a channel and an event for every move. The table's task
+        then only has its wake-up time moved (``_inline``).
         """
+        if self._idle and not self.closed:
+            self._inline(Request(peer, msg))
+            return
         done = trio.Event()
         self._put(Request(peer, msg, done))
         await done.wait()
+
+    def _inline(self, request: Request) -> None:
+        """Take the step of ``request`` outside the table's task (``call``), then wake that task
+        when it must act sooner than it was waiting for, or end its wait if the table closed."""
+        self._step(request)
+        scope = self._waiting
+        if scope is not None:
+            if self.closed:
+                scope.cancel()
+            elif self.wake_at != scope.deadline:
+                scope.deadline = self.wake_at
 
     def disconnected(self, peer: Peer) -> None:
         """``peer``'s connection has ended: the table hears of it after the request it may
@@ -162,6 +188,8 @@ class Table:
             self._send.send_nowait(request)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
+        self._idle = False
+        self._queued += 1
         self.journal.waiting += 1
 
     @property
@@ -241,22 +269,42 @@ class Table:
                     if not self.closed and self._deserted():
                         self.closed = True
                     continue
-                with trio.move_on_at(self.wake_at):
-                    request = await self._inbox.receive()
-                    self.journal.waiting -= 1
-                    corked, joinable = self._cork(request.peer), self.joinable
-                    try:
-                        self._handle(request)
-                    except Exception as exc:  # noqa: BLE001 - the table's wall
-                        self._fail(exc, request)
-                    finally:
-                        self.journal.hold(corked)
-                        self._stepped(joinable)
+                request = await self._next_request()
+                if request is not None:
+                    self._step(request)
         except Exception as exc:  # noqa: BLE001 - the table's wall, outside a step
             self._fail(exc)
         finally:
             # Cancelled (server shutdown): the table stays open in the journal, for a restart.
             self._close(for_good=self.closed and not self.broken)
+
+    async def _next_request(self) -> Request | None:
+        """The next request handed over, or None once ``wake_at`` has come (or the table has
+        closed). While it waits with nothing handed over (``_idle``), requests are handled in
+        their callers' tasks (``call``), which move this wait's deadline."""
+        with trio.CancelScope(deadline=self.wake_at) as scope:
+            self._waiting = scope
+            self._idle = self._queued == 0
+            try:
+                request = await self._inbox.receive()
+            finally:
+                self._idle, self._waiting = False, None
+            self._queued -= 1
+            self.journal.waiting -= 1
+            return request
+        return None
+
+    def _step(self, request: Request) -> None:
+        """Handle one request as one step of the table: its messages leave together, once its
+        entries are committed. Whatever fails in it fails this table only (``_fail``)."""
+        corked, joinable = self._cork(request.peer), self.joinable
+        try:
+            self._handle(request)
+        except Exception as exc:  # noqa: BLE001 - the table's wall
+            self._fail(exc, request)
+        finally:
+            self.journal.hold(corked)
+            self._stepped(joinable)
 
     def _stepped(self, joinable: bool) -> None:
         """After a step: the lobby entry may have changed, and with it the lobby's order."""

@@ -17,6 +17,7 @@ The answer is ``{"ok": true, …}`` or ``{"ok": false, "error": "…"}``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import logging
@@ -96,6 +97,13 @@ def _alive(path: Path) -> bool:
 
 
 async def _serve_one(server: Server, stream: trio.SocketStream) -> None:
+    """Answer one request. A client that hangs up (another server's ``_alive`` probe connects
+    and closes) ends only its own connection: an error here would stop the whole server."""
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        await _answer_one(server, stream)
+
+
+async def _answer_one(server: Server, stream: trio.SocketStream) -> None:
     async with stream:
         with trio.move_on_after(5):
             data = b""
@@ -104,6 +112,8 @@ async def _serve_one(server: Server, stream: trio.SocketStream) -> None:
                 if not chunk:
                     break
                 data += chunk
+            if not data.strip():
+                return  # a probe, or a client gone before asking
             try:
                 request = json.loads(data.decode("utf-8"))
                 if not isinstance(request, dict):

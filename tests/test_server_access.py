@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import stat
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -264,6 +265,15 @@ async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
             # A second server with the same data directory leaves the socket to the first.
             other = Server(quick_config(), MemoryJournal())
             assert await nursery.start(serve_admin, other, directory) is None
+            # Clients that hang up without reading the answer (that probe does) end their own
+            # connections, never the server (it stopped on the broken pipe of its reply).
+            for payload in (b"", b'{"command": "status"}\n', b"not json\n"):
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as hangup:
+                    hangup.connect(str(path))
+                    hangup.sendall(payload)
+            await trio.testing.wait_all_tasks_blocked()
+            reply = await trio.to_thread.run_sync(request, directory, {"command": "status"})
+            assert reply["ok"] is True
             nursery.cancel_scope.cancel()
     assert not path.exists()
     with pytest.raises(AdminError, match="cannot reach"):
