@@ -73,6 +73,19 @@ log = logging.getLogger("tongits.server")
 #: Safety bound on moves the server plays for one timed-out decision.
 _MAX_AUTOPLAY = 40
 
+#: Worker threads slow bots decide in, at most, for the whole server: one, since their Python
+#: holds the interpreter's lock anyway (more would only take turns with the event loop more).
+_THINKERS: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("thinkers")
+
+
+def _thinkers() -> trio.CapacityLimiter:
+    try:
+        return _THINKERS.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(1)
+        _THINKERS.set(limiter)
+        return limiter
+
 
 class TableDirectory(Protocol):
     """What a table tells the lobby that holds it (``lobby.Lobby``)."""
@@ -133,6 +146,9 @@ class Table:
         #: the seat whose timed-out turn the server is playing, during that step
         self.autoplaying: int | None = None
         self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
+        #: a slow bot's decision made in a worker thread (``_think``): its seat, the hand's
+        #: steps when it decided, and its move (or what it raised)
+        self._decided: tuple[int, int, Move | Exception] | None = None
         #: requests handed over (``_put``) and not yet taken by the table's task
         self._queued = 0
         #: the table's task waits for a request and none is on its way (``call`` steps inline)
@@ -253,6 +269,7 @@ class Table:
                 self._restore()
             while not self.closed:
                 if self.wake_at <= trio.current_time():
+                    await self._think()
                     self.journal.waiting += 1  # a step of its own is coming
                     try:
                         await self.journal.settled()
@@ -883,15 +900,40 @@ class Table:
         else:
             self._timeout(seat)
 
+    async def _think(self) -> None:
+        """Before a step of its own: a bot seat to act whose policy is slow (``bots.is_slow``)
+        decides now, in a worker thread, while the event loop serves the other tables. The
+        table waits for the decision without taking any request (they wait in its inbox), so
+        the hand cannot change meanwhile and the policy sees exactly the views, in the order,
+        it would see on the loop: its decisions are the same. ``_bot_move`` plays it."""
+        hand = self.state.hand
+        if hand is None or hand.over or self.turn_at > trio.current_time():
+            return
+        seat = hand.to_act
+        info = self.state.seats[seat]
+        policy = self.policies.get(seat)
+        if info is None or not info.is_bot or policy is None or not bots.is_slow(info.policy):
+            return
+        view = seat_view(hand, seat)
+        decision = await trio.to_thread.run_sync(bots.decide, policy, view,
+                                                 limiter=_thinkers())
+        self._decided = (seat, len(hand.steps), decision)
+
     def _bot_move(self, seat: int) -> None:
         hand = self.state.hand
         assert hand is not None
         view = seat_view(hand, seat)
-        try:
-            move = self.policies[seat](view)
-        except Exception:
-            log.exception("table %s: bot in seat %d failed; playing for it", self.id, seat)
+        decided, self._decided = self._decided, None
+        if decided is not None and decided[:2] == (seat, len(hand.steps)):
+            decision = decided[2]
+        else:
+            decision = bots.decide(self.policies[seat], view)
+        if isinstance(decision, Exception):
+            log.error("table %s: bot in seat %d failed; playing for it", self.id, seat,
+                      exc_info=decision)
             move = bots.autoplay(view)
+        else:
+            move = decision
         try:
             self._play(seat, move)
         except IllegalMove:
