@@ -220,7 +220,7 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
                         ben["seq"] = conn.seq
                         if isinstance(msg, State) and msg is conn.last_state and msg.legal:
                             await ben_may_play.wait()
-                            await conn.move(choose_move(SeatView.from_dict(msg.view)))
+                            await conn.move(choose_move(SeatView.from_dict(msg.view, msg.legal)))
 
         async def sit_with_ben(conn: Conn) -> None:
             joined = await conn.create_table("test", timer=0, bots=1)
