@@ -21,7 +21,7 @@ from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.net import NetSession
 from tongits.client.tui.state import event_lines
-from tongits.engine import Phase, SeatView
+from tongits.engine import Phase, SeatView, Step
 from tongits.protocol import State
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
@@ -68,10 +68,10 @@ async def sit_down(conn: Conn) -> None:
     await conn.create_table("test", timer=0, bots=2)
 
 
-def mine(screen: TableScreen) -> list[dict[str, Any]]:
+def mine(screen: TableScreen) -> list[Step]:
     view = screen.state.view
     assert view is not None
-    return [step for step in view.history if step.get("seat") == view.seat]
+    return [step for step in view.history if step.seat == view.seat]
 
 
 def test_a_whole_hand_against_server_bots() -> None:
@@ -104,7 +104,7 @@ def test_a_whole_hand_against_server_bots() -> None:
                     )
                 await settle(lambda: screen.state.standings is not None)
                 seen["typed"] = typed
-                seen["accepted"] = [_command(step) for step in mine(screen) if not step.get("auto")]
+                seen["accepted"] = [str(step.move) for step in mine(screen) if not step.auto]
                 seen["screen"] = screen_for(screen.state)
             finally:
                 screen.app.exit()
@@ -117,12 +117,6 @@ def test_a_whole_hand_against_server_bots() -> None:
     assert text.startswith(" Tongits · test (t1) · hand 1")
     assert "[bot]" in text and "greedy-bot" in text
     assert all(len(line) <= 80 for line in text.split("\n"))
-
-
-def _command(step: dict[str, Any]) -> str:
-    from tongits.engine import Move
-
-    return str(Move.from_dict(step))
 
 
 def test_reconnects_with_the_seat_token() -> None:
