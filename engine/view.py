@@ -71,7 +71,7 @@ class SeatView:
     phase: Phase
     turn: int
     caller: int | None
-    history: tuple[dict[str, Any], ...]
+    history: tuple[Step, ...]
     legal: tuple[Move, ...]
     result: Result | None = None
     revealed: tuple[tuple[Card, ...], ...] | None = None
@@ -131,12 +131,12 @@ class SeatView:
                 size = self.hand_sizes[other]
                 hands[other], pool = set(pool[:size]), pool[size:]
         answers: dict[int, Action] = {}
-        for entry in self.history:
-            action = entry.get("action")
-            if action == "call":
+        for step in self.history:
+            action = step.move.action
+            if action is Action.CALL:
                 answers = {}
-            elif action in ("challenge", "fold"):
-                answers[entry["seat"]] = Action(action)
+            elif action is Action.CHALLENGE or action is Action.FOLD:
+                answers[step.seat] = action
         return Hand.restore(
             options=self.options,
             dealer=self.dealer,
@@ -170,7 +170,7 @@ class SeatView:
             "phase": self.phase.value,
             "turn": self.turn,
             "caller": self.caller,
-            "history": list(self.history),
+            "history": [step.to_dict() for step in self.history],
         }
         if self.result is not None:
             out["result"] = self.result.to_dict()
@@ -205,7 +205,7 @@ class SeatView:
             phase=Phase(data["phase"]),
             turn=data.get("turn", 0),
             caller=data.get("caller"),
-            history=tuple(data.get("history") or ()),
+            history=tuple(Step.from_dict(step) for step in data.get("history") or ()),
             legal=tuple(Move.from_dict(m) for m in legal or ()),
             result=Result.from_dict(result) if result else None,
             revealed=tuple(cards(h) for h in revealed) if revealed else None,
@@ -241,7 +241,7 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
         phase=hand.phase,
         turn=hand.turn,
         caller=hand.caller,
-        history=tuple(_views_of(hand).history(seat, over)),
+        history=_history(hand, seat, over),
         legal=tuple(hand.legal_moves(seat)) if seat is not None else (),
         result=hand.result,
         revealed=tuple(tuple(sorted(h)) for h in hand.hands) if over else None,
@@ -299,17 +299,22 @@ def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
     return not secret or over or owner == seat
 
 
+def _history(hand: Hand, seat: int | None, over: bool) -> tuple[Step, ...]:
+    """The hand's steps as ``seat`` sees them: until the hand is over, another seat's secret
+    meld shows no cards (``Step.hidden``)."""
+    steps = hand.steps
+    if over or not any(m.secret for m in hand.melds):
+        return tuple(steps)
+    return tuple(step if step.seat == seat else step.hidden() for step in steps)
+
+
 def _step_forms(step: Step) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A step as everyone else sees it and as its own seat (and everyone, after the hand) sees
-    it: they differ only for a secret meld, whose cards are for its owner."""
+    """A step's wire form as everyone else sees it and as its own seat (and everyone, after
+    the hand) sees it: they differ only for a secret meld, whose cards are for its owner."""
     full = step.to_dict()
-    if step.auto:
-        full["auto"] = True
     if step.move.action is not _SECRET:
         return full, full
-    public = dict(full)
-    del public["cards"]
-    return public, full
+    return step.hidden().to_dict(), full
 
 
 class _HandViews:

@@ -20,7 +20,7 @@ from tongits.client.tui.state import (
     TableState,
     event_lines,
 )
-from tongits.engine import Phase
+from tongits.engine import Phase, Step
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human", "connected": False},
@@ -91,7 +91,8 @@ def test_log_names_public_actions_and_chat() -> None:
         {"seat": 0, "action": "fold", "auto": True},
         {"seat": 1, "action": "challenge"},
     ]
-    lines = [x.text for x in event_lines(history, ["Ana", "Bob", "Cara"])]
+    steps = [Step.from_dict(step) for step in history]
+    lines = [x.text for x in event_lines(steps, ["Ana", "Bob", "Cara"])]
     assert lines == [
         "Ana discarded 7♣",
         "Bob picked 7♣ with 7♥ 7♠ → #0",
@@ -203,7 +204,7 @@ def test_the_back_mark_lasts_until_the_seat_acts() -> None:
     state.apply(StateUpdate(views[0], SEATS, None, table="t1"))
     state.apply(SeatsChanged(SEATS, {"seat": 1, "change": "back"}))
     assert state.is_back(1)
-    later = next(v for v in views if any(step.get("seat") == 1 for step in v.history))
+    later = next(v for v in views if any(step.seat == 1 for step in v.history))
     state.apply(StateUpdate(later, SEATS, None, table="t1"))
     assert not state.is_back(1)
 

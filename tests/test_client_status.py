@@ -16,7 +16,7 @@ from tongits.client.tui.state import (
     TableState,
     event_lines,
 )
-from tongits.engine import End
+from tongits.engine import End, Step
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human"},
@@ -90,7 +90,8 @@ def test_moves_the_server_played_for_a_timed_out_seat_are_said() -> None:
         {"seat": 2, "action": "draw", "timeout": True},
         {"seat": 2, "action": "discard", "card": "Jc", "timeout": True},
     ]
-    lines = [line.text for line in event_lines(history, ["Ana", "Bob", "Cara"])]
+    steps = [Step.from_dict(step) for step in history]
+    lines = [line.text for line in event_lines(steps, ["Ana", "Bob", "Cara"])]
     assert lines == [
         "Cara drew (time ran out: played by the server)",
         "Cara discarded J♣ (time ran out: played by the server)",
@@ -105,7 +106,7 @@ def test_moves_the_server_played_for_a_timed_out_seat_are_said() -> None:
     from tongits.engine import seat_view
 
     later = seat_view(session.hand, 0)
-    step = dict(later.history[-1], timeout=True)
+    step = replace(later.history[-1], timeout=True)
     object.__setattr__(later, "history", (*later.history[:-1], step))
     state.apply(StateUpdate(later, SEATS, None, table="t1"))
     assert state.message.startswith("your time ran out: the server played for you (")
@@ -125,9 +126,9 @@ def test_a_spectator_is_shown_only_keys_it_can_use() -> None:
 
 def test_a_turn_the_server_played_over_two_states_is_said_whole() -> None:
     view = position("Kd 2c 9s", seat=0, to_act=1)
-    start = ({"seat": 2, "action": "discard", "card": "7c"},)
-    drew = ({"seat": 0, "action": "draw", "timeout": True},)
-    threw = ({"seat": 0, "action": "discard", "card": "Jc", "timeout": True},)
+    start = (Step.from_dict({"seat": 2, "action": "discard", "card": "7c"}),)
+    drew = (Step.from_dict({"seat": 0, "action": "draw", "timeout": True}),)
+    threw = (Step.from_dict({"seat": 0, "action": "discard", "card": "Jc", "timeout": True}),)
     state = TableState()
     for history in (start, start + drew, start + drew + threw):
         state.apply(StateUpdate(replace(view, history=history), SEATS, None, table="t1"))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tongits.engine import Card, Result, SeatView
+from tongits.engine import Action, Card, Result, SeatView, Step
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,22 +266,22 @@ class TableState:
                 self.banner = "disconnected: " + (update.detail or "the server is gone")
                 self.closed = True
 
-    def _moved_on(self, before: Sequence[dict[str, Any]], view: SeatView) -> None:
+    def _moved_on(self, before: Sequence[Step], view: SeatView) -> None:
         """The message line describes the present: a note about an earlier moment (``sent:``,
         a refusal of a move since replaced by one of ours) goes once the hand moves on; the
         server playing for us when our time ran out is said until the next message."""
         new = view.history[len(before):]
         if not new:
             return
-        ours = [i for i, step in enumerate(new, len(before)) if step.get("seat") == view.seat]
+        ours = [i for i, step in enumerate(new, len(before)) if step.seat == view.seat]
         if ours:
             self.drawn = self._just_drawn(view)
-        auto = [i for i in ours if view.history[i].get("timeout")]
+        auto = [i for i in ours if view.history[i].timeout]
         if view.seat is not None and auto:
             # The whole turn the server played (its steps may arrive one state at a time).
             first = auto[-1]
-            while first > 0 and view.history[first - 1].get("seat") == view.seat and \
-                    view.history[first - 1].get("timeout"):
+            while first > 0 and view.history[first - 1].seat == view.seat and \
+                    view.history[first - 1].timeout:
                 first -= 1
             auto = list(range(first, auto[-1] + 1))
             lines = event_lines(view.history, ["you"] * 3)
@@ -295,8 +295,9 @@ class TableState:
         """The card our last step drew (the one card new in our hand), if that step was a
         draw: the server's history says only that a card was drawn."""
         old = self.view
-        last = view.history[-1] if view.history else {}
-        if old is None or last.get("seat") != view.seat or last.get("action") != "draw":
+        last = view.history[-1] if view.history else None
+        if old is None or last is None or last.seat != view.seat or \
+                last.move.action is not Action.DRAW:
             return None
         new = set(view.hand) - set(old.hand)
         return new.pop() if len(new) == 1 else None
@@ -324,8 +325,8 @@ class TableState:
         at = self.back_at.get(seat)
         if at is None:
             return False
-        history = self.view.history if self.view is not None else []
-        return all(step.get("seat") != seat for step in history[at:])
+        history = self.view.history if self.view is not None else ()
+        return all(step.seat != seat for step in history[at:])
 
     def log(self) -> list[LogLine]:
         """Public events of this hand, interleaved with the lines heard between them."""
@@ -364,81 +365,83 @@ _VERBS = {
 }
 
 
-def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list[LogLine]:
+def event_lines(history: Sequence[Step], names: Sequence[str]) -> list[LogLine]:
     """One line per public action, in the words of the table: who drew, picked, melded…; a
     move the server played for a seat whose time ran out says so."""
     out: list[LogLine] = []
     pile: list[str] = []
     next_meld = 0
 
-    def name(seat: Any) -> str:
-        return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "?"
-
     for step in history:
-        seat = step.get("seat")
-        action = step.get("action")
-        cards = [pretty_card(c) for c in step.get("cards") or ()]
-        who = name(seat)
+        seat, move = step.seat, step.move
+        action = move.action
+        cards = [c.pretty() for c in move.cards]
+        who = names[seat] if 0 <= seat < len(names) else "?"
         if action in _VERBS:
             text = f"{who} {_VERBS[action]}"
-            if step.get("auto"):
+            if step.auto:
                 text += " (not opened)"
-        elif action == "pick":
+        elif action is Action.PICK:
             top = pile.pop() if pile else "?"
-            if step.get("meld") is not None:
-                text = f"{who} picked {top} onto meld {step['meld']}"
+            if move.meld is not None:
+                text = f"{who} picked {top} onto meld {move.meld}"
             else:
                 text = f"{who} picked {top} with {' '.join(cards)} → #{next_meld}"
                 next_meld += 1
-        elif action == "meld":
+        elif action is Action.MELD:
             text = f"{who} melded {' '.join(cards)} → #{next_meld}"
             next_meld += 1
-        elif action == "secret":
+        elif action is Action.SECRET:
             text = f"{who} laid a secret meld #{next_meld}"
             if cards:
                 text += " " + " ".join(cards)
             next_meld += 1
-        elif action == "sapaw":
-            text = f"{who} laid off {pretty_card(step.get('card'))} onto #{step.get('meld')}"
-        elif action == "discard":
-            pile.append(pretty_card(step.get("card")))
+        elif action is Action.SAPAW:
+            text = f"{who} laid off {_pretty(move.card)} onto #{move.meld}"
+        elif action is Action.DISCARD:
+            pile.append(_pretty(move.card))
             text = f"{who} discarded {pile[-1]}"
         else:
             text = f"{who} {action}"
-        if step.get("timeout"):  # protocol 1.1: the server played it, the timer ran out
+        if step.timeout:  # protocol 1.1: the server played it, the timer ran out
             text += AUTOPLAYED
-        out.append(LogLine("event", text, seat if isinstance(seat, int) else None))
+        out.append(LogLine("event", text, seat))
     return out
 
 
-def pile_throwers(history: Sequence[dict[str, Any]]) -> list[int | None]:
+def pile_throwers(history: Sequence[Step]) -> list[int | None]:
     """Who threw each card of the discard pile, bottom to top (a pick takes the top one)."""
     pile: list[int | None] = []
     for step in history:
-        if step.get("action") == "discard":
-            seat = step.get("seat")
-            pile.append(seat if isinstance(seat, int) else None)
-        elif step.get("action") == "pick" and pile:
+        action = step.move.action
+        if action is Action.DISCARD:
+            pile.append(step.seat)
+        elif action is Action.PICK and pile:
             pile.pop()
     return pile
 
 
-def layoffs(history: Sequence[dict[str, Any]]) -> dict[int, list[tuple[str, int]]]:
+def layoffs(history: Sequence[Step]) -> dict[int, list[tuple[str, int]]]:
     """Per meld id, the cards laid off onto it and who laid each (a sapaw, or a pick of the top
     discard onto the meld), in order."""
     out: dict[int, list[tuple[str, int]]] = {}
     pile: list[str] = []
     for step in history:
-        action, seat, meld = step.get("action"), step.get("seat"), step.get("meld")
-        if action == "discard":
-            pile.append(str(step.get("card")))
-        elif action == "pick":
+        move, seat = step.move, step.seat
+        action, meld = move.action, move.meld
+        if action is Action.DISCARD:
+            pile.append(str(move.card))
+        elif action is Action.PICK:
             top = pile.pop() if pile else "?"
-            if isinstance(meld, int) and isinstance(seat, int):
+            if meld is not None:
                 out.setdefault(meld, []).append((top, seat))
-        elif action == "sapaw" and isinstance(meld, int) and isinstance(seat, int):
-            out.setdefault(meld, []).append((str(step.get("card")), seat))
+        elif action is Action.SAPAW and meld is not None:
+            out.setdefault(meld, []).append((str(move.card), seat))
     return out
+
+
+def _pretty(card: Card | None) -> str:
+    return "?" if card is None else card.pretty()
 
 
 def pretty_card(card: Any) -> str:
