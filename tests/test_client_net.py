@@ -12,8 +12,7 @@ import pytest
 import trio
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
-from tongits.client.connection import Connection as Conn
-from tongits.client.connection import open_connection
+from tongits.client.connection import Connection, open_connection
 from tongits.client.tui import net
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
@@ -51,7 +50,7 @@ class EmbeddedServer:
                 pass
 
 
-async def sit_down(conn: Conn) -> None:
+async def sit_down(conn: Connection) -> None:
     await conn.create_table("test", timer=0, bots=2)
 
 
@@ -121,7 +120,7 @@ def test_reconnects_with_the_seat_token() -> None:
     async def main() -> None:
         with create_pipe_input() as pipe:
 
-            async def sit_and_watch(conn: Conn) -> None:
+            async def sit_and_watch(conn: Connection) -> None:
                 joined = await conn.create_table("test", timer=0, bots=2)
                 assert embedded.nursery is not None
                 embedded.nursery.start_soon(embedded.watch, joined.table)
@@ -216,7 +215,7 @@ def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
                             await ben_may_play.wait()
                             await conn.move(choose_move(SeatView.from_dict(msg.view)))
 
-        async def sit_with_ben(conn: Conn) -> None:
+        async def sit_with_ben(conn: Connection) -> None:
             joined = await conn.create_table("test", timer=0, bots=1)
             seen["table"] = joined.table
             assert embedded.nursery is not None
@@ -308,7 +307,7 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
             async for _ in conn:
                 pass
 
-    async def watch(conn: Conn) -> None:
+    async def watch(conn: Connection) -> None:
         joins.append("join")
         ready, tables = trio.Event(), list[str]()
         assert embedded.nursery is not None
