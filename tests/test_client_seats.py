@@ -15,6 +15,7 @@ from typing import Any
 import trio
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from screen_support import settle
 from tongits.client.connection import Connection
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.net import NetSession
@@ -47,14 +48,6 @@ def test_old_seats_are_removed_and_bad_files_read_as_none(tmp_path: Path) -> Non
     assert store.load("h:2", "Ben") is None
     SeatStore(tmp_path, now=time.time() + MAX_AGE + 10)
     assert list(tmp_path.iterdir()) == []
-
-
-async def settle(done: Callable[[], bool], timeout: float = 8.0) -> None:
-    for _ in range(int(timeout / 0.01)):
-        if done():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the screen did not get there in time")
 
 
 class ServerThread:

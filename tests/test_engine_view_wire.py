@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import random
 
+from engine_support import SEEDS, choose, random_hand
 from hypothesis import given, settings
-from test_engine_properties import SEEDS, choose, random_hand
 from tongits.engine import Action, Hand, seat_view
 from tongits.engine.view import seat_view_dict, seat_view_parts
 

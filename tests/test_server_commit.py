@@ -17,7 +17,7 @@ from typing import Any, cast
 import pytest
 import trio
 import trio.testing
-from test_server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect
+from server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect
 from tongits.client.connection import ConnectionClosed
 from tongits.protocol import Codec, Mode, SeatUpdate, State
 from tongits.server import Server

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import trio
-from test_server_support import TIME_CAP, memory_server, play_hands, tcp_connect, tcp_server
+from server_support import TIME_CAP, memory_server, play_hands, tcp_connect, tcp_server
 from tongits.engine import hand_record
 from tongits.protocol import HandResult, ServerMessage, State
 from tongits.server import MemoryJournal, TableLogState

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import trio
-from test_server_support import capped, memory_server, my_turn, next_of, play_hands
+from server_support import capped, memory_server, my_turn, next_of, play_hands
 from tongits.client.connection import ConnectionClosed, ServerError
 from tongits.engine import Action, HandRecord, SeatView
 from tongits.engine.policies import get_policy

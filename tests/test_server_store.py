@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import trio
-from test_server_support import TIME_CAP, memory_server, my_turn, next_of, play_hands
+from server_support import TIME_CAP, memory_server, my_turn, next_of, play_hands
 from tongits.client.cli import main as tongits_main
 from tongits.client.connection import Connection, ConnectionClosed, open_connection
 from tongits.engine import Hand, HandRecord, Move, SeatView

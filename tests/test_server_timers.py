@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import trio
-from test_server_support import capped, memory_server, next_of
+from server_support import capped, memory_server, next_of
 from tongits.protocol import HandResult, State
 
 

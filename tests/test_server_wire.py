@@ -10,7 +10,7 @@ import msgpack
 import pytest
 import trio
 import trio.testing
-from test_server_support import TIME_CAP, capped, memory_server, my_turn, next_of, tcp_server
+from server_support import TIME_CAP, capped, memory_server, my_turn, next_of, tcp_server
 from tongits.client.connection import ServerError
 from tongits.engine import Action, Card, Hand, Move, Options, RuleCode, deck_for
 from tongits.protocol import ErrorCode, State
