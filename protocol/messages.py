@@ -153,8 +153,9 @@ class Start(ClientMessage):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Move(ClientMessage):
-    """``move`` is a hand-record action without its seat, e.g. ``{"action": "draw"}``."""
+class MoveRequest(ClientMessage):
+    """A seat asks to play ``move``, a hand-record action without its seat, e.g.
+    ``{"action": "draw"}`` (named apart from the engine's ``Move``, which it carries)."""
 
     TYPE = "move"
     move: JSONMap
@@ -316,7 +317,7 @@ CLIENT_MESSAGES: Mapping[str, type[ClientMessage]] = {
         AddBot,
         RemoveBot,
         Start,
-        Move,
+        MoveRequest,
         Chat,
         Ping,
         NextHand,

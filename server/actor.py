@@ -1,7 +1,7 @@
-"""A table as one Trio task: the only code that changes a ``TableState``.
+"""A table as one Trio task: the only code that changes a ``TableLogState``.
 
 Connections put ``Request``s in the table's bounded inbox; the task handles them one at a time,
-turns each accepted change into a log entry (journal first, then ``TableState.apply``), and fans
+turns each accepted change into a log entry (journal first, then ``TableLogState.apply``), and fans
 the result out: each seat gets ``state`` with its own ``seat_view``, spectators the public view.
 The same loop runs the clock: a bot seat to act is played after ``bot_delay``; a human seat
 that lets the turn timer run out is played for (``bots.autoplay``) and marked; after a hand the
@@ -41,6 +41,7 @@ from tongits.protocol import (
     Leave,
     MatchOver,
     Mode,
+    MoveRequest,
     NextHand,
     Ok,
     ProtocolError,
@@ -55,14 +56,13 @@ from tongits.protocol import (
     error_message,
     to_dict,
 )
-from tongits.protocol import Move as MoveRequest
 
 from . import bots
 from .commit import GroupCommit
 from .errors import error_frame, is_refusal
 from .journal import Entry, table_number
 from .requests import Disconnected, HostClose, HostRemove, Resume, TableRequest
-from .table import SEATS, TableState, new_token, token_digest
+from .table import SEATS, TableLogState, new_token, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -100,7 +100,7 @@ class Table:
 
     def __init__(
         self,
-        state: TableState,
+        state: TableLogState,
         config: ServerConfig,
         lobby: TableDirectory,
         journal: GroupCommit,

@@ -6,7 +6,7 @@ get. What makes it the arena's, all of it given in-process by an ``ArenaDriver``
 is reachable by a request, so no client can choose a deck):
 
 * **its decks**: every ``start``/``deal`` entry carries the deck and dealer of the arena's next
-  duplicate deal (``TableState`` deals from them instead of the match's seed);
+  duplicate deal (``TableLogState`` deals from them instead of the match's seed);
 * **in-process bots**: the other seats hold the arena's built-in or ``py:`` policies, a fresh
   one per hand (seeded as in-process arena hands are), played at once (``bot_delay`` 0);
 * **measured programs**: for each external seat the table times every decision (from the
@@ -35,8 +35,16 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.engine import Card, Hand, SeatView
-from tongits.protocol import Codec, ErrorCode, Join, Joined, ProtocolError, Shared, to_dict
-from tongits.protocol import Move as MoveRequest
+from tongits.protocol import (
+    Codec,
+    ErrorCode,
+    Join,
+    Joined,
+    MoveRequest,
+    ProtocolError,
+    Shared,
+    to_dict,
+)
 
 from . import bots
 from .actor import Table
@@ -48,7 +56,7 @@ if TYPE_CHECKING:
     from .config import ServerConfig
     from .lobby import Lobby
     from .peer import Peer
-    from .table import TableState
+    from .table import TableLogState
 
 #: Timeouts in a row after which a program is reported as hung (the driver may stop it).
 HUNG_AFTER = 3
@@ -130,7 +138,7 @@ class _Timed:
 class ArenaTable(Table):
     def __init__(
         self,
-        state: TableState,
+        state: TableLogState,
         config: ServerConfig,
         lobby: Lobby,
         journal: GroupCommit,

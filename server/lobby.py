@@ -22,7 +22,7 @@ from tongits.protocol import CreateTable, ErrorCode, ListTables, Mode, ProtocolE
 from .actor import Table
 from .commit import GroupCommit
 from .journal import Entry, Journal
-from .table import TableState, token_digest
+from .table import TableLogState, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tongits.server")
 
 #: Builds a table's task object from its state, settings, lobby and journal.
-TableFactory = Callable[[TableState, "ServerConfig", "Lobby", GroupCommit], Table]
+TableFactory = Callable[[TableLogState, "ServerConfig", "Lobby", GroupCommit], Table]
 
 #: The most tables in one ``tables`` reply.
 MAX_PAGE = 50
@@ -73,7 +73,7 @@ class Lobby:
         count = 0
         for entries in self.journal.open_tables():
             try:
-                state = TableState.replay(entries)
+                state = TableLogState.replay(entries)
             except Exception:
                 log.exception("cannot restore table %s; left as it is in the journal",
                               entries[0].get("table") if entries else "?")
@@ -187,7 +187,7 @@ class Lobby:
         table_id = f"t{next(self._ids)}"
         entry = {"kind": "create", "table": table_id, **entry}
         self.journal.append(table_id, entry)
-        table = (make or Table)(TableState(entry), self.config, self, self.journal)
+        table = (make or Table)(TableLogState(entry), self.config, self, self.journal)
         self.tables[table_id] = table
         self.listing_changed()
         self._nursery.start_soon(table.run, name=f"table {table_id}")

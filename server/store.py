@@ -1,6 +1,6 @@
 """The SQLite journal: every table's log and every finished hand, in one file.
 
-Event-sourced: a table is the replay of its entries (``table.TableState``), so the database
+Event-sourced: a table is the replay of its entries (``table.TableLogState``), so the database
 holds only entries (``create``, ``sit``, ``move``…, as JSON) and, for each finished hand, its
 hand record (docs/RECORD.md) with the names at the table. ``append`` adds an entry (with the
 hand record it completes, all or nothing) to an open transaction that ``commit`` commits, for
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .journal import Entry, table_number
-from .table import TableState
+from .table import TableLogState
 
 log = logging.getLogger("tongits.server")
 
@@ -324,7 +324,7 @@ def export(db_path: str, out_dir: str, table: str | None = None) -> list[Path]:
                 entries = store.entries(info["table"])
                 if entries:
                     tables[info["table"]] = {
-                        **info, "standings": TableState.replay(entries).standings()}
+                        **info, "standings": TableLogState.replay(entries).standings()}
             except Exception as exc:  # noqa: BLE001 - a damaged log: skipped and named
                 skipped.append(f"{info['table']} log ({_damage(exc)})")
         for what in skipped:

@@ -1,7 +1,7 @@
 """One table's state as a replay of its log: no I/O, no clock, no connections.
 
-Every change is an *entry* (a plain map) passed to ``TableState.apply``; nothing else mutates
-the state, so ``TableState.replay(entries)`` rebuilds a table exactly (the match seed is in the
+Every change is an *entry* (a plain map) passed to ``TableLogState.apply``; nothing else mutates
+the state, so ``TableLogState.replay(entries)`` rebuilds a table exactly (the match seed is in the
 ``create`` entry and every deck follows from it). The entries, in order of use:
 
 * ``{"kind": "create", "table", "name", "options", "timer", "private", "code", "seed",
@@ -72,7 +72,7 @@ class Seat:
         return self.player == "bot"
 
 
-class TableState:
+class TableLogState:
     """Seats, tokens, the match and the current hand of one table."""
 
     def __init__(self, create: Entry) -> None:
@@ -101,7 +101,7 @@ class TableState:
         self.autoplayed: list[int] = []
 
     @classmethod
-    def replay(cls, entries: list[Entry]) -> TableState:
+    def replay(cls, entries: list[Entry]) -> TableLogState:
         """The table rebuilt from its whole log."""
         state = cls(entries[0])
         for entry in entries[1:]:

@@ -10,7 +10,7 @@ from prompt_toolkit.output import DummyOutput
 from tongits.client.tui.app import TableScreen
 from tongits.client.tui.listing import LOBBY_HELP, describe
 from tongits.client.tui.lobby import (
-    Choice,
+    LobbyChoice,
     LobbyError,
     LobbyJoin,
     parse_lobby,
@@ -24,15 +24,15 @@ from tongits.client.tui.state import TablesListed, TableState
 @pytest.mark.parametrize(
     ("line", "choice"),
     [
-        ("create Friday", Choice("create", "Friday")),
-        ("create Friday bots 1 timer 20", Choice("create", "Friday", bots=1, timer=20.0)),
-        ("join t1", Choice("join", "t1")),
-        ("join t1 2", Choice("join", "t1", seat=2)),
-        ("watch t3", Choice("watch", "t3")),
-        ("spectate t3", Choice("watch", "t3")),
+        ("create Friday", LobbyChoice("create", "Friday")),
+        ("create Friday bots 1 timer 20", LobbyChoice("create", "Friday", bots=1, timer=20.0)),
+        ("join t1", LobbyChoice("join", "t1")),
+        ("join t1 2", LobbyChoice("join", "t1", seat=2)),
+        ("watch t3", LobbyChoice("watch", "t3")),
+        ("spectate t3", LobbyChoice("watch", "t3")),
     ],
 )
-def test_parse_lobby(line: str, choice: Choice) -> None:
+def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
     assert parse_lobby(line) == choice
 
 
@@ -43,7 +43,7 @@ def test_parse_lobby_errors(line: str) -> None:
 
 
 def test_create_private() -> None:
-    assert parse_lobby("create Friday private bots 1") == Choice(
+    assert parse_lobby("create Friday private bots 1") == LobbyChoice(
         "create", "Friday", bots=1, private=True
     )
 

@@ -14,8 +14,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput
 from screen_support import settle
-from tongits.client.connection import Connection as Conn
-from tongits.client.connection import open_connection
+from tongits.client.connection import Connection, open_connection
 from tongits.client.tui import net
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
@@ -64,7 +63,7 @@ class EmbeddedServer:
                 pass
 
 
-async def sit_down(conn: Conn) -> None:
+async def sit_down(conn: Connection) -> None:
     await conn.create_table("test", timer=0, bots=2)
 
 
@@ -126,7 +125,7 @@ def test_reconnects_with_the_seat_token() -> None:
     async def main() -> None:
         with create_pipe_input() as pipe:
 
-            async def sit_and_watch(conn: Conn) -> None:
+            async def sit_and_watch(conn: Connection) -> None:
                 joined = await conn.create_table("test", timer=0, bots=2)
                 assert embedded.nursery is not None
                 embedded.nursery.start_soon(embedded.watch, joined.table)
@@ -195,7 +194,7 @@ class Ben:
                                        token=self.token, seq=self.seq) as conn:
                 if self.token is None:
                     await conn.join(table)
-                self.token = conn.token
+                self.token, self.seq = conn.token, conn.seq
                 async for msg in conn:
                     self.seq = conn.seq
                     if isinstance(msg, State) and msg is conn.last_state and msg.legal:
@@ -209,7 +208,7 @@ async def ana_with_ben(
 ) -> AsyncIterator[tuple[TableScreen, PipeInput, NetSession]]:
     """Ana's screen at a new table with a server bot and Ben (``table["id"]`` is its id)."""
 
-    async def sit_with_ben(conn: Conn) -> None:
+    async def sit_with_ben(conn: Connection) -> None:
         joined = await conn.create_table("test", timer=0, bots=1)
         table["id"] = joined.table
         assert embedded.nursery is not None
@@ -257,7 +256,7 @@ def ana_resumed() -> dict[str, Any]:
         ana_may_return = trio.Event()
 
         @asynccontextmanager
-        async def held_back(*args: Any, **kwargs: Any) -> AsyncIterator[Conn]:
+        async def held_back(*args: Any, **kwargs: Any) -> AsyncIterator[Connection]:
             if kwargs.get("token") is not None:
                 await ana_may_return.wait()
             hellos.append((kwargs.get("token"), kwargs.get("seq")))
@@ -331,7 +330,7 @@ def ben_came_and_went() -> dict[str, Any]:
     async def main() -> None:
         async with ana_with_ben(embedded, ben, table) as (screen, _, session):
             await settle(lambda: any(line.text == "Ben sat down" for line in screen.state.log()))
-            await settle(lambda: ben.seq is not None)
+            await settle(lambda: ben.token is not None)
             embedded.in_trio(session, ben.scope.cancel)
             await settle(lambda: "Ben lost connection" in screen_for(screen.state))
             seen["away"] = screen.state.seats[2]
@@ -370,7 +369,7 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
             async for _ in conn:
                 pass
 
-    async def watch(conn: Conn) -> None:
+    async def watch(conn: Connection) -> None:
         joins.append("join")
         ready, tables = trio.Event(), list[str]()
         assert embedded.nursery is not None

@@ -10,8 +10,8 @@ from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import screen_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
-    Connection,
-    ServerError,
+    ConnectionChanged,
+    ServerRefused,
     StateUpdate,
     TableState,
     event_lines,
@@ -67,9 +67,9 @@ def test_the_status_line_forgets_the_moment_that_passed() -> None:
     state.say("waiting for the next deal…")
     session.next_hand()
     assert state.message == ""  # the new hand is dealt: nothing is awaited any more
-    state.apply(ServerError("shutting_down", "the server is shutting down"))
-    state.apply(Connection("lost", "(retry in 1s)"))
-    state.apply(Connection("connected"))
+    state.apply(ServerRefused("shutting_down", "the server is shutting down"))
+    state.apply(ConnectionChanged("lost", "(retry in 1s)"))
+    state.apply(ConnectionChanged("connected"))
     text = screen_text(state, now=0.0)
     assert "shutting down" not in text and "connection lost" not in text
 

@@ -24,7 +24,7 @@ from tongits.server import Server
 from tongits.server.commit import GroupCommit
 from tongits.server.peer import Peer
 from tongits.server.store import SQLiteJournal, StoreError
-from tongits.server.table import TableState
+from tongits.server.table import TableLogState
 
 
 class Recorder:
@@ -302,7 +302,7 @@ async def test_a_full_disk_stops_the_server_and_tells_every_client(tmp_path: Pat
     again = SQLiteJournal(path)
     try:
         (entries,) = again.open_tables()
-        TableState.replay(entries)
+        TableLogState.replay(entries)
     finally:
         again.close()
 

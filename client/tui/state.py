@@ -84,13 +84,13 @@ class SeatsChanged:
 
 
 @dataclass(frozen=True, slots=True)
-class ServerError:
+class ServerRefused:
     code: str
     message: str
 
 
 @dataclass(frozen=True, slots=True)
-class Connection:
+class ConnectionChanged:
     """``status`` is ``connected``, ``lost`` (reconnecting) or ``closed`` (gave up)."""
 
     status: str
@@ -127,8 +127,8 @@ Update = (
     | HandOver
     | ChatReceived
     | SeatsChanged
-    | ServerError
-    | Connection
+    | ServerRefused
+    | ConnectionChanged
     | TablesListed
     | Notice
     | TableNamed
@@ -241,7 +241,7 @@ class TableState:
             self.seats = seats_from(update.seats, now)
             if update.change is not None:
                 self._seat_changed(update.change, before)
-        elif isinstance(update, ServerError):
+        elif isinstance(update, ServerRefused):
             self.say(f"server refused: {update.message} ({update.code})", error=True)
         elif isinstance(update, TableNamed):
             self.table_name = update.name
@@ -256,7 +256,7 @@ class TableState:
             if self.lobby is not None and update.tables is None:
                 self.say("")
             self.lobby = update.tables
-        elif isinstance(update, Connection):
+        elif isinstance(update, ConnectionChanged):
             if update.status == "connected":
                 self.banner = None
                 self.say("")
