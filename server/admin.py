@@ -96,22 +96,29 @@ def _alive(path: Path) -> bool:
 
 
 async def _serve_one(server: Server, stream: trio.SocketStream) -> None:
+    """Answer one request. A client that hangs up without a word (the probe of a second server
+    starting, ``_alive``) or before the answer is no error: it must never stop the server."""
     async with stream:
         with trio.move_on_after(5):
             data = b""
-            while b"\n" not in data and len(data) < MAX_REQUEST:
-                chunk = await stream.receive_some(MAX_REQUEST)
-                if not chunk:
-                    break
-                data += chunk
             try:
-                request = json.loads(data.decode("utf-8"))
-                if not isinstance(request, dict):
-                    raise ValueError("not a JSON object")
-                reply = await answer(server, request)
-            except (ValueError, UnicodeDecodeError) as error:
-                reply = {"ok": False, "error": f"bad request: {error}"}
-            await stream.send_all(json.dumps(reply).encode() + b"\n")
+                while b"\n" not in data and len(data) < MAX_REQUEST:
+                    chunk = await stream.receive_some(MAX_REQUEST)
+                    if not chunk:
+                        break
+                    data += chunk
+                if not data:
+                    return
+                try:
+                    request = json.loads(data.decode("utf-8"))
+                    if not isinstance(request, dict):
+                        raise ValueError("not a JSON object")
+                    reply = await answer(server, request)
+                except (ValueError, UnicodeDecodeError) as error:
+                    reply = {"ok": False, "error": f"bad request: {error}"}
+                await stream.send_all(json.dumps(reply).encode() + b"\n")
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                log.info("admin socket: the client hung up before the answer")
 
 
 async def answer(server: Server, request: dict[str, Any]) -> dict[str, Any]:
