@@ -304,6 +304,18 @@ async def wait_newer(client: Client, seq: int) -> None:
         await client.states.wait()
 
 
+async def newest_state(group: list[Client]) -> dict[str, Any]:
+    """The newest state any of a table's three clients holds. Each gets every state, but not
+    at the same moment: one client's latest can be a step behind the table (the move just
+    played, the deal after ``next_hand``), and acting on it waits for a turn that has passed
+    (over TLS, where a state reaches the three a little further apart, that stalled (b))."""
+    while True:
+        states = [client.state for client in group if client.state is not None]
+        if states:
+            return max(states, key=lambda state: int(state["seq"]))
+        await group[0].states.wait()
+
+
 # ----- (a) one round trip ----------------
 
 
@@ -380,17 +392,15 @@ async def paced_tables(
         extra_report = await extra(port, nursery) if extra is not None else dict
 
         async def table_step(group: list[Client], timed: bool = True) -> None:
-            state = group[0].state
-            while state is None:
-                await group[0].states.wait()
-                state = group[0].state
+            state = await newest_state(group)
             if state["view"]["phase"] == "over":
                 for client in group:
                     await client.request({"type": "next_hand"})
+                await wait_newer(group[0], state["seq"])  # the deal, before the next step
                 return
-            to_act = state["view"]["to_act"]
-            actor = group[to_act]
-            while actor.state is None or not actor.state.get("legal"):
+            actor = group[state["view"]["to_act"]]
+            while (actor.state is None or actor.state["seq"] < state["seq"]
+                   or not actor.state.get("legal")):
                 await actor.states.wait()
             took = await act_and_wait(actor)
             if timed:
