@@ -199,7 +199,7 @@ class Ben:
                     self.seq = conn.seq
                     if isinstance(msg, State) and msg is conn.last_state and msg.legal:
                         await self.may_play.wait()
-                        await conn.move(choose_move(SeatView.from_dict(msg.view)))
+                        await conn.move(choose_move(SeatView.from_dict(msg.view, msg.legal)))
 
 
 @asynccontextmanager
