@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 from tongits.engine import Action, Hand, IllegalMove, Move, hand_record, seat_view
-from tongits.engine.view import seat_view_dict, seat_view_parts
+from tongits.engine.view import seat_legal, seat_view_dict, seat_view_parts
 from tongits.protocol import (
     AddBot,
     Chat,
@@ -909,8 +909,9 @@ class Table:
             if timeout:
                 event = {**event, "timeout": True}
             own["event"] = event
-        if own_view["legal"]:
-            own["legal"] = own_view["legal"]
+        legal = self._legal(seat)
+        if legal:
+            own["legal"] = legal
         view = codec.encode_map(common, own_view)
         return codec.frame(codec.encode_map(outer, own, {"view": view}))
 
@@ -927,20 +928,24 @@ class Table:
 
     def _told(self, view: dict[str, Any]) -> dict[str, Any]:
         """``view`` (a whole view, or a part of one) as this table tells it: the steps played for
-        a timed-out seat are marked in ``history``, and while the server is playing a seat's
-        timed-out turn (it goes on at once) no move is offered to it. The view's maps are
-        shared (``seat_view_parts``): changed ones are copies."""
-        hand = self.state.hand
-        assert hand is not None
+        a timed-out seat are marked in ``history``. The view's maps are shared
+        (``seat_view_parts``): changed ones are copies."""
         marked = self.state.autoplayed
         if marked and "history" in view:
             history = list(view["history"])
             for step in marked:
                 history[step] = {**history[step], "timeout": True}
             view = {**view, "history": history}
-        if view.get("legal") and not hand.over and hand.to_act == self.autoplaying:
-            view = {**view, "legal": []}
         return view
+
+    def _legal(self, seat: int | None) -> list[dict[str, Any]]:
+        """The moves ``state.legal`` offers ``seat`` (shared, read-only): none unless it is to
+        act, and none while the server is playing its timed-out turn (it goes on at once)."""
+        hand = self.state.hand
+        assert hand is not None
+        if seat is None or seat == self.autoplaying:
+            return []
+        return seat_legal(hand, seat)
 
     def _send_state(
         self,
@@ -972,11 +977,12 @@ class Table:
         # A plain map with the fields of ``State``: validating our own output on every state
         # cost more than the rest of the fan-out (tests parse it back as a ``State``).
         message = self._state_head(seats)
-        message["view"] = view = self._told(view)
+        message["view"] = self._told(view)
         if event is not None:
             message["event"] = event
-        if view["legal"]:
-            message["legal"] = view["legal"]
+        legal = self._legal(seat)
+        if legal:
+            message["legal"] = legal
         return message
 
     def chat(self, peer: Peer, msg: Chat) -> None:

@@ -368,7 +368,6 @@ class ArenaTable(Table):
             # A stand-in plays this seat: the program is shown the hand, not asked to move.
             message.pop("legal", None)
             message.pop("deadline", None)
-            message["view"] = {**message["view"], "legal": []}
         return message
 
     def _leave(self, peer: Peer, *, disconnected: bool = False) -> None:

@@ -102,7 +102,7 @@ async def play_hands(
     async def act(state: State) -> None:
         nonlocal acted
         acted = state.seq
-        await conn.move(bot(SeatView.from_dict(state.view)))
+        await conn.move(bot(SeatView.from_dict(state.view, state.legal)))
 
     if conn.last_state is not None and conn.last_state.legal:
         await act(conn.last_state)

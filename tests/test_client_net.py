@@ -194,12 +194,12 @@ class Ben:
                                        token=self.token, seq=self.seq) as conn:
                 if self.token is None:
                     await conn.join(table)
-                self.token = conn.token
+                self.token, self.seq = conn.token, conn.seq
                 async for msg in conn:
                     self.seq = conn.seq
                     if isinstance(msg, State) and msg is conn.last_state and msg.legal:
                         await self.may_play.wait()
-                        await conn.move(choose_move(SeatView.from_dict(msg.view)))
+                        await conn.move(choose_move(SeatView.from_dict(msg.view, msg.legal)))
 
 
 @asynccontextmanager
@@ -330,7 +330,7 @@ def ben_came_and_went() -> dict[str, Any]:
     async def main() -> None:
         async with ana_with_ben(embedded, ben, table) as (screen, _, session):
             await settle(lambda: any(line.text == "Ben sat down" for line in screen.state.log()))
-            await settle(lambda: ben.seq is not None)
+            await settle(lambda: ben.token is not None)
             embedded.in_trio(session, ben.scope.cancel)
             await settle(lambda: "Ben lost connection" in screen_for(screen.state))
             seen["away"] = screen.state.seats[2]

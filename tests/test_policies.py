@@ -55,7 +55,7 @@ def test_strong_decides_from_the_wire_form_of_its_view() -> None:
         while not hand.over:
             seat = hand.to_act
             view = seat_view(hand, seat)
-            wire = SeatView.from_dict(view.to_dict())
+            wire = SeatView.from_dict(view.to_dict(), [m.to_dict() for m in view.legal])
             move = a(view)
             assert move in view.legal
             assert b(wire) == move

@@ -198,7 +198,7 @@ async def test_dropped_while_answering_a_call_then_resumed_answers_it(
                     if msg.view["phase"] == "answer":
                         seq = msg.seq
                         break
-                    view = SeatView.from_dict(msg.view)
+                    view = SeatView.from_dict(msg.view, msg.legal)
                     move = bot(view)
                     if move.action is Action.CALL:  # Ana never calls: she waits for the bots
                         move = next(m for m in view.legal if m.action is not Action.CALL)

@@ -155,7 +155,7 @@ async def _drive(conns: list[Connection], acked: list[dict[str, Any]], moves: in
         seat = view["to_act"]
         state = states[seat]
         assert state.legal, (seat, state.view["phase"])
-        move = policies[seat](SeatView.from_dict(state.view))
+        move = policies[seat](SeatView.from_dict(state.view, state.legal))
         await conns[seat].move(move)
         acked.append({"seat": seat, **move.to_dict()})
         played += 1

@@ -94,7 +94,7 @@ async def test_a_state_sent_while_the_server_plays_for_a_seat_offers_nothing(
             assert marked == played_for
             if msg.view["to_act"] == 0 and msg.event and msg.event.get("timeout"):
                 forced_draws += 1
-                assert msg.legal is None and msg.view["legal"] == []
+                assert msg.legal is None and "legal" not in msg.view
                 assert msg.deadline is None
             elif msg.view["to_act"] == 0:
                 assert msg.legal and msg.deadline == 5.0

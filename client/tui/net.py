@@ -326,7 +326,7 @@ class NetSession:
             # Resumed with a token read from disk, without a seq heard: nothing to mark.
             heard = self.seq is not None
             self.seq = msg.seq
-            view = SeatView.from_dict(msg.view)
+            view = SeatView.from_dict(msg.view, msg.legal)
             missed = len(msg.missed) if msg.missed is not None and heard else None
             self.sink(StateUpdate(view, msg.seats, msg.deadline, msg.table, missed))
         elif isinstance(msg, HandResult):
