@@ -85,7 +85,7 @@ async def table_bot(port: int, index: int, figures: Figures, stop: trio.Event,
                                 await trio.sleep(think * rng.random())
                             if conn.last_state is not msg:
                                 continue
-                            await conn.move(policy(SeatView.from_dict(msg.view)))
+                            await conn.move(policy(SeatView.from_dict(msg.view, msg.legal)))
                             figures.moves += 1
                     elif isinstance(msg, HandResult):
                         seq = msg.seq

@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import trio
-from tongits.engine import Move as EngineMove
+from tongits.engine import Move
 from tongits.protocol import (
     PROTOCOL_VERSION,
     AddBot,
@@ -46,7 +46,7 @@ from tongits.protocol import (
     Leave,
     ListTables,
     Mode,
-    Move,
+    MoveRequest,
     NextHand,
     Ping,
     RemoveBot,
@@ -191,10 +191,10 @@ class Connection:
     async def start(self) -> None:
         await self.request(Start())
 
-    async def move(self, move: EngineMove | dict[str, Any]) -> None:
+    async def move(self, move: Move | dict[str, Any]) -> None:
         """Play a move: an engine ``Move`` or its dict form (``{"action": "draw"}``)."""
-        data = move.to_dict() if isinstance(move, EngineMove) else move
-        await self.request(Move(move=data))
+        data = move.to_dict() if isinstance(move, Move) else move
+        await self.request(MoveRequest(move=data))
 
     async def chat(self, text: str) -> None:
         await self.request(Chat(text=text))

@@ -359,10 +359,9 @@ class Bot:
             return False
         self._hand_open = True
         if msg.legal:
-            view = SeatView.from_dict(msg.view)
-            if view.legal:
-                move = await self._decide(view, msg.deadline)
-                await self._send(conn, view, move)
+            view = SeatView.from_dict(msg.view, msg.legal)
+            move = await self._decide(view, msg.deadline)
+            await self._send(conn, view, move)
         return False
 
     async def _decide(self, view: SeatView, deadline: float | None) -> Move:

@@ -81,7 +81,7 @@ class _Table:
             for move in state.legal:
                 if move["action"] == "call":
                     return move
-        view = SeatView.from_dict(state.view)
+        view = SeatView.from_dict(state.view, state.legal)
         return get_policy("greedy", seed=view.seat)(view)
 
     async def _drop(self, seat: int) -> None:

@@ -14,7 +14,7 @@ import trio
 import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
-from test_server_support import TIME_CAP, capped, next_of, quick_config
+from server_support import TIME_CAP, capped, next_of, quick_config
 from tongits.client.connection import Connection, ConnectionClosed, ServerError, connect_stream
 from tongits.protocol import ErrorCode, SeatUpdate, State
 from tongits.protocol.discovery import QUERY as DISCOVERY_QUERY

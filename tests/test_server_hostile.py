@@ -15,8 +15,11 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_server_support import (
+from server_support import (
+    HELLO,
     capped,
+    exchange,
+    frame,
     memory_server,
     next_of,
     play_hands,
@@ -33,40 +36,12 @@ from tongits.protocol import (
     Mode,
     SeatUpdate,
     State,
-    sniff,
 )
 from tongits.server import MemoryJournal, Server
 from tongits.server.actor import Table
 from tongits.server.peer import Peer
 
-HELLO = {"type": "hello", "id": 0, "version": 1, "name": "fuzz", "kind": "human"}
 KNOWN_CODES = {code.value for code in ErrorCode}
-
-
-def frame(obj: Any) -> bytes:
-    payload: bytes = msgpack.packb(obj)
-    return struct.pack(">I", len(payload)) + payload
-
-
-async def _exchange(server: Server, data: bytes) -> list[dict[str, Any]]:
-    """Send ``data`` on a fresh in-memory connection; every frame until the server closes it or
-    stays quiet for a (virtual) minute."""
-    client, server_side = trio.testing.memory_stream_pair()
-    frames: list[dict[str, Any]] = []
-    codec = Codec(sniff(data[0]) if data else Mode.BINARY)  # the server answers in its mode
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(server.handle_stream, server_side, "memory")
-        await client.send_all(data)
-        with trio.move_on_after(60):
-            while True:
-                chunk = await client.receive_some(65536)
-                if not chunk:
-                    break
-                codec.receive_data(chunk)
-                while (msg := codec.next_message()) is not None:
-                    frames.append(msg)
-        await client.aclose()
-    return frames
 
 
 def _check_frames(frames: list[dict[str, Any]]) -> None:
@@ -87,14 +62,14 @@ def _fuzz(data: bytes) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(lambda task_status: server.serve(listen=False,
                                                                  task_status=task_status))
-            frames = await _exchange(server, frame(HELLO) + frame(
+            frames = await exchange(server, frame(HELLO) + frame(
                 {"type": "create_table", "id": 1, "name": "Target", "bots": 2, "timer": 0}))
             assert any(f["type"] == "joined" for f in frames)
             before = {t: list(e) for t, e in journal.entries.items()}
-            frames = await _exchange(server, data)
+            frames = await exchange(server, data)
             _check_frames(frames)
             assert journal.entries == before
-            frames = await _exchange(server, frame(HELLO) + frame({"type": "ping", "id": 7}))
+            frames = await exchange(server, frame(HELLO) + frame({"type": "ping", "id": 7}))
             assert {"type": "pong", "id": 7} in frames
             nursery.cancel_scope.cancel()
 
@@ -279,7 +254,7 @@ async def test_a_wrong_token_reveals_nothing(autojump_clock: trio.testing.MockCl
         await ana.create_table("Mine", bots=2, timer=0)
         assert ana.token is not None
         forged = ana.token[:-1] + ("A" if ana.token[-1] != "A" else "B")
-        frames = await _exchange(server, frame({**HELLO, "token": forged}))
+        frames = await exchange(server, frame({**HELLO, "token": forged}))
         error, closing = [f for f in frames if f["type"] == "error"]
         assert error["code"] == "bad_token" and error["message"] == "unknown or expired token"
         assert closing["code"] == "handshake_timeout"  # the hello was refused

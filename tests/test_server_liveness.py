@@ -14,7 +14,7 @@ import math
 import trio
 import trio.testing
 from drop_support import MOMENTS, DropOutcome, drop_round, server_process
-from test_server_support import TIME_CAP, memory_server, next_of
+from server_support import TIME_CAP, memory_server, next_of
 from tongits.protocol import Codec, Mode, SeatUpdate
 from tongits.server.peer import Peer
 

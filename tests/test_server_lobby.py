@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import trio
-from test_server_support import capped, memory_server, next_of, play_hands
+from server_support import capped, memory_server, next_of, play_hands
 from tongits.client.connection import ConnectionClosed, ServerError
 from tongits.protocol import ChatLine, HandResult, SeatUpdate, State
 

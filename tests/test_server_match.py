@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import trio
-from test_server_support import TIME_CAP, memory_server, play_hands, tcp_connect, tcp_server
+from server_support import TIME_CAP, memory_server, play_hands, tcp_connect, tcp_server
 from tongits.engine import hand_record
 from tongits.protocol import HandResult, ServerMessage, State
-from tongits.server import MemoryJournal, TableState
+from tongits.server import MemoryJournal, TableLogState
 
 
 def _check_views(seat: int | None, seen: list[ServerMessage]) -> None:
@@ -49,7 +49,7 @@ async def test_three_clients_play_a_match_over_tcp() -> None:
                 table = server.lobby.get(joined.table)
                 journal = table.journal.journal
                 assert isinstance(journal, MemoryJournal)
-                replayed = TableState.replay(journal.entries[joined.table])
+                replayed = TableLogState.replay(journal.entries[joined.table])
                 assert replayed.hand is not None and table.state.hand is not None
                 assert hand_record(replayed.hand) == hand_record(table.state.hand)
                 assert replayed.standings() == table.state.standings()
@@ -91,9 +91,10 @@ async def test_replay_of_the_log_rebuilds_the_table(autojump_clock: object) -> N
         journal = table.journal.journal
         assert isinstance(journal, MemoryJournal)
         entries = journal.entries[joined.table]
-        assert [e["kind"] for e in entries[:5]] == ["create", "sit", "sit", "sit", "start"]
-        replayed = TableState.replay(entries)
+        assert [e.to_dict()["kind"] for e in entries[:5]] == ["create", "sit", "sit", "sit",
+                                                               "start"]
+        replayed = TableLogState.replay(entries)
         assert replayed.hand is not None and table.state.hand is not None
         assert hand_record(replayed.hand) == hand_record(table.state.hand)
         assert replayed.standings() == table.state.standings()
-        assert all("token" not in e for e in entries)
+        assert all("token" not in e.to_dict() for e in entries)

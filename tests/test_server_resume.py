@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 import trio
-from test_server_support import capped, memory_server, my_turn, next_of, play_hands
+from server_support import capped, memory_server, my_turn, next_of, play_hands
 from tongits.client.connection import ConnectionClosed, ServerError
 from tongits.engine import Action, HandRecord, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, SeatUpdate, State
 from tongits.server import MemoryJournal
+from tongits.server.entries import MoveEntry
 
 
 def _change(seat: int, change: str) -> Callable[[Any], bool]:
@@ -172,8 +173,8 @@ async def test_restart_from_the_journal_restores_the_hand(
             k: v for k, v in results[0].result.items() if k not in ("hands", "pot_taken")
         }
         assert finished["names"][0] == "Ana"
-        moves = [e for e in journal.entries[joined.table] if e["kind"] == "move"]
-        assert [{"seat": e["seat"], **e["move"]} for e in moves] == list(record.actions)
+        moves = [e for e in journal.entries[joined.table] if isinstance(e, MoveEntry)]
+        assert [{"seat": e.seat, **e.move.to_dict()} for e in moves] == list(record.actions)
 
 
 @capped
@@ -197,7 +198,7 @@ async def test_dropped_while_answering_a_call_then_resumed_answers_it(
                     if msg.view["phase"] == "answer":
                         seq = msg.seq
                         break
-                    view = SeatView.from_dict(msg.view)
+                    view = SeatView.from_dict(msg.view, msg.legal)
                     move = bot(view)
                     if move.action is Action.CALL:  # Ana never calls: she waits for the bots
                         move = next(m for m in view.legal if m.action is not Action.CALL)

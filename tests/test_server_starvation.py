@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from test_server_hostile import HELLO, frame
-from test_server_support import capped, memory_server, next_of
+from server_support import HELLO, capped, frame, memory_server, next_of
 from tongits.client.connection import Connection, ServerError
 from tongits.protocol import ChatLine, Codec, ListTables, Mode, Tables, encode_value, to_dict
 from tongits.server import actor

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import trio
-from test_server_support import capped, memory_server, next_of
+from server_support import capped, memory_server, next_of
 from tongits.protocol import HandResult, State
 
 
@@ -94,7 +94,7 @@ async def test_a_state_sent_while_the_server_plays_for_a_seat_offers_nothing(
             assert marked == played_for
             if msg.view["to_act"] == 0 and msg.event and msg.event.get("timeout"):
                 forced_draws += 1
-                assert msg.legal is None and msg.view["legal"] == []
+                assert msg.legal is None and "legal" not in msg.view
                 assert msg.deadline is None
             elif msg.view["to_act"] == 0:
                 assert msg.legal and msg.deadline == 5.0

@@ -10,10 +10,18 @@ import msgpack
 import pytest
 import trio
 import trio.testing
-from test_server_support import TIME_CAP, capped, memory_server, my_turn, next_of, tcp_server
+from server_support import (
+    TIME_CAP,
+    capped,
+    memory_server,
+    my_turn,
+    next_of,
+    tcp_connect,
+    tcp_server,
+)
 from tongits.client.connection import ServerError
-from tongits.engine import Action, Card, Hand, Move, Options, RuleCode, deck_for
-from tongits.protocol import ErrorCode, State
+from tongits.engine import Action, Card, Hand, Move, Options, RuleCode, SeatView, deck_for
+from tongits.protocol import ErrorCode, MatchOver, State, to_dict
 
 
 class LineClient:
@@ -72,6 +80,80 @@ async def test_text_mode_plays_over_a_raw_socket() -> None:
             assert error["code"] == "unknown_type" and error["number"] == 1004
             await client.send({"type": "ping", "id": 100})
             assert (await client.until("pong"))["id"] == 100
+            await client.stream.aclose()
+
+
+def _keys_named(value: Any, key: str) -> int:
+    """How many maps inside ``value`` (a decoded message) have ``key``."""
+    if isinstance(value, dict):
+        return (key in value) + sum(_keys_named(v, key) for v in value.values())
+    if isinstance(value, list):
+        return sum(_keys_named(v, key) for v in value)
+    return 0
+
+
+def _check_legal_once(state: dict[str, Any]) -> bool:
+    """A ``state`` as it came off the wire holds the seat's legal moves exactly once, as
+    ``state.legal``, and only when the seat is to act; the moves are the engine's for what the
+    seat knows. True when it offered moves."""
+    view = state["view"]
+    seat = view["seat"]
+    to_act = seat is not None and view["to_act"] == seat
+    assert _keys_named(state, "legal") == (1 if to_act else 0), state
+    if not to_act:
+        return False
+    rebuilt = SeatView.from_dict(view, state["legal"])
+    assert list(rebuilt.legal) == rebuilt.position().legal_moves(seat)
+    return True
+
+
+async def test_every_state_holds_the_seats_legal_moves_once() -> None:
+    """A whole match over a raw text-mode socket (plus a ``sync`` and a binary spectator): every
+    ``state`` frame carries the moves once, beside the view, never inside it."""
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            client = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            await client.send({"type": "hello", "id": 1, "version": 1, "name": "nc",
+                               "kind": "human"})
+            await client.until("welcome")
+            await client.send({"type": "create_table", "id": 2, "name": "Once", "bots": 2,
+                               "hands": 2})
+            table = (await client.until("joined", id=2))["table"]
+            async with tcp_connect(port, "Sam") as sam:
+                await sam.spectate(table)
+                await client.send({"type": "start", "id": 3})
+                offered = states = 0
+                request = 10
+                while True:
+                    msg = await client.line()
+                    if msg["type"] == "match_over":
+                        break
+                    if msg["type"] == "hand_result":
+                        await client.send({"type": "next_hand", "id": request})
+                        request += 1
+                    if msg["type"] != "state":
+                        continue
+                    states += 1
+                    if _check_legal_once(msg):
+                        offered += 1
+                        if offered == 3:  # ask for the table once mid-hand: the same rule holds
+                            await client.send({"type": "sync", "id": request})
+                            await client.until("ok", id=request)
+                            assert _check_legal_once(await client.until("state"))
+                            request += 1
+                        await client.send({"type": "move", "id": request,
+                                           "move": msg["legal"][-1]})
+                        request += 1
+                assert offered > 3 and states > offered
+                watched = 0
+                while True:
+                    seen = await sam.receive()
+                    if isinstance(seen, State):
+                        watched += 1
+                        assert _keys_named(to_dict(seen), "legal") == 0
+                    elif isinstance(seen, MatchOver):
+                        break
+                assert watched > offered
             await client.stream.aclose()
 
 

@@ -15,7 +15,7 @@ import msgpack
 import pytest
 import trio
 import trustme
-from test_server_support import TIME_CAP, quick_config
+from server_support import TIME_CAP, quick_config
 from tongits.client.connection import ServerError, open_connection
 from tongits.client.sdk import Bot, BotError, parse_address
 from tongits.client.tls import (

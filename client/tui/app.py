@@ -120,7 +120,10 @@ def lobby_body(state: TableState, command_line: Window) -> HSplit:
     )
 
 
-class Lobby(Protocol):
+class LobbyCommands(Protocol):
+    """What the lobby screen asks of the lobby (``lobby.LobbyJoin``): the
+    server's ``Lobby`` is another thing."""
+
     #: The lobby's commands, shown for ``help``.
     help: str
 
@@ -146,7 +149,7 @@ class TableScreen:
         input: Input | None = None,
         output: Output | None = None,
         colour: bool | None = None,
-        lobby: Lobby | None = None,
+        lobby: LobbyCommands | None = None,
     ) -> None:
         self.session = session
         self.lobby = lobby
