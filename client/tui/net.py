@@ -12,6 +12,7 @@ meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -139,10 +140,8 @@ class NetSession:
         second has passed)."""
         if self._trio is not None:
             stop = self._stop_after_leaving if self._leaving else self._cancel.cancel
-            try:
+            with contextlib.suppress(trio.RunFinishedError):
                 self._trio.run_sync_soon(stop)
-            except trio.RunFinishedError:
-                pass
 
     def _stop_after_leaving(self) -> None:
         self._cancel.deadline = min(self._cancel.deadline, trio.current_time() + 1.0)
