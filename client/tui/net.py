@@ -224,7 +224,7 @@ class NetSession:
         try:
             async with open_connection(
                 self.host, self.port, name=self.name, token=self.token,
-                seq=self.seq if self.token is not None else None, timeout=5,
+                seq=self.seq if self.token is not None else None, connect_timeout=5,
                 tls=self.tls, password=self.password,
             ) as conn:
                 resumed = self.token is not None
