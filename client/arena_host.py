@@ -39,6 +39,7 @@ from tongits.server import bots
 from tongits.server.app import Server
 from tongits.server.arena import ArenaDriver, ArenaTable, SeatReport
 from tongits.server.config import ServerConfig
+from tongits.server.entries import CreateEntry
 from tongits.server.lobby import join_code
 
 from .arena_bots import BotKind, BotSpec
@@ -255,9 +256,9 @@ async def _play_hosted(config: ArenaConfig, start: int, stop: int,
                 return ArenaTable(*args, driver=run, start_timeout=START_TIMEOUT)
 
             table = server.lobby.open(
-                {"name": "arena", "options": config.options.to_dict(), "timer": config.timer,
-                 "private": True, "code": code, "seed": str(config.seed),
-                 "auto_start": True},
+                CreateEntry(table="", name="arena", seed=str(config.seed),
+                            options=config.options, timer=config.timer, private=True,
+                            code=code, auto_start=True),
                 make,
             )
             for seat in sorted(run.external):

@@ -167,7 +167,7 @@ def status(server: Server) -> dict[str, Any]:
         "connections": len(server.peers),
         "tables": [t.summary() for t in server.lobby.tables.values() if not t.closed],
         "players": [
-            {"id": p.id, "name": p.name, "kind": p.kind, "address": p.address,
+            {"id": p.id, "name": p.name, "kind": p.kind.value, "address": p.address,
              "tls": p.secure, "table": p.table.id if p.table is not None else None,
              "seat": p.seat}
             for p in sorted(server.peers, key=lambda p: p.id)

@@ -24,12 +24,13 @@ from tongits.engine import Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, State
 from tongits.server import MemoryJournal, Server
+from tongits.server.entries import Entry
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS_MD = ROOT / "docs" / "BOTS.md"
 
 
-def journal(server: Server, table: str | None) -> list[dict[str, Any]]:
+def journal(server: Server, table: str | None) -> list[Entry]:
     assert isinstance(server.lobby.journal.journal, MemoryJournal) and table is not None
     return server.lobby.journal.journal.entries[table]
 
@@ -168,7 +169,7 @@ async def test_a_lone_bot_resumes_after_its_socket_is_closed(
     assert first_seq is None and token is not None and seq is not None and seq > 0
     (missed,) = resumes.missed
     assert len(missed) < seen[4]  # not the whole hand: only what came after ``seq``
-    kinds = [entry["kind"] for entry in journal(server, run.table)]
+    kinds = [entry.to_dict()["kind"] for entry in journal(server, run.table)]
     assert kinds.count("stand_in") == 1  # when the bot left, after its second hand
     assert kinds.index("stand_in") > kinds.index("deal")
 
@@ -216,7 +217,7 @@ async def test_a_stand_in_finishes_the_hand_and_gives_the_seat_back(
     assert [h.standings["hands"] for h in run.hands] == [1, 2]
     (missed,) = resumes.missed
     assert missed and any(step.get("seat") == 0 for step in missed)  # the stand-in's moves
-    kinds = [entry["kind"] for entry in journal(server, run.table)]
+    kinds = [entry.to_dict()["kind"] for entry in journal(server, run.table)]
     assert kinds.count("back") == 1 and kinds.index("stand_in") < kinds.index("back")
 
 

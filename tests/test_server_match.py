@@ -90,9 +90,10 @@ async def test_replay_of_the_log_rebuilds_the_table(autojump_clock: object) -> N
         journal = table.journal.journal
         assert isinstance(journal, MemoryJournal)
         entries = journal.entries[joined.table]
-        assert [e["kind"] for e in entries[:5]] == ["create", "sit", "sit", "sit", "start"]
+        assert [e.to_dict()["kind"] for e in entries[:5]] == ["create", "sit", "sit", "sit",
+                                                               "start"]
         replayed = TableLogState.replay(entries)
         assert replayed.hand is not None and table.state.hand is not None
         assert hand_record(replayed.hand) == hand_record(table.state.hand)
         assert replayed.standings() == table.state.standings()
-        assert all("token" not in e for e in entries)
+        assert all("token" not in e.to_dict() for e in entries)

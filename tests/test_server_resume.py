@@ -14,6 +14,7 @@ from tongits.engine import Action, HandRecord, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, SeatUpdate, State
 from tongits.server import MemoryJournal
+from tongits.server.entries import MoveEntry
 
 
 def _change(seat: int, change: str) -> Callable[[Any], bool]:
@@ -173,8 +174,8 @@ async def test_restart_from_the_journal_restores_the_hand(
             k: v for k, v in results[0].result.items() if k not in ("hands", "pot_taken")
         }
         assert finished["names"][0] == "Ana"
-        moves = [e for e in journal.entries[joined.table] if e["kind"] == "move"]
-        assert [{"seat": e["seat"], **e["move"]} for e in moves] == list(record.actions)
+        moves = [e for e in journal.entries[joined.table] if isinstance(e, MoveEntry)]
+        assert [{"seat": e.seat, **e.move.to_dict()} for e in moves] == list(record.actions)
 
 
 @capped
