@@ -46,7 +46,7 @@ async def run(rounds: int, tables: int, grace: float) -> dict[str, object]:
         async with observer_process(port) as observer:
             for number in range(rounds):
                 moments = tuple(MOMENTS[i % len(MOMENTS)] for i in range(tables))
-                got = await drop_round(port, moments, timeout=60.0, observer=observer)
+                got = await drop_round(port, moments, seconds_per_table=60.0, observer=observer)
                 outcomes += got
                 late = sum(1 for o in got if not o.ok(1.0))
                 print(f"round {number + 1}: {len(got)} drops, {late} frozen or noticed after "

@@ -44,6 +44,7 @@ from tongits.protocol import (
     MoveRequest,
     NextHand,
     Ok,
+    PlayerKind,
     ProtocolError,
     RemoveBot,
     SeatUpdate,
@@ -59,8 +60,18 @@ from tongits.protocol import (
 
 from . import bots
 from .commit import GroupCommit
+from .entries import (
+    BackEntry,
+    DealEntry,
+    Entry,
+    MoveEntry,
+    SitEntry,
+    StandInEntry,
+    StartEntry,
+    VacateEntry,
+)
 from .errors import error_frame, is_refusal
-from .journal import Entry, table_number
+from .journal import table_number
 from .requests import Disconnected, HostClose, HostRemove, Resume, TableRequest
 from .table import SEATS, TableLogState, new_token, token_digest
 
@@ -359,16 +370,15 @@ class Table:
             self._leave(peer)
         peer.kick(ErrorCode.REMOVED_BY_HOST, "the host removed you from the server")
 
-    def _commit(self, entry: Entry, move: Move | None = None) -> None:
+    def _commit(self, entry: Entry) -> None:
         """The only way the state changes: apply the entry (the engine refuses an illegal
         move, before anything changes), then journal it, with the hand record if it ended the
-        hand. Both happen before the task yields, so before anyone hears of the change.
-        ``move`` is the entry's move, already read."""
+        hand. Both happen before the task yields, so before anyone hears of the change."""
         state = self.state
-        state.apply(entry, move)
+        state.apply(entry)
         finished = None
         hand = state.hand
-        if entry["kind"] == "move" and hand is not None and hand.over:
+        if isinstance(entry, MoveEntry) and hand is not None and hand.over:
             assert state.match is not None
             finished = {
                 "hand": state.match.hands_played,
@@ -379,7 +389,7 @@ class Table:
             self.journal.append(self.id, entry, finished)
         except Exception:
             log.exception("table %s: cannot journal %s; closing the table", self.id,
-                          entry["kind"])
+                          type(entry).__name__)
             self.broken = self.closed = True
             raise
 
@@ -414,11 +424,8 @@ class Table:
         token = new_token()
         digest = token_digest(token)
         assert peer.name is not None
-        entry: Entry = {"kind": "sit", "seat": seat, "name": peer.name, "player": "human",
-                        "token_hash": digest}
-        if peer.kind == "bot":
-            entry["program"] = True
-        self._commit(entry)
+        self._commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
+                              program=peer.kind is PlayerKind.BOT))
         self._attach(peer, seat, token)
         self.lobby.index_token(digest, self)
         invite = (str(replace(peer.invite, table=self.id, code=code))
@@ -436,8 +443,7 @@ class Table:
         name = policy or self.config.bot_policy
         self.policies[seat] = bots.make_policy(name, seed=self._bot_seed(seat))
         self._commit(
-            {"kind": "sit", "seat": seat, "name": f"{name}-bot-{seat}", "player": "bot",
-             "policy": name}
+            SitEntry(seat, f"{name}-bot-{seat}", PlayerKind.BOT, policy=name)
         )
 
     def _bot_seed(self, seat: int) -> int:
@@ -477,7 +483,7 @@ class Table:
         change = "back"
         if info.stand_in:
             self.policies.pop(seat, None)
-            self._commit({"kind": "back", "seat": seat})
+            self._commit(BackEntry(seat))
             self._schedule()
         elif old is not None and old is not peer:
             change = "replaced"
@@ -518,7 +524,7 @@ class Table:
             self.away_until[seat] = trio.current_time() + self._grace()
             change = "away"
         elif not self.state.started:
-            self._commit({"kind": "vacate", "seat": seat})
+            self._commit(VacateEntry(seat))
             self.lobby.forget_token(digest)
             change = "left"
         else:
@@ -544,10 +550,7 @@ class Table:
     def _stand_in(self, seat: int, *, returnable: bool = False) -> None:
         policy = self.config.bot_policy
         self.policies[seat] = bots.make_policy(policy, seed=self._bot_seed(seat))
-        entry: Entry = {"kind": "stand_in", "seat": seat, "policy": policy}
-        if returnable:
-            entry["returnable"] = True
-        self._commit(entry)
+        self._commit(StandInEntry(seat, policy, returnable))
 
     def _grace_over(self, seat: int) -> None:
         """The human of ``seat`` stayed away too long: free the seat before the match, or let a
@@ -561,7 +564,7 @@ class Table:
             change = "stand_in"
             log.info("table %s: seat %d away too long; a bot stands in", self.id, seat)
         else:
-            self._commit({"kind": "vacate", "seat": seat})
+            self._commit(VacateEntry(seat))
             self.lobby.forget_token(info.token_hash)
             change = "left"
         self._seats_changed(seat, change)
@@ -604,7 +607,7 @@ class Table:
         if info is None or not info.is_bot:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"seat {seat} holds no bot")
         self.policies.pop(seat, None)
-        self._commit({"kind": "vacate", "seat": seat})
+        self._commit(VacateEntry(seat))
         peer.send(to_dict(Ok(id=msg.id)))
         self._seats_changed(seat, "left")
 
@@ -630,7 +633,7 @@ class Table:
             entry: dict[str, Any] = {
                 "seat": i,
                 "name": info.name,
-                "player": "bot" if info.program else info.player,
+                "player": PlayerKind.BOT.value if info.program else info.player.value,
                 "connected": info.is_bot or self.seat_peers[i] is not None,
                 "timeouts": info.timeouts,
             }
@@ -672,7 +675,7 @@ class Table:
     def _start(self, reply: tuple[Peer, int | str | None] | None = None) -> None:
         """Start the match; ``reply``: the peer and request id to answer ``ok``, once the start
         is journaled and before the first deal goes out."""
-        self._commit(self._deal_entry("start"))
+        self._commit(self._deal_entry(StartEntry))
         if reply is not None:
             peer, ref = reply
             peer.send(to_dict(Ok(id=ref)))
@@ -709,10 +712,7 @@ class Table:
         hand = self.state.hand
         assert hand is not None
         index = len(hand.steps)
-        entry: Entry = {"kind": "move", "seat": seat, "move": move.to_dict()}
-        if timeout:
-            entry["timeout"] = True
-        self._commit(entry, move)
+        self._commit(MoveEntry(seat, move, timeout))
         if reply is not None:
             peer, ref = reply
             peer.send(to_dict(Ok(id=ref)))
@@ -790,13 +790,13 @@ class Table:
     def _deal(self) -> None:
         if self.state.match_over is not None:
             return
-        self._commit(self._deal_entry("deal"))
+        self._commit(self._deal_entry(DealEntry))
         self._hand_dealt()
 
-    def _deal_entry(self, kind: str) -> Entry:
+    def _deal_entry(self, kind: type[StartEntry | DealEntry]) -> StartEntry | DealEntry:
         """The ``start`` or ``deal`` entry: the match deals from its seed (the arena's tables
         give their own decks, ``server/arena.py``)."""
-        return {"kind": kind}
+        return kind()
 
     def _schedule(self) -> None:
         """When the task must act on its own: a bot's move, a turn timer, the next deal."""

@@ -41,6 +41,7 @@ from tongits.protocol import (
     Join,
     Joined,
     MoveRequest,
+    PlayerKind,
     ProtocolError,
     Shared,
     to_dict,
@@ -48,7 +49,7 @@ from tongits.protocol import (
 
 from . import bots
 from .actor import Table
-from .journal import Entry
+from .entries import DealEntry, SitEntry, StartEntry
 from .table import SEATS, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -159,18 +160,18 @@ class ArenaTable(Table):
     async def run(self) -> None:
         for seat in SEATS:
             if seat not in self.driver.external:
-                self._commit({"kind": "sit", "seat": seat, "name": self.driver.bot_name(seat),
-                              "player": "bot", "policy": self.driver.bot_name(seat)})
+                self._commit(SitEntry(seat, self.driver.bot_name(seat), PlayerKind.BOT,
+                                      policy=self.driver.bot_name(seat)))
         self._start_by = trio.current_time() + self.start_timeout
         self.turn_at = trio.current_time()
         await super().run()
 
     # ----- decks and hands ------------------------------------------------------------------
 
-    def _deal_entry(self, kind: str) -> Entry:
+    def _deal_entry(self, kind: type[StartEntry | DealEntry]) -> StartEntry | DealEntry:
         assert self._planned is not None
         deck, dealer = self._planned
-        return {"kind": kind, "deck": [str(card) for card in deck], "dealer": dealer}
+        return kind(tuple(deck), dealer)
 
     def _start(self, reply: tuple[Peer, int | str | None] | None = None) -> None:
         self._planned = self.driver.next_deal()
@@ -199,8 +200,7 @@ class ArenaTable(Table):
         assert peer.name is not None and peer.token is not None
         digest = token_digest(peer.token)
         self.policies.pop(seat, None)
-        self._commit({"kind": "sit", "seat": seat, "name": peer.name, "player": "human",
-                      "token_hash": digest})
+        self._commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
         self.lobby.index_token(digest, self)
 
     def _hand_over(self, hand: Hand) -> None:
@@ -234,7 +234,7 @@ class ArenaTable(Table):
         if self._planned is None:
             self._finish()
             return
-        self._commit(self._deal_entry("deal"))
+        self._commit(self._deal_entry(DealEntry))
         self._hand_dealt()
 
     def _finish(self) -> None:
@@ -286,8 +286,7 @@ class ArenaTable(Table):
     def _start_without_the_missing(self) -> None:
         for seat in self.state.free_seats():
             self.policies[seat] = self.driver.stand_in(seat)
-            self._commit({"kind": "sit", "seat": seat, "name": f"stand-in-{seat}",
-                          "player": "bot", "policy": "stand-in"})
+            self._commit(SitEntry(seat, f"stand-in-{seat}", PlayerKind.BOT, policy="stand-in"))
         self._seats_changed()
         if not self.state.started:
             self._start()

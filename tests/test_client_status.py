@@ -4,16 +4,19 @@ no stale status lines, the server's play for a timed-out seat said, plurals righ
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import get_args
 
 from client_positions import position
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import screen_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
+    _APPLY,
     ConnectionChanged,
     ServerRefused,
     StateUpdate,
     TableState,
+    Update,
     event_lines,
 )
 from tongits.engine import End, Step
@@ -133,3 +136,8 @@ def test_a_turn_the_server_played_over_two_states_is_said_whole() -> None:
     for history in (start, start + drew, start + drew + threw):
         state.apply(StateUpdate(replace(view, history=history), SEATS, None, table="t1"))
     assert state.message == "your time ran out: the server played for you (drew, discarded J♣)"
+
+
+def test_every_update_a_session_delivers_has_a_handler() -> None:
+    """``TableState.apply`` dispatches on the update's type: a new kind needs its entry."""
+    assert set(get_args(Update)) == set(_APPLY)

@@ -271,6 +271,7 @@ async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
                 await probe.send_all(sent)
                 await probe.aclose()
             await trio.testing.wait_all_tasks_blocked()
+            # Its probe hung up unanswered: the first still answers.
             reply = await trio.to_thread.run_sync(request, directory, {"command": "status"})
             assert reply["ok"]
             nursery.cancel_scope.cancel()

@@ -12,6 +12,7 @@ meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 import outcome
 import trio
 from tongits.engine import Move, SeatView
-from tongits.protocol import ChatLine, Error, HandResult, SeatUpdate, State
+from tongits.protocol import ChatLine, Error, HandResult, MatchOver, SeatUpdate, State
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
@@ -28,6 +29,7 @@ from .state import (
     ChatReceived,
     ConnectionChanged,
     HandOver,
+    MatchEnded,
     Notice,
     SeatsChanged,
     ServerRefused,
@@ -139,10 +141,8 @@ class NetSession:
         second has passed)."""
         if self._trio is not None:
             stop = self._stop_after_leaving if self._leaving else self._cancel.cancel
-            try:
+            with contextlib.suppress(trio.RunFinishedError):
                 self._trio.run_sync_soon(stop)
-            except trio.RunFinishedError:
-                pass
 
     def _stop_after_leaving(self) -> None:
         self._cancel.deadline = min(self._cancel.deadline, trio.current_time() + 1.0)
@@ -225,7 +225,7 @@ class NetSession:
         try:
             async with open_connection(
                 self.host, self.port, name=self.name, token=self.token,
-                seq=self.seq if self.token is not None else None, timeout=5,
+                seq=self.seq if self.token is not None else None, connect_timeout=5,
                 tls=self.tls, password=self.password,
             ) as conn:
                 resumed = self.token is not None
@@ -332,6 +332,9 @@ class NetSession:
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
             self.sink(HandOver(msg.result, msg.standings))
+        elif isinstance(msg, MatchOver):
+            self._forget_seat()  # the table has closed: its token opens nothing any more
+            self.sink(MatchEnded(msg.reason, msg.standings))
         elif isinstance(msg, ChatLine):
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))
         elif isinstance(msg, SeatUpdate):

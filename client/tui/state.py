@@ -10,7 +10,7 @@ missed meanwhile are part of that view, and the log marks where they begin.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,15 @@ class StateUpdate:
 @dataclass(frozen=True, slots=True)
 class HandOver:
     result: dict[str, Any]
+    standings: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnded:
+    """The match reached its declared length (``match_over``): the table has closed, no hand
+    follows; ``standings`` is the final ledger."""
+
+    reason: str
     standings: dict[str, Any]
 
 
@@ -125,6 +134,7 @@ class TablesListed:
 Update = (
     StateUpdate
     | HandOver
+    | MatchEnded
     | ChatReceived
     | SeatsChanged
     | ServerRefused
@@ -170,12 +180,13 @@ class TableState:
     table_name: str = ""
     drawn: Card | None = None  # the card we just drew, until our turn ends
     log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
+    match_over: bool = False  # the match reached its declared length: no hand follows
 
     @property
     def seated(self) -> bool:
         """We hold a seat in a match that is still being played (quitting it is asked)."""
         return (
-            self.lobby is None and not self.closed
+            self.lobby is None and not self.closed and not self.match_over
             and self.view is not None and self.view.seat is not None
         )
 
@@ -195,76 +206,99 @@ class TableState:
         self.notes = [LogLine(kind, line) for line in lines]
 
     def apply(self, update: Update, now: float | None = None) -> None:
+        """Take one update from the session; ``now`` is ``time.monotonic()``, from which the
+        turn's deadline and the seats' grace periods are counted."""
         now = time.monotonic() if now is None else now
-        if isinstance(update, StateUpdate):
-            old = self.view
-            new_hand = (
-                old is None
-                or len(update.view.history) < len(old.history)
-                or (old.result is not None and update.view.result is None)
-            )
-            if new_hand:
-                self.asides = [(0, line) for _, line in self.asides[-6:]]
-                self.back_at = {}
-                self.result = None
-                self.notes = []
-                self.choices = []
-                self.hands_seen += 1
-                self.drawn = None
-                self.log_scroll = 0
-                if old is not None:  # what was said about the last hand is past
-                    self.say("")
-            else:
-                self._moved_on(old.history if old is not None else (), update.view)
-            self.view = update.view
-            if len(update.view.legal) > 1:
-                self.choices.append(update.view)
-            if update.view.result is not None:
-                self.result = update.view.result
-            if update.seats is not None:
-                self.seats = seats_from(update.seats, now)
-            if update.missed:
-                at = len(update.view.history) - update.missed
-                moves = "move" if update.missed == 1 else "moves"
-                line = LogLine("info", f"⋯ while you were away ({update.missed} {moves}):")
-                self.asides.append((max(at, 0), line))
-            self.table = update.table or self.table
-            self.deadline_at = now + update.deadline if update.deadline is not None else None
-        elif isinstance(update, HandOver):
-            self.result = Result.from_dict(update.result)
-            self.standings = update.standings
-            self.deadline_at = None
-        elif isinstance(update, ChatReceived):
-            self._aside(LogLine("chat", f"{update.name}: {update.text}", update.seat))
-        elif isinstance(update, SeatsChanged):
-            before = self.seats
+        _APPLY[type(update)](self, update, now)
+
+    def _state(self, update: StateUpdate, now: float) -> None:
+        old = self.view
+        if (
+            old is None
+            or len(update.view.history) < len(old.history)
+            or (old.result is not None and update.view.result is None)
+        ):
+            self._new_hand(said_before=old is not None)
+        else:
+            self._moved_on(old.history, update.view)
+        self.view = update.view
+        if len(update.view.legal) > 1:
+            self.choices.append(update.view)
+        if update.view.result is not None:
+            self.result = update.view.result
+        if update.seats is not None:
             self.seats = seats_from(update.seats, now)
-            if update.change is not None:
-                self._seat_changed(update.change, before)
-        elif isinstance(update, ServerRefused):
-            self.say(f"server refused: {update.message} ({update.code})", error=True)
-        elif isinstance(update, TableNamed):
-            self.table_name = update.name
-            self.table = update.table or self.table
-            if update.hands_played is not None and self.view is not None:
-                over = self.view.result is not None
-                self.hands_seen = update.hands_played + (0 if over else 1)
-        elif isinstance(update, Notice):
-            self.say(update.text)
-            self._aside(LogLine("info", update.text))
-        elif isinstance(update, TablesListed):
-            if self.lobby is not None and update.tables is None:
-                self.say("")
-            self.lobby = update.tables
-        elif isinstance(update, ConnectionChanged):
-            if update.status == "connected":
-                self.banner = None
-                self.say("")
-            elif update.status == "lost":
-                self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
-            else:
-                self.banner = "disconnected: " + (update.detail or "the server is gone")
-                self.closed = True
+        if update.missed:
+            at = len(update.view.history) - update.missed
+            moves = "move" if update.missed == 1 else "moves"
+            line = LogLine("info", f"⋯ while you were away ({update.missed} {moves}):")
+            self.asides.append((max(at, 0), line))
+        self.table = update.table or self.table
+        self.deadline_at = now + update.deadline if update.deadline is not None else None
+
+    def _new_hand(self, *, said_before: bool) -> None:
+        """A view of a new hand (or the first view): what was kept about the last one goes,
+        but the last few lines heard, and the message line if it was about the last hand."""
+        self.asides = [(0, line) for _, line in self.asides[-6:]]
+        self.back_at = {}
+        self.result = None
+        self.notes = []
+        self.choices = []
+        self.hands_seen += 1
+        self.drawn = None
+        self.log_scroll = 0
+        if said_before:
+            self.say("")
+
+    def _hand_over(self, update: HandOver, _now: float) -> None:
+        self.result = Result.from_dict(update.result)
+        self.standings = update.standings
+        self.deadline_at = None
+
+    def _match_ended(self, update: MatchEnded, _now: float) -> None:
+        self.standings = update.standings
+        self.match_over = True
+        self.deadline_at = None
+        self.say("the match is over: ^Q to leave")
+        self._aside(LogLine("info", "the match is over"))
+
+    def _chat(self, update: ChatReceived, _now: float) -> None:
+        self._aside(LogLine("chat", f"{update.name}: {update.text}", update.seat))
+
+    def _seats(self, update: SeatsChanged, now: float) -> None:
+        before = self.seats
+        self.seats = seats_from(update.seats, now)
+        if update.change is not None:
+            self._seat_changed(update.change, before)
+
+    def _refused(self, update: ServerRefused, _now: float) -> None:
+        self.say(f"server refused: {update.message} ({update.code})", error=True)
+
+    def _named(self, update: TableNamed, _now: float) -> None:
+        self.table_name = update.name
+        self.table = update.table or self.table
+        if update.hands_played is not None and self.view is not None:
+            over = self.view.result is not None
+            self.hands_seen = update.hands_played + (0 if over else 1)
+
+    def _notice(self, update: Notice, _now: float) -> None:
+        self.say(update.text)
+        self._aside(LogLine("info", update.text))
+
+    def _listed(self, update: TablesListed, _now: float) -> None:
+        if self.lobby is not None and update.tables is None:
+            self.say("")
+        self.lobby = update.tables
+
+    def _connection(self, update: ConnectionChanged, _now: float) -> None:
+        if update.status == "connected":
+            self.banner = None
+            self.say("")
+        elif update.status == "lost":
+            self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
+        else:
+            self.banner = "disconnected: " + (update.detail or "the server is gone")
+            self.closed = True
 
     def _moved_on(self, before: Sequence[Step], view: SeatView) -> None:
         """The message line describes the present: a note about an earlier moment (``sent:``,
@@ -344,6 +378,20 @@ class TableState:
         return out
 
 
+#: ``TableState.apply``: the handler of each kind of update.
+_APPLY: dict[type[Any], Callable[[TableState, Any, float], None]] = {
+    StateUpdate: TableState._state,
+    HandOver: TableState._hand_over,
+    MatchEnded: TableState._match_ended,
+    ChatReceived: TableState._chat,
+    SeatsChanged: TableState._seats,
+    ServerRefused: TableState._refused,
+    TableNamed: TableState._named,
+    Notice: TableState._notice,
+    TablesListed: TableState._listed,
+    ConnectionChanged: TableState._connection,
+}
+
 #: The log line for each ``change`` of a ``seat_update``.
 SEAT_CHANGES = {
     "sat": "{name} sat down",
@@ -368,45 +416,75 @@ _VERBS = {
 def event_lines(history: Sequence[Step], names: Sequence[str]) -> list[LogLine]:
     """One line per public action, in the words of the table: who drew, picked, melded…; a
     move the server played for a seat whose time ran out says so."""
+    told = _Told()
     out: list[LogLine] = []
-    pile: list[str] = []
-    next_meld = 0
-
     for step in history:
-        seat, move = step.seat, step.move
-        action = move.action
-        cards = [c.pretty() for c in move.cards]
-        who = names[seat] if 0 <= seat < len(names) else "?"
-        if action in _VERBS:
-            text = f"{who} {_VERBS[action]}"
-            if step.auto:
-                text += " (not opened)"
-        elif action is Action.PICK:
-            top = pile.pop() if pile else "?"
-            if move.meld is not None:
-                text = f"{who} picked {top} onto meld {move.meld}"
-            else:
-                text = f"{who} picked {top} with {' '.join(cards)} → #{next_meld}"
-                next_meld += 1
-        elif action is Action.MELD:
-            text = f"{who} melded {' '.join(cards)} → #{next_meld}"
-            next_meld += 1
-        elif action is Action.SECRET:
-            text = f"{who} laid a secret meld #{next_meld}"
-            if cards:
-                text += " " + " ".join(cards)
-            next_meld += 1
-        elif action is Action.SAPAW:
-            text = f"{who} laid off {_pretty(move.card)} onto #{move.meld}"
-        elif action is Action.DISCARD:
-            pile.append(_pretty(move.card))
-            text = f"{who} discarded {pile[-1]}"
-        else:
-            text = f"{who} {action}"
+        who = names[step.seat] if 0 <= step.seat < len(names) else "?"
+        text = _NARRATE[step.move.action](told, who, step)
         if step.timeout:  # protocol 1.1: the server played it, the timer ran out
             text += AUTOPLAYED
-        out.append(LogLine("event", text, seat))
+        out.append(LogLine("event", text, step.seat))
     return out
+
+
+@dataclass(slots=True)
+class _Told:
+    """What ``event_lines`` keeps while it reads a history: the discard pile (as shown) and
+    the number the next meld laid will have."""
+
+    pile: list[str] = field(default_factory=list)
+    melds: int = 0
+
+    def next_meld(self) -> int:
+        self.melds += 1
+        return self.melds - 1
+
+
+def _cards(step: Step) -> str:
+    return " ".join(c.pretty() for c in step.move.cards)
+
+
+def _verb(_told: _Told, who: str, step: Step) -> str:
+    return f"{who} {_VERBS[step.move.action]}" + (" (not opened)" if step.auto else "")
+
+
+def _pick(told: _Told, who: str, step: Step) -> str:
+    top = told.pile.pop() if told.pile else "?"
+    if step.move.meld is not None:
+        return f"{who} picked {top} onto meld {step.move.meld}"
+    return f"{who} picked {top} with {_cards(step)} → #{told.next_meld()}"
+
+
+def _meld(told: _Told, who: str, step: Step) -> str:
+    return f"{who} melded {_cards(step)} → #{told.next_meld()}"
+
+
+def _secret(told: _Told, who: str, step: Step) -> str:
+    text = f"{who} laid a secret meld #{told.next_meld()}"
+    return f"{text} {_cards(step)}" if step.move.cards else text
+
+
+def _sapaw(_told: _Told, who: str, step: Step) -> str:
+    return f"{who} laid off {_pretty(step.move.card)} onto #{step.move.meld}"
+
+
+def _discard(told: _Told, who: str, step: Step) -> str:
+    told.pile.append(_pretty(step.move.card))
+    return f"{who} discarded {told.pile[-1]}"
+
+
+#: ``event_lines``: the words for each action (every one has its own).
+_NARRATE: dict[Action, Callable[[_Told, str, Step], str]] = {
+    Action.DRAW: _verb,
+    Action.CALL: _verb,
+    Action.CHALLENGE: _verb,
+    Action.FOLD: _verb,
+    Action.PICK: _pick,
+    Action.MELD: _meld,
+    Action.SECRET: _secret,
+    Action.SAPAW: _sapaw,
+    Action.DISCARD: _discard,
+}
 
 
 def pile_throwers(history: Sequence[Step]) -> list[int | None]:
