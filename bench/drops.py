@@ -34,7 +34,7 @@ async def run(rounds: int, tables: int, grace: float) -> dict[str, object]:
     with server_process(grace) as port:
         for number in range(rounds):
             moments = tuple(MOMENTS[i % len(MOMENTS)] for i in range(tables))
-            got = await drop_round(port, moments, timeout=60.0)
+            got = await drop_round(port, moments, seconds_per_table=60.0)
             outcomes += got
             frozen = sum(1 for o in got if not o.ok(1.0))
             print(f"round {number + 1}: {len(got)} drops, {frozen} not noticed in 1 s or "

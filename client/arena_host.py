@@ -100,11 +100,11 @@ class Program:
                         hands_played: Callable[[], int]) -> None:
         """Run the program until ``done``, restarting it after an exit or a hang."""
         while not done.is_set():
-            with open(self.stderr_path, "wb") as stderr:
+            async with await trio.open_file(self.stderr_path, "wb") as stderr:
                 try:
                     self.process = await trio.lowlevel.open_process(
                         self.spec.argv, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
-                        stdout=subprocess.DEVNULL, stderr=stderr,
+                        stdout=subprocess.DEVNULL, stderr=stderr.wrapped,
                     )
                 except OSError as exc:
                     self.crashes += 1

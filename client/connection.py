@@ -321,16 +321,17 @@ async def open_connection(
     token: str | None = None,
     seq: int | None = None,
     text: bool = False,
-    timeout: float = math.inf,
+    connect_timeout: float = math.inf,
     tls: ClientTLS | bool = False,
     password: str | None = None,
 ) -> AsyncIterator[Connection]:
     """Connect over TCP, or TLS if ``tls`` (True: system authorities, pins in the user's
     known-servers file, unverified certificates refused; see client/tls.py), and say
     ``hello`` (resuming the seat of ``token`` if given; ``password`` if the server has one).
-    ``TrustError`` if the server's certificate is not trusted."""
+    ``TrustError`` if the server's certificate is not trusted. ``connect_timeout`` bounds the
+    TCP (and TLS) connection only: the caller's cancel scope bounds the rest."""
     endpoint = Endpoint(host, port, tls=bool(tls))
-    with trio.fail_after(timeout):
+    with trio.fail_after(connect_timeout):
         stream = await open_stream(endpoint, tls if isinstance(tls, ClientTLS) else None)
     async with connect_stream(stream, name=name, kind=kind, token=token, seq=seq,
                               text=text, password=password) as conn:

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 import trio
@@ -153,18 +153,12 @@ class _Table:
                 self.outcome.errors.append(f"seat {seat} was disconnected")
 
     async def _move(self, conn: Connection, move: Move | dict[str, object]) -> None:
-        try:
+        with suppress(*_STALE_OR_GONE):
             await conn.move(move)
-        except (ServerError, ConnectionClosed, trio.BrokenResourceError,
-                trio.ClosedResourceError):
-            pass  # a stale state (the stand-in moved first) or our own drop
 
     async def _ask_next_hand(self, conn: Connection) -> None:
-        try:
+        with suppress(*_STALE_OR_GONE):
             await conn.next_hand()
-        except (ServerError, ConnectionClosed, trio.BrokenResourceError,
-                trio.ClosedResourceError):
-            pass
 
     async def _resume(self) -> None:
         """Once a bot stands in, the victim comes back with its token."""
@@ -216,20 +210,27 @@ def server_process(grace: float) -> Iterator[int]:
             server.terminate()
 
 
+#: What a seat's request may meet on these tables: a stale state (the stand-in moved first) or
+#: its own dropped connection; neither is the server's fault.
+_STALE_OR_GONE = (ServerError, ConnectionClosed, trio.BrokenResourceError,
+                  trio.ClosedResourceError)
+
+
 def _wire(move: Move | dict[str, object]) -> dict[str, object]:
     return move.to_dict() if isinstance(move, Move) else move
 
 
-async def drop_round(port: int, moments: tuple[str, ...], timeout: float = 60.0) -> list[
-        DropOutcome]:
+async def drop_round(
+    port: int, moments: tuple[str, ...], seconds_per_table: float = 60.0
+) -> list[DropOutcome]:
     """One table per entry of ``moments``, all at once on the server at ``port``; a table
-    that does not get through ``away``, ``stand_in`` and ``back`` within ``timeout`` seconds
-    is reported with what it saw."""
+    that does not get through ``away``, ``stand_in`` and ``back`` within ``seconds_per_table``
+    is reported with what it saw (the round goes on: it is not the caller's time cap)."""
     outcomes: list[DropOutcome] = []
 
     async def one(moment: str) -> None:
         table = _Table(port, moment)
-        with trio.move_on_after(timeout) as waited:
+        with trio.move_on_after(seconds_per_table) as waited:
             outcomes.append(await table.run())
         if waited.cancelled_caught:
             table.outcome.errors.append("timed out")

@@ -155,3 +155,13 @@ async def exchange(server: Server, data: bytes) -> list[dict[str, Any]]:
                     frames.append(msg)
         await client.aclose()
     return frames
+
+
+async def until(condition: Callable[[], bool], interval: float = 0.01) -> None:
+    """Return once ``condition()`` holds, looked at every ``interval`` seconds; the caller's
+    cap (``capped``, ``fail_after``) bounds the wait.
+
+    For white-box tests that wait on the server's insides (a peer seated, a journal drained,
+    a table created by another client), which have no event to await."""
+    while not condition():  # noqa: ASYNC110 - server internals offer no event to wait on
+        await trio.sleep(interval)

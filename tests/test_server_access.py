@@ -264,6 +264,9 @@ async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
             # A second server with the same data directory leaves the socket to the first.
             other = Server(quick_config(), MemoryJournal())
             assert await nursery.start(serve_admin, other, directory) is None
+            # Its probe hung up unanswered: the first still answers.
+            reply = await trio.to_thread.run_sync(request, directory, {"command": "status"})
+            assert reply["ok"]
             nursery.cancel_scope.cancel()
     assert not path.exists()
     with pytest.raises(AdminError, match="cannot reach"):

@@ -17,7 +17,7 @@ from typing import Any, cast
 import pytest
 import trio
 import trio.testing
-from server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect
+from server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect, until
 from tongits.client.connection import ConnectionClosed
 from tongits.engine import Move
 from tongits.protocol import Codec, Mode, SeatUpdate, State
@@ -243,8 +243,7 @@ async def test_every_state_a_client_sees_is_already_committed(tmp_path: Path) ->
                 # every request handed over was taken, once the bots (whose steps wait for
                 # the writer thread's commits) have played up to Ana's turn
                 with trio.fail_after(5):
-                    while server.lobby.journal.waiting != 0:
-                        await trio.sleep(0.01)
+                    await until(lambda: server.lobby.journal.waiting == 0)
                 nursery.cancel_scope.cancel()
     finally:
         reader.close()

@@ -150,25 +150,27 @@ def test_out_of_turn_and_illegal_moves_leave_the_table_unchanged(
 ) -> None:
     async def main() -> None:
         journal = MemoryJournal()
-        async with memory_server(journal, bot_delay=3600.0) as (_server, connect):
-            async with connect("Ana") as ana:
-                joined = await ana.create_table("Moves", bots=2, timer=0)
-                state = await next_of(ana, State)
-                legal = [Move.from_dict(m) for m in state.legal or []]
-                before = list(journal.entries[joined.table])
-                for move in moves:
-                    try:
-                        if Move.from_dict(move) in legal:
-                            continue
-                    except RuleError:
-                        pass
-                    with pytest.raises(ServerError) as refused:
-                        await ana.move(move)
-                    code = refused.value.code
-                    assert code not in ("internal_error",)
-                    assert code == "bad_field" or refused.value.error.number >= 3000
-                assert journal.entries[joined.table] == before
-                await ana.ping()
+        async with (
+            memory_server(journal, bot_delay=3600.0) as (_server, connect),
+            connect("Ana") as ana,
+        ):
+            joined = await ana.create_table("Moves", bots=2, timer=0)
+            state = await next_of(ana, State)
+            legal = [Move.from_dict(m) for m in state.legal or []]
+            before = list(journal.entries[joined.table])
+            for move in moves:
+                try:
+                    if Move.from_dict(move) in legal:
+                        continue
+                except RuleError:
+                    pass
+                with pytest.raises(ServerError) as refused:
+                    await ana.move(move)
+                code = refused.value.code
+                assert code not in ("internal_error",)
+                assert code == "bad_field" or refused.value.error.number >= 3000
+            assert journal.entries[joined.table] == before
+            await ana.ping()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
@@ -209,16 +211,19 @@ async def test_rate_limit_closes_with_rate_limited(autojump_clock: trio.testing.
 async def test_connection_limits_per_address_and_total(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with memory_server(max_per_address=2, max_connections=4, idle_timeout=0.0,
-                             handshake_timeout=5.0) as (server, connect):
-        async with connect("A", address="10.0.0.1:1"), connect("B", address="10.0.0.1:2"):
-            assert await _closing_error(server, frame(HELLO)) == "too_many_connections"
-            async with connect("C", address="10.0.0.2:1"):
-                loopback = await _closing_error(server, b"\x00\x00", "127.0.0.1:9")
-                assert loopback == "handshake_timeout"  # served: loopback is exempt
-                async with connect("D", address="10.0.0.3:1"):
-                    code = await _closing_error(server, frame(HELLO), "10.0.0.4:1")
-                    assert code == "too_many_connections"
+    async with (
+        memory_server(max_per_address=2, max_connections=4, idle_timeout=0.0,
+                      handshake_timeout=5.0) as (server, connect),
+        connect("A", address="10.0.0.1:1"),
+        connect("B", address="10.0.0.1:2"),
+    ):
+        assert await _closing_error(server, frame(HELLO)) == "too_many_connections"
+        async with connect("C", address="10.0.0.2:1"):
+            loopback = await _closing_error(server, b"\x00\x00", "127.0.0.1:9")
+            assert loopback == "handshake_timeout"  # served: loopback is exempt
+            async with connect("D", address="10.0.0.3:1"):
+                code = await _closing_error(server, frame(HELLO), "10.0.0.4:1")
+                assert code == "too_many_connections"
 
 
 @capped
@@ -312,20 +317,21 @@ async def test_no_frame_leaks_hidden_cards_or_the_seed(
         original(peer, data)
 
     monkeypatch.setattr(Peer, "send_frame", send)
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben, connect("Cy") as cy, \
-                connect("Sam") as sam:
-            joined = await ana.create_table("Leaks", auto_start=False)
-            await ben.join(joined.table)
-            await cy.join(joined.table)
-            await sam.spectate(joined.table)
-            await ana.start()
-            async with trio.open_nursery() as nursery:
-                for conn in (ben, cy):
-                    nursery.start_soon(play_hands, conn, 12, "random")
-                results = await play_hands(ana, 12, "random")
-            assert len(results) == 12
-            await next_of(sam, HandResult)
+    async with (
+        memory_server() as (_server, connect),
+        connect("Ana") as ana, connect("Ben") as ben, connect("Cy") as cy, connect("Sam") as sam,
+    ):
+        joined = await ana.create_table("Leaks", auto_start=False)
+        await ben.join(joined.table)
+        await cy.join(joined.table)
+        await sam.spectate(joined.table)
+        await ana.start()
+        async with trio.open_nursery() as nursery:
+            for conn in (ben, cy):
+                nursery.start_soon(play_hands, conn, 12, "random")
+            results = await play_hands(ana, 12, "random")
+        assert len(results) == 12
+        await next_of(sam, HandResult)
     assert checked[0] > 500
     assert not leaks, leaks[:3]
 

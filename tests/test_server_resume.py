@@ -95,50 +95,51 @@ async def test_turn_timer_runs_while_away(autojump_clock: trio.testing.MockClock
 async def test_stand_in_after_grace_then_handed_back(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with memory_server(bot_delay=1.0, grace=10.0) as (_server, connect):
-        async with connect("Ana") as ana, connect("Sam") as sam:
-            joined = await ana.create_table("Back", bots=1, timer=0)
-            await sam.spectate(joined.table)
-            async with connect("Ben") as ben:
-                await ben.join(joined.table)
-                token = ben.token
-                seat = ben.seat
-                assert token is not None and seat is not None
-                await next_of(ben, State)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(play_hands, ana, 1)
-                away = await next_of(sam, SeatUpdate, _change(seat, "away"))
-                assert away.seats[seat]["away"] and away.seats[seat]["grace"] == 10.0
-                stood = await next_of(sam, SeatUpdate, _change(seat, "stand_in"))
-                assert stood.seats[seat]["stand_in"] and stood.seats[seat]["player"] == "bot"
-                await next_of(sam, State, lambda s: bool(s.event and s.event["seat"] == seat))
-                async with connect("Ben", token=token) as ben2:
-                    snapshot = await next_of(ben2, State)
-                    assert snapshot.view["seat"] == seat
-                    update = await next_of(sam, SeatUpdate, _change(seat, "back"))
-                    assert update.seats[seat]["player"] == "human"
-                    assert "stand_in" not in update.seats[seat]
-                    mine = snapshot if snapshot.legal else await my_turn(ben2)
-                    assert mine.legal
-                    await ben2.move(mine.legal[0])
-                nursery.cancel_scope.cancel()
+    async with (
+        memory_server(bot_delay=1.0, grace=10.0) as (_server, connect),
+        connect("Ana") as ana, connect("Sam") as sam,
+    ):
+        joined = await ana.create_table("Back", bots=1, timer=0)
+        await sam.spectate(joined.table)
+        async with connect("Ben") as ben:
+            await ben.join(joined.table)
+            token = ben.token
+            seat = ben.seat
+            assert token is not None and seat is not None
+            await next_of(ben, State)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play_hands, ana, 1)
+            away = await next_of(sam, SeatUpdate, _change(seat, "away"))
+            assert away.seats[seat]["away"] and away.seats[seat]["grace"] == 10.0
+            stood = await next_of(sam, SeatUpdate, _change(seat, "stand_in"))
+            assert stood.seats[seat]["stand_in"] and stood.seats[seat]["player"] == "bot"
+            await next_of(sam, State, lambda s: bool(s.event and s.event["seat"] == seat))
+            async with connect("Ben", token=token) as ben2:
+                snapshot = await next_of(ben2, State)
+                assert snapshot.view["seat"] == seat
+                update = await next_of(sam, SeatUpdate, _change(seat, "back"))
+                assert update.seats[seat]["player"] == "human"
+                assert "stand_in" not in update.seats[seat]
+                mine = snapshot if snapshot.legal else await my_turn(ben2)
+                assert mine.legal
+                await ben2.move(mine.legal[0])
+            nursery.cancel_scope.cancel()
 
 
 @capped
 async def test_second_connection_with_the_token_replaces_the_first(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana:
-            await ana.create_table("Twice", bots=2, timer=0)
-            await next_of(ana, State)
-            async with connect("Ana", token=ana.token) as again:
-                await next_of(again, State)
-                with pytest.raises(ConnectionClosed) as closed:
-                    while True:
-                        await ana.receive()
-                assert closed.value.error is not None
-                assert closed.value.error.code == "replaced"
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        await ana.create_table("Twice", bots=2, timer=0)
+        await next_of(ana, State)
+        async with connect("Ana", token=ana.token) as again:
+            await next_of(again, State)
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await ana.receive()
+            assert closed.value.error is not None
+            assert closed.value.error.code == "replaced"
 
 
 @capped

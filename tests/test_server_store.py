@@ -245,7 +245,28 @@ def _small_files(limit: int) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
-async def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> None:
+async def _play_until_the_server_stops(port: int, acked: list[dict[str, Any]]) -> str:
+    """Ana plays with two bots, noting each move she was answered ``ok`` for, until the
+    server closes her connection; the table's id. The connection must end in ``shutting_down``."""
+    with trio.fail_after(TIME_CAP):
+        async with open_connection("127.0.0.1", port, name="Ana") as ana:
+            joined = await ana.create_table("Full", bots=2)
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    state = await next_of(
+                        ana, State, lambda s: bool(s.legal) or s.view["phase"] == "over")
+                    if state.view["phase"] == "over":
+                        await ana.next_hand()
+                        continue
+                    assert state.legal
+                    move = state.legal[-1]
+                    await ana.move(move)
+                    acked.append(move)
+    assert closed.value.error is not None and closed.value.error.code == "shutting_down"
+    return joined.table
+
+
+def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> None:
     """``tongits-server`` whose files cannot grow past 200 KB plays until a commit fails: the
     player hears ``shutting_down``, the server exits with status 1 and one error line (no
     traceback), and every move the player was answered ``ok`` for is in the file."""
@@ -263,21 +284,7 @@ async def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> 
         line = proc.stdout.readline()
         assert line.startswith("listening on "), line
         port = int(line.rsplit(":", 1)[1])
-        with trio.fail_after(TIME_CAP):
-            async with open_connection("127.0.0.1", port, name="Ana") as ana:
-                joined = await ana.create_table("Full", bots=2)
-                with pytest.raises(ConnectionClosed) as closed:
-                    while True:
-                        state = await next_of(
-                            ana, State, lambda s: bool(s.legal) or s.view["phase"] == "over")
-                        if state.view["phase"] == "over":
-                            await ana.next_hand()
-                            continue
-                        assert state.legal
-                        move = state.legal[-1]
-                        await ana.move(move)
-                        acked.append(move)
-        assert closed.value.error is not None and closed.value.error.code == "shutting_down"
+        table = trio.run(_play_until_the_server_stops, port, acked)
         _, err = proc.communicate(timeout=TIME_CAP)
     finally:
         if proc.poll() is None:
@@ -289,7 +296,7 @@ async def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> 
     assert len(errors) == 1 and "cannot commit" in errors[0], err
     store = SQLiteJournal(str(db))
     try:
-        stored = [e.move.to_dict() for e in store.entries(joined.table)
+        stored = [e.move.to_dict() for e in store.entries(table)
                   if isinstance(e, MoveEntry) and e.seat == 0]
     finally:
         store.close()

@@ -177,20 +177,22 @@ async def test_a_failure_in_a_table_step_fails_that_table_only(
 
     monkeypatch.setattr(Table, "_hand_over", failing)
     journal = MemoryJournal()
-    async with memory_server(journal, bot_delay=0.0) as (server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben, connect("Sam") as sam:
-            doomed = await ana.create_table("Doomed", bots=2, timer=0.01)
-            await sam.spectate(doomed.table)
-            await ben.create_table("Fine", bots=2, timer=0.01)
-            for conn in (ana, sam):
-                told = await next_of(conn, Error)
-                assert told.code == "table_failed" and told.number == 5002
-            assert doomed.table not in server.lobby.tables
-            assert doomed.table in journal.closed and journal.entries[doomed.table]
-            await next_of(ben, HandResult)
-            await ana.ping()  # the connection stays, back in the lobby
-            await ana.create_table("Again", bots=2, timer=0)
-            await next_of(ana, State)
+    async with (
+        memory_server(journal, bot_delay=0.0) as (server, connect),
+        connect("Ana") as ana, connect("Ben") as ben, connect("Sam") as sam,
+    ):
+        doomed = await ana.create_table("Doomed", bots=2, timer=0.01)
+        await sam.spectate(doomed.table)
+        await ben.create_table("Fine", bots=2, timer=0.01)
+        for conn in (ana, sam):
+            told = await next_of(conn, Error)
+            assert told.code == "table_failed" and told.number == 5002
+        assert doomed.table not in server.lobby.tables
+        assert doomed.table in journal.closed and journal.entries[doomed.table]
+        await next_of(ben, HandResult)
+        await ana.ping()  # the connection stays, back in the lobby
+        await ana.create_table("Again", bots=2, timer=0)
+        await next_of(ana, State)
     failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(failures) == 1 and "failed" in failures[0].getMessage()
 

@@ -18,6 +18,7 @@ from server_support import (
     next_of,
     tcp_connect,
     tcp_server,
+    until,
 )
 from tongits.client.connection import ServerError
 from tongits.engine import Action, Card, Hand, Move, Options, RuleCode, SeatView, deck_for
@@ -195,8 +196,7 @@ async def test_bad_frames_get_an_error_and_the_connection_closes(data: bytes, co
             assert frames[-1]["code"] == code
             assert frames[-1]["number"] == ErrorCode[code.upper()].number
             with trio.fail_after(5):
-                while server.peers:
-                    await trio.sleep(0.01)
+                await until(lambda: not server.peers)
 
 
 async def test_a_bad_text_line_is_refused_and_the_connection_stays() -> None:
@@ -240,64 +240,65 @@ async def test_text_mode_tolerates_leading_whitespace_and_a_byte_order_mark(
 async def test_illegal_and_out_of_turn_moves_are_refused_and_play_goes_on(
     autojump_clock: object,
 ) -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben, connect("Cai") as cai:
-            joined = await ana.create_table("Strict")
-            await ben.join(joined.table)
-            await cai.join(joined.table)
-            conns = [ana, ben, cai]
-            first = await next_of(ana, State)
-            to_act = first.view["to_act"]
-            mover, idle = conns[to_act], conns[(to_act + 1) % 3]
-            state = first if to_act == 0 else await my_turn(mover)
-            hand = set(state.view["hand"])
-            missing = next(str(c) for c in map(Card, range(52)) if str(c) not in hand)
-            cases: list[tuple[Any, dict[str, Any], str]] = [
-                (idle, {"action": "draw"}, "not_your_turn"),
-                (mover, {"action": "discard", "card": missing}, "card_not_in_hand"),
-                (mover, {"action": "fly"}, "bad_move"),
-                (mover, {"action": "discard", "card": "Zz"}, "bad_card"),
-                (mover, {"action": "discard"}, "bad_move"),
-            ]
-            for conn, move, code in cases:
-                with pytest.raises(ServerError) as exc:
-                    await conn.move(move)
-                assert exc.value.code == code
-            with pytest.raises(ServerError) as shape:
-                await mover.request({"type": "move", "move": "draw"})
-            assert shape.value.code == "bad_field"
-            await mover.move(state.legal[-1] if state.legal else {})
-            after = await next_of(idle, State, lambda s: s.seq > state.seq)
-            assert after.event is not None and after.event["seat"] == to_act
+    async with (
+        memory_server() as (_server, connect),
+        connect("Ana") as ana, connect("Ben") as ben, connect("Cai") as cai,
+    ):
+        joined = await ana.create_table("Strict")
+        await ben.join(joined.table)
+        await cai.join(joined.table)
+        conns = [ana, ben, cai]
+        first = await next_of(ana, State)
+        to_act = first.view["to_act"]
+        mover, idle = conns[to_act], conns[(to_act + 1) % 3]
+        state = first if to_act == 0 else await my_turn(mover)
+        hand = set(state.view["hand"])
+        missing = next(str(c) for c in map(Card, range(52)) if str(c) not in hand)
+        cases: list[tuple[Any, dict[str, Any], str]] = [
+            (idle, {"action": "draw"}, "not_your_turn"),
+            (mover, {"action": "discard", "card": missing}, "card_not_in_hand"),
+            (mover, {"action": "fly"}, "bad_move"),
+            (mover, {"action": "discard", "card": "Zz"}, "bad_card"),
+            (mover, {"action": "discard"}, "bad_move"),
+        ]
+        for conn, move, code in cases:
+            with pytest.raises(ServerError) as exc:
+                await conn.move(move)
+            assert exc.value.code == code
+        with pytest.raises(ServerError) as shape:
+            await mover.request({"type": "move", "move": "draw"})
+        assert shape.value.code == "bad_field"
+        await mover.move(state.legal[-1] if state.legal else {})
+        after = await next_of(idle, State, lambda s: s.seq > state.seq)
+        assert after.event is not None and after.event["seat"] == to_act
 
 
 @capped
 async def test_slow_reader_is_dropped_and_the_table_goes_on(autojump_clock: object) -> None:
-    async with memory_server(queue_size=4) as (server, connect):
-        async with connect("Ana") as ana:
-            joined = await ana.create_table("Watched", bots=2, auto_start=False)
-            client, server_side = trio.testing.lockstep_stream_pair()
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(server.handle_stream, server_side)
-                hello = json.dumps({"type": "hello", "version": 1, "name": "slow",
-                                    "kind": "human"})
-                spectate = json.dumps({"type": "spectate", "table": joined.table})
-                await client.send_all(f"{hello}\n{spectate}\n".encode())
-                await client.receive_some(10)
-                await ana.start()
-                dropped_at = None
-                results = 0
-                while results < 2:
-                    msg = await ana.receive()
-                    if isinstance(msg, State) and msg is ana.last_state and msg.legal:
-                        await ana.move(msg.legal[-1])
-                    if msg.TYPE == "hand_result":
-                        results += 1
-                        await ana.next_hand()
-                    if dropped_at is None and len(server.peers) == 1:
-                        dropped_at = results
-                assert dropped_at == 0
-                nursery.cancel_scope.cancel()
+    async with memory_server(queue_size=4) as (server, connect), connect("Ana") as ana:
+        joined = await ana.create_table("Watched", bots=2, auto_start=False)
+        client, server_side = trio.testing.lockstep_stream_pair()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server.handle_stream, server_side)
+            hello = json.dumps({"type": "hello", "version": 1, "name": "slow",
+                                "kind": "human"})
+            spectate = json.dumps({"type": "spectate", "table": joined.table})
+            await client.send_all(f"{hello}\n{spectate}\n".encode())
+            await client.receive_some(10)
+            await ana.start()
+            dropped_at = None
+            results = 0
+            while results < 2:
+                msg = await ana.receive()
+                if isinstance(msg, State) and msg is ana.last_state and msg.legal:
+                    await ana.move(msg.legal[-1])
+                if msg.TYPE == "hand_result":
+                    results += 1
+                    await ana.next_hand()
+                if dropped_at is None and len(server.peers) == 1:
+                    dropped_at = results
+            assert dropped_at == 0
+            nursery.cancel_scope.cancel()
 
 
 def test_engine_codes_all_have_numbers() -> None:

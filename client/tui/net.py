@@ -12,6 +12,7 @@ meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -140,10 +141,8 @@ class NetSession:
         second has passed)."""
         if self._trio is not None:
             stop = self._stop_after_leaving if self._leaving else self._cancel.cancel
-            try:
+            with contextlib.suppress(trio.RunFinishedError):
                 self._trio.run_sync_soon(stop)
-            except trio.RunFinishedError:
-                pass
 
     def _stop_after_leaving(self) -> None:
         self._cancel.deadline = min(self._cancel.deadline, trio.current_time() + 1.0)
@@ -226,7 +225,7 @@ class NetSession:
         try:
             async with open_connection(
                 self.host, self.port, name=self.name, token=self.token,
-                seq=self.seq if self.token is not None else None, timeout=5,
+                seq=self.seq if self.token is not None else None, connect_timeout=5,
                 tls=self.tls, password=self.password,
             ) as conn:
                 resumed = self.token is not None
