@@ -20,7 +20,7 @@ from typing import Any
 import outcome
 import trio
 from tongits.engine import Move, SeatView
-from tongits.protocol import ChatLine, Error, HandResult, SeatUpdate, State
+from tongits.protocol import ChatLine, Error, HandResult, MatchOver, SeatUpdate, State
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
@@ -30,6 +30,7 @@ from .state import (
     ConnectionChanged,
     HandOver,
     LinkStatus,
+    MatchEnded,
     Notice,
     SeatsChanged,
     ServerRefused,
@@ -332,6 +333,9 @@ class NetSession:
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
             self.sink(HandOver(msg.result, msg.standings))
+        elif isinstance(msg, MatchOver):
+            self._forget_seat()  # the table has closed: its token opens nothing any more
+            self.sink(MatchEnded(msg.reason, msg.standings))
         elif isinstance(msg, ChatLine):
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))
         elif isinstance(msg, SeatUpdate):
