@@ -63,7 +63,7 @@ async def table_bot(port: int, index: int, figures: Figures, stop: trio.Event,
     while not stop.is_set():
         try:
             async with open_connection("127.0.0.1", port, name=f"soak{index}", kind="bot",
-                                       token=token, seq=seq, timeout=30) as conn:
+                                       token=token, seq=seq, connect_timeout=30) as conn:
                 if token is None:
                     await conn.create_table(f"soak {index}", bots=2, timer=30)
                     token = conn.token
@@ -85,7 +85,7 @@ async def table_bot(port: int, index: int, figures: Figures, stop: trio.Event,
                                 await trio.sleep(think * rng.random())
                             if conn.last_state is not msg:
                                 continue
-                            await conn.move(policy(SeatView.from_dict(msg.view)))
+                            await conn.move(policy(SeatView.from_dict(msg.view, msg.legal)))
                             figures.moves += 1
                     elif isinstance(msg, HandResult):
                         seq = msg.seq

@@ -22,6 +22,7 @@ deals: ``--jobs N`` plays them in N local processes, ``--cluster`` on Dask worke
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import queue
@@ -146,10 +147,8 @@ def _play_in_processes(
         work = [(config, a, b, finished) for a, b in bounds if b > a]
         pending = pool.map_async(_play_chunk, work)
         while not pending.ready():
-            try:
+            with contextlib.suppress(queue.Empty):
                 advance(finished.get(timeout=0.2))
-            except queue.Empty:
-                pass
         chunks = pending.get()
         while not finished.empty():
             advance(finished.get())

@@ -39,6 +39,7 @@ from tongits.server import bots
 from tongits.server.app import Server
 from tongits.server.arena import ArenaDriver, ArenaTable, SeatReport
 from tongits.server.config import ServerConfig
+from tongits.server.entries import CreateEntry
 from tongits.server.lobby import join_code
 
 from .arena_bots import BotKind, BotSpec
@@ -99,11 +100,11 @@ class Program:
                         hands_played: Callable[[], int]) -> None:
         """Run the program until ``done``, restarting it after an exit or a hang."""
         while not done.is_set():
-            with open(self.stderr_path, "wb") as stderr:
+            async with await trio.open_file(self.stderr_path, "wb") as stderr:
                 try:
                     self.process = await trio.lowlevel.open_process(
                         self.spec.argv, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
-                        stdout=subprocess.DEVNULL, stderr=stderr,
+                        stdout=subprocess.DEVNULL, stderr=stderr.wrapped,
                     )
                 except OSError as exc:
                     self.crashes += 1
@@ -255,9 +256,9 @@ async def _play_hosted(config: ArenaConfig, start: int, stop: int,
                 return ArenaTable(*args, driver=run, start_timeout=START_TIMEOUT)
 
             table = server.lobby.open(
-                {"name": "arena", "options": config.options.to_dict(), "timer": config.timer,
-                 "private": True, "code": code, "seed": str(config.seed),
-                 "auto_start": True},
+                CreateEntry(table="", name="arena", seed=str(config.seed),
+                            options=config.options, timer=config.timer, private=True,
+                            code=code, auto_start=True),
                 make,
             )
             for seat in sorted(run.external):

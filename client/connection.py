@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import trio
-from tongits.engine import Move as EngineMove
+from tongits.engine import Move
 from tongits.protocol import (
     PROTOCOL_VERSION,
     AddBot,
@@ -46,7 +46,7 @@ from tongits.protocol import (
     Leave,
     ListTables,
     Mode,
-    Move,
+    MoveRequest,
     NextHand,
     Ping,
     RemoveBot,
@@ -166,9 +166,10 @@ class Connection:
         private: bool = False,
         bots: int = 0,
         auto_start: bool = True,
+        hands: int | None = None,
     ) -> Joined:
         msg = CreateTable(name=name, options=options or {}, timer=timer, private=private,
-                          bots=bots, auto_start=auto_start)
+                          bots=bots, auto_start=auto_start, hands=hands)
         return await self._joined(msg)
 
     async def join(self, table: str, seat: int | None = None, code: str | None = None) -> Joined:
@@ -190,10 +191,10 @@ class Connection:
     async def start(self) -> None:
         await self.request(Start())
 
-    async def move(self, move: EngineMove | dict[str, Any]) -> None:
+    async def move(self, move: Move | dict[str, Any]) -> None:
         """Play a move: an engine ``Move`` or its dict form (``{"action": "draw"}``)."""
-        data = move.to_dict() if isinstance(move, EngineMove) else move
-        await self.request(Move(move=data))
+        data = move.to_dict() if isinstance(move, Move) else move
+        await self.request(MoveRequest(move=data))
 
     async def chat(self, text: str) -> None:
         await self.request(Chat(text=text))
@@ -321,16 +322,17 @@ async def open_connection(
     token: str | None = None,
     seq: int | None = None,
     text: bool = False,
-    timeout: float = math.inf,
+    connect_timeout: float = math.inf,
     tls: ClientTLS | bool = False,
     password: str | None = None,
 ) -> AsyncIterator[Connection]:
     """Connect over TCP, or TLS if ``tls`` (True: system authorities, pins in the user's
     known-servers file, unverified certificates refused; see client/tls.py), and say
     ``hello`` (resuming the seat of ``token`` if given; ``password`` if the server has one).
-    ``TrustError`` if the server's certificate is not trusted."""
+    ``TrustError`` if the server's certificate is not trusted. ``connect_timeout`` bounds the
+    TCP (and TLS) connection only: the caller's cancel scope bounds the rest."""
     endpoint = Endpoint(host, port, tls=bool(tls))
-    with trio.fail_after(timeout):
+    with trio.fail_after(connect_timeout):
         stream = await open_stream(endpoint, tls if isinstance(tls, ClientTLS) else None)
     async with connect_stream(stream, name=name, kind=kind, token=token, seq=seq,
                               text=text, password=password) as conn:

@@ -50,6 +50,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeAlias
 
 import trio
@@ -273,7 +274,7 @@ class Bot:
             async with open_connection(
                 self.host, self.port, name=self.name, kind="bot", token=self._token,
                 seq=self._seq if self._token is not None else None, text=self.text,
-                timeout=CONNECT_TIMEOUT, tls=self.tls, password=self.password,
+                connect_timeout=CONNECT_TIMEOUT, tls=self.tls, password=self.password,
             ) as conn:
                 if self._token is None:
                     joined = await self._sit(conn)
@@ -359,10 +360,9 @@ class Bot:
             return False
         self._hand_open = True
         if msg.legal:
-            view = SeatView.from_dict(msg.view)
-            if view.legal:
-                move = await self._decide(view, msg.deadline)
-                await self._send(conn, view, move)
+            view = SeatView.from_dict(msg.view, msg.legal)
+            move = await self._decide(view, msg.deadline)
+            await self._send(conn, view, move)
         return False
 
     async def _decide(self, view: SeatView, deadline: float | None) -> Move:
@@ -530,7 +530,7 @@ def read_password(path: str | None) -> str | None:
     """The server password for a command-line client: the first line of ``path``, else
     ``$TONGITS_PASSWORD``, else None (never a command-line argument: ``ps`` shows those)."""
     if path:
-        text = open(path, encoding="utf-8").read()
+        text = Path(path).read_text(encoding="utf-8")
         return text.splitlines()[0] if text else ""
     return os.environ.get("TONGITS_PASSWORD")
 

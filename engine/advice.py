@@ -79,7 +79,6 @@ def advise(view: SeatView, policy: ExplainingPolicy | None = None) -> Advice:
             return Advice(arrangement, count, tuple(steps))
         if step.move.action is Action.DISCARD or position.over or position.to_act != seat:
             break
-        made = tuple(s.to_dict() for s in position.steps)
-        current = replace(seat_view(position, seat), history=view.history + made)
+        current = replace(seat_view(position, seat), history=view.history + tuple(position.steps))
     after = position.count(seat)
     return Advice(arrangement, count, tuple(steps), after)

@@ -62,6 +62,8 @@ _DRAW, _PICK, _MELD, _SECRET, _SAPAW = (
 )
 _DISCARD, _CALL, _CHALLENGE, _FOLD = Action.DISCARD, Action.CALL, Action.CHALLENGE, Action.FOLD
 _NEXT_TURN = SapawBlock.NEXT_TURN
+#: another seat's secret meld as a history shows it before the hand is over: no cards (§11)
+HIDDEN_SECRET = Move(_SECRET)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +101,48 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """A move as it happened. ``auto`` marks the folds of seats that had not opened: they are
-    public events but not part of the hand record."""
+    """A move as it happened: an entry of ``Hand.steps`` and of a seat's ``SeatView.history``.
+    ``auto`` marks the folds of seats that had not opened: they are public events but not part
+    of the hand record. ``timeout`` marks a move the server played for a seat whose time ran
+    out (the server's mark, wire protocol 1.1: the engine never sets it). In a history, another
+    seat's secret meld has no cards until the hand is over."""
 
     seat: int
     move: Move
     auto: bool = False
+    timeout: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, **self.move.to_dict()}
+        """The wire form of a history step: the hand-record action with its ``seat``, and
+        ``auto``/``timeout`` when set."""
+        out = {"seat": self.seat, **self.move.to_dict()}
+        if self.auto:
+            out["auto"] = True
+        if self.timeout:
+            out["timeout"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Step:
+        """Read a history step of a view received over the wire; ``InvalidMove`` if it is
+        malformed. A secret meld without cards is another seat's, whose cards are hidden."""
+        if not isinstance(data, dict):
+            raise InvalidMove(RuleCode.BAD_MOVE, "a history step must be an object")
+        seat = data.get("seat")
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < 3:
+            raise InvalidMove(RuleCode.BAD_MOVE, f"a step's seat is 0, 1 or 2, not {seat!r}")
+        if data.get("action") == _SECRET and not data.get("cards"):
+            move = HIDDEN_SECRET
+        else:
+            move = Move.from_dict(data)
+        return cls(seat, move, bool(data.get("auto")), bool(data.get("timeout")))
+
+    def hidden(self) -> Step:
+        """This step as the other seats see it before the hand is over: a secret meld shows no
+        cards (§11); any other step is shown as it is."""
+        if self.move.action is not _SECRET:
+            return self
+        return Step(self.seat, HIDDEN_SECRET, self.auto, self.timeout)
 
 
 def check_deck(deck: Sequence[Any]) -> tuple[Card, ...]:

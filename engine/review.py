@@ -104,10 +104,10 @@ def decisions_seen(
         if len(view.legal) < 2 or at in seen or at >= len(history):
             continue
         step = history[at]
-        if step.get("seat") != view.seat:
+        if step.seat != view.seat:
             continue
         seen.add(at)
-        out.append((at, view, Move.from_dict(step)))
+        out.append((at, view, step.move))
     return out
 
 

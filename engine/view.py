@@ -4,6 +4,10 @@
 what a remote bot receives (``SeatView.from_dict``); ``seat=None`` is a spectator. Until the hand
 ends nobody sees another seat's cards, the stock, or a secret meld's rank; afterwards all is
 revealed.
+
+The wire form of a view (``to_dict``, ``seat_view_dict``) has no ``legal``: a seat's legal moves
+travel once per ``state``, beside the view (``state.legal``, ``seat_legal``), and
+``SeatView.from_dict`` takes them back from there.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ class SeatView:
     phase: Phase
     turn: int
     caller: int | None
-    history: tuple[dict[str, Any], ...]
+    history: tuple[Step, ...]
     legal: tuple[Move, ...]
     result: Result | None = None
     revealed: tuple[tuple[Card, ...], ...] | None = None
@@ -127,12 +131,12 @@ class SeatView:
                 size = self.hand_sizes[other]
                 hands[other], pool = set(pool[:size]), pool[size:]
         answers: dict[int, Action] = {}
-        for entry in self.history:
-            action = entry.get("action")
-            if action == "call":
+        for step in self.history:
+            action = step.move.action
+            if action is Action.CALL:
                 answers = {}
-            elif action in ("challenge", "fold"):
-                answers[entry["seat"]] = Action(action)
+            elif action is Action.CHALLENGE or action is Action.FOLD:
+                answers[step.seat] = action
         return Hand.restore(
             options=self.options,
             dealer=self.dealer,
@@ -166,8 +170,7 @@ class SeatView:
             "phase": self.phase.value,
             "turn": self.turn,
             "caller": self.caller,
-            "history": list(self.history),
-            "legal": [m.to_dict() for m in self.legal],
+            "history": [step.to_dict() for step in self.history],
         }
         if self.result is not None:
             out["result"] = self.result.to_dict()
@@ -176,8 +179,11 @@ class SeatView:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SeatView:
-        """Rebuild a view received over the wire (the inverse of ``to_dict``)."""
+    def from_dict(cls, data: dict[str, Any],
+                  legal: Iterable[dict[str, Any]] | None = None) -> SeatView:
+        """Rebuild a view received over the wire (the inverse of ``to_dict``). ``legal`` is the
+        ``state`` message's list of moves (absent when the seat may not act): the wire view
+        does not carry them, so that each state lists them once."""
 
         def cards(items: Any) -> tuple[Card, ...]:
             return tuple(Card.parse(c) for c in items or ())
@@ -199,8 +205,8 @@ class SeatView:
             phase=Phase(data["phase"]),
             turn=data.get("turn", 0),
             caller=data.get("caller"),
-            history=tuple(data.get("history") or ()),
-            legal=tuple(Move.from_dict(m) for m in data.get("legal") or ()),
+            history=tuple(Step.from_dict(step) for step in data.get("history") or ()),
+            legal=tuple(Move.from_dict(m) for m in legal or ()),
             result=Result.from_dict(result) if result else None,
             revealed=tuple(cards(h) for h in revealed) if revealed else None,
         )
@@ -235,7 +241,7 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
         phase=hand.phase,
         turn=hand.turn,
         caller=hand.caller,
-        history=tuple(_views_of(hand).history(seat, over)),
+        history=_history(hand, seat, over),
         legal=tuple(hand.legal_moves(seat)) if seat is not None else (),
         result=hand.result,
         revealed=tuple(tuple(sorted(h)) for h in hand.hands) if over else None,
@@ -243,8 +249,9 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
 
 
 def seat_view_dict(hand: Hand, seat: int | None) -> dict[str, Any]:
-    """``seat_view(hand, seat).to_dict()``, built from parts made once per state and shared by
-    every seat's view of it (and the history, once per step for the whole hand).
+    """``seat_view(hand, seat).to_dict()`` (no legal moves: ``seat_legal``), built from parts
+    made once per state and shared by every seat's view of it (and the history, once per step
+    for the whole hand).
 
     This is the server's fan-out path: a state goes to three seats and any spectators. The
     result shares its lists and maps with other views, so it must be treated as read-only (the
@@ -262,16 +269,22 @@ def seat_view_parts(hand: Hand, seat: int | None) -> tuple[dict[str, Any], dict[
     the server encodes it once per state) and the seat's own. Both are read-only."""
     views = _views_of(hand)
     common = views.common(hand)
-    own: dict[str, Any] = {"seat": seat, "hand": [], "legal": []}
+    own: dict[str, Any] = {"seat": seat, "hand": []}
     if seat is not None:
         own["hand"] = [_CARD_STR[c] for c in sorted(hand.hands[seat])]
-        if seat == hand.to_act and not common.over:
-            own["legal"] = common.legal(hand)
     if common.secret and not common.over:
         own["melds"] = [common.full_melds[i] if owner == seat else m
                         for i, (m, owner) in enumerate(common.public_melds)]
         own["history"] = list(views.history(seat, False))
     return common.shared, own
+
+
+def seat_legal(hand: Hand, seat: int | None) -> list[dict[str, Any]]:
+    """The wire form of ``seat_view(hand, seat).legal`` (empty unless ``seat`` is to act), made
+    once per state and shared: read-only. A ``state`` message carries it as ``legal``."""
+    if seat is None or seat != hand.to_act or hand.over:
+        return []
+    return _views_of(hand).common(hand).legal(hand)
 
 
 # ----- what the views of one hand share ---------------------------------------------------------
@@ -286,17 +299,22 @@ def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
     return not secret or over or owner == seat
 
 
+def _history(hand: Hand, seat: int | None, over: bool) -> tuple[Step, ...]:
+    """The hand's steps as ``seat`` sees them: until the hand is over, another seat's secret
+    meld shows no cards (``Step.hidden``)."""
+    steps = hand.steps
+    if over or not any(m.secret for m in hand.melds):
+        return tuple(steps)
+    return tuple(step if step.seat == seat else step.hidden() for step in steps)
+
+
 def _step_forms(step: Step) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A step as everyone else sees it and as its own seat (and everyone, after the hand) sees
-    it: they differ only for a secret meld, whose cards are for its owner."""
+    """A step's wire form as everyone else sees it and as its own seat (and everyone, after
+    the hand) sees it: they differ only for a secret meld, whose cards are for its owner."""
     full = step.to_dict()
-    if step.auto:
-        full["auto"] = True
     if step.move.action is not _SECRET:
         return full, full
-    public = dict(full)
-    del public["cards"]
-    return public, full
+    return step.hidden().to_dict(), full
 
 
 class _HandViews:
@@ -339,9 +357,10 @@ class _HandViews:
 
 
 class _CommonParts:
-    """The wire form of one state's view without the seat's own parts (``seat``, ``hand``,
-    ``legal``) and, when a secret meld is on the table, without ``melds`` and ``history``:
-    each seat's view adds these (``seat_view_parts``)."""
+    """The wire form of one state's view without the seat's own parts (``seat``, ``hand``)
+    and, when a secret meld is on the table, without ``melds`` and ``history``: each seat's
+    view adds these (``seat_view_parts``). Also the legal moves of the seat to act
+    (``seat_legal``), which travel beside the view."""
 
     __slots__ = ("steps", "over", "secret", "shared", "public_melds", "full_melds", "_legal")
 

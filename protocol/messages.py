@@ -16,6 +16,7 @@ import reprlib
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
+from enum import StrEnum
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from .errors import ErrorCode, ProtocolError
@@ -68,6 +69,25 @@ class Reply(ServerMessage):
 # Client → server.
 
 
+class PlayerKind(StrEnum):
+    """Who plays a seat: ``hello.kind`` (what a client says it is) and the ``player`` of a
+    ``seats`` entry (what everyone is shown)."""
+
+    HUMAN = "human"
+    BOT = "bot"
+
+
+class SeatChange(StrEnum):
+    """What just happened to a seat: the ``change`` of a ``seat_update``."""
+
+    SAT = "sat"
+    LEFT = "left"
+    AWAY = "away"
+    BACK = "back"
+    REPLACED = "replaced"
+    STAND_IN = "stand_in"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hello(ClientMessage):
     """``token`` resumes a seat; ``seq`` is the last ``seq`` the client saw at that table, so
@@ -78,7 +98,7 @@ class Hello(ClientMessage):
     TYPE = "hello"
     version: int
     name: str
-    kind: Literal["human", "bot"]
+    kind: Literal["human", "bot"]  # a ``PlayerKind``'s value
     token: str | None = None
     seq: int | None = None
     auto_next: bool = False
@@ -153,8 +173,9 @@ class Start(ClientMessage):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Move(ClientMessage):
-    """``move`` is a hand-record action without its seat, e.g. ``{"action": "draw"}``."""
+class MoveRequest(ClientMessage):
+    """A seat asks to play ``move``, a hand-record action without its seat, e.g.
+    ``{"action": "draw"}`` (named apart from the engine's ``Move``, which it carries)."""
 
     TYPE = "move"
     move: JSONMap
@@ -316,7 +337,7 @@ CLIENT_MESSAGES: Mapping[str, type[ClientMessage]] = {
         AddBot,
         RemoveBot,
         Start,
-        Move,
+        MoveRequest,
         Chat,
         Ping,
         NextHand,

@@ -1,12 +1,12 @@
 """The Trio server: lobby, tables, seat tokens, timers, server-side bots, spectators, chat.
 
 ``Server(config).serve()`` runs it; ``tongits-server`` (``cli.main``) is the command. A table's
-state is a replay of its log (``table.TableState``), written through a ``journal.Journal``.
+state is a replay of its log (``table.TableLogState``), written through a ``journal.Journal``.
 """
 
 from .app import Server
 from .config import ServerConfig
 from .journal import Journal, MemoryJournal, NullJournal
-from .table import TableState
+from .table import TableLogState
 
-__all__ = ["Journal", "MemoryJournal", "NullJournal", "Server", "ServerConfig", "TableState"]
+__all__ = ["Journal", "MemoryJournal", "NullJournal", "Server", "ServerConfig", "TableLogState"]

@@ -1,7 +1,7 @@
-"""A table as one Trio task: the only code that changes a ``TableState``.
+"""A table as one Trio task: the only code that changes a ``TableLogState``.
 
 Connections put ``Request``s in the table's bounded inbox; the task handles them one at a time,
-turns each accepted change into a log entry (journal first, then ``TableState.apply``), and fans
+turns each accepted change into a log entry (journal first, then ``TableLogState.apply``), and fans
 the result out: each seat gets ``state`` with its own ``seat_view``, spectators the public view.
 The same loop runs the clock: a bot seat to act is played after ``bot_delay``; a human seat
 that lets the turn timer run out is played for (``bots.autoplay``) and marked; after a hand the
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 from tongits.engine import Action, Hand, IllegalMove, Move, hand_record, seat_view
-from tongits.engine.view import seat_view_dict, seat_view_parts
+from tongits.engine.view import seat_legal, seat_view_dict, seat_view_parts
 from tongits.protocol import (
     AddBot,
     Chat,
@@ -41,10 +41,13 @@ from tongits.protocol import (
     Leave,
     MatchOver,
     Mode,
+    MoveRequest,
     NextHand,
     Ok,
+    PlayerKind,
     ProtocolError,
     RemoveBot,
+    SeatChange,
     SeatUpdate,
     Shared,
     Spectate,
@@ -55,14 +58,23 @@ from tongits.protocol import (
     error_message,
     to_dict,
 )
-from tongits.protocol import Move as MoveRequest
 
 from . import bots
 from .commit import GroupCommit
+from .entries import (
+    BackEntry,
+    DealEntry,
+    Entry,
+    MoveEntry,
+    SitEntry,
+    StandInEntry,
+    StartEntry,
+    VacateEntry,
+)
 from .errors import error_frame, is_refusal
-from .journal import Entry, table_number
+from .journal import table_number
 from .requests import Disconnected, HostClose, HostRemove, Resume, TableRequest
-from .table import SEATS, TableState, new_token, token_digest
+from .table import SEATS, TableLogState, new_token, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -113,7 +125,7 @@ class Table:
 
     def __init__(
         self,
-        state: TableState,
+        state: TableLogState,
         config: ServerConfig,
         lobby: TableDirectory,
         journal: GroupCommit,
@@ -424,16 +436,15 @@ class Table:
             self._leave(peer)
         peer.kick(ErrorCode.REMOVED_BY_HOST, "the host removed you from the server")
 
-    def _commit(self, entry: Entry, move: Move | None = None) -> None:
+    def _commit(self, entry: Entry) -> None:
         """The only way the state changes: apply the entry (the engine refuses an illegal
         move, before anything changes), then journal it, with the hand record if it ended the
-        hand. Both happen before the task yields, so before anyone hears of the change.
-        ``move`` is the entry's move, already read."""
+        hand. Both happen before the task yields, so before anyone hears of the change."""
         state = self.state
-        state.apply(entry, move)
+        state.apply(entry)
         finished = None
         hand = state.hand
-        if entry["kind"] == "move" and hand is not None and hand.over:
+        if isinstance(entry, MoveEntry) and hand is not None and hand.over:
             assert state.match is not None
             finished = {
                 "hand": state.match.hands_played,
@@ -444,7 +455,7 @@ class Table:
             self.journal.append(self.id, entry, finished)
         except Exception:
             log.exception("table %s: cannot journal %s; closing the table", self.id,
-                          entry["kind"])
+                          type(entry).__name__)
             self.broken = self.closed = True
             raise
 
@@ -471,7 +482,7 @@ class Table:
             if state.seats[seat] is not None:
                 raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
         self._sit_human(peer, seat, msg.id)
-        self._seats_changed(seat, "sat")
+        self._seats_changed(seat, SeatChange.SAT)
 
     def _sit_human(
         self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
@@ -479,11 +490,8 @@ class Table:
         token = new_token()
         digest = token_digest(token)
         assert peer.name is not None
-        entry: Entry = {"kind": "sit", "seat": seat, "name": peer.name, "player": "human",
-                        "token_hash": digest}
-        if peer.kind == "bot":
-            entry["program"] = True
-        self._commit(entry)
+        self._commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
+                              program=peer.kind is PlayerKind.BOT))
         self._attach(peer, seat, token)
         self.lobby.index_token(digest, self)
         invite = (str(replace(peer.invite, table=self.id, code=code))
@@ -501,8 +509,7 @@ class Table:
         name = policy or self.config.bot_policy
         self.policies[seat] = bots.make_policy(name, seed=self._bot_seed(seat))
         self._commit(
-            {"kind": "sit", "seat": seat, "name": f"{name}-bot-{seat}", "player": "bot",
-             "policy": name}
+            SitEntry(seat, f"{name}-bot-{seat}", PlayerKind.BOT, policy=name)
         )
 
     def _bot_seed(self, seat: int) -> int:
@@ -539,13 +546,13 @@ class Table:
         self.away_until.pop(seat, None)
         info = state.seats[seat]
         assert info is not None
-        change = "back"
+        change = SeatChange.BACK
         if info.stand_in:
             self.policies.pop(seat, None)
-            self._commit({"kind": "back", "seat": seat})
+            self._commit(BackEntry(seat))
             self._schedule()
         elif old is not None and old is not peer:
-            change = "replaced"
+            change = SeatChange.REPLACED
         self._attach(peer, seat, token)
         peer.send(to_dict(Joined(table=self.id, seat=seat, token=token, spectator=False)))
         log.info("table %s: %r resumes seat %d", self.id, peer, seat)
@@ -581,15 +588,15 @@ class Table:
         digest = info.token_hash if info is not None else None
         if disconnected:
             self.away_until[seat] = trio.current_time() + self._grace()
-            change = "away"
+            change = SeatChange.AWAY
         elif not self.state.started:
-            self._commit({"kind": "vacate", "seat": seat})
+            self._commit(VacateEntry(seat))
             self.lobby.forget_token(digest)
-            change = "left"
+            change = SeatChange.LEFT
         else:
             self._stand_in(seat)
             self.lobby.forget_token(digest)
-            change = "stand_in"
+            change = SeatChange.STAND_IN
         log.info("table %s: %r %s seat %d", self.id, peer,
                  "disconnected from" if disconnected else "left", seat)
         self._seats_changed(seat, change)
@@ -609,10 +616,7 @@ class Table:
     def _stand_in(self, seat: int, *, returnable: bool = False) -> None:
         policy = self.config.bot_policy
         self.policies[seat] = bots.make_policy(policy, seed=self._bot_seed(seat))
-        entry: Entry = {"kind": "stand_in", "seat": seat, "policy": policy}
-        if returnable:
-            entry["returnable"] = True
-        self._commit(entry)
+        self._commit(StandInEntry(seat, policy, returnable))
 
     def _grace_over(self, seat: int) -> None:
         """The human of ``seat`` stayed away too long: free the seat before the match, or let a
@@ -623,12 +627,12 @@ class Table:
             return
         if self.state.started:
             self._stand_in(seat, returnable=True)
-            change = "stand_in"
+            change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", self.id, seat)
         else:
-            self._commit({"kind": "vacate", "seat": seat})
+            self._commit(VacateEntry(seat))
             self.lobby.forget_token(info.token_hash)
-            change = "left"
+            change = SeatChange.LEFT
         self._seats_changed(seat, change)
         self._schedule()
 
@@ -658,7 +662,7 @@ class Table:
         except (KeyError, ValueError) as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc).strip("'\"")) from None
         peer.send(to_dict(Ok(id=msg.id)))
-        self._seats_changed(seat, "sat")
+        self._seats_changed(seat, SeatChange.SAT)
 
     def _remove_bot(self, peer: Peer, msg: RemoveBot) -> None:
         self._owner_check(peer)
@@ -669,15 +673,15 @@ class Table:
         if info is None or not info.is_bot:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"seat {seat} holds no bot")
         self.policies.pop(seat, None)
-        self._commit({"kind": "vacate", "seat": seat})
+        self._commit(VacateEntry(seat))
         peer.send(to_dict(Ok(id=msg.id)))
-        self._seats_changed(seat, "left")
+        self._seats_changed(seat, SeatChange.LEFT)
 
-    def _seats_changed(self, seat: int | None = None, change: str | None = None) -> None:
+    def _seats_changed(self, seat: int | None = None, change: SeatChange | None = None) -> None:
         """Tell everyone at the table who sits where (and what just happened to ``seat``);
         start a full table that auto-starts."""
         seats = self._seats_info()
-        what = {"seat": seat, "change": change} if seat is not None and change else None
+        what = {"seat": seat, "change": change.value} if seat is not None and change else None
         update = to_dict(SeatUpdate(table=self.id, seats=seats, change=what))
         for peer in self._audience():
             peer.send(update)
@@ -695,7 +699,7 @@ class Table:
             entry: dict[str, Any] = {
                 "seat": i,
                 "name": info.name,
-                "player": "bot" if info.program else info.player,
+                "player": PlayerKind.BOT.value if info.program else info.player.value,
                 "connected": info.is_bot or self.seat_peers[i] is not None,
                 "timeouts": info.timeouts,
             }
@@ -737,7 +741,7 @@ class Table:
     def _start(self, reply: tuple[Peer, int | str | None] | None = None) -> None:
         """Start the match; ``reply``: the peer and request id to answer ``ok``, once the start
         is journaled and before the first deal goes out."""
-        self._commit(self._deal_entry("start"))
+        self._commit(self._deal_entry(StartEntry))
         if reply is not None:
             peer, ref = reply
             peer.send(to_dict(Ok(id=ref)))
@@ -774,10 +778,7 @@ class Table:
         hand = self.state.hand
         assert hand is not None
         index = len(hand.steps)
-        entry: Entry = {"kind": "move", "seat": seat, "move": move.to_dict()}
-        if timeout:
-            entry["timeout"] = True
-        self._commit(entry, move)
+        self._commit(MoveEntry(seat, move, timeout))
         if reply is not None:
             peer, ref = reply
             peer.send(to_dict(Ok(id=ref)))
@@ -855,13 +856,13 @@ class Table:
     def _deal(self) -> None:
         if self.state.match_over is not None:
             return
-        self._commit(self._deal_entry("deal"))
+        self._commit(self._deal_entry(DealEntry))
         self._hand_dealt()
 
-    def _deal_entry(self, kind: str) -> Entry:
+    def _deal_entry(self, kind: type[StartEntry | DealEntry]) -> StartEntry | DealEntry:
         """The ``start`` or ``deal`` entry: the match deals from its seed (the arena's tables
         give their own decks, ``server/arena.py``)."""
-        return {"kind": kind}
+        return kind()
 
     def _schedule(self) -> None:
         """When the task must act on its own: a bot's move, a turn timer, the next deal."""
@@ -999,8 +1000,9 @@ class Table:
             if timeout:
                 event = {**event, "timeout": True}
             own["event"] = event
-        if own_view["legal"]:
-            own["legal"] = own_view["legal"]
+        legal = self._legal(seat)
+        if legal:
+            own["legal"] = legal
         view = codec.encode_map(common, own_view)
         return codec.frame(codec.encode_map(outer, own, {"view": view}))
 
@@ -1017,20 +1019,24 @@ class Table:
 
     def _told(self, view: dict[str, Any]) -> dict[str, Any]:
         """``view`` (a whole view, or a part of one) as this table tells it: the steps played for
-        a timed-out seat are marked in ``history``, and while the server is playing a seat's
-        timed-out turn (it goes on at once) no move is offered to it. The view's maps are
-        shared (``seat_view_parts``): changed ones are copies."""
-        hand = self.state.hand
-        assert hand is not None
+        a timed-out seat are marked in ``history``. The view's maps are shared
+        (``seat_view_parts``): changed ones are copies."""
         marked = self.state.autoplayed
         if marked and "history" in view:
             history = list(view["history"])
             for step in marked:
                 history[step] = {**history[step], "timeout": True}
             view = {**view, "history": history}
-        if view.get("legal") and not hand.over and hand.to_act == self.autoplaying:
-            view = {**view, "legal": []}
         return view
+
+    def _legal(self, seat: int | None) -> list[dict[str, Any]]:
+        """The moves ``state.legal`` offers ``seat`` (shared, read-only): none unless it is to
+        act, and none while the server is playing its timed-out turn (it goes on at once)."""
+        hand = self.state.hand
+        assert hand is not None
+        if seat is None or seat == self.autoplaying:
+            return []
+        return seat_legal(hand, seat)
 
     def _send_state(
         self,
@@ -1062,11 +1068,12 @@ class Table:
         # A plain map with the fields of ``State``: validating our own output on every state
         # cost more than the rest of the fan-out (tests parse it back as a ``State``).
         message = self._state_head(seats)
-        message["view"] = view = self._told(view)
+        message["view"] = self._told(view)
         if event is not None:
             message["event"] = event
-        if view["legal"]:
-            message["legal"] = view["legal"]
+        legal = self._legal(seat)
+        if legal:
+            message["legal"] = legal
         return message
 
     def chat(self, peer: Peer, msg: Chat) -> None:

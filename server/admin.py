@@ -17,13 +17,13 @@ The answer is ``{"ok": true, …}`` or ``{"ok": false, "error": "…"}``.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import logging
 import os
 import socket
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,12 +54,10 @@ async def serve_admin(
     live server answers on is left alone (that server keeps it; this one has none)."""
     path = directory / SOCKET_NAME
     try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if _alive(path):
+        if not _claim(path):
             log.warning("another server answers on %s: no admin socket for this one", path)
             task_status.started(None)
             return
-        path.unlink(missing_ok=True)
         sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
@@ -81,8 +79,17 @@ async def serve_admin(
                 stream = await listener.accept()
                 nursery.start_soon(_serve_one, server, stream)
     finally:
-        with trio.CancelScope(shield=True):
-            path.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+
+
+def _claim(path: Path) -> bool:
+    """Make ``path`` free for this server's admin socket (its folder private); False if
+    another live server answers on it."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if _alive(path):
+        return False
+    path.unlink(missing_ok=True)
+    return True
 
 
 def _alive(path: Path) -> bool:
@@ -97,13 +104,6 @@ def _alive(path: Path) -> bool:
 
 
 async def _serve_one(server: Server, stream: trio.SocketStream) -> None:
-    """Answer one request. A client that hangs up (another server's ``_alive`` probe connects
-    and closes) ends only its own connection: an error here would stop the whole server."""
-    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-        await _answer_one(server, stream)
-
-
-async def _answer_one(server: Server, stream: trio.SocketStream) -> None:
     async with stream:
         with trio.move_on_after(5):
             data = b""
@@ -112,8 +112,6 @@ async def _answer_one(server: Server, stream: trio.SocketStream) -> None:
                 if not chunk:
                     break
                 data += chunk
-            if not data.strip():
-                return  # a probe, or a client gone before asking
             try:
                 request = json.loads(data.decode("utf-8"))
                 if not isinstance(request, dict):
@@ -121,7 +119,8 @@ async def _answer_one(server: Server, stream: trio.SocketStream) -> None:
                 reply = await answer(server, request)
             except (ValueError, UnicodeDecodeError) as error:
                 reply = {"ok": False, "error": f"bad request: {error}"}
-            await stream.send_all(json.dumps(reply).encode() + b"\n")
+            with suppress(trio.BrokenResourceError):  # it hung up (a probe by ``_alive``)
+                await stream.send_all(json.dumps(reply).encode() + b"\n")
 
 
 async def answer(server: Server, request: dict[str, Any]) -> dict[str, Any]:
@@ -142,11 +141,9 @@ async def answer(server: Server, request: dict[str, Any]) -> dict[str, Any]:
             return {"ok": False, "error": f"nobody called {wanted!r} is connected"}
         for peer in peers:
             link = peer.table
-            try:
-                if link is not None:
+            if link is not None:
+                with suppress(ProtocolError):  # the table closed meanwhile
                     await link.call(peer, HostRemove())
-            except ProtocolError:  # the table closed meanwhile
-                pass
             peer.kick(ErrorCode.REMOVED_BY_HOST, "the host removed you from the server")
         return {"ok": True, "removed": [f"{p.name} ({p.address})" for p in peers]}
     return {"ok": False, "error": f"unknown command {command!r} (status, close, remove)"}
@@ -157,10 +154,8 @@ def status(server: Server) -> dict[str, Any]:
     db_bytes = 0
     if config.db != ":memory:":
         for suffix in ("", "-wal", "-shm"):
-            try:
+            with suppress(OSError):  # no such file (yet)
                 db_bytes += os.path.getsize(config.db + suffix)
-            except OSError:
-                pass
     return {
         "server": config.name,
         "uptime": round(time.monotonic() - server.started, 1),
@@ -172,7 +167,7 @@ def status(server: Server) -> dict[str, Any]:
         "connections": len(server.peers),
         "tables": [t.summary() for t in server.lobby.tables.values() if not t.closed],
         "players": [
-            {"id": p.id, "name": p.name, "kind": p.kind, "address": p.address,
+            {"id": p.id, "name": p.name, "kind": p.kind.value, "address": p.address,
              "tls": p.secure, "table": p.table.id if p.table is not None else None,
              "seat": p.seat}
             for p in sorted(server.peers, key=lambda p: p.id)

@@ -38,6 +38,7 @@ from tongits.protocol import (
     ListTables,
     Mode,
     Ping,
+    PlayerKind,
     Pong,
     ProtocolError,
     Spectate,
@@ -502,7 +503,7 @@ class Server:
         await self.gate.check(address_key(peer.host), msg.password)
         name = check_name(msg.name, self.config.name_max, "name")
         table = self.lobby.table_of_token(msg.token) if msg.token is not None else None
-        peer.name, peer.kind, peer.auto_next = name, msg.kind, msg.auto_next
+        peer.name, peer.kind, peer.auto_next = name, PlayerKind(msg.kind), msg.auto_next
         peer.send(to_dict(Welcome(
             id=msg.id, version=PROTOCOL_VERSION, minor=PROTOCOL_MINOR,
             server=f"{self.config.name} ({SERVER_VERSION})",

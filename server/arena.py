@@ -6,7 +6,7 @@ get. What makes it the arena's, all of it given in-process by an ``ArenaDriver``
 is reachable by a request, so no client can choose a deck):
 
 * **its decks**: every ``start``/``deal`` entry carries the deck and dealer of the arena's next
-  duplicate deal (``TableState`` deals from them instead of the match's seed);
+  duplicate deal (``TableLogState`` deals from them instead of the match's seed);
 * **in-process bots**: the other seats hold the arena's built-in or ``py:`` policies, a fresh
   one per hand (seeded as in-process arena hands are), played at once (``bot_delay`` 0);
 * **measured programs**: for each external seat the table times every decision (from the
@@ -35,12 +35,22 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.engine import Card, Hand, SeatView
-from tongits.protocol import Codec, ErrorCode, Join, Joined, ProtocolError, Shared, to_dict
-from tongits.protocol import Move as MoveRequest
+from tongits.protocol import (
+    Codec,
+    ErrorCode,
+    Join,
+    Joined,
+    MoveRequest,
+    PlayerKind,
+    ProtocolError,
+    SeatChange,
+    Shared,
+    to_dict,
+)
 
 from . import bots
 from .actor import Table
-from .journal import Entry
+from .entries import DealEntry, SitEntry, StartEntry
 from .table import SEATS, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -48,7 +58,7 @@ if TYPE_CHECKING:
     from .config import ServerConfig
     from .lobby import Lobby
     from .peer import Peer
-    from .table import TableState
+    from .table import TableLogState
 
 #: Timeouts in a row after which a program is reported as hung (the driver may stop it).
 HUNG_AFTER = 3
@@ -130,7 +140,7 @@ class _Timed:
 class ArenaTable(Table):
     def __init__(
         self,
-        state: TableState,
+        state: TableLogState,
         config: ServerConfig,
         lobby: Lobby,
         journal: GroupCommit,
@@ -151,18 +161,18 @@ class ArenaTable(Table):
     async def run(self) -> None:
         for seat in SEATS:
             if seat not in self.driver.external:
-                self._commit({"kind": "sit", "seat": seat, "name": self.driver.bot_name(seat),
-                              "player": "bot", "policy": self.driver.bot_name(seat)})
+                self._commit(SitEntry(seat, self.driver.bot_name(seat), PlayerKind.BOT,
+                                      policy=self.driver.bot_name(seat)))
         self._start_by = trio.current_time() + self.start_timeout
         self.turn_at = trio.current_time()
         await super().run()
 
     # ----- decks and hands ------------------------------------------------------------------
 
-    def _deal_entry(self, kind: str) -> Entry:
+    def _deal_entry(self, kind: type[StartEntry | DealEntry]) -> StartEntry | DealEntry:
         assert self._planned is not None
         deck, dealer = self._planned
-        return {"kind": kind, "deck": [str(card) for card in deck], "dealer": dealer}
+        return kind(tuple(deck), dealer)
 
     def _start(self, reply: tuple[Peer, int | str | None] | None = None) -> None:
         self._planned = self.driver.next_deal()
@@ -191,8 +201,7 @@ class ArenaTable(Table):
         assert peer.name is not None and peer.token is not None
         digest = token_digest(peer.token)
         self.policies.pop(seat, None)
-        self._commit({"kind": "sit", "seat": seat, "name": peer.name, "player": "human",
-                      "token_hash": digest})
+        self._commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
         self.lobby.index_token(digest, self)
 
     def _hand_over(self, hand: Hand) -> None:
@@ -226,7 +235,7 @@ class ArenaTable(Table):
         if self._planned is None:
             self._finish()
             return
-        self._commit(self._deal_entry("deal"))
+        self._commit(self._deal_entry(DealEntry))
         self._hand_dealt()
 
     def _finish(self) -> None:
@@ -278,8 +287,7 @@ class ArenaTable(Table):
     def _start_without_the_missing(self) -> None:
         for seat in self.state.free_seats():
             self.policies[seat] = self.driver.stand_in(seat)
-            self._commit({"kind": "sit", "seat": seat, "name": f"stand-in-{seat}",
-                          "player": "bot", "policy": "stand-in"})
+            self._commit(SitEntry(seat, f"stand-in-{seat}", PlayerKind.BOT, policy="stand-in"))
         self._seats_changed()
         if not self.state.started:
             self._start()
@@ -300,7 +308,7 @@ class ArenaTable(Table):
         self._reports[seat].stood_in = True
         self._stand_in(seat, returnable=True)
         self.policies[seat] = self.driver.stand_in(seat)
-        self._seats_changed(seat, "stand_in")
+        self._seats_changed(seat, SeatChange.STAND_IN)
         self._schedule()
 
     # ----- the programs ---------------------------------------------------------------------
@@ -361,7 +369,6 @@ class ArenaTable(Table):
             # A stand-in plays this seat: the program is shown the hand, not asked to move.
             message.pop("legal", None)
             message.pop("deadline", None)
-            message["view"] = {**message["view"], "legal": []}
         return message
 
     def _leave(self, peer: Peer, *, disconnected: bool = False) -> None:
@@ -395,6 +402,6 @@ class ArenaTable(Table):
                                  spectator=False)))
         if self.state.hand is not None:
             self._send_state(peer, seat, None, self._seats_info())
-        self._seats_changed(seat, "back")
+        self._seats_changed(seat, SeatChange.BACK)
         if self.state.hand_over:
             self._deal_if_ready()

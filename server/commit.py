@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .journal import Entry, Journal
+from .entries import Entry
+from .journal import Journal
 
 if TYPE_CHECKING:
     from .peer import Peer

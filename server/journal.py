@@ -1,6 +1,7 @@
 """Where a table's log goes: the seam for persistence.
 
-A table's state is a replay of its entries (``TableState.replay``). The table applies an entry
+A table's state is a replay of its entries (``TableLogState.replay``; the entries are typed
+values, ``entries.py``, which a store keeps in their ``to_dict`` form). The table applies an entry
 and then ``append``s it; what the change makes the table say leaves only once ``commit`` has
 made it durable (``commit.GroupCommit``), so a store that writes entries durably in ``commit``
 (SQLite, ``store.SQLiteJournal``) holds every action anyone heard of, once, after a crash.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-Entry = dict[str, Any]
+from .entries import Entry
 
 
 class Journal(Protocol):

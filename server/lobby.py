@@ -12,7 +12,7 @@ import logging
 import secrets
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import trio
@@ -21,8 +21,9 @@ from tongits.protocol import CreateTable, ErrorCode, ListTables, Mode, ProtocolE
 
 from .actor import Table
 from .commit import GroupCommit
-from .journal import Entry, Journal
-from .table import TableState, token_digest
+from .entries import CreateEntry
+from .journal import Journal
+from .table import TableLogState, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tongits.server")
 
 #: Builds a table's task object from its state, settings, lobby and journal.
-TableFactory = Callable[[TableState, "ServerConfig", "Lobby", GroupCommit], Table]
+TableFactory = Callable[[TableLogState, "ServerConfig", "Lobby", GroupCommit], Table]
 
 #: The most tables in one ``tables`` reply.
 MAX_PAGE = 50
@@ -73,10 +74,10 @@ class Lobby:
         count = 0
         for entries in self.journal.open_tables():
             try:
-                state = TableState.replay(entries)
+                state = TableLogState.replay(entries)
             except Exception:
                 log.exception("cannot restore table %s; left as it is in the journal",
-                              entries[0].get("table") if entries else "?")
+                              getattr(entries[0], "table", "?") if entries else "?")
                 continue
             table = Table(state, self.config, self, self.journal, restored=True)
             self.tables[state.id] = table
@@ -159,35 +160,27 @@ class Lobby:
             MatchLength(msg.hands, msg.target)
         except ValueError as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
-        entry = {
-            "name": name,
-            "options": options.to_dict(),
-            "timer": timer,
-            "private": msg.private,
-            "code": join_code() if msg.private else None,
-            "seed": secrets.randbits(64),
-            "auto_start": msg.auto_start,
-        }
-        if msg.hands is not None:
-            entry["hands"] = msg.hands
-        if msg.target is not None:
-            entry["target"] = msg.target
-        table = self.open(entry)
+        table = self.open(CreateEntry(
+            table="", name=name, seed=secrets.randbits(64), options=options, timer=timer,
+            private=msg.private, code=join_code() if msg.private else None,
+            auto_start=msg.auto_start, hands=msg.hands, target=msg.target,
+        ))
         table.quota = quota
         if quota is not None:
             self._per_address[quota] += 1
         return table
 
-    def open(self, entry: Entry, make: TableFactory | None = None) -> Table:
-        """Give a new table its id, journal its ``create`` entry (``entry`` with its kind and
-        id added) and start its task. ``make`` builds the task object (the arena's in-process
-        tables are a subclass, server/arena.py); default: a plain ``Table``."""
+    def open(self, create: CreateEntry, make: TableFactory | None = None) -> Table:
+        """Give a new table its id, journal its ``create`` entry (``create`` with that id in
+        place of its ``table``) and start its task. ``make`` builds the task object (the
+        arena's in-process tables are a subclass, server/arena.py); default: a plain
+        ``Table``."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
         table_id = f"t{next(self._ids)}"
-        entry = {"kind": "create", "table": table_id, **entry}
+        entry = replace(create, table=table_id)
         self.journal.append(table_id, entry)
-        table = (make or Table)(TableState(entry), self.config, self, self.journal)
+        table = (make or Table)(TableLogState(entry), self.config, self, self.journal)
         self.tables[table_id] = table
         self.listing_changed()
         self._nursery.start_soon(table.run, name=f"table {table_id}")

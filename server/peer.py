@@ -19,7 +19,7 @@ from collections import deque
 from typing import Any, Protocol
 
 import trio
-from tongits.protocol import Chat, Codec, ErrorCode, error_message
+from tongits.protocol import Chat, Codec, ErrorCode, PlayerKind, error_message
 from tongits.protocol.transport import Invite
 
 from .requests import TableRequest
@@ -78,7 +78,7 @@ class Peer:
         self._tokens = float(burst)
         self._refilled = trio.current_time()
         self.name: str | None = None
-        self.kind: str = "human"
+        self.kind = PlayerKind.HUMAN
         #: said in ``hello`` (since 1.1): counts as having asked for every next hand
         self.auto_next = False
         self.table: TableLink | None = None

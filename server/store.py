@@ -1,6 +1,6 @@
 """The SQLite journal: every table's log and every finished hand, in one file.
 
-Event-sourced: a table is the replay of its entries (``table.TableState``), so the database
+Event-sourced: a table is the replay of its entries (``table.TableLogState``), so the database
 holds only entries (``create``, ``sit``, ``move``…, as JSON) and, for each finished hand, its
 hand record (docs/RECORD.md) with the names at the table. ``append`` adds an entry (with the
 hand record it completes, all or nothing) to an open transaction that ``commit`` commits, for
@@ -27,8 +27,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .journal import Entry, table_number
-from .table import TableState
+from .entries import CreateEntry, Entry, entry_from_dict
+from .journal import table_number
+from .table import TableLogState
 
 log = logging.getLogger("tongits.server")
 
@@ -158,10 +159,10 @@ class SQLiteJournal:
         if n is None:
             row = db.execute("SELECT MAX(n) FROM entries WHERE table_id = ?", (table,)).fetchone()
             n = 0 if row[0] is None else row[0] + 1
-        line = _JSON.encode(entry)
+        line = _JSON.encode(entry.to_dict())
         if not db.in_transaction:
             db.execute("BEGIN IMMEDIATE")
-        if finished is None and entry.get("kind") != "create":
+        if finished is None and not isinstance(entry, CreateEntry):
             # the common case, a move: one statement, which succeeds or changes nothing
             db.execute("INSERT INTO entries (table_id, n, entry) VALUES (?, ?, ?)",
                        (table, n, line))
@@ -169,9 +170,9 @@ class SQLiteJournal:
             return
         db.execute("SAVEPOINT entry")
         try:
-            if entry.get("kind") == "create":
+            if isinstance(entry, CreateEntry):
                 db.execute("INSERT INTO tables (id, name, created) VALUES (?, ?, ?)",
-                           (table, entry.get("name", ""), time.time()))
+                           (table, entry.name, time.time()))
             db.execute("INSERT INTO entries (table_id, n, entry) VALUES (?, ?, ?)",
                        (table, n, line))
             if finished is not None:
@@ -245,7 +246,9 @@ class SQLiteJournal:
     # ----- reading ------------------------------------------------------------------------
 
     def entries(self, table: str) -> list[Entry]:
-        return [json.loads(r[0]) for r in self.db.execute(
+        """The log of ``table``, read back into typed entries (``ValueError`` for one that is
+        not JSON or not an entry: a damaged log)."""
+        return [entry_from_dict(json.loads(r[0])) for r in self.db.execute(
             "SELECT entry FROM entries WHERE table_id = ? ORDER BY n", (table,))]
 
     def tables(self) -> list[dict[str, Any]]:
@@ -324,7 +327,7 @@ def export(db_path: str, out_dir: str, table: str | None = None) -> list[Path]:
                 entries = store.entries(info["table"])
                 if entries:
                     tables[info["table"]] = {
-                        **info, "standings": TableState.replay(entries).standings()}
+                        **info, "standings": TableLogState.replay(entries).standings()}
             except Exception as exc:  # noqa: BLE001 - a damaged log: skipped and named
                 skipped.append(f"{info['table']} log ({_damage(exc)})")
         for what in skipped:

@@ -1,22 +1,9 @@
 """One table's state as a replay of its log: no I/O, no clock, no connections.
 
-Every change is an *entry* (a plain map) passed to ``TableState.apply``; nothing else mutates
-the state, so ``TableState.replay(entries)`` rebuilds a table exactly (the match seed is in the
-``create`` entry and every deck follows from it). The entries, in order of use:
-
-* ``{"kind": "create", "table", "name", "options", "timer", "private", "code", "seed",
-  "auto_start", "hands"?, "target"?}`` — ``hands``/``target``: the match's ``MatchLength``
-* ``{"kind": "sit", "seat", "name", "player": "human" | "bot", "token_hash"?, "policy"?,
-  "program"?}`` — ``program``: a human seat held by a client that said it is a bot
-* ``{"kind": "vacate", "seat"}`` — before the match: the seat is empty again
-* ``{"kind": "stand_in", "seat", "policy", "returnable"?}`` — during the match a bot takes a
-  human's seat; ``returnable`` (the human was away past the grace period) keeps the seat's token
-  so that the human can take the seat back
-* ``{"kind": "back", "seat"}`` — the human of a returnable stand-in seat is back
-* ``{"kind": "start", "deck"?, "dealer"?}`` — the match begins and the first hand is dealt
-* ``{"kind": "move", "seat", "move", "timeout"?}`` — one action of the current hand
-* ``{"kind": "deal", "deck"?, "dealer"?}`` — the next hand of the match is dealt (from the given
-  deck and dealer at the arena's tables, ``server/arena.py``)
+Every change is an *entry* (``entries.py``: one typed value per kind) passed to
+``TableLogState.apply``; nothing else mutates the state, so ``TableLogState.replay(entries)``
+rebuilds a table exactly (the match seed is in the ``CreateEntry`` and every deck follows from
+it).
 
 The sequence numbers of the messages a table sends follow from the log too: ``start``, ``deal``
 and ``move`` each make one ``state`` (``state_seq``), and a move that ends the hand one
@@ -35,9 +22,20 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from tongits.engine import Hand, Match, MatchLength, Move, Options
+from tongits.engine import Hand, Match, MatchLength
+from tongits.protocol import PlayerKind
 
-from .journal import Entry
+from .entries import (
+    BackEntry,
+    CreateEntry,
+    DealEntry,
+    Entry,
+    MoveEntry,
+    SitEntry,
+    StandInEntry,
+    StartEntry,
+    VacateEntry,
+)
 
 SEATS = (0, 1, 2)
 
@@ -60,7 +58,7 @@ class Seat:
     human's (it waits for its moves), everyone is shown a bot."""
 
     name: str
-    player: str
+    player: PlayerKind
     token_hash: str | None = None
     policy: str | None = None
     stand_in: bool = False
@@ -69,24 +67,24 @@ class Seat:
 
     @property
     def is_bot(self) -> bool:
-        return self.player == "bot"
+        return self.player is PlayerKind.BOT
 
 
-class TableState:
+class TableLogState:
     """Seats, tokens, the match and the current hand of one table."""
 
     def __init__(self, create: Entry) -> None:
-        if create.get("kind") != "create":
+        if not isinstance(create, CreateEntry):
             raise ValueError("a table's log starts with its create entry")
-        self.id: str = create["table"]
-        self.name: str = create["name"]
-        self.options = Options.from_dict(create.get("options"))
-        self.timer: float = float(create.get("timer") or 0)
-        self.private: bool = bool(create.get("private"))
-        self.code: str | None = create.get("code")
-        self.seed: int | str = create["seed"]
-        self.auto_start: bool = bool(create.get("auto_start", True))
-        self.length = MatchLength(create.get("hands"), create.get("target"))
+        self.id = create.table
+        self.name = create.name
+        self.options = create.options
+        self.timer = create.timer
+        self.private = create.private
+        self.code = create.code
+        self.seed = create.seed
+        self.auto_start = create.auto_start
+        self.length = MatchLength(create.hands, create.target)
         self.seats: list[Seat | None] = [None, None, None]
         self.match: Match | None = None
         self.hand: Hand | None = None
@@ -101,7 +99,7 @@ class TableState:
         self.autoplayed: list[int] = []
 
     @classmethod
-    def replay(cls, entries: list[Entry]) -> TableState:
+    def replay(cls, entries: list[Entry]) -> TableLogState:
         """The table rebuilt from its whole log."""
         state = cls(entries[0])
         for entry in entries[1:]:
@@ -180,46 +178,44 @@ class TableState:
 
     # ----- the one mutator ------------------------------------------------------------------
 
-    def apply(self, entry: Entry, move: Move | None = None) -> None:
-        """Apply one entry. A caller that already holds a move entry's ``Move`` passes it as
-        ``move`` (it must be ``Move.from_dict(entry["move"])``), which spares reading it again."""
-        kind = entry["kind"]
-        if kind == "move":
-            self._move(entry, move)
-        elif kind == "sit":
-            self.seats[entry["seat"]] = Seat(
-                entry["name"], entry["player"], entry.get("token_hash"), entry.get("policy"),
-                program=bool(entry.get("program")),
-            )
-        elif kind == "vacate":
-            self.seats[entry["seat"]] = None
-        elif kind == "stand_in":
-            seat = self.seats[entry["seat"]]
-            assert seat is not None
-            seat.player, seat.policy, seat.stand_in = "bot", entry.get("policy"), True
-            if not entry.get("returnable"):
-                seat.token_hash = None
-        elif kind == "back":
-            seat = self.seats[entry["seat"]]
-            assert seat is not None and seat.token_hash is not None
-            seat.player, seat.policy, seat.stand_in = "human", None, False
-        elif kind == "start":
-            self.match = Match(self.options, self.seed)
-            self._dealt(self._next_hand(entry))
-        elif kind == "deal":
-            assert self.match is not None
-            self.pot_taken = 0
-            self._dealt(self._next_hand(entry))
-        else:
-            raise ValueError(f"unknown table entry {kind!r}")
+    def apply(self, entry: Entry) -> None:
+        """Apply one entry (a ``CreateEntry`` only starts a log: ``ValueError``)."""
+        match entry:
+            case MoveEntry():
+                self._move(entry)
+            case SitEntry():
+                self.seats[entry.seat] = Seat(entry.name, entry.player, entry.token_hash,
+                                              entry.policy, program=entry.program)
+            case VacateEntry():
+                self.seats[entry.seat] = None
+            case StandInEntry():
+                seat = self.seats[entry.seat]
+                assert seat is not None
+                seat.player, seat.policy, seat.stand_in = PlayerKind.BOT, entry.policy, True
+                if not entry.returnable:
+                    seat.token_hash = None
+            case BackEntry():
+                seat = self.seats[entry.seat]
+                assert seat is not None and seat.token_hash is not None
+                seat.player, seat.policy, seat.stand_in = PlayerKind.HUMAN, None, False
+            case StartEntry():
+                self.match = Match(self.options, self.seed)
+                self._dealt(self._next_hand(entry))
+            case DealEntry():
+                assert self.match is not None
+                self.pot_taken = 0
+                self._dealt(self._next_hand(entry))
+            case CreateEntry():
+                raise ValueError(f"a second create entry in the log of table {self.id}")
         self.entries += 1
 
-    def _next_hand(self, entry: Entry) -> Hand:
+    def _next_hand(self, entry: StartEntry | DealEntry) -> Hand:
         """The match's next hand; a ``deck`` in the entry (the arena's duplicate deals, given to
         its table in-process: no request can put one there) replaces the match's own."""
         assert self.match is not None
-        if "deck" in entry:
-            return Hand(entry["deck"], entry["dealer"], self.options)
+        if entry.deck is not None:
+            assert entry.dealer is not None
+            return Hand(entry.deck, entry.dealer, self.options)
         return self.match.deal()
 
     def _dealt(self, hand: Hand) -> None:
@@ -229,14 +225,14 @@ class TableState:
         self.step_at = [len(hand.steps)]
         self.autoplayed = []
 
-    def _move(self, entry: Entry, move: Move | None) -> None:
+    def _move(self, entry: MoveEntry) -> None:
         hand = self.hand
         assert hand is not None and self.match is not None
-        seat_index: int = entry["seat"]
+        seat_index = entry.seat
         step = len(hand.steps)
-        hand.apply(seat_index, move if move is not None else Move.from_dict(entry["move"]))
+        hand.apply(seat_index, entry.move)
         seat = self.seats[seat_index]
-        if entry.get("timeout"):
+        if entry.timeout:
             self.autoplayed.append(step)
             if seat is not None:
                 seat.timeouts += 1

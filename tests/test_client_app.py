@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput
+from screen_support import settle
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.session import FakeSession
@@ -32,14 +33,6 @@ def run_screen(scenario: Scenario, **session_args: object) -> TableScreen:
             return screen
 
     return asyncio.run(main())
-
-
-async def settle(done: Callable[[], bool], timeout: float = 3.0) -> None:
-    for _ in range(int(timeout / 0.005)):
-        if done():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("the screen did not get there in time")
 
 
 async def play_hand(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> list[str]:

@@ -15,7 +15,7 @@ from tongits.client.tui.state import (
     layoffs,
     pile_throwers,
 )
-from tongits.engine import Action, Options, Phase
+from tongits.engine import Action, Options, Phase, Step
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human"},
@@ -40,14 +40,15 @@ def test_who_threw_the_top_discard_and_who_laid_off_each_card() -> None:
         {"seat": 2, "action": "discard", "card": "2c"},
         {"seat": 0, "action": "pick", "meld": 0},
     ]
-    assert pile_throwers(history) == [1]
-    assert layoffs(history) == {0: [("7d", 2), ("2c", 0)]}
+    steps = [Step.from_dict(step) for step in history]
+    assert pile_throwers(steps) == [1]
+    assert layoffs(steps) == {0: [("7d", 2), ("2c", 0)]}
     view = position("Kd 2c", top="9s", melds=[(1, "7h 7s 7c 7d")], to_act=1)
-    object.__setattr__(view, "history", (
+    object.__setattr__(view, "history", tuple(Step.from_dict(step) for step in (
         {"seat": 2, "action": "draw"},
         {"seat": 2, "action": "sapaw", "card": "7d", "meld": 0},
         {"seat": 2, "action": "discard", "card": "9s"},
-    ))
+    )))
     state = TableState()
     state.apply(StateUpdate(view, SEATS, None, table="t1"))
     text = screen_text(state, now=0.0)

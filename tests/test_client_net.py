@@ -4,22 +4,23 @@ asyncio loop, an embedded server with two server bots, a whole hand typed throug
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 import trio
 from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput
-from tongits.client.connection import Connection as Conn
-from tongits.client.connection import open_connection
+from screen_support import settle
+from tongits.client.connection import Connection, open_connection
 from tongits.client.tui import net
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.net import NetSession
 from tongits.client.tui.state import event_lines
-from tongits.engine import Phase, SeatView
+from tongits.engine import Phase, SeatView, Step
 from tongits.protocol import State
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
@@ -42,6 +43,17 @@ class EmbeddedServer:
         self.port = listeners[0].socket.getsockname()[1]
         return "127.0.0.1", self.port
 
+    def in_trio(self, session: NetSession, fn: Callable[..., Any], *args: Any) -> None:
+        """Call ``fn(*args)`` in the session's Trio run, from the screen's asyncio side."""
+        session._trio.run_sync_soon(fn, *args)  # type: ignore[union-attr]
+
+    def drop(self, session: NetSession, name: str) -> None:
+        """Close ``name``'s connection server-side, from the screen's asyncio side."""
+        assert self.server is not None and self.nursery is not None
+        for peer in list(self.server.peers):
+            if peer.name == name:
+                self.in_trio(session, self.nursery.start_soon, peer.stream.aclose)
+
     async def watch(self, table: str) -> None:
         """A spectator at ``table`` until the nursery ends."""
         async with open_connection("127.0.0.1", self.port, name="watcher") as conn:
@@ -51,22 +63,37 @@ class EmbeddedServer:
                 pass
 
 
-async def sit_down(conn: Conn) -> None:
+async def sit_down(conn: Connection) -> None:
     await conn.create_table("test", timer=0, bots=2)
 
 
-async def settle(done: Callable[[], bool], timeout: float = 5.0) -> None:
-    for _ in range(int(timeout / 0.005)):
-        if done():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("the screen did not get there in time")
-
-
-def mine(screen: TableScreen) -> list[dict[str, Any]]:
+def mine(screen: TableScreen) -> list[Step]:
     view = screen.state.view
     assert view is not None
-    return [step for step in view.history if step.get("seat") == view.seat]
+    return [step for step in view.history if step.seat == view.seat]
+
+
+async def type_a_hand(screen: TableScreen, pipe: PipeInput) -> list[str]:
+    """Type the hint's move at each of our turns until the hand is over; the lines typed."""
+    await settle(lambda: screen.state.view is not None)
+    typed: list[str] = []
+    while screen.state.view is not None and screen.state.view.phase is not Phase.OVER:
+        view = screen.state.view
+        if not view.legal:
+            await asyncio.sleep(0.01)
+            continue
+        line = str(choose_move(view))
+        before = len(view.history)
+        pipe.send_text(line + "\r")
+        typed.append(line)
+        await settle(
+            lambda b=before: (
+                screen.state.view is not None  # type: ignore[misc]
+                and len(screen.state.view.history) > b
+            )
+        )
+    await settle(lambda: screen.state.standings is not None)
+    return typed
 
 
 def test_a_whole_hand_against_server_bots() -> None:
@@ -80,26 +107,9 @@ def test_a_whole_hand_against_server_bots() -> None:
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:
-                await settle(lambda: screen.state.view is not None)
-                typed: list[str] = []
-                while screen.state.view is not None and screen.state.view.phase is not Phase.OVER:
-                    view = screen.state.view
-                    if not view.legal:
-                        await asyncio.sleep(0.01)
-                        continue
-                    line = str(choose_move(view))
-                    before = len(view.history)
-                    pipe.send_text(line + "\r")
-                    typed.append(line)
-                    await settle(
-                        lambda b=before: (
-                            screen.state.view is not None  # type: ignore[misc]
-                            and len(screen.state.view.history) > b
-                        )
-                    )
-                await settle(lambda: screen.state.standings is not None)
+                typed = await type_a_hand(screen, pipe)
                 seen["typed"] = typed
-                seen["accepted"] = [_command(step) for step in mine(screen) if not step.get("auto")]
+                seen["accepted"] = [str(step.move) for step in mine(screen) if not step.auto]
                 seen["screen"] = screen_for(screen.state)
             finally:
                 screen.app.exit()
@@ -114,10 +124,38 @@ def test_a_whole_hand_against_server_bots() -> None:
     assert all(len(line) <= 80 for line in text.split("\n"))
 
 
-def _command(step: dict[str, Any]) -> str:
-    from tongits.engine import Move
+def test_a_declared_match_ends_on_screen() -> None:
+    """A one-hand match: after its hand the screen says the match is over (not "Enter: next
+    hand"), and Enter asks the server for nothing (the table has closed)."""
+    seen: dict[str, Any] = {}
 
-    return str(Move.from_dict(step))
+    async def one_hand(conn: Connection) -> None:
+        await conn.create_table("short", timer=0, bots=2, hands=1)
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Ana", join=one_hand,
+                                 prelude=EmbeddedServer())
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                await type_a_hand(screen, pipe)
+                await settle(lambda: screen.state.match_over)
+                pipe.send_text("\r")
+                await asyncio.sleep(0.3)  # a refusal from the server would arrive meanwhile
+                seen["screen"] = screen_for(screen.state)
+                seen["message"] = screen.state.message
+                seen["seated"] = screen.state.seated
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    text = seen["screen"]
+    assert "Match over: ^Q to leave" in text and "Enter: next hand" not in text
+    assert " match over · review" in text
+    assert seen["message"] == "the match is over: ^Q to leave"
+    assert seen["seated"] is False  # quitting now asks nothing
 
 
 def test_reconnects_with_the_seat_token() -> None:
@@ -127,7 +165,7 @@ def test_reconnects_with_the_seat_token() -> None:
     async def main() -> None:
         with create_pipe_input() as pipe:
 
-            async def sit_and_watch(conn: Conn) -> None:
+            async def sit_and_watch(conn: Connection) -> None:
                 joined = await conn.create_table("test", timer=0, bots=2)
                 assert embedded.nursery is not None
                 embedded.nursery.start_soon(embedded.watch, joined.table)
@@ -158,12 +196,7 @@ def test_reconnects_with_the_seat_token() -> None:
                 before = screen_for(screen.state)
                 token = session.token
                 assert token is not None and embedded.server is not None
-                assert embedded.nursery is not None
-                for peer in list(embedded.server.peers):  # drop our connection, server-side
-                    if peer.name == "Ana":
-                        session._trio.run_sync_soon(  # type: ignore[union-attr]
-                            embedded.nursery.start_soon, peer.stream.aclose
-                        )
+                embedded.drop(session, "Ana")
                 await settle(lambda: any(b and "reconnecting" in b for b in banners))
                 await settle(lambda: screen.state.banner is None and banners[-1] is None)
                 try:
@@ -182,123 +215,185 @@ def test_reconnects_with_the_seat_token() -> None:
     assert seen["token"][0] == seen["token"][1]
 
 
-def test_resumes_from_its_last_seq_and_shows_who_came_and_went(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Ana (the screen), a server bot and Ben (a plain connection). Ana's connection drops
-    while Ben is to act; her reconnection is held until Ben and the bot have played up to her
-    turn. She resumes with her last ``seq``, and her log shows what she missed after a marker.
-    Then Ben drops and comes back: her screen says so, with an away mark meanwhile."""
+class Ben:
+    """A second player on a plain connection, in the embedded server's Trio run: he plays his
+    turns once ``may_play`` is set, and keeps his token and last ``seq`` to come back with."""
+
+    def __init__(self, embedded: EmbeddedServer) -> None:
+        self.embedded = embedded
+        self.may_play = trio.Event()
+        self.scope = trio.CancelScope()
+        self.token: str | None = None
+        self.seq: int | None = None
+
+    async def play(self, table: str) -> None:
+        """Sit at ``table`` (or, with a token kept, take the seat back) until ``leave``."""
+        self.scope = trio.CancelScope()
+        with self.scope:
+            async with open_connection("127.0.0.1", self.embedded.port, name="Ben",
+                                       token=self.token, seq=self.seq) as conn:
+                if self.token is None:
+                    await conn.join(table)
+                self.token, self.seq = conn.token, conn.seq
+                async for msg in conn:
+                    self.seq = conn.seq
+                    if isinstance(msg, State) and msg is conn.last_state and msg.legal:
+                        await self.may_play.wait()
+                        await conn.move(choose_move(SeatView.from_dict(msg.view, msg.legal)))
+
+
+@asynccontextmanager
+async def ana_with_ben(
+    embedded: EmbeddedServer, ben: Ben, table: dict[str, str]
+) -> AsyncIterator[tuple[TableScreen, PipeInput, NetSession]]:
+    """Ana's screen at a new table with a server bot and Ben (``table["id"]`` is its id)."""
+
+    async def sit_with_ben(conn: Connection) -> None:
+        joined = await conn.create_table("test", timer=0, bots=1)
+        table["id"] = joined.table
+        assert embedded.nursery is not None
+        embedded.nursery.start_soon(ben.play, joined.table)
+
+    with create_pipe_input() as pipe:
+        session = NetSession("127.0.0.1", 0, name="Ana", join=sit_with_ben,
+                             prelude=embedded, retry_delays=(0.01,))
+        screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+        task = asyncio.create_task(screen.run())
+        try:
+            await settle(lambda: screen.state.view is not None)
+            yield screen, pipe, session
+        finally:
+            screen.app.exit()
+            await asyncio.wait_for(task, 5)
+
+
+async def play_until_ben_is_to_act(screen: TableScreen, pipe: PipeInput) -> SeatView:
+    """Type Ana's moves (the hint's) until Ben (seat 2) is to act; his view then."""
+    while (view := screen.state.view) is not None and view.to_act != 2:
+        if view.legal and view.to_act == 0:
+            before = len(view.history)
+            pipe.send_text(str(choose_move(view)) + "\r")
+            await settle(lambda b=before: len(screen.state.view.history) > b)  # type: ignore[misc, union-attr]
+        else:
+            await asyncio.sleep(0.005)
+    assert view is not None
+    return view
+
+
+@pytest.fixture(scope="module")
+def ana_resumed() -> dict[str, Any]:
+    """Ana (the screen), a server bot and Ben. Ana's connection drops while Ben is to act; her
+    reconnection is held until Ben and the bot have played up to her turn. What her hellos
+    carried, and her screen when she is back."""
     embedded = EmbeddedServer()
+    ben = Ben(embedded)
     hellos: list[tuple[str | None, int | None]] = []
-    seen: dict[str, Any] = {}
+    seen: dict[str, Any] = {"hellos": hellos}
+    table: dict[str, str] = {}
     opened = open_connection
 
     async def main() -> None:
-        ana_may_return, ben_may_play = trio.Event(), trio.Event()
-        ben: dict[str, Any] = {}
+        ana_may_return = trio.Event()
 
         @asynccontextmanager
-        async def spy(*args: Any, **kwargs: Any) -> Any:
+        async def held_back(*args: Any, **kwargs: Any) -> AsyncIterator[Connection]:
             if kwargs.get("token") is not None:
                 await ana_may_return.wait()
             hellos.append((kwargs.get("token"), kwargs.get("seq")))
             async with opened(*args, **kwargs) as conn:
                 yield conn
 
-        monkeypatch.setattr(net, "open_connection", spy)
-
-        async def ben_plays(table: str, token: str | None = None, seq: int | None = None) -> None:
-            with trio.CancelScope() as scope:
-                ben["scope"] = scope
-                async with open_connection("127.0.0.1", embedded.port, name="Ben",
-                                           token=token, seq=seq) as conn:
-                    if token is None:
-                        await conn.join(table)
-                    ben["token"] = conn.token
-                    async for msg in conn:
-                        ben["seq"] = conn.seq
-                        if isinstance(msg, State) and msg is conn.last_state and msg.legal:
-                            await ben_may_play.wait()
-                            await conn.move(choose_move(SeatView.from_dict(msg.view)))
-
-        async def sit_with_ben(conn: Conn) -> None:
-            joined = await conn.create_table("test", timer=0, bots=1)
-            seen["table"] = joined.table
-            assert embedded.nursery is not None
-            embedded.nursery.start_soon(ben_plays, joined.table)
-
-        def in_trio(fn: Callable[..., Any], *args: Any) -> None:
-            session._trio.run_sync_soon(fn, *args)  # type: ignore[union-attr]
-
         def server_hand() -> Any:
             assert embedded.server is not None
-            return embedded.server.lobby.tables[seen["table"]].state.hand
+            return embedded.server.lobby.tables[table["id"]].state.hand
 
-        with create_pipe_input() as pipe:
-            session = NetSession("127.0.0.1", 0, name="Ana", join=sit_with_ben,
-                                 prelude=embedded, retry_delays=(0.01,))
-            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
-            task = asyncio.create_task(screen.run())
-            try:
-                await settle(lambda: screen.state.view is not None)
-                while (view := screen.state.view) is not None and view.to_act != 2:
-                    if view.legal and view.to_act == 0:
-                        before = len(view.history)
-                        pipe.send_text(str(choose_move(view)) + "\r")
-                        await settle(lambda b=before: len(screen.state.view.history) > b)  # type: ignore[misc, union-attr]
-                    else:
-                        await asyncio.sleep(0.005)
-                assert view is not None
-                seq, known = session.seq, len(view.history)
-                assert embedded.server is not None and embedded.nursery is not None
-                for peer in list(embedded.server.peers):  # drop Ana's connection, server-side
-                    if peer.name == "Ana":
-                        in_trio(embedded.nursery.start_soon, peer.stream.aclose)
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            monkeypatch.setattr(net, "open_connection", held_back)
+            async with ana_with_ben(embedded, ben, table) as (screen, pipe, session):
+                view = await play_until_ben_is_to_act(screen, pipe)
+                seen["seq"], seen["known"] = session.seq, len(view.history)
+                embedded.drop(session, "Ana")
                 await settle(lambda: "reconnecting" in (screen.state.banner or ""))
-                in_trio(ben_may_play.set)
+                embedded.in_trio(session, ben.may_play.set)
                 await settle(lambda: server_hand().over or server_hand().to_act == 0)
-                in_trio(ana_may_return.set)
+                embedded.in_trio(session, ana_may_return.set)
                 await settle(lambda: screen.state.banner is None and screen.state.view is not None
-                             and len(screen.state.view.history) > known)
+                             and len(screen.state.view.history) > seen["known"])
                 await settle(lambda: "while you were away" in screen_for(screen.state)
                              or screen.state.hand_over)
-                seen["seq"], seen["known"] = seq, known
+                assert screen.state.view is not None
                 seen["seat_lines"] = [line.text for line in screen.state.log()
                                       if line.kind == "seat"]
                 seen["log"] = [line.text for line in screen.state.log() if line.kind != "seat"]
                 seen["events"] = [line.text for line in event_lines(
-                    screen.state.view.history, screen.state.names)]  # type: ignore[union-attr]
-                seen["resumed"] = screen_for(screen.state)
-
-                in_trio(ben["scope"].cancel)
-                await settle(lambda: "Ben lost connection" in screen_for(screen.state)
-                             or screen.state.hand_over)
-                seen["away"] = screen_for(screen.state)
-                seen["marks"] = screen.state.seats[2]
-                in_trio(embedded.nursery.start_soon, ben_plays, seen["table"], ben["token"],
-                        ben["seq"])
-                await settle(lambda: any(line.text == "Ben is back"
-                                         for line in screen.state.log()))
-                seen["back"] = screen.state.seats[2]
-            finally:
-                screen.app.exit()
-                await asyncio.wait_for(task, 5)
+                    screen.state.view.history, screen.state.names)]
+                seen["screen"] = screen_for(screen.state)
 
     asyncio.run(main())
-    (first_token, first_seq), (token, seq) = hellos
+    return seen
+
+
+def test_a_screen_comes_back_with_its_seat_token_and_last_seq(ana_resumed: dict[str, Any]) -> None:
+    (first_token, first_seq), (token, seq) = ana_resumed["hellos"]
     assert first_token is None and first_seq is None
-    assert token is not None and seq == seen["seq"] and seq is not None
-    known, events, log = seen["known"], seen["events"], seen["log"]
+    assert token is not None and seq is not None and seq == ana_resumed["seq"]
+
+
+def test_the_moves_missed_while_away_follow_a_marker(ana_resumed: dict[str, Any]) -> None:
+    known, events = ana_resumed["known"], ana_resumed["events"]
     missed = len(events) - known
     assert missed > 0
     marker = f"⋯ while you were away ({missed} move{'s' if missed > 1 else ''}):"
-    assert log == [*events[:known], marker, *events[known:]]
-    if "YOUR TURN" not in seen["resumed"]:
-        assert "Hand over" in seen["resumed"]
-    assert seen["seat_lines"] == ["Ben sat down"]  # not Ana's own comings and goings
-    assert seen["marks"].away and seen["marks"].grace_until is not None
-    assert not seen["back"].away
+    assert ana_resumed["log"] == [*events[:known], marker, *events[known:]]
+
+
+def test_back_in_her_seat_it_is_her_turn_or_the_hand_is_over(ana_resumed: dict[str, Any]) -> None:
+    screen = ana_resumed["screen"]
+    assert "YOUR TURN" in screen or "Hand over" in screen
+
+
+def test_her_log_shows_others_sitting_down_but_not_her_own_comings_and_goings(
+    ana_resumed: dict[str, Any],
+) -> None:
+    assert ana_resumed["seat_lines"] == ["Ben sat down"]
+
+
+@pytest.fixture(scope="module")
+def ben_came_and_went() -> dict[str, Any]:
+    """Ana's screen while Ben's connection ends and Ben then takes his seat back with his
+    token: Ben's seat marks at each point, and whether her log said so."""
+    embedded = EmbeddedServer()
+    ben = Ben(embedded)
+    seen: dict[str, Any] = {}
+    table: dict[str, str] = {}
+
+    async def main() -> None:
+        async with ana_with_ben(embedded, ben, table) as (screen, _, session):
+            await settle(lambda: any(line.text == "Ben sat down" for line in screen.state.log()))
+            await settle(lambda: ben.token is not None)
+            embedded.in_trio(session, ben.scope.cancel)
+            await settle(lambda: "Ben lost connection" in screen_for(screen.state))
+            seen["away"] = screen.state.seats[2]
+            assert embedded.nursery is not None
+            embedded.in_trio(session, embedded.nursery.start_soon, ben.play, table["id"])
+            await settle(lambda: any(line.text == "Ben is back" for line in screen.state.log()))
+            seen["back"] = screen.state.seats[2]
+
+    asyncio.run(main())
+    return seen
+
+
+def test_a_player_who_loses_connection_is_marked_away_until_his_grace_ends(
+    ben_came_and_went: dict[str, Any],
+) -> None:
+    marks = ben_came_and_went["away"]
+    assert marks.away and marks.grace_until is not None
+
+
+def test_a_player_who_takes_his_seat_back_is_no_longer_away(
+    ben_came_and_went: dict[str, Any],
+) -> None:
+    assert not ben_came_and_went["back"].away
 
 
 def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> None:
@@ -314,7 +409,7 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
             async for _ in conn:
                 pass
 
-    async def watch(conn: Conn) -> None:
+    async def watch(conn: Connection) -> None:
         joins.append("join")
         ready, tables = trio.Event(), list[str]()
         assert embedded.nursery is not None
@@ -330,12 +425,7 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
             task = asyncio.create_task(screen.run())
             try:
                 await settle(lambda: screen.state.view is not None)
-                assert embedded.server is not None and embedded.nursery is not None
-                for peer in list(embedded.server.peers):
-                    if peer.name == "Watcher":
-                        session._trio.run_sync_soon(  # type: ignore[union-attr]
-                            embedded.nursery.start_soon, peer.stream.aclose
-                        )
+                embedded.drop(session, "Watcher")
                 await settle(lambda: screen.state.banner is not None)
                 await settle(lambda: screen.state.banner is None)
                 seen["screen"] = screen_for(screen.state)

@@ -14,13 +14,14 @@ from tongits.client.tui.render import (
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
     ChatReceived,
-    Connection,
+    ConnectionChanged,
+    LinkStatus,
     SeatsChanged,
     StateUpdate,
     TableState,
     event_lines,
 )
-from tongits.engine import Phase
+from tongits.engine import Phase, Step
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human", "connected": False},
@@ -91,7 +92,8 @@ def test_log_names_public_actions_and_chat() -> None:
         {"seat": 0, "action": "fold", "auto": True},
         {"seat": 1, "action": "challenge"},
     ]
-    lines = [x.text for x in event_lines(history, ["Ana", "Bob", "Cara"])]
+    steps = [Step.from_dict(step) for step in history]
+    lines = [x.text for x in event_lines(steps, ["Ana", "Bob", "Cara"])]
     assert lines == [
         "Ana discarded 7♣",
         "Bob picked 7♣ with 7♥ 7♠ → #0",
@@ -110,9 +112,9 @@ def test_log_names_public_actions_and_chat() -> None:
 
 def test_banner_and_seat_changes() -> None:
     state = state_for(VIEW)
-    state.apply(Connection("lost"))
+    state.apply(ConnectionChanged(LinkStatus.LOST))
     assert "connection lost, reconnecting" in screen_text(state, now=100.0)
-    state.apply(Connection("connected"))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     state.apply(SeatsChanged([{"name": "Zed", "kind": "human", "standing_in": True}]))
     text = screen_text(state, now=100.0)
     assert "connection lost" not in text and "bot stands in" in text
@@ -172,9 +174,9 @@ def test_resumed_state_marks_where_the_missed_events_begin() -> None:
     state = TableState()
     state.apply(StateUpdate(before, SEATS, None, table="t1"))
     state.apply(ChatReceived(1, "Bob", "brb"))
-    state.apply(Connection("lost", "(the server closed; retry in 1s)"))
+    state.apply(ConnectionChanged(LinkStatus.LOST, "(the server closed; retry in 1s)"))
     assert "reconnecting" in screen_text(state, now=0.0)
-    state.apply(Connection("connected"))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     state.apply(StateUpdate(after, SEATS, None, table="t1", missed=total - known))
     events = [line.text for line in event_lines(after.history, state.names)]
     moves = "move" if total - known == 1 else "moves"
@@ -190,8 +192,8 @@ def test_a_resume_that_missed_nothing_leaves_the_screen_as_it_was() -> None:
     state = TableState()
     state.apply(StateUpdate(view, SEATS, None, table="t1"), now=0.0)
     shown = screen_text(state, now=0.0)
-    state.apply(Connection("lost"))
-    state.apply(Connection("connected"))
+    state.apply(ConnectionChanged(LinkStatus.LOST))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     state.apply(StateUpdate(view, SEATS, None, table="t1", missed=0), now=0.0)
     state.apply(SeatsChanged(SEATS, {"seat": 0, "change": "back"}), now=0.0)
     assert screen_text(state, now=0.0) == shown
@@ -203,7 +205,7 @@ def test_the_back_mark_lasts_until_the_seat_acts() -> None:
     state.apply(StateUpdate(views[0], SEATS, None, table="t1"))
     state.apply(SeatsChanged(SEATS, {"seat": 1, "change": "back"}))
     assert state.is_back(1)
-    later = next(v for v in views if any(step.get("seat") == 1 for step in v.history))
+    later = next(v for v in views if any(step.seat == 1 for step in v.history))
     state.apply(StateUpdate(later, SEATS, None, table="t1"))
     assert not state.is_back(1)
 

@@ -15,7 +15,8 @@ from typing import Any
 import trio
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
-from tongits.client.connection import Connection as Conn
+from screen_support import settle
+from tongits.client.connection import Connection
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.net import NetSession
 from tongits.client.tui.seats import MAX_AGE, SavedSeat, SeatStore
@@ -47,14 +48,6 @@ def test_old_seats_are_removed_and_bad_files_read_as_none(tmp_path: Path) -> Non
     assert store.load("h:2", "Ben") is None
     SeatStore(tmp_path, now=time.time() + MAX_AGE + 10)
     assert list(tmp_path.iterdir()) == []
-
-
-async def settle(done: Callable[[], bool], timeout: float = 8.0) -> None:
-    for _ in range(int(timeout / 0.01)):
-        if done():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the screen did not get there in time")
 
 
 class ServerThread:
@@ -105,7 +98,7 @@ def run_client(session: NetSession, scenario: Callable[[TableScreen], Any]) -> A
 def test_a_restarted_client_is_back_in_its_seat(tmp_path: Path) -> None:
     joins: list[str] = []
 
-    async def create(conn: Conn) -> None:
+    async def create(conn: Connection) -> None:
         joins.append("create")
         await conn.create_table("friday", timer=0, bots=2)
 
@@ -141,7 +134,7 @@ def test_a_seat_token_the_server_forgot_is_dropped_and_the_lobby_runs(tmp_path: 
     store = SeatStore(tmp_path)
     joins: list[str] = []
 
-    async def create(conn: Conn) -> None:
+    async def create(conn: Connection) -> None:
         joins.append("create")
         await conn.create_table("friday", timer=0, bots=2)
 
@@ -172,7 +165,7 @@ def test_tongits_play_started_again_restores_the_match_and_the_seat(tmp_path: Pa
             listeners = await nursery.start(Server(config, journal).serve)
             return "127.0.0.1", listeners[0].socket.getsockname()[1]
 
-        async def create(conn: Conn) -> None:
+        async def create(conn: Connection) -> None:
             joins.append("create")
             await conn.create_table("play", timer=0, bots=2)
 
@@ -202,7 +195,7 @@ def test_a_client_started_again_in_hand_2_counts_on_from_there(tmp_path: Path) -
     from tongits.client.tui.hint import choose_move
     from tongits.engine import Phase
 
-    async def create(conn: Conn) -> None:
+    async def create(conn: Connection) -> None:
         await conn.create_table("friday", timer=0, bots=2)
 
     async def into_hand_2(screen: TableScreen) -> str:
@@ -249,7 +242,7 @@ def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> 
         listeners = await nursery.start(Server(config, journal).serve)
         return "127.0.0.1", listeners[0].socket.getsockname()[1]
 
-    async def create(conn: Conn) -> None:
+    async def create(conn: Connection) -> None:
         await conn.create_table("play", timer=0, bots=2)
 
     async def one_hand(screen: TableScreen) -> str:
@@ -281,7 +274,7 @@ def test_leave_gives_the_seat_up_and_forgets_the_token(tmp_path: Path) -> None:
     store = SeatStore(tmp_path)
     joins: list[str] = []
 
-    async def create(conn: Conn) -> None:
+    async def create(conn: Connection) -> None:
         joins.append("create")
         await conn.create_table("friday", timer=0, bots=2)
 

@@ -4,19 +4,23 @@ no stale status lines, the server's play for a timed-out seat said, plurals righ
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import get_args
 
 from client_positions import position
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import screen_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
-    Connection,
-    ServerError,
+    _APPLY,
+    ConnectionChanged,
+    LinkStatus,
+    ServerRefused,
     StateUpdate,
     TableState,
+    Update,
     event_lines,
 )
-from tongits.engine import End
+from tongits.engine import End, Step
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human"},
@@ -67,9 +71,9 @@ def test_the_status_line_forgets_the_moment_that_passed() -> None:
     state.say("waiting for the next deal…")
     session.next_hand()
     assert state.message == ""  # the new hand is dealt: nothing is awaited any more
-    state.apply(ServerError("shutting_down", "the server is shutting down"))
-    state.apply(Connection("lost", "(retry in 1s)"))
-    state.apply(Connection("connected"))
+    state.apply(ServerRefused("shutting_down", "the server is shutting down"))
+    state.apply(ConnectionChanged(LinkStatus.LOST, "(retry in 1s)"))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     text = screen_text(state, now=0.0)
     assert "shutting down" not in text and "connection lost" not in text
 
@@ -90,7 +94,8 @@ def test_moves_the_server_played_for_a_timed_out_seat_are_said() -> None:
         {"seat": 2, "action": "draw", "timeout": True},
         {"seat": 2, "action": "discard", "card": "Jc", "timeout": True},
     ]
-    lines = [line.text for line in event_lines(history, ["Ana", "Bob", "Cara"])]
+    steps = [Step.from_dict(step) for step in history]
+    lines = [line.text for line in event_lines(steps, ["Ana", "Bob", "Cara"])]
     assert lines == [
         "Cara drew (time ran out: played by the server)",
         "Cara discarded J♣ (time ran out: played by the server)",
@@ -105,7 +110,7 @@ def test_moves_the_server_played_for_a_timed_out_seat_are_said() -> None:
     from tongits.engine import seat_view
 
     later = seat_view(session.hand, 0)
-    step = dict(later.history[-1], timeout=True)
+    step = replace(later.history[-1], timeout=True)
     object.__setattr__(later, "history", (*later.history[:-1], step))
     state.apply(StateUpdate(later, SEATS, None, table="t1"))
     assert state.message.startswith("your time ran out: the server played for you (")
@@ -125,10 +130,15 @@ def test_a_spectator_is_shown_only_keys_it_can_use() -> None:
 
 def test_a_turn_the_server_played_over_two_states_is_said_whole() -> None:
     view = position("Kd 2c 9s", seat=0, to_act=1)
-    start = ({"seat": 2, "action": "discard", "card": "7c"},)
-    drew = ({"seat": 0, "action": "draw", "timeout": True},)
-    threw = ({"seat": 0, "action": "discard", "card": "Jc", "timeout": True},)
+    start = (Step.from_dict({"seat": 2, "action": "discard", "card": "7c"}),)
+    drew = (Step.from_dict({"seat": 0, "action": "draw", "timeout": True}),)
+    threw = (Step.from_dict({"seat": 0, "action": "discard", "card": "Jc", "timeout": True}),)
     state = TableState()
     for history in (start, start + drew, start + drew + threw):
         state.apply(StateUpdate(replace(view, history=history), SEATS, None, table="t1"))
     assert state.message == "your time ran out: the server played for you (drew, discarded J♣)"
+
+
+def test_every_update_a_session_delivers_has_a_handler() -> None:
+    """``TableState.apply`` dispatches on the update's type: a new kind needs its entry."""
+    assert set(get_args(Update)) == set(_APPLY)

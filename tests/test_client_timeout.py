@@ -4,24 +4,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import trio
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
-from tongits.client.connection import Connection as Conn
+from screen_support import settle
+from tongits.client.connection import Connection
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.net import NetSession
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
-
-
-async def settle(done: Callable[[], bool], timeout: float = 15.0) -> None:
-    for _ in range(int(timeout / 0.01)):
-        if done():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the screen did not get there in time")
 
 
 def test_the_screen_says_the_timer_played_for_us() -> None:
@@ -32,7 +24,7 @@ def test_the_screen_says_the_timer_played_for_us() -> None:
         listeners = await nursery.start(Server(config).serve)
         return "127.0.0.1", listeners[0].socket.getsockname()[1]
 
-    async def sit_down(conn: Conn) -> None:
+    async def sit_down(conn: Connection) -> None:
         await conn.create_table("slow", timer=0.3, bots=2)
 
     async def main() -> None:

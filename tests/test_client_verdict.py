@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 
+from engine_support import SEEDS, states
 from hypothesis import given, settings
-from test_engine_properties import SEEDS, states
 from tongits.client.tui.commands import CommandError, Local, parse_command, read_command
 from tongits.engine import DECK, Card, Hand, seat_view
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
+from engine_support import SEEDS, states
 from hypothesis import given, settings
-from test_engine_properties import SEEDS, states
 from tongits.engine import (
     DECK,
     Action,

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from typing import Any
 
+from engine_support import SEEDS, choose, random_hand, states
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from tongits.engine import (
     DECK,
     Action,
@@ -21,61 +20,15 @@ from tongits.engine import (
     HandRecord,
     IllegalMove,
     Move,
-    Options,
     SeatView,
     hand_record,
     seat_view,
 )
 from tongits.engine.cards import cards_of, mask_of
 from tongits.engine.count import melds_within
-from tongits.engine.options import CallTie, SapawBlock, Scoring, StockoutNoneOpen
+from tongits.engine.options import Scoring
 
-SEEDS = st.integers(0, 2**32)
 CARD_NAMES = frozenset(str(c) for c in DECK)
-MAX_ACTIONS = 400  # far more than any hand can last: 15 draws, 52 cards
-
-
-def random_options(rng: random.Random) -> Options:
-    return Options(
-        pick_to_sapaw=rng.random() < 0.5,
-        sapaw_block=rng.choice(list(SapawBlock)),
-        self_sapaw_blocks_call=rng.random() < 0.5,
-        tongits_needs_discard=rng.random() < 0.5,
-        call_tie=rng.choice(list(CallTie)),
-        stockout_none_open=rng.choice(list(StockoutNoneOpen)),
-        no_sapawable_discard=rng.random() < 0.5,
-        concealed_melds_count=rng.random() < 0.5,
-        scoring=rng.choice(list(Scoring)),
-        ante=rng.choice([0, 0, 1, 5]),
-    )
-
-
-def random_hand(rng: random.Random) -> Hand:
-    deck = list(DECK)
-    rng.shuffle(deck)
-    return Hand(deck, rng.randrange(3), random_options(rng))
-
-
-def choose(rng: random.Random, moves: list[Move]) -> Move:
-    """A random legal move, calling rarely so that stock-outs happen too."""
-    if rng.random() < 0.85:
-        quieter = [m for m in moves if m.action is not Action.CALL]
-        moves = quieter or moves
-    return rng.choice(moves)
-
-
-def states(seed: int) -> Iterator[Hand]:
-    """Every state of one random hand, the final one included (the same object, mutated)."""
-    rng = random.Random(seed)
-    hand = random_hand(rng)
-    for _ in range(MAX_ACTIONS):
-        yield hand
-        if hand.over:
-            return
-        moves = hand.legal_moves()
-        assert moves, "a seat to act always has a legal move"
-        hand.apply(hand.to_act, choose(rng, moves))
-    raise AssertionError("the hand did not end")
 
 
 def snapshot(hand: Hand) -> Any:
@@ -221,7 +174,9 @@ def test_views_hide_what_a_seat_may_not_know(seed: int) -> None:
         for seat in (0, 1, 2, None):
             view = seat_view(hand, seat)
             data = view.to_dict()
-            assert SeatView.from_dict(json.loads(json.dumps(data))) == view
+            assert "legal" not in data  # it travels beside the view: state.legal
+            legal = json.loads(json.dumps([m.to_dict() for m in view.legal]))
+            assert SeatView.from_dict(json.loads(json.dumps(data)), legal) == view
             if hand.over:
                 assert view.revealed is not None and view.to_act is None
                 continue

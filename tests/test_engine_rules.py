@@ -198,9 +198,9 @@ def test_secret_meld_is_hidden_until_the_hand_ends() -> None:
         assert view.melds[0].cards == () and view.melds[0].secret and view.melds[0].owner == 0
         text = json.dumps(view.to_dict())
         assert not any(q in text for q in queens)
-        assert view.history[0] == {"seat": 0, "action": "secret"}
+        assert view.history[0].to_dict() == {"seat": 0, "action": "secret"}
     assert [str(c) for c in seat_view(hand, 0).melds[0].cards] == queens
-    assert seat_view(hand, 0).history[0]["cards"] == queens
+    assert [str(c) for c in seat_view(hand, 0).history[0].move.cards] == queens
     cycle(hand, 2)
     play(hand, "0 call")  # a secret meld opens the hand; seats 1 and 2 fold automatically
     assert hand.over
@@ -435,7 +435,8 @@ def test_call_nobody_challenges() -> None:
     assert illegal(hand, 2, "fold") == "not_your_turn"
     play(hand, "1 fold")
     assert hand.to_act == 2
-    assert seat_view(hand, 2).history[-1] == {"seat": 1, "action": "fold"}  # seen by seat 2
+    # seen by seat 2
+    assert seat_view(hand, 2).history[-1].to_dict() == {"seat": 1, "action": "fold"}
     play(hand, "2 fold")
     assert result(hand) == {
         "end": "call",
@@ -505,7 +506,7 @@ def test_call_unopened_seat_folds_automatically_and_is_burned() -> None:
     auto = [s for s in hand.steps if s.auto]
     assert [(s.seat, s.move.action) for s in auto] == [(2, Action.FOLD)]
     assert {"seat": 2, "action": "fold"} not in hand_record(hand)["actions"]
-    assert seat_view(hand, 1).history[-1] == {"seat": 2, "action": "fold", "auto": True}
+    assert seat_view(hand, 1).history[-1].to_dict() == {"seat": 2, "action": "fold", "auto": True}
 
 
 def test_call_blocked_and_not_on_the_play_step() -> None:

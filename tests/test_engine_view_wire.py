@@ -4,7 +4,8 @@ Random hands that lay secret melds whenever they can, so that the views of the o
 seats and spectators differ; every seat of every state must get exactly the same map from both,
 and a map built earlier must not change as the hand goes on (it may sit in a queue meanwhile).
 Its two parts (``seat_view_parts``): what all seats see alike, one map for all, and each seat's
-own, with no key in both.
+own, with no key in both. The legal moves are not in the view (a ``state`` carries them once,
+as ``legal``): ``seat_legal`` is the wire form of the view's ``legal``.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 import json
 import random
 
+from engine_support import SEEDS, choose, random_hand
 from hypothesis import given, settings
-from test_engine_properties import SEEDS, choose, random_hand
 from tongits.engine import Action, Hand, seat_view
-from tongits.engine.view import seat_view_dict, seat_view_parts
+from tongits.engine.view import seat_legal, seat_view_dict, seat_view_parts
 
 PERSPECTIVES = (0, 1, 2, None)
 
@@ -31,7 +32,9 @@ def play(seed: int) -> tuple[Hand, list[tuple[dict[str, object], str]], bool]:
         shared_by_all = seat_view_parts(hand, None)[0]
         for seat in PERSPECTIVES:
             wire = seat_view_dict(hand, seat)
-            assert wire == seat_view(hand, seat).to_dict()
+            view = seat_view(hand, seat)
+            assert wire == view.to_dict() and "legal" not in wire
+            assert seat_legal(hand, seat) == [m.to_dict() for m in view.legal]
             built.append((wire, json.dumps(wire)))
             shared, own = seat_view_parts(hand, seat)
             assert shared is shared_by_all and not shared.keys() & own.keys()

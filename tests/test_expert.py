@@ -5,31 +5,15 @@ from __future__ import annotations
 
 import random
 
+from engine_support import OPTION_SETS, deal_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_policies import OPTION_SETS
-from tongits.engine import DECK, Card, End, Hand, Options, deck_for, parse_cards, seat_view
+from tongits.engine import DECK, End, Hand, Options, deck_for, seat_view
 from tongits.engine.policies import ExpertParams, ExpertPolicy, get_policy
 from tongits.engine.policies.rollout import rollout_move
 from tongits.engine.policies.worlds import InferenceParams, WorldMaker
 
 SMALL = ExpertParams(budget=12, min_worlds=2)
-
-
-def deal_with(dealer_cards: str, dealer: int = 0, seed: int = 0) -> list[Card]:
-    """A deck whose dealer is dealt exactly ``dealer_cards`` (13 cards); the rest shuffled."""
-    mine = list(parse_cards(dealer_cards))
-    assert len(mine) == 13
-    rest = [c for c in DECK if c not in mine]
-    random.Random(seed).shuffle(rest)
-    deck: list[Card] = []
-    for i in range(52):
-        if i < 37 and (i - 0) % 3 == 0:
-            deck.append(mine.pop(0))
-        else:
-            deck.append(rest.pop(0))
-    assert Hand(deck, dealer).hands[dealer] == set(parse_cards(dealer_cards))
-    return deck
 
 
 def positions(options: Options, seed: int, moves: int) -> Hand:

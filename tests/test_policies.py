@@ -5,20 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from engine_support import OPTION_SETS
 from tongits.engine import Action, Hand, Move, Options, Phase, SeatView, deck_for, seat_view
 from tongits.engine.policies import POLICIES, StrongPolicy, autoplay_move, get_policy
-
-OPTION_SETS = [
-    Options(),
-    Options(tongits_needs_discard=True, no_sapawable_discard=True),
-    Options.from_dict(
-        {"pick_to_sapaw": True, "sapaw_block": "hand", "self_sapaw_blocks_call": True}
-    ),
-    Options.from_dict(
-        {"call_tie": "caller", "stockout_none_open": "void", "concealed_melds_count": True}
-    ),
-    Options.from_dict({"scoring": "tally"}),
-]
 
 
 class Checked:
@@ -66,7 +55,7 @@ def test_strong_decides_from_the_wire_form_of_its_view() -> None:
         while not hand.over:
             seat = hand.to_act
             view = seat_view(hand, seat)
-            wire = SeatView.from_dict(view.to_dict())
+            wire = SeatView.from_dict(view.to_dict(), [m.to_dict() for m in view.legal])
             move = a(view)
             assert move in view.legal
             assert b(wire) == move

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_expert import deal_with
+from engine_support import deal_with
 from tongits.client.cli import main
 from tongits.engine import Hand, HandRecord, Move, SeatView, hand_record, seat_view
 from tongits.engine.policies import get_policy

@@ -15,31 +15,22 @@ from typing import Any
 
 import pytest
 import trio
+import trio.lowlevel
+from server_support import TIME_CAP, tcp_server, until
 from tongits.client import sdk
 from tongits.client.connection import Connection, open_connection
 from tongits.client.sdk import Bot, BotError, parse_address, play_bot
 from tongits.engine import Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, State
-from tongits.server import MemoryJournal, Server, ServerConfig
+from tongits.server import MemoryJournal, Server
+from tongits.server.entries import Entry
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS_MD = ROOT / "docs" / "BOTS.md"
-TIME_CAP = 30
 
 
-@asynccontextmanager
-async def tcp_server(**changes: Any) -> AsyncIterator[tuple[Server, int]]:
-    """A server on 127.0.0.1, a free port, no turn timer, bots playing at once."""
-    values: dict[str, Any] = {"port": 0, "timer": 0.0, "bot_delay": 0.0, **changes}
-    server = Server(ServerConfig.from_mapping(values), MemoryJournal())
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(server.serve)
-        yield server, listeners[0].socket.getsockname()[1]
-        nursery.cancel_scope.cancel()
-
-
-def journal(server: Server, table: str | None) -> list[dict[str, Any]]:
+def journal(server: Server, table: str | None) -> list[Entry]:
     assert isinstance(server.lobby.journal.journal, MemoryJournal) and table is not None
     return server.lobby.journal.journal.entries[table]
 
@@ -81,8 +72,7 @@ async def test_two_remote_bots_and_a_named_server_bot_share_a_table() -> None:
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(host)
-                while not server.lobby.tables:
-                    await trio.sleep(0)
+                await until(lambda: bool(server.lobby.tables), interval=0)
                 runs["guest"] = await play_bot(thoughtful, port=port, name="guest",
                                                table="duel", hands=3, text=True)
     host_run, guest_run = runs["host"], runs["guest"]
@@ -179,7 +169,7 @@ async def test_a_lone_bot_resumes_after_its_socket_is_closed(
     assert first_seq is None and token is not None and seq is not None and seq > 0
     (missed,) = resumes.missed
     assert len(missed) < seen[4]  # not the whole hand: only what came after ``seq``
-    kinds = [entry["kind"] for entry in journal(server, run.table)]
+    kinds = [entry.to_dict()["kind"] for entry in journal(server, run.table)]
     assert kinds.count("stand_in") == 1  # when the bot left, after its second hand
     assert kinds.index("stand_in") > kinds.index("deal")
 
@@ -227,7 +217,7 @@ async def test_a_stand_in_finishes_the_hand_and_gives_the_seat_back(
     assert [h.standings["hands"] for h in run.hands] == [1, 2]
     (missed,) = resumes.missed
     assert missed and any(step.get("seat") == 0 for step in missed)  # the stand-in's moves
-    kinds = [entry["kind"] for entry in journal(server, run.table)]
+    kinds = [entry.to_dict()["kind"] for entry in journal(server, run.table)]
     assert kinds.count("back") == 1 and kinds.index("stand_in") < kinds.index("back")
 
 
@@ -347,8 +337,8 @@ async def test_node_example_plays_hands_to_the_end() -> None:
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(host)
-                while "mixed" not in [t.state.name for t in server.lobby.tables.values()]:
-                    await trio.sleep(0)
+                await until(lambda: "mixed" in [t.state.name for t in server.lobby.tables.values()],
+                            interval=0)
                 done = await trio.run_process(
                     [node, script, f"127.0.0.1:{port}", "--table", "mixed", "--name", "js"],
                     capture_stdout=True, capture_stderr=True, check=False,

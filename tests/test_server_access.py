@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import stat
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -15,7 +14,7 @@ import trio
 import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
-from test_server_support import TIME_CAP, capped, next_of, quick_config
+from server_support import TIME_CAP, capped, next_of, quick_config
 from tongits.client.connection import Connection, ConnectionClosed, ServerError, connect_stream
 from tongits.protocol import ErrorCode, SeatUpdate, State
 from tongits.protocol.discovery import QUERY as DISCOVERY_QUERY
@@ -262,18 +261,19 @@ async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
             assert reply["connections"] == 0 and reply["tables"] == []
             with pytest.raises(AdminError, match="unknown command"):
                 await trio.to_thread.run_sync(request, directory, {"command": "reboot"})
-            # A second server with the same data directory leaves the socket to the first.
+            # A second server with the same data directory leaves the socket to the first; its
+            # probe (connect, hang up) once stopped the first server, as did a client that
+            # hung up before the answer.
             other = Server(quick_config(), MemoryJournal())
             assert await nursery.start(serve_admin, other, directory) is None
-            # Clients that hang up without reading the answer (that probe does) end their own
-            # connections, never the server (it stopped on the broken pipe of its reply).
-            for payload in (b"", b'{"command": "status"}\n', b"not json\n"):
-                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as hangup:
-                    hangup.connect(str(path))
-                    hangup.sendall(payload)
+            for sent in (b"", b'{"command": "status"}\n'):
+                probe = await trio.open_unix_socket(str(path))
+                await probe.send_all(sent)
+                await probe.aclose()
             await trio.testing.wait_all_tasks_blocked()
+            # Its probe hung up unanswered: the first still answers.
             reply = await trio.to_thread.run_sync(request, directory, {"command": "status"})
-            assert reply["ok"] is True
+            assert reply["ok"]
             nursery.cancel_scope.cancel()
     assert not path.exists()
     with pytest.raises(AdminError, match="cannot reach"):

@@ -17,14 +17,16 @@ from typing import Any, cast
 import pytest
 import trio
 import trio.testing
-from test_server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect
+from server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect, until
 from tongits.client.connection import ConnectionClosed
+from tongits.engine import Move
 from tongits.protocol import Codec, Mode, SeatUpdate, State
 from tongits.server import Server
 from tongits.server.commit import GroupCommit
+from tongits.server.entries import CreateEntry, Entry, MoveEntry
 from tongits.server.peer import Peer
 from tongits.server.store import SQLiteJournal, StoreError
-from tongits.server.table import TableState
+from tongits.server.table import TableLogState
 
 
 class Recorder:
@@ -38,7 +40,7 @@ class Recorder:
         self.gate = gate
         self.blocking = gate is not None
 
-    def append(self, table: str, entry: dict[str, Any], finished: Any = None) -> None:
+    def append(self, table: str, entry: Entry, finished: Any = None) -> None:
         self.events.append(f"append {table}")
 
     def close_table(self, table: str) -> None:
@@ -51,7 +53,7 @@ class Recorder:
             raise sqlite3.OperationalError("database or disk is full")
         self.events.append("commit")
 
-    def open_tables(self) -> list[list[dict[str, Any]]]:
+    def open_tables(self) -> list[list[Entry]]:
         return []
 
     def last_table_number(self) -> int:
@@ -96,7 +98,7 @@ async def running(journal: Recorder) -> AsyncIterator[GroupCommit]:
 
 def step(commits: GroupCommit, table: str, peer: FakePeer, what: str) -> None:
     """One table step: journal an entry, tell ``peer`` about it, hold the peer."""
-    commits.append(table, {"kind": "move"})
+    commits.append(table, MoveEntry(0, Move.draw()))
     peer.say(what)
     commits.hold(peers(peer))
 
@@ -141,7 +143,7 @@ async def test_steps_of_one_round_share_one_commit() -> None:
         commits.waiting = 1  # a table has a request waiting: its entry will join this commit
         step(commits, "t1", FakePeer("ana", events), "m1")
         ben, cai = FakePeer("ben", events), FakePeer("cai", events)
-        commits.append("t2", {"kind": "move"})
+        commits.append("t2", MoveEntry(0, Move.draw()))
         ben.say("m2")
         cai.say("m2")
         commits.hold(peers(ben, cai))
@@ -154,7 +156,7 @@ async def test_steps_of_one_round_share_one_commit() -> None:
 async def test_settled_waits_for_the_commit_of_what_was_journaled() -> None:
     events: list[str] = []
     async with running(Recorder(events)) as commits:
-        commits.append("t1", {"kind": "create"})  # the lobby's entry, no step held yet
+        commits.append("t1", CreateEntry("t1", "test", 1))  # the lobby's entry, no step held yet
         await commits.settled()
         events.append("settled")
         assert events == ["append t1", "commit", "settled"]
@@ -241,8 +243,7 @@ async def test_every_state_a_client_sees_is_already_committed(tmp_path: Path) ->
                 # every request handed over was taken, once the bots (whose steps wait for
                 # the writer thread's commits) have played up to Ana's turn
                 with trio.fail_after(5):
-                    while server.lobby.journal.waiting != 0:
-                        await trio.sleep(0.01)
+                    await until(lambda: server.lobby.journal.waiting == 0)
                 nursery.cancel_scope.cancel()
     finally:
         reader.close()
@@ -302,7 +303,7 @@ async def test_a_full_disk_stops_the_server_and_tells_every_client(tmp_path: Pat
     again = SQLiteJournal(path)
     try:
         (entries,) = again.open_tables()
-        TableState.replay(entries)
+        TableLogState.replay(entries)
     finally:
         again.close()
 

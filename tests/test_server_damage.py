@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from test_server_support import TIME_CAP, play_hands, quick_config, tcp_connect
+from server_support import TIME_CAP, play_hands, quick_config, tcp_connect
 from tongits.client import cli as client_cli
 from tongits.server import Server
 from tongits.server import cli as server_cli

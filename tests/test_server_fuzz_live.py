@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -138,10 +139,9 @@ def _exchange(port: int, data: bytes, text: bool, sentinel: str) -> list[dict[st
     codec = Codec(Mode.TEXT if text else Mode.BINARY)
     frames: list[dict[str, Any]] = []
     with socket.create_connection(("127.0.0.1", port), timeout=ANSWER_TIMEOUT) as sock:
-        try:
+        # closed early (a framing error): what it said is still readable
+        with suppress(BrokenPipeError, ConnectionResetError):
             sock.sendall(data + _encode({"type": "ping", "id": sentinel}, text))
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # closed early (a framing error): what it said is still readable
         deadline = time.monotonic() + ANSWER_TIMEOUT
         while time.monotonic() < deadline:
             try:

@@ -15,8 +15,11 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_server_support import (
+from server_support import (
+    HELLO,
     capped,
+    exchange,
+    frame,
     memory_server,
     next_of,
     play_hands,
@@ -33,40 +36,12 @@ from tongits.protocol import (
     Mode,
     SeatUpdate,
     State,
-    sniff,
 )
 from tongits.server import MemoryJournal, Server
 from tongits.server.actor import Table
 from tongits.server.peer import Peer
 
-HELLO = {"type": "hello", "id": 0, "version": 1, "name": "fuzz", "kind": "human"}
 KNOWN_CODES = {code.value for code in ErrorCode}
-
-
-def frame(obj: Any) -> bytes:
-    payload: bytes = msgpack.packb(obj)
-    return struct.pack(">I", len(payload)) + payload
-
-
-async def _exchange(server: Server, data: bytes) -> list[dict[str, Any]]:
-    """Send ``data`` on a fresh in-memory connection; every frame until the server closes it or
-    stays quiet for a (virtual) minute."""
-    client, server_side = trio.testing.memory_stream_pair()
-    frames: list[dict[str, Any]] = []
-    codec = Codec(sniff(data[0]) if data else Mode.BINARY)  # the server answers in its mode
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(server.handle_stream, server_side, "memory")
-        await client.send_all(data)
-        with trio.move_on_after(60):
-            while True:
-                chunk = await client.receive_some(65536)
-                if not chunk:
-                    break
-                codec.receive_data(chunk)
-                while (msg := codec.next_message()) is not None:
-                    frames.append(msg)
-        await client.aclose()
-    return frames
 
 
 def _check_frames(frames: list[dict[str, Any]]) -> None:
@@ -87,14 +62,14 @@ def _fuzz(data: bytes) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(lambda task_status: server.serve(listen=False,
                                                                  task_status=task_status))
-            frames = await _exchange(server, frame(HELLO) + frame(
+            frames = await exchange(server, frame(HELLO) + frame(
                 {"type": "create_table", "id": 1, "name": "Target", "bots": 2, "timer": 0}))
             assert any(f["type"] == "joined" for f in frames)
             before = {t: list(e) for t, e in journal.entries.items()}
-            frames = await _exchange(server, data)
+            frames = await exchange(server, data)
             _check_frames(frames)
             assert journal.entries == before
-            frames = await _exchange(server, frame(HELLO) + frame({"type": "ping", "id": 7}))
+            frames = await exchange(server, frame(HELLO) + frame({"type": "ping", "id": 7}))
             assert {"type": "pong", "id": 7} in frames
             nursery.cancel_scope.cancel()
 
@@ -175,25 +150,27 @@ def test_out_of_turn_and_illegal_moves_leave_the_table_unchanged(
 ) -> None:
     async def main() -> None:
         journal = MemoryJournal()
-        async with memory_server(journal, bot_delay=3600.0) as (_server, connect):
-            async with connect("Ana") as ana:
-                joined = await ana.create_table("Moves", bots=2, timer=0)
-                state = await next_of(ana, State)
-                legal = [Move.from_dict(m) for m in state.legal or []]
-                before = list(journal.entries[joined.table])
-                for move in moves:
-                    try:
-                        if Move.from_dict(move) in legal:
-                            continue
-                    except RuleError:
-                        pass
-                    with pytest.raises(ServerError) as refused:
-                        await ana.move(move)
-                    code = refused.value.code
-                    assert code not in ("internal_error",)
-                    assert code == "bad_field" or refused.value.error.number >= 3000
-                assert journal.entries[joined.table] == before
-                await ana.ping()
+        async with (
+            memory_server(journal, bot_delay=3600.0) as (_server, connect),
+            connect("Ana") as ana,
+        ):
+            joined = await ana.create_table("Moves", bots=2, timer=0)
+            state = await next_of(ana, State)
+            legal = [Move.from_dict(m) for m in state.legal or []]
+            before = list(journal.entries[joined.table])
+            for move in moves:
+                try:
+                    if Move.from_dict(move) in legal:
+                        continue
+                except RuleError:
+                    pass
+                with pytest.raises(ServerError) as refused:
+                    await ana.move(move)
+                code = refused.value.code
+                assert code not in ("internal_error",)
+                assert code == "bad_field" or refused.value.error.number >= 3000
+            assert journal.entries[joined.table] == before
+            await ana.ping()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
@@ -234,16 +211,19 @@ async def test_rate_limit_closes_with_rate_limited(autojump_clock: trio.testing.
 async def test_connection_limits_per_address_and_total(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with memory_server(max_per_address=2, max_connections=4, idle_timeout=0.0,
-                             handshake_timeout=5.0) as (server, connect):
-        async with connect("A", address="10.0.0.1:1"), connect("B", address="10.0.0.1:2"):
-            assert await _closing_error(server, frame(HELLO)) == "too_many_connections"
-            async with connect("C", address="10.0.0.2:1"):
-                loopback = await _closing_error(server, b"\x00\x00", "127.0.0.1:9")
-                assert loopback == "handshake_timeout"  # served: loopback is exempt
-                async with connect("D", address="10.0.0.3:1"):
-                    code = await _closing_error(server, frame(HELLO), "10.0.0.4:1")
-                    assert code == "too_many_connections"
+    async with (
+        memory_server(max_per_address=2, max_connections=4, idle_timeout=0.0,
+                      handshake_timeout=5.0) as (server, connect),
+        connect("A", address="10.0.0.1:1"),
+        connect("B", address="10.0.0.1:2"),
+    ):
+        assert await _closing_error(server, frame(HELLO)) == "too_many_connections"
+        async with connect("C", address="10.0.0.2:1"):
+            loopback = await _closing_error(server, b"\x00\x00", "127.0.0.1:9")
+            assert loopback == "handshake_timeout"  # served: loopback is exempt
+            async with connect("D", address="10.0.0.3:1"):
+                code = await _closing_error(server, frame(HELLO), "10.0.0.4:1")
+                assert code == "too_many_connections"
 
 
 @capped
@@ -279,7 +259,7 @@ async def test_a_wrong_token_reveals_nothing(autojump_clock: trio.testing.MockCl
         await ana.create_table("Mine", bots=2, timer=0)
         assert ana.token is not None
         forged = ana.token[:-1] + ("A" if ana.token[-1] != "A" else "B")
-        frames = await _exchange(server, frame({**HELLO, "token": forged}))
+        frames = await exchange(server, frame({**HELLO, "token": forged}))
         error, closing = [f for f in frames if f["type"] == "error"]
         assert error["code"] == "bad_token" and error["message"] == "unknown or expired token"
         assert closing["code"] == "handshake_timeout"  # the hello was refused
@@ -337,20 +317,21 @@ async def test_no_frame_leaks_hidden_cards_or_the_seed(
         original(peer, data)
 
     monkeypatch.setattr(Peer, "send_frame", send)
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben, connect("Cy") as cy, \
-                connect("Sam") as sam:
-            joined = await ana.create_table("Leaks", auto_start=False)
-            await ben.join(joined.table)
-            await cy.join(joined.table)
-            await sam.spectate(joined.table)
-            await ana.start()
-            async with trio.open_nursery() as nursery:
-                for conn in (ben, cy):
-                    nursery.start_soon(play_hands, conn, 12, "random")
-                results = await play_hands(ana, 12, "random")
-            assert len(results) == 12
-            await next_of(sam, HandResult)
+    async with (
+        memory_server() as (_server, connect),
+        connect("Ana") as ana, connect("Ben") as ben, connect("Cy") as cy, connect("Sam") as sam,
+    ):
+        joined = await ana.create_table("Leaks", auto_start=False)
+        await ben.join(joined.table)
+        await cy.join(joined.table)
+        await sam.spectate(joined.table)
+        await ana.start()
+        async with trio.open_nursery() as nursery:
+            for conn in (ben, cy):
+                nursery.start_soon(play_hands, conn, 12, "random")
+            results = await play_hands(ana, 12, "random")
+        assert len(results) == 12
+        await next_of(sam, HandResult)
     assert checked[0] > 500
     assert not leaks, leaks[:3]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from test_server_support import capped, memory_server, next_of, play_hands
+from server_support import capped, memory_server, next_of, play_hands
 from tongits.client.connection import Connection, ServerError
 from tongits.protocol import (
     PROTOCOL_MINOR,

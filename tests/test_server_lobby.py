@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import trio
-from test_server_support import capped, memory_server, next_of, play_hands
+from server_support import capped, memory_server, next_of, play_hands
 from tongits.client.connection import ConnectionClosed, ServerError
 from tongits.protocol import ChatLine, HandResult, SeatUpdate, State
 
@@ -51,201 +51,203 @@ async def test_hello_required_bad_name_bad_version_bad_token() -> None:
 
 @capped
 async def test_create_join_list_and_seat_errors() -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben, connect("Cai") as cai:
-            assert await ana.list_tables() == []
-            joined = await ana.create_table("Friday", options={"ante": 2}, timer=15)
-            (entry,) = await ben.list_tables()
-            assert entry["name"] == "Friday" and entry["players"] == 1 and not entry["private"]
-            assert entry["options"]["ante"] == 2 and entry["timer"] == 15
-            assert entry["seats"][0]["owner"] is True
-            with pytest.raises(ServerError) as taken:
-                await ben.join(joined.table, seat=0)
-            assert taken.value.code == "seat_taken"
-            with pytest.raises(ServerError) as bad_seat:
-                await ben.join(joined.table, seat=5)
-            assert bad_seat.value.code == "bad_field"
-            with pytest.raises(ServerError) as nowhere:
-                await ben.join("t999")
-            assert nowhere.value.code == "no_such_table"
-            assert (await ben.join(joined.table, seat=2)).seat == 2
-            with pytest.raises(ServerError) as twice:
-                await ben.join(joined.table)
-            assert twice.value.code == "already_seated"
-            with pytest.raises(ServerError) as create_twice:
-                await ben.create_table("Other")
-            assert create_twice.value.code == "already_seated"
-            update = await next_of(ana, SeatUpdate, lambda u: u.seats[2]["player"] == "human")
-            assert update.seats[2]["name"] == "Ben"
-            assert (await cai.join(joined.table)).seat == 1
-            await next_of(ana, State)
-            (entry,) = await ana.list_tables()
-            assert entry["started"] and entry["players"] == 3
-            async with connect("Dee") as dee:
-                with pytest.raises(ServerError) as full:
-                    await dee.join(joined.table)
-                assert full.value.code == "table_started"
+    async with (
+        memory_server() as (_server, connect),
+        connect("Ana") as ana, connect("Ben") as ben, connect("Cai") as cai,
+    ):
+        assert await ana.list_tables() == []
+        joined = await ana.create_table("Friday", options={"ante": 2}, timer=15)
+        (entry,) = await ben.list_tables()
+        assert entry["name"] == "Friday" and entry["players"] == 1 and not entry["private"]
+        assert entry["options"]["ante"] == 2 and entry["timer"] == 15
+        assert entry["seats"][0]["owner"] is True
+        with pytest.raises(ServerError) as taken:
+            await ben.join(joined.table, seat=0)
+        assert taken.value.code == "seat_taken"
+        with pytest.raises(ServerError) as bad_seat:
+            await ben.join(joined.table, seat=5)
+        assert bad_seat.value.code == "bad_field"
+        with pytest.raises(ServerError) as nowhere:
+            await ben.join("t999")
+        assert nowhere.value.code == "no_such_table"
+        assert (await ben.join(joined.table, seat=2)).seat == 2
+        with pytest.raises(ServerError) as twice:
+            await ben.join(joined.table)
+        assert twice.value.code == "already_seated"
+        with pytest.raises(ServerError) as create_twice:
+            await ben.create_table("Other")
+        assert create_twice.value.code == "already_seated"
+        update = await next_of(ana, SeatUpdate, lambda u: u.seats[2]["player"] == "human")
+        assert update.seats[2]["name"] == "Ben"
+        assert (await cai.join(joined.table)).seat == 1
+        await next_of(ana, State)
+        (entry,) = await ana.list_tables()
+        assert entry["started"] and entry["players"] == 3
+        async with connect("Dee") as dee:
+            with pytest.raises(ServerError) as full:
+                await dee.join(joined.table)
+            assert full.value.code == "table_started"
 
 
 @capped
 async def test_bad_create_requests() -> None:
-    async with memory_server(max_tables=1) as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben:
-            cases: list[tuple[dict[str, Any], str]] = [
-                ({"options": {"scoring": "golf"}}, "bad_options"),
-                ({"options": {"nope": True}}, "bad_options"),
-                ({"bots": 3}, "bad_options"),
-                ({"timer": -1}, "bad_options"),
-            ]
-            for kwargs, code in cases:
-                with pytest.raises(ServerError) as exc:
-                    await ana.create_table("T", **kwargs)
-                assert exc.value.code == code
-            with pytest.raises(ServerError) as name:
-                await ana.create_table("\x07bell")
-            assert name.value.code == "bad_name"
-            await ana.create_table("T")
-            with pytest.raises(ServerError) as many:
-                await ben.create_table("U")
-            assert many.value.code == "too_many_tables"
+    async with (
+        memory_server(max_tables=1) as (_server, connect),
+        connect("Ana") as ana, connect("Ben") as ben,
+    ):
+        cases: list[tuple[dict[str, Any], str]] = [
+            ({"options": {"scoring": "golf"}}, "bad_options"),
+            ({"options": {"nope": True}}, "bad_options"),
+            ({"bots": 3}, "bad_options"),
+            ({"timer": -1}, "bad_options"),
+        ]
+        for kwargs, code in cases:
+            with pytest.raises(ServerError) as exc:
+                await ana.create_table("T", **kwargs)
+            assert exc.value.code == code
+        with pytest.raises(ServerError) as name:
+            await ana.create_table("\x07bell")
+        assert name.value.code == "bad_name"
+        await ana.create_table("T")
+        with pytest.raises(ServerError) as many:
+            await ben.create_table("U")
+        assert many.value.code == "too_many_tables"
 
 
 @capped
 async def test_private_table_needs_its_code() -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben, connect("Eve") as eve:
-            joined = await ana.create_table("Secret", private=True)
-            assert joined.code
-            (entry,) = await eve.list_tables()
-            assert entry["private"] is True and "code" not in entry
-            for attempt in (None, "000000"):
-                with pytest.raises(ServerError) as exc:
-                    await eve.join(joined.table, code=attempt)
-                assert exc.value.code == "bad_join_code"
-                with pytest.raises(ServerError) as watch:
-                    await eve.spectate(joined.table, code=attempt)
-                assert watch.value.code == "bad_join_code"
-            assert (await ben.join(joined.table, code=joined.code)).seat == 1
+    async with (
+        memory_server() as (_server, connect),
+        connect("Ana") as ana, connect("Ben") as ben, connect("Eve") as eve,
+    ):
+        joined = await ana.create_table("Secret", private=True)
+        assert joined.code
+        (entry,) = await eve.list_tables()
+        assert entry["private"] is True and "code" not in entry
+        for attempt in (None, "000000"):
+            with pytest.raises(ServerError) as exc:
+                await eve.join(joined.table, code=attempt)
+            assert exc.value.code == "bad_join_code"
+            with pytest.raises(ServerError) as watch:
+                await eve.spectate(joined.table, code=attempt)
+            assert watch.value.code == "bad_join_code"
+        assert (await ben.join(joined.table, code=joined.code)).seat == 1
 
 
 @capped
 async def test_bots_owner_and_manual_start() -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben:
-            joined = await ana.create_table("Manual", auto_start=False)
-            await ben.join(joined.table)
-            for call, code in [
-                (ben.add_bot(2), "not_table_owner"),
-                (ana.add_bot(1), "seat_taken"),
-                (ana.add_bot(2, policy="nonsense"), "bad_options"),
-                (ana.remove_bot(2), "bad_field"),
-                (ana.start(), "not_ready"),
-                (ben.start(), "not_table_owner"),
-                (ana.next_hand(), "not_ready"),
-                (ana.move({"action": "draw"}), "not_ready"),
-            ]:
-                with pytest.raises(ServerError) as exc:
-                    await call
-                assert exc.value.code == code
-            await ana.add_bot(2, policy="random")
-            update = await next_of(ana, SeatUpdate, lambda u: u.seats[2]["player"] == "bot")
-            assert update.seats[2]["policy"] == "random"
-            await ana.remove_bot(2)
-            await next_of(ana, SeatUpdate, lambda u: u.seats[2]["player"] is None)
-            await ana.add_bot(2)
+    async with memory_server() as (_server, connect), connect("Ana") as ana, connect("Ben") as ben:
+        joined = await ana.create_table("Manual", auto_start=False)
+        await ben.join(joined.table)
+        for call, code in [
+            (ben.add_bot(2), "not_table_owner"),
+            (ana.add_bot(1), "seat_taken"),
+            (ana.add_bot(2, policy="nonsense"), "bad_options"),
+            (ana.remove_bot(2), "bad_field"),
+            (ana.start(), "not_ready"),
+            (ben.start(), "not_table_owner"),
+            (ana.next_hand(), "not_ready"),
+            (ana.move({"action": "draw"}), "not_ready"),
+        ]:
+            with pytest.raises(ServerError) as exc:
+                await call
+            assert exc.value.code == code
+        await ana.add_bot(2, policy="random")
+        update = await next_of(ana, SeatUpdate, lambda u: u.seats[2]["player"] == "bot")
+        assert update.seats[2]["policy"] == "random"
+        await ana.remove_bot(2)
+        await next_of(ana, SeatUpdate, lambda u: u.seats[2]["player"] is None)
+        await ana.add_bot(2)
+        await ana.start()
+        with pytest.raises(ServerError) as again:
             await ana.start()
-            with pytest.raises(ServerError) as again:
-                await ana.start()
-            assert again.value.code == "table_started"
-            with pytest.raises(ServerError) as late:
-                await ana.remove_bot(2)
-            assert late.value.code == "table_started"
-            state = await next_of(ben, State)
-            assert state.seats[2]["player"] == "bot"
+        assert again.value.code == "table_started"
+        with pytest.raises(ServerError) as late:
+            await ana.remove_bot(2)
+        assert late.value.code == "table_started"
+        state = await next_of(ben, State)
+        assert state.seats[2]["player"] == "bot"
 
 
 @capped
 async def test_leave_before_and_during_the_match() -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben:
-            joined = await ana.create_table("Leavers", bots=1, auto_start=False)
-            await ben.join(joined.table)
+    async with memory_server() as (_server, connect), connect("Ana") as ana, connect("Ben") as ben:
+        joined = await ana.create_table("Leavers", bots=1, auto_start=False)
+        await ben.join(joined.table)
+        await ben.leave()
+        (entry,) = await ana.list_tables()
+        assert entry["seats"][2]["player"] is None and not entry["started"]
+        with pytest.raises(ServerError) as exc:
             await ben.leave()
-            (entry,) = await ana.list_tables()
-            assert entry["seats"][2]["player"] is None and not entry["started"]
-            with pytest.raises(ServerError) as exc:
-                await ben.leave()
-            assert exc.value.code == "not_seated"
-            await ben.join(joined.table)
-            await ana.start()
-            await next_of(ben, State)
-            await ben.leave()
-            update = await next_of(ana, SeatUpdate, lambda u: u.seats[2].get("stand_in", False))
-            assert update.seats[2]["player"] == "bot"
-            results = await play_hands(ana, 1)
-            assert results[0].standings["hands"] == 1
-            await ana.leave()
-            assert await ben.list_tables() == []
+        assert exc.value.code == "not_seated"
+        await ben.join(joined.table)
+        await ana.start()
+        await next_of(ben, State)
+        await ben.leave()
+        update = await next_of(ana, SeatUpdate, lambda u: u.seats[2].get("stand_in", False))
+        assert update.seats[2]["player"] == "bot"
+        results = await play_hands(ana, 1)
+        assert results[0].standings["hands"] == 1
+        await ana.leave()
+        assert await ben.list_tables() == []
 
 
 @capped
 async def test_spectator_sees_public_view_and_chat() -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Sam") as sam:
-            joined = await ana.create_table("Show", bots=2, auto_start=False)
-            watched = await sam.spectate(joined.table)
-            assert watched.spectator and watched.seat is None and watched.token is None
-            await ana.chat("  hello there ")
-            line = await next_of(sam, ChatLine)
-            assert (line.name, line.seat, line.text) == ("Ana", 0, "hello there")
-            await sam.chat("nice")
-            line = await next_of(ana, ChatLine, lambda c: c.seat is None)
-            assert line.name == "Sam"
-            for text, code in [("x" * 500, "chat_too_long"), ("a\x1b[2Jb", "bad_field"),
-                               ("   ", "bad_field")]:
-                with pytest.raises(ServerError) as exc:
-                    await ana.chat(text)
-                assert exc.value.code == code
-            await ana.start()
-            first = await next_of(sam, State)
-            assert first.view["seat"] is None and first.view["hand"] == [] and not first.legal
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(play_hands, ana, 1)
-                while True:
-                    msg = await sam.receive()
-                    if isinstance(msg, HandResult):
-                        break
-                    if isinstance(msg, State) and msg.view["phase"] != "over":
-                        assert msg.view["hand"] == [] and not msg.legal
-                        for meld in msg.view["melds"]:
-                            if meld["secret"]:
-                                assert meld["cards"] is None
-                    if isinstance(msg, State) and msg.event and msg.event["action"] == "secret":
-                        assert "cards" in msg.event or msg.view["phase"] != "over"
-            await sam.leave()
+    async with memory_server() as (_server, connect), connect("Ana") as ana, connect("Sam") as sam:
+        joined = await ana.create_table("Show", bots=2, auto_start=False)
+        watched = await sam.spectate(joined.table)
+        assert watched.spectator and watched.seat is None and watched.token is None
+        await ana.chat("  hello there ")
+        line = await next_of(sam, ChatLine)
+        assert (line.name, line.seat, line.text) == ("Ana", 0, "hello there")
+        await sam.chat("nice")
+        line = await next_of(ana, ChatLine, lambda c: c.seat is None)
+        assert line.name == "Sam"
+        for text, code in [("x" * 500, "chat_too_long"), ("a\x1b[2Jb", "bad_field"),
+                           ("   ", "bad_field")]:
+            with pytest.raises(ServerError) as exc:
+                await ana.chat(text)
+            assert exc.value.code == code
+        await ana.start()
+        first = await next_of(sam, State)
+        assert first.view["seat"] is None and first.view["hand"] == [] and not first.legal
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play_hands, ana, 1)
+            while True:
+                msg = await sam.receive()
+                if isinstance(msg, HandResult):
+                    break
+                if isinstance(msg, State) and msg.view["phase"] != "over":
+                    assert msg.view["hand"] == [] and not msg.legal
+                    for meld in msg.view["melds"]:
+                        if meld["secret"]:
+                            assert meld["cards"] is None
+                if isinstance(msg, State) and msg.event and msg.event["action"] == "secret":
+                    assert "cards" in msg.event or msg.view["phase"] != "over"
+        await sam.leave()
 
 
 @capped
 async def test_resume_with_token_replaces_the_old_connection() -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben:
-            joined = await ana.create_table("Resume", bots=1)
-            await ben.join(joined.table)
-            token = ben.token
-            assert token is not None
-            async with connect("Ben", token=token) as ben2:
-                again = await next_of(ben2, State)
-                assert again.view["seat"] == 2
-                assert ben2.seat == 2 and ben2.table == joined.table
-                with pytest.raises(ConnectionClosed) as closed:
-                    while True:
-                        await ben.receive()
-                assert closed.value.error is not None
-                assert closed.value.error.code == "replaced"
-                update = await next_of(
-                    ana, SeatUpdate, lambda u: u.seats[2].get("connected", False)
-                )
-                assert update.seats[2]["name"] == "Ben"
+    async with memory_server() as (_server, connect), connect("Ana") as ana, connect("Ben") as ben:
+        joined = await ana.create_table("Resume", bots=1)
+        await ben.join(joined.table)
+        token = ben.token
+        assert token is not None
+        async with connect("Ben", token=token) as ben2:
+            again = await next_of(ben2, State)
+            assert again.view["seat"] == 2
+            assert ben2.seat == 2 and ben2.table == joined.table
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await ben.receive()
+            assert closed.value.error is not None
+            assert closed.value.error.code == "replaced"
+            update = await next_of(
+                ana, SeatUpdate, lambda u: u.seats[2].get("connected", False)
+            )
+            assert update.seats[2]["name"] == "Ben"
 
 
 @capped

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import trio
-from test_server_support import TIME_CAP, memory_server, play_hands, tcp_connect, tcp_server
+from server_support import TIME_CAP, memory_server, play_hands, tcp_connect, tcp_server
 from tongits.engine import hand_record
 from tongits.protocol import HandResult, ServerMessage, State
-from tongits.server import MemoryJournal, TableState
+from tongits.server import MemoryJournal, TableLogState
 
 
 def _check_views(seat: int | None, seen: list[ServerMessage]) -> None:
@@ -27,32 +27,31 @@ def _check_views(seat: int | None, seen: list[ServerMessage]) -> None:
 
 async def test_three_clients_play_a_match_over_tcp() -> None:
     with trio.fail_after(TIME_CAP):
-        async with tcp_server() as (server, port):
-            async with (
-                tcp_connect(port, "Ana") as ana,
-                tcp_connect(port, "Ben") as ben,
-                tcp_connect(port, "Cai") as cai,
-            ):
-                joined = await ana.create_table("Friday")
-                assert joined.seat == 0 and joined.token and len(joined.token) >= 22
-                assert (await ben.join(joined.table)).seat == 1
-                assert (await cai.join(joined.table, seat=2)).seat == 2
-                results: dict[int, list[HandResult]] = {}
-                seen: dict[int, list[ServerMessage]] = {0: [], 1: [], 2: []}
+        async with (
+            tcp_server() as (server, port), tcp_connect(port, "Ana") as ana,
+            tcp_connect(port, "Ben") as ben,
+            tcp_connect(port, "Cai") as cai,
+        ):
+            joined = await ana.create_table("Friday")
+            assert joined.seat == 0 and joined.token and len(joined.token) >= 22
+            assert (await ben.join(joined.table)).seat == 1
+            assert (await cai.join(joined.table, seat=2)).seat == 2
+            results: dict[int, list[HandResult]] = {}
+            seen: dict[int, list[ServerMessage]] = {0: [], 1: [], 2: []}
 
-                async def play(seat: int, conn: object) -> None:
-                    results[seat] = await play_hands(conn, 3, seen=seen[seat])  # type: ignore[arg-type]
+            async def play(seat: int, conn: object) -> None:
+                results[seat] = await play_hands(conn, 3, seen=seen[seat])  # type: ignore[arg-type]
 
-                async with trio.open_nursery() as nursery:
-                    for seat, conn in enumerate((ana, ben, cai)):
-                        nursery.start_soon(play, seat, conn)
-                table = server.lobby.get(joined.table)
-                journal = table.journal.journal
-                assert isinstance(journal, MemoryJournal)
-                replayed = TableState.replay(journal.entries[joined.table])
-                assert replayed.hand is not None and table.state.hand is not None
-                assert hand_record(replayed.hand) == hand_record(table.state.hand)
-                assert replayed.standings() == table.state.standings()
+            async with trio.open_nursery() as nursery:
+                for seat, conn in enumerate((ana, ben, cai)):
+                    nursery.start_soon(play, seat, conn)
+            table = server.lobby.get(joined.table)
+            journal = table.journal.journal
+            assert isinstance(journal, MemoryJournal)
+            replayed = TableLogState.replay(journal.entries[joined.table])
+            assert replayed.hand is not None and table.state.hand is not None
+            assert hand_record(replayed.hand) == hand_record(table.state.hand)
+            assert replayed.standings() == table.state.standings()
     for seat in range(3):
         _check_views(seat, seen[seat])
     standings = [r.standings for r in results[0]]
@@ -91,9 +90,10 @@ async def test_replay_of_the_log_rebuilds_the_table(autojump_clock: object) -> N
         journal = table.journal.journal
         assert isinstance(journal, MemoryJournal)
         entries = journal.entries[joined.table]
-        assert [e["kind"] for e in entries[:5]] == ["create", "sit", "sit", "sit", "start"]
-        replayed = TableState.replay(entries)
+        assert [e.to_dict()["kind"] for e in entries[:5]] == ["create", "sit", "sit", "sit",
+                                                               "start"]
+        replayed = TableLogState.replay(entries)
         assert replayed.hand is not None and table.state.hand is not None
         assert hand_record(replayed.hand) == hand_record(table.state.hand)
         assert replayed.standings() == table.state.standings()
-        assert all("token" not in e for e in entries)
+        assert all("token" not in e.to_dict() for e in entries)

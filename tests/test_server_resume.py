@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 import trio
-from test_server_support import capped, memory_server, my_turn, next_of, play_hands
+from server_support import capped, memory_server, my_turn, next_of, play_hands
 from tongits.client.connection import ConnectionClosed, ServerError
 from tongits.engine import Action, HandRecord, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, SeatUpdate, State
 from tongits.server import MemoryJournal
+from tongits.server.entries import MoveEntry
 
 
 def _change(seat: int, change: str) -> Callable[[Any], bool]:
@@ -94,50 +95,51 @@ async def test_turn_timer_runs_while_away(autojump_clock: trio.testing.MockClock
 async def test_stand_in_after_grace_then_handed_back(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with memory_server(bot_delay=1.0, grace=10.0) as (_server, connect):
-        async with connect("Ana") as ana, connect("Sam") as sam:
-            joined = await ana.create_table("Back", bots=1, timer=0)
-            await sam.spectate(joined.table)
-            async with connect("Ben") as ben:
-                await ben.join(joined.table)
-                token = ben.token
-                seat = ben.seat
-                assert token is not None and seat is not None
-                await next_of(ben, State)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(play_hands, ana, 1)
-                away = await next_of(sam, SeatUpdate, _change(seat, "away"))
-                assert away.seats[seat]["away"] and away.seats[seat]["grace"] == 10.0
-                stood = await next_of(sam, SeatUpdate, _change(seat, "stand_in"))
-                assert stood.seats[seat]["stand_in"] and stood.seats[seat]["player"] == "bot"
-                await next_of(sam, State, lambda s: bool(s.event and s.event["seat"] == seat))
-                async with connect("Ben", token=token) as ben2:
-                    snapshot = await next_of(ben2, State)
-                    assert snapshot.view["seat"] == seat
-                    update = await next_of(sam, SeatUpdate, _change(seat, "back"))
-                    assert update.seats[seat]["player"] == "human"
-                    assert "stand_in" not in update.seats[seat]
-                    mine = snapshot if snapshot.legal else await my_turn(ben2)
-                    assert mine.legal
-                    await ben2.move(mine.legal[0])
-                nursery.cancel_scope.cancel()
+    async with (
+        memory_server(bot_delay=1.0, grace=10.0) as (_server, connect),
+        connect("Ana") as ana, connect("Sam") as sam,
+    ):
+        joined = await ana.create_table("Back", bots=1, timer=0)
+        await sam.spectate(joined.table)
+        async with connect("Ben") as ben:
+            await ben.join(joined.table)
+            token = ben.token
+            seat = ben.seat
+            assert token is not None and seat is not None
+            await next_of(ben, State)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play_hands, ana, 1)
+            away = await next_of(sam, SeatUpdate, _change(seat, "away"))
+            assert away.seats[seat]["away"] and away.seats[seat]["grace"] == 10.0
+            stood = await next_of(sam, SeatUpdate, _change(seat, "stand_in"))
+            assert stood.seats[seat]["stand_in"] and stood.seats[seat]["player"] == "bot"
+            await next_of(sam, State, lambda s: bool(s.event and s.event["seat"] == seat))
+            async with connect("Ben", token=token) as ben2:
+                snapshot = await next_of(ben2, State)
+                assert snapshot.view["seat"] == seat
+                update = await next_of(sam, SeatUpdate, _change(seat, "back"))
+                assert update.seats[seat]["player"] == "human"
+                assert "stand_in" not in update.seats[seat]
+                mine = snapshot if snapshot.legal else await my_turn(ben2)
+                assert mine.legal
+                await ben2.move(mine.legal[0])
+            nursery.cancel_scope.cancel()
 
 
 @capped
 async def test_second_connection_with_the_token_replaces_the_first(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana:
-            await ana.create_table("Twice", bots=2, timer=0)
-            await next_of(ana, State)
-            async with connect("Ana", token=ana.token) as again:
-                await next_of(again, State)
-                with pytest.raises(ConnectionClosed) as closed:
-                    while True:
-                        await ana.receive()
-                assert closed.value.error is not None
-                assert closed.value.error.code == "replaced"
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        await ana.create_table("Twice", bots=2, timer=0)
+        await next_of(ana, State)
+        async with connect("Ana", token=ana.token) as again:
+            await next_of(again, State)
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await ana.receive()
+            assert closed.value.error is not None
+            assert closed.value.error.code == "replaced"
 
 
 @capped
@@ -172,8 +174,8 @@ async def test_restart_from_the_journal_restores_the_hand(
             k: v for k, v in results[0].result.items() if k not in ("hands", "pot_taken")
         }
         assert finished["names"][0] == "Ana"
-        moves = [e for e in journal.entries[joined.table] if e["kind"] == "move"]
-        assert [{"seat": e["seat"], **e["move"]} for e in moves] == list(record.actions)
+        moves = [e for e in journal.entries[joined.table] if isinstance(e, MoveEntry)]
+        assert [{"seat": e.seat, **e.move.to_dict()} for e in moves] == list(record.actions)
 
 
 @capped
@@ -197,7 +199,7 @@ async def test_dropped_while_answering_a_call_then_resumed_answers_it(
                     if msg.view["phase"] == "answer":
                         seq = msg.seq
                         break
-                    view = SeatView.from_dict(msg.view)
+                    view = SeatView.from_dict(msg.view, msg.legal)
                     move = bot(view)
                     if move.action is Action.CALL:  # Ana never calls: she waits for the bots
                         move = next(m for m in view.legal if m.action is not Action.CALL)

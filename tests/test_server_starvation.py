@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from test_server_hostile import HELLO, frame
-from test_server_support import capped, memory_server, next_of
+from server_support import HELLO, capped, frame, memory_server, next_of, until
 from tongits.client.connection import Connection, ServerError
 from tongits.protocol import ChatLine, Codec, ListTables, Mode, Tables, encode_value, to_dict
 from tongits.server import actor
@@ -65,44 +64,44 @@ async def test_the_outgoing_queue_is_capped_in_bytes(
 ) -> None:
     """Item 5: a never-reading connection was dropped only after 256 queued messages, whatever
     their size (~220 MB of lobby lists). It is dropped once ``queue_bytes`` are queued."""
-    async with memory_server(queue_size=256, queue_bytes=16 * 1024) as (server, connect):
-        async with connect("Ana") as ana:
-            joined = await ana.create_table("Chatty", bots=2, timer=0)
-            client, server_side = trio.testing.lockstep_stream_pair()
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(server.handle_stream, server_side, "memory")
-                await client.send_all(frame(HELLO) + frame(
-                    {"type": "spectate", "id": 1, "table": joined.table}))
-                while not any(p.name == "fuzz" and p.table for p in server.peers):
-                    await trio.sleep(0.01)
-                deaf = next(p for p in server.peers if p.name == "fuzz")
-                for n in range(120):  # 120 lines of ~300 bytes: far below 256 messages
-                    await ana.chat(f"{n:03} " + "x" * 190)
-                    await next_of(ana, ChatLine)
-                assert deaf.closed and deaf not in server.peers
-                nursery.cancel_scope.cancel()
+    async with (
+        memory_server(queue_size=256, queue_bytes=16 * 1024) as (server, connect),
+        connect("Ana") as ana,
+    ):
+        joined = await ana.create_table("Chatty", bots=2, timer=0)
+        client, server_side = trio.testing.lockstep_stream_pair()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server.handle_stream, server_side, "memory")
+            await client.send_all(frame(HELLO) + frame(
+                {"type": "spectate", "id": 1, "table": joined.table}))
+            await until(lambda: any(p.name == "fuzz" and p.table for p in server.peers))
+            deaf = next(p for p in server.peers if p.name == "fuzz")
+            for n in range(120):  # 120 lines of ~300 bytes: far below 256 messages
+                await ana.chat(f"{n:03} " + "x" * 190)
+                await next_of(ana, ChatLine)
+            assert deaf.closed and deaf not in server.peers
+            nursery.cancel_scope.cancel()
 
 
 @capped
 async def test_join_codes_cannot_be_enumerated(autojump_clock: trio.testing.MockClock) -> None:
     """Item 7: codes were 6 hex digits (24 bits, 3,600 s at 4,671 guesses/s). Now 10 letters
     of 31 (49 bits); a wrong code is refused, the right one admits."""
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben:
-            codes = set()
-            for n in range(3):
-                joined = await ana.create_table(f"Secret {n}", private=True, auto_start=False)
-                assert joined.code is not None
-                assert len(joined.code) == 10 and set(joined.code) <= set(JOIN_CODE_ALPHABET)
-                codes.add(joined.code)
-                if n < 2:
-                    await ana.leave()
-            assert len(codes) == 3
-            assert len(JOIN_CODE_ALPHABET) ** 10 >= 2**49
-            with pytest.raises(ServerError) as refused:
-                await ben.join(joined.table, code="2" * 10)
-            assert refused.value.code == "bad_join_code"
-            await ben.join(joined.table, code=joined.code)
+    async with memory_server() as (_server, connect), connect("Ana") as ana, connect("Ben") as ben:
+        codes = set()
+        for n in range(3):
+            joined = await ana.create_table(f"Secret {n}", private=True, auto_start=False)
+            assert joined.code is not None
+            assert len(joined.code) == 10 and set(joined.code) <= set(JOIN_CODE_ALPHABET)
+            codes.add(joined.code)
+            if n < 2:
+                await ana.leave()
+        assert len(codes) == 3
+        assert len(JOIN_CODE_ALPHABET) ** 10 >= 2**49
+        with pytest.raises(ServerError) as refused:
+            await ben.join(joined.table, code="2" * 10)
+        assert refused.value.code == "bad_join_code"
+        await ben.join(joined.table, code=joined.code)
 
 
 async def _page(conn: Connection, **fields: Any) -> Tables:
@@ -128,43 +127,44 @@ async def test_the_lobby_is_paged_and_no_reply_exceeds_the_frame_limit(
 
     monkeypatch.setattr(actor, "encode_value", counting)  # what the lobby entries use
     limit = 4096
-    async with memory_server(max_frame_size=limit, max_tables_per_address=60) as (_server,
-                                                                               connect):
-        async with AsyncExitStack() as stack:
-            owners = []
-            for n in range(60):
-                conn = await stack.enter_async_context(connect(f"Owner {n}"))
-                started = n % 3 == 0
-                await conn.create_table(f"Table number {n:02}", bots=2 if started else 0,
-                                        timer=0, auto_start=started)
-                owners.append(conn)
-            lister = await stack.enter_async_context(connect("Lister", text=True))
-            seen: list[str] = []
-            sizes: list[int] = []
-            offset: int | None = 0
-            while offset is not None:
-                page = await _page(lister, offset=offset)
-                assert page.total == 60 and page.offset == offset
-                sizes.append(len(Codec(Mode.TEXT).encode(to_dict(page))) - 1)
-                seen += [t["table"] for t in page.tables]
-                offset = page.next
-            assert sorted(seen, key=lambda t: int(t[1:])) == [f"t{n}" for n in range(1, 61)]
-            assert len(seen) == 60 and max(sizes) <= limit and len(sizes) > 3
-            joinable = [t for t in seen if (int(t[1:]) - 1) % 3 != 0]
-            assert seen[:40] == joinable  # joinable tables first, oldest first
-            open_only = await _page(lister, open=True, limit=5)
-            assert [t["table"] for t in open_only.tables] == joinable[:5]
-            assert open_only.total == 40 and open_only.next == 5
-            assert all(not t["started"] and t["players"] < 3 for t in open_only.tables)
-            for bad in ({"offset": -1}, {"limit": 0}):
-                with pytest.raises(ServerError) as refused:
-                    await _page(lister, **bad)
-                assert refused.value.code == "bad_field"
+    async with (
+        memory_server(max_frame_size=limit, max_tables_per_address=60) as (_server, connect),
+        AsyncExitStack() as stack,
+    ):
+        owners = []
+        for n in range(60):
+            conn = await stack.enter_async_context(connect(f"Owner {n}"))
+            started = n % 3 == 0
+            await conn.create_table(f"Table number {n:02}", bots=2 if started else 0,
+                                    timer=0, auto_start=started)
+            owners.append(conn)
+        lister = await stack.enter_async_context(connect("Lister", text=True))
+        seen: list[str] = []
+        sizes: list[int] = []
+        offset: int | None = 0
+        while offset is not None:
+            page = await _page(lister, offset=offset)
+            assert page.total == 60 and page.offset == offset
+            sizes.append(len(Codec(Mode.TEXT).encode(to_dict(page))) - 1)
+            seen += [t["table"] for t in page.tables]
+            offset = page.next
+        assert sorted(seen, key=lambda t: int(t[1:])) == [f"t{n}" for n in range(1, 61)]
+        assert len(seen) == 60 and max(sizes) <= limit and len(sizes) > 3
+        joinable = [t for t in seen if (int(t[1:]) - 1) % 3 != 0]
+        assert seen[:40] == joinable  # joinable tables first, oldest first
+        open_only = await _page(lister, open=True, limit=5)
+        assert [t["table"] for t in open_only.tables] == joinable[:5]
+        assert open_only.total == 40 and open_only.next == 5
+        assert all(not t["started"] and t["players"] < 3 for t in open_only.tables)
+        for bad in ({"offset": -1}, {"limit": 0}):
+            with pytest.raises(ServerError) as refused:
+                await _page(lister, **bad)
+            assert refused.value.code == "bad_field"
 
-            encoded.clear()
-            await _page(lister, open=True, limit=5)
-            await _page(lister, open=True, limit=5)
-            assert encoded == []  # nothing changed: nothing encoded again
-            await owners[1].request({"type": "sync"})  # a step of t2: encoded anew
-            await _page(lister, open=True, limit=5)
-            assert encoded == ["t2"]
+        encoded.clear()
+        await _page(lister, open=True, limit=5)
+        await _page(lister, open=True, limit=5)
+        assert encoded == []  # nothing changed: nothing encoded again
+        await owners[1].request({"type": "sync"})  # a step of t2: encoded anew
+        await _page(lister, open=True, limit=5)
+        assert encoded == ["t2"]

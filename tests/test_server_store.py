@@ -14,41 +14,40 @@ from typing import Any
 
 import pytest
 import trio
-from test_server_support import TIME_CAP, memory_server, my_turn, next_of, play_hands
+from server_support import TIME_CAP, memory_server, my_turn, next_of, play_hands
 from tongits.client.cli import main as tongits_main
 from tongits.client.connection import Connection, ConnectionClosed, open_connection
-from tongits.engine import Hand, HandRecord, Move, SeatView
+from tongits.engine import Card, Hand, HandRecord, Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, State
+from tongits.server.entries import CreateEntry, DealEntry, MoveEntry, StartEntry
 from tongits.server.store import SQLiteJournal, StoreError
 
 
 def test_journal_round_trip_and_closing(tmp_path: Path) -> None:
     path = str(tmp_path / "t.db")
     store = SQLiteJournal(path)
-    store.append("t1", {"kind": "create", "table": "t1", "name": "A", "seed": 1})
-    store.append("t1", {"kind": "start"})
-    store.append("t2", {"kind": "create", "table": "t2", "name": "B", "seed": 2})
+    store.append("t1", CreateEntry("t1", "A", 1))
+    store.append("t1", StartEntry())
+    store.append("t2", CreateEntry("t2", "B", 2))
     store.close_table("t2")
     store.close()
     again = SQLiteJournal(path)
-    assert again.open_tables() == [
-        [{"kind": "create", "table": "t1", "name": "A", "seed": 1}, {"kind": "start"}]
-    ]
+    assert again.open_tables() == [[CreateEntry("t1", "A", 1), StartEntry()]]
     assert again.last_table_number() == 2
-    again.append("t1", {"kind": "deal"})
-    assert again.entries("t1")[-1] == {"kind": "deal"}
+    again.append("t1", DealEntry())
+    assert again.entries("t1")[-1] == DealEntry()
     assert again.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     again.close()
 
 
 def test_a_failed_hand_record_rolls_the_entry_back(tmp_path: Path) -> None:
     store = SQLiteJournal(str(tmp_path / "t.db"))
-    store.append("t1", {"kind": "create", "table": "t1", "name": "A", "seed": 1})
+    store.append("t1", CreateEntry("t1", "A", 1))
     with pytest.raises(KeyError):
-        store.append("t1", {"kind": "move"}, {"names": []})  # no "hand": nothing is written
-    assert store.entries("t1") == [{"kind": "create", "table": "t1", "name": "A", "seed": 1}]
-    store.append("t1", {"kind": "deal"})
+        store.append("t1", MoveEntry(0, Move.draw()), {"names": []})  # no "hand": not written
+    assert store.entries("t1") == [CreateEntry("t1", "A", 1)]
+    store.append("t1", DealEntry())
     assert len(store.entries("t1")) == 2
 
 
@@ -156,7 +155,7 @@ async def _drive(conns: list[Connection], acked: list[dict[str, Any]], moves: in
         seat = view["to_act"]
         state = states[seat]
         assert state.legal, (seat, state.view["phase"])
-        move = policies[seat](SeatView.from_dict(state.view))
+        move = policies[seat](SeatView.from_dict(state.view, state.legal))
         await conns[seat].move(move)
         acked.append({"seat": seat, **move.to_dict()})
         played += 1
@@ -223,9 +222,9 @@ def test_the_wal_is_checkpointed_and_stays_small(tmp_path: Path) -> None:
     store = SQLiteJournal(str(path))
     tables = [f"t{i}" for i in range(300)]
     for table in tables:
-        store.append(table, {"kind": "create", "table": table, "name": table, "seed": 1})
+        store.append(table, CreateEntry(table, table, 1))
     store.commit()
-    move = {"kind": "move", "seat": 1, "move": {"action": "discard", "card": "Kh"}}
+    move = MoveEntry(1, Move.discard(Card.parse("Kh")))
     for i in range(6000):
         store.append(tables[(i * 7) % len(tables)], move)
         if i % 3 == 2:
@@ -246,7 +245,28 @@ def _small_files(limit: int) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
-async def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> None:
+async def _play_until_the_server_stops(port: int, acked: list[dict[str, Any]]) -> str:
+    """Ana plays with two bots, noting each move she was answered ``ok`` for, until the
+    server closes her connection; the table's id. The connection must end in ``shutting_down``."""
+    with trio.fail_after(TIME_CAP):
+        async with open_connection("127.0.0.1", port, name="Ana") as ana:
+            joined = await ana.create_table("Full", bots=2)
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    state = await next_of(
+                        ana, State, lambda s: bool(s.legal) or s.view["phase"] == "over")
+                    if state.view["phase"] == "over":
+                        await ana.next_hand()
+                        continue
+                    assert state.legal
+                    move = state.legal[-1]
+                    await ana.move(move)
+                    acked.append(move)
+    assert closed.value.error is not None and closed.value.error.code == "shutting_down"
+    return joined.table
+
+
+def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> None:
     """``tongits-server`` whose files cannot grow past 200 KB plays until a commit fails: the
     player hears ``shutting_down``, the server exits with status 1 and one error line (no
     traceback), and every move the player was answered ``ok`` for is in the file."""
@@ -264,21 +284,7 @@ async def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> 
         line = proc.stdout.readline()
         assert line.startswith("listening on "), line
         port = int(line.rsplit(":", 1)[1])
-        with trio.fail_after(TIME_CAP):
-            async with open_connection("127.0.0.1", port, name="Ana") as ana:
-                joined = await ana.create_table("Full", bots=2)
-                with pytest.raises(ConnectionClosed) as closed:
-                    while True:
-                        state = await next_of(
-                            ana, State, lambda s: bool(s.legal) or s.view["phase"] == "over")
-                        if state.view["phase"] == "over":
-                            await ana.next_hand()
-                            continue
-                        assert state.legal
-                        move = state.legal[-1]
-                        await ana.move(move)
-                        acked.append(move)
-        assert closed.value.error is not None and closed.value.error.code == "shutting_down"
+        table = trio.run(_play_until_the_server_stops, port, acked)
         _, err = proc.communicate(timeout=TIME_CAP)
     finally:
         if proc.poll() is None:
@@ -290,8 +296,8 @@ async def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> 
     assert len(errors) == 1 and "cannot commit" in errors[0], err
     store = SQLiteJournal(str(db))
     try:
-        stored = [e["move"] for e in store.entries(joined.table)
-                  if e["kind"] == "move" and e["seat"] == 0]
+        stored = [e.move.to_dict() for e in store.entries(table)
+                  if isinstance(e, MoveEntry) and e.seat == 0]
     finally:
         store.close()
     assert len(acked) > 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import trio
-from test_server_support import capped, memory_server, next_of
+from server_support import capped, memory_server, next_of
 from tongits.protocol import HandResult, State
 
 
@@ -56,18 +56,20 @@ async def test_bots_wait_their_delay_and_no_timer_means_no_deadline(
 async def test_next_hand_waits_for_every_connected_human(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with memory_server(bot_delay=0.0) as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben:
-            joined = await ana.create_table("Pair", bots=1, timer=3)
-            await ben.join(joined.table)
-            await next_of(ana, HandResult)
-            ended = trio.current_time()
-            await ana.next_hand()
-            await next_of(ben, HandResult)
-            dealt = await next_of(ana, State, lambda s: s.view["stock"] == 15)
-            assert dealt.seq > 0
-            assert trio.current_time() - ended >= 3.0
-            assert dealt.seats[0]["timeouts"] > 0 and dealt.seats[1]["timeouts"] == 0
+    async with (
+        memory_server(bot_delay=0.0) as (_server, connect),
+        connect("Ana") as ana, connect("Ben") as ben,
+    ):
+        joined = await ana.create_table("Pair", bots=1, timer=3)
+        await ben.join(joined.table)
+        await next_of(ana, HandResult)
+        ended = trio.current_time()
+        await ana.next_hand()
+        await next_of(ben, HandResult)
+        dealt = await next_of(ana, State, lambda s: s.view["stock"] == 15)
+        assert dealt.seq > 0
+        assert trio.current_time() - ended >= 3.0
+        assert dealt.seats[0]["timeouts"] > 0 and dealt.seats[1]["timeouts"] == 0
 
 
 @capped
@@ -94,7 +96,7 @@ async def test_a_state_sent_while_the_server_plays_for_a_seat_offers_nothing(
             assert marked == played_for
             if msg.view["to_act"] == 0 and msg.event and msg.event.get("timeout"):
                 forced_draws += 1
-                assert msg.legal is None and msg.view["legal"] == []
+                assert msg.legal is None and "legal" not in msg.view
                 assert msg.deadline is None
             elif msg.view["to_act"] == 0:
                 assert msg.legal and msg.deadline == 5.0

@@ -16,8 +16,7 @@ import trio
 import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_server_hostile import HELLO, _exchange, frame
-from test_server_support import capped, memory_server, next_of
+from server_support import HELLO, capped, exchange, frame, memory_server, next_of, quick_config
 from tongits.client.connection import ServerError
 from tongits.engine import MAX_ANTE
 from tongits.protocol import (
@@ -101,7 +100,6 @@ def test_an_id_that_cannot_be_echoed_is_not() -> None:
 
 
 def _server() -> Server:
-    from test_server_support import quick_config
     return Server(quick_config(), MemoryJournal())
 
 
@@ -110,7 +108,7 @@ async def _serving(server: Server, nursery: trio.Nursery) -> None:
 
 
 async def _still_serves(server: Server) -> None:
-    frames = await _exchange(server, frame(HELLO) + frame({"type": "ping", "id": 7}))
+    frames = await exchange(server, frame(HELLO) + frame({"type": "ping", "id": 7}))
     assert {"type": "pong", "id": 7} in frames
 
 
@@ -123,12 +121,12 @@ async def test_a_lone_surrogate_in_text_mode_is_refused_not_fatal(
     server = _server()
     async with trio.open_nursery() as nursery:
         await _serving(server, nursery)
-        frames = await _exchange(server, b'{"type":"ping","id":"\\ud800"}\n')
+        frames = await exchange(server, b'{"type":"ping","id":"\\ud800"}\n')
         assert [f["code"] for f in frames if f["type"] == "error"][0] == "bad_field"
         hello = json.dumps(HELLO).encode() + b"\n"
-        await _exchange(server, hello + b'{"type":"create_table","id":1,"name":"P",'
+        await exchange(server, hello + b'{"type":"create_table","id":1,"name":"P",'
                                         b'"private":true}\n')
-        frames = await _exchange(server, hello + b'{"type":"join","id":2,"table":"t1",'
+        frames = await exchange(server, hello + b'{"type":"join","id":2,"table":"t1",'
                                                  b'"code":"\\ud800"}\n')
         errors = [f for f in frames if f["type"] == "error"]
         assert errors[0]["code"] == "bad_field" and errors[0]["ref"] == 2
@@ -147,7 +145,7 @@ async def test_an_ante_beyond_the_bound_is_refused(
         text = json.dumps(HELLO).encode() + b"\n" + json.dumps(
             {"type": "create_table", "id": 1, "name": "A", "bots": 2, "timer": 0.05,
              "options": {"ante": ante}}).encode() + b"\n"
-        frames = await _exchange(server, text)
+        frames = await exchange(server, text)
         codes = [f["code"] for f in frames if f["type"] == "error"]
         assert codes[0] in ("bad_field", "bad_options"), codes
         assert not [f for f in frames if f["type"] == "joined"]
@@ -179,20 +177,22 @@ async def test_a_failure_in_a_table_step_fails_that_table_only(
 
     monkeypatch.setattr(Table, "_hand_over", failing)
     journal = MemoryJournal()
-    async with memory_server(journal, bot_delay=0.0) as (server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben, connect("Sam") as sam:
-            doomed = await ana.create_table("Doomed", bots=2, timer=0.01)
-            await sam.spectate(doomed.table)
-            await ben.create_table("Fine", bots=2, timer=0.01)
-            for conn in (ana, sam):
-                told = await next_of(conn, Error)
-                assert told.code == "table_failed" and told.number == 5002
-            assert doomed.table not in server.lobby.tables
-            assert doomed.table in journal.closed and journal.entries[doomed.table]
-            await next_of(ben, HandResult)
-            await ana.ping()  # the connection stays, back in the lobby
-            await ana.create_table("Again", bots=2, timer=0)
-            await next_of(ana, State)
+    async with (
+        memory_server(journal, bot_delay=0.0) as (server, connect),
+        connect("Ana") as ana, connect("Ben") as ben, connect("Sam") as sam,
+    ):
+        doomed = await ana.create_table("Doomed", bots=2, timer=0.01)
+        await sam.spectate(doomed.table)
+        await ben.create_table("Fine", bots=2, timer=0.01)
+        for conn in (ana, sam):
+            told = await next_of(conn, Error)
+            assert told.code == "table_failed" and told.number == 5002
+        assert doomed.table not in server.lobby.tables
+        assert doomed.table in journal.closed and journal.entries[doomed.table]
+        await next_of(ben, HandResult)
+        await ana.ping()  # the connection stays, back in the lobby
+        await ana.create_table("Again", bots=2, timer=0)
+        await next_of(ana, State)
     failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(failures) == 1 and "failed" in failures[0].getMessage()
 
@@ -211,7 +211,7 @@ async def test_a_failure_while_serving_a_connection_ends_that_connection_only(
     async with trio.open_nursery() as nursery:
         await _serving(server, nursery)
         monkeypatch.setattr(app, "error_frame", broken)
-        frames = await _exchange(server, frame(HELLO) + frame({"type": "nonsense", "id": 3}))
+        frames = await exchange(server, frame(HELLO) + frame({"type": "nonsense", "id": 3}))
         assert frames[-1]["type"] == "error" and frames[-1]["code"] == "internal_error"
         monkeypatch.undo()
         await _still_serves(server)

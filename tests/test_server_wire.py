@@ -10,10 +10,19 @@ import msgpack
 import pytest
 import trio
 import trio.testing
-from test_server_support import TIME_CAP, capped, memory_server, my_turn, next_of, tcp_server
+from server_support import (
+    TIME_CAP,
+    capped,
+    memory_server,
+    my_turn,
+    next_of,
+    tcp_connect,
+    tcp_server,
+    until,
+)
 from tongits.client.connection import ServerError
-from tongits.engine import Action, Card, Hand, Move, Options, RuleCode, deck_for
-from tongits.protocol import ErrorCode, State
+from tongits.engine import Action, Card, Hand, Move, Options, RuleCode, SeatView, deck_for
+from tongits.protocol import ErrorCode, MatchOver, State, to_dict
 
 
 class LineClient:
@@ -75,6 +84,80 @@ async def test_text_mode_plays_over_a_raw_socket() -> None:
             await client.stream.aclose()
 
 
+def _keys_named(value: Any, key: str) -> int:
+    """How many maps inside ``value`` (a decoded message) have ``key``."""
+    if isinstance(value, dict):
+        return (key in value) + sum(_keys_named(v, key) for v in value.values())
+    if isinstance(value, list):
+        return sum(_keys_named(v, key) for v in value)
+    return 0
+
+
+def _check_legal_once(state: dict[str, Any]) -> bool:
+    """A ``state`` as it came off the wire holds the seat's legal moves exactly once, as
+    ``state.legal``, and only when the seat is to act; the moves are the engine's for what the
+    seat knows. True when it offered moves."""
+    view = state["view"]
+    seat = view["seat"]
+    to_act = seat is not None and view["to_act"] == seat
+    assert _keys_named(state, "legal") == (1 if to_act else 0), state
+    if not to_act:
+        return False
+    rebuilt = SeatView.from_dict(view, state["legal"])
+    assert list(rebuilt.legal) == rebuilt.position().legal_moves(seat)
+    return True
+
+
+async def test_every_state_holds_the_seats_legal_moves_once() -> None:
+    """A whole match over a raw text-mode socket (plus a ``sync`` and a binary spectator): every
+    ``state`` frame carries the moves once, beside the view, never inside it."""
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            client = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            await client.send({"type": "hello", "id": 1, "version": 1, "name": "nc",
+                               "kind": "human"})
+            await client.until("welcome")
+            await client.send({"type": "create_table", "id": 2, "name": "Once", "bots": 2,
+                               "hands": 2})
+            table = (await client.until("joined", id=2))["table"]
+            async with tcp_connect(port, "Sam") as sam:
+                await sam.spectate(table)
+                await client.send({"type": "start", "id": 3})
+                offered = states = 0
+                request = 10
+                while True:
+                    msg = await client.line()
+                    if msg["type"] == "match_over":
+                        break
+                    if msg["type"] == "hand_result":
+                        await client.send({"type": "next_hand", "id": request})
+                        request += 1
+                    if msg["type"] != "state":
+                        continue
+                    states += 1
+                    if _check_legal_once(msg):
+                        offered += 1
+                        if offered == 3:  # ask for the table once mid-hand: the same rule holds
+                            await client.send({"type": "sync", "id": request})
+                            await client.until("ok", id=request)
+                            assert _check_legal_once(await client.until("state"))
+                            request += 1
+                        await client.send({"type": "move", "id": request,
+                                           "move": msg["legal"][-1]})
+                        request += 1
+                assert offered > 3 and states > offered
+                watched = 0
+                while True:
+                    seen = await sam.receive()
+                    if isinstance(seen, State):
+                        watched += 1
+                        assert _keys_named(to_dict(seen), "legal") == 0
+                    elif isinstance(seen, MatchOver):
+                        break
+                assert watched > offered
+            await client.stream.aclose()
+
+
 async def _raw_exchange(port: int, data: bytes) -> list[dict[str, Any]]:
     """Send ``data`` after a binary hello, read every frame until the server closes."""
     stream = await trio.open_tcp_stream("127.0.0.1", port)
@@ -113,8 +196,7 @@ async def test_bad_frames_get_an_error_and_the_connection_closes(data: bytes, co
             assert frames[-1]["code"] == code
             assert frames[-1]["number"] == ErrorCode[code.upper()].number
             with trio.fail_after(5):
-                while server.peers:
-                    await trio.sleep(0.01)
+                await until(lambda: not server.peers)
 
 
 async def test_a_bad_text_line_is_refused_and_the_connection_stays() -> None:
@@ -158,64 +240,65 @@ async def test_text_mode_tolerates_leading_whitespace_and_a_byte_order_mark(
 async def test_illegal_and_out_of_turn_moves_are_refused_and_play_goes_on(
     autojump_clock: object,
 ) -> None:
-    async with memory_server() as (_server, connect):
-        async with connect("Ana") as ana, connect("Ben") as ben, connect("Cai") as cai:
-            joined = await ana.create_table("Strict")
-            await ben.join(joined.table)
-            await cai.join(joined.table)
-            conns = [ana, ben, cai]
-            first = await next_of(ana, State)
-            to_act = first.view["to_act"]
-            mover, idle = conns[to_act], conns[(to_act + 1) % 3]
-            state = first if to_act == 0 else await my_turn(mover)
-            hand = set(state.view["hand"])
-            missing = next(str(c) for c in map(Card, range(52)) if str(c) not in hand)
-            cases: list[tuple[Any, dict[str, Any], str]] = [
-                (idle, {"action": "draw"}, "not_your_turn"),
-                (mover, {"action": "discard", "card": missing}, "card_not_in_hand"),
-                (mover, {"action": "fly"}, "bad_move"),
-                (mover, {"action": "discard", "card": "Zz"}, "bad_card"),
-                (mover, {"action": "discard"}, "bad_move"),
-            ]
-            for conn, move, code in cases:
-                with pytest.raises(ServerError) as exc:
-                    await conn.move(move)
-                assert exc.value.code == code
-            with pytest.raises(ServerError) as shape:
-                await mover.request({"type": "move", "move": "draw"})
-            assert shape.value.code == "bad_field"
-            await mover.move(state.legal[-1] if state.legal else {})
-            after = await next_of(idle, State, lambda s: s.seq > state.seq)
-            assert after.event is not None and after.event["seat"] == to_act
+    async with (
+        memory_server() as (_server, connect),
+        connect("Ana") as ana, connect("Ben") as ben, connect("Cai") as cai,
+    ):
+        joined = await ana.create_table("Strict")
+        await ben.join(joined.table)
+        await cai.join(joined.table)
+        conns = [ana, ben, cai]
+        first = await next_of(ana, State)
+        to_act = first.view["to_act"]
+        mover, idle = conns[to_act], conns[(to_act + 1) % 3]
+        state = first if to_act == 0 else await my_turn(mover)
+        hand = set(state.view["hand"])
+        missing = next(str(c) for c in map(Card, range(52)) if str(c) not in hand)
+        cases: list[tuple[Any, dict[str, Any], str]] = [
+            (idle, {"action": "draw"}, "not_your_turn"),
+            (mover, {"action": "discard", "card": missing}, "card_not_in_hand"),
+            (mover, {"action": "fly"}, "bad_move"),
+            (mover, {"action": "discard", "card": "Zz"}, "bad_card"),
+            (mover, {"action": "discard"}, "bad_move"),
+        ]
+        for conn, move, code in cases:
+            with pytest.raises(ServerError) as exc:
+                await conn.move(move)
+            assert exc.value.code == code
+        with pytest.raises(ServerError) as shape:
+            await mover.request({"type": "move", "move": "draw"})
+        assert shape.value.code == "bad_field"
+        await mover.move(state.legal[-1] if state.legal else {})
+        after = await next_of(idle, State, lambda s: s.seq > state.seq)
+        assert after.event is not None and after.event["seat"] == to_act
 
 
 @capped
 async def test_slow_reader_is_dropped_and_the_table_goes_on(autojump_clock: object) -> None:
-    async with memory_server(queue_size=4) as (server, connect):
-        async with connect("Ana") as ana:
-            joined = await ana.create_table("Watched", bots=2, auto_start=False)
-            client, server_side = trio.testing.lockstep_stream_pair()
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(server.handle_stream, server_side)
-                hello = json.dumps({"type": "hello", "version": 1, "name": "slow",
-                                    "kind": "human"})
-                spectate = json.dumps({"type": "spectate", "table": joined.table})
-                await client.send_all(f"{hello}\n{spectate}\n".encode())
-                await client.receive_some(10)
-                await ana.start()
-                dropped_at = None
-                results = 0
-                while results < 2:
-                    msg = await ana.receive()
-                    if isinstance(msg, State) and msg is ana.last_state and msg.legal:
-                        await ana.move(msg.legal[-1])
-                    if msg.TYPE == "hand_result":
-                        results += 1
-                        await ana.next_hand()
-                    if dropped_at is None and len(server.peers) == 1:
-                        dropped_at = results
-                assert dropped_at == 0
-                nursery.cancel_scope.cancel()
+    async with memory_server(queue_size=4) as (server, connect), connect("Ana") as ana:
+        joined = await ana.create_table("Watched", bots=2, auto_start=False)
+        client, server_side = trio.testing.lockstep_stream_pair()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server.handle_stream, server_side)
+            hello = json.dumps({"type": "hello", "version": 1, "name": "slow",
+                                "kind": "human"})
+            spectate = json.dumps({"type": "spectate", "table": joined.table})
+            await client.send_all(f"{hello}\n{spectate}\n".encode())
+            await client.receive_some(10)
+            await ana.start()
+            dropped_at = None
+            results = 0
+            while results < 2:
+                msg = await ana.receive()
+                if isinstance(msg, State) and msg is ana.last_state and msg.legal:
+                    await ana.move(msg.legal[-1])
+                if msg.TYPE == "hand_result":
+                    results += 1
+                    await ana.next_hand()
+                if dropped_at is None and len(server.peers) == 1:
+                    dropped_at = results
+            assert dropped_at == 0
+            nursery.cancel_scope.cancel()
 
 
 def test_engine_codes_all_have_numbers() -> None:

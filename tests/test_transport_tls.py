@@ -15,7 +15,7 @@ import msgpack
 import pytest
 import trio
 import trustme
-from test_server_support import TIME_CAP, quick_config
+from server_support import TIME_CAP, quick_config
 from tongits.client.connection import ServerError, open_connection
 from tongits.client.sdk import Bot, BotError, parse_address
 from tongits.client.tls import (
@@ -203,11 +203,13 @@ async def test_plain_clients_are_still_welcome_when_tls_is_optional(
     ca: trustme.CA, tmp_path: Path
 ) -> None:
     with trio.fail_after(TIME_CAP):
-        async with tls_server(issue(ca, tmp_path / "srv")) as (server, port):
-            async with open_connection("127.0.0.1", port, name="Ana") as ana:
-                await ana.ping()
-                (peer,) = server.peers
-                assert not peer.secure
+        async with (
+            tls_server(issue(ca, tmp_path / "srv")) as (server, port),
+            open_connection("127.0.0.1", port, name="Ana") as ana,
+        ):
+            await ana.ping()
+            (peer,) = server.peers
+            assert not peer.secure
 
 
 async def test_text_mode_inside_tls_as_openssl_s_client_speaks_it(

@@ -120,7 +120,10 @@ def lobby_body(state: TableState, command_line: Window) -> HSplit:
     )
 
 
-class Lobby(Protocol):
+class LobbyCommands(Protocol):
+    """What the lobby screen asks of the lobby (``lobby.LobbyJoin``): the
+    server's ``Lobby`` is another thing."""
+
     #: The lobby's commands, shown for ``help``.
     help: str
 
@@ -146,7 +149,7 @@ class TableScreen:
         input: Input | None = None,
         output: Output | None = None,
         colour: bool | None = None,
-        lobby: Lobby | None = None,
+        lobby: LobbyCommands | None = None,
     ) -> None:
         self.session = session
         self.lobby = lobby
@@ -240,6 +243,9 @@ class TableScreen:
                 return
             error = self.lobby.choose(text)
             state.say(error or "asking the server…", error=error is not None)
+            return
+        if not text.strip() and state.match_over:
+            state.say("the match is over: ^Q to leave")
             return
         if not text.strip() and state.hand_over:
             self.session.next_hand()

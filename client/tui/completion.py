@@ -16,7 +16,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from tongits.engine import Action, Card, InvalidMove, Move, SeatView
 
-from .commands import COMMANDS, Args, resolve
+from .commands import COMMANDS, Args, CommandSpec, resolve
 
 
 class Want(StrEnum):
@@ -51,35 +51,60 @@ _CARD_WANTS = {
 def suggest(text: str) -> Suggestion:
     """What comes next after ``text`` (the line up to the cursor)."""
     tokens = text.replace(",", " ").split()
-    if text and not (text[-1].isspace() or text[-1] == ",") and tokens:
-        word = tokens.pop()
-    else:
-        word = ""
+    ends_word = bool(text) and not (text[-1].isspace() or text[-1] == ",")
+    word = tokens.pop() if ends_word and tokens else ""
     if not tokens:
         return Suggestion(Want.COMMAND, word)
     spec = resolve(tokens[0])
-    args = tokens[1:]
     if spec is None:
         return Suggestion(Want.NOTHING, word)
-    if spec.args is Args.TEXT:
-        return Suggestion(Want.TEXT, word)
-    if spec.action in _CARD_WANTS:
-        if spec.action is Action.PICK and any(a.isdigit() for a in args):
-            return Suggestion(Want.NOTHING, word)
-        given = _cards(args)
-        if given is None:
-            return Suggestion(Want.NOTHING, word)
-        return Suggestion(_CARD_WANTS[spec.action], word, given)
-    if spec.args is Args.CARD_MELD:
-        if not args:
-            return Suggestion(Want.SAPAW_CARD, word)
-        card = _cards(args[:1])
-        if len(args) == 1 and card:
-            return Suggestion(Want.SAPAW_MELD, word, card=card[0])
-        return Suggestion(Want.NOTHING, word)
-    if spec.args is Args.CARD and not args:
-        return Suggestion(Want.DISCARD_CARD, word)
+    return _SUGGEST[spec.args](spec, tokens[1:], word)
+
+
+def _no_words(_spec: CommandSpec, _args: list[str], word: str) -> Suggestion:
     return Suggestion(Want.NOTHING, word)
+
+
+def _text(_spec: CommandSpec, _args: list[str], word: str) -> Suggestion:
+    return Suggestion(Want.TEXT, word)
+
+
+def _pick_words(spec: CommandSpec, args: list[str], word: str) -> Suggestion:
+    """Cards, unless a meld id was typed (``pick 3``, with pick_to_sapaw): nothing follows it."""
+    if any(a.isdigit() for a in args):
+        return Suggestion(Want.NOTHING, word)
+    return _group_words(spec, args, word)
+
+
+def _group_words(spec: CommandSpec, args: list[str], word: str) -> Suggestion:
+    given = _cards(args)
+    if given is None or spec.action not in _CARD_WANTS:
+        return Suggestion(Want.NOTHING, word)
+    return Suggestion(_CARD_WANTS[spec.action], word, given)
+
+
+def _sapaw_words(_spec: CommandSpec, args: list[str], word: str) -> Suggestion:
+    if not args:
+        return Suggestion(Want.SAPAW_CARD, word)
+    card = _cards(args[:1])
+    if len(args) == 1 and card:
+        return Suggestion(Want.SAPAW_MELD, word, card=card[0])
+    return Suggestion(Want.NOTHING, word)
+
+
+def _discard_words(_spec: CommandSpec, args: list[str], word: str) -> Suggestion:
+    return Suggestion(Want.NOTHING if args else Want.DISCARD_CARD, word)
+
+
+#: ``suggest``: after the command word, what its arguments ask for next.
+_SUGGEST: dict[Args, Callable[[CommandSpec, list[str], str], Suggestion]] = {
+    Args.NONE: _no_words,
+    Args.TEXT: _text,
+    Args.PICK: _pick_words,
+    Args.CARDS: _group_words,
+    Args.CARD_MELD: _sapaw_words,
+    Args.CARD: _discard_words,
+}
 
 
 def _cards(tokens: Iterable[str]) -> tuple[Card, ...] | None:
@@ -113,48 +138,82 @@ class Candidate:
 
 def candidates(s: Suggestion, view: SeatView | None) -> list[Candidate]:
     """Stage two: the words for ``s`` that lead only to legal moves of ``view``."""
-    legal: tuple[Move, ...] = view.legal if view is not None else ()
-    if s.want is Want.COMMAND:
-        actions = {m.action for m in legal}
-        over = view is not None and view.result is not None
-        out = [
-            Candidate(name if spec.args is Args.NONE else name + " ", spec.help)
-            for name, spec in COMMANDS.items()
-            if (spec.action is None or spec.action in actions)
-            and name.startswith(s.word.lower())
-            and (over or name != "review")  # a review grades a finished hand
-        ]
-        return sorted(out, key=lambda c: COMMANDS[c.text.strip()].action is None)
-    if s.want in (Want.PICK, Want.MELD_CARDS, Want.SECRET_CARDS):
-        action = {Want.PICK: Action.PICK, Want.MELD_CARDS: Action.MELD}.get(s.want, Action.SECRET)
-        return _combinations(s, [m for m in legal if m.action is action], view)
-    if s.want is Want.SAPAW_CARD:
-        fits_into: dict[Card, list[int]] = {}
-        for m in legal:
-            if m.action is Action.SAPAW and m.card is not None and m.meld is not None:
-                fits_into.setdefault(m.card, []).append(m.meld)
-        return [
-            Candidate(str(c), "→ meld " + ", ".join(str(i) for i in ids))
-            for c, ids in sorted(fits_into.items())
-            if card_matches(c, s.word)
-        ]
-    if s.want is Want.SAPAW_MELD:
-        melds = {m.id: m for m in view.melds} if view is not None else {}
-        out = []
-        for m in legal:
-            if m.action is Action.SAPAW and m.card == s.card and m.meld is not None:
-                if str(m.meld).startswith(s.word):
-                    shown = melds.get(m.meld)
-                    meta = " ".join(str(c) for c in shown.cards) if shown else ""
-                    out.append(Candidate(str(m.meld), meta))
-        return out
-    if s.want is Want.DISCARD_CARD and view is not None:
-        out = []
-        for m in legal:
-            if m.action is Action.DISCARD and m.card is not None and card_matches(m.card, s.word):
-                out.append(Candidate(str(m.card), f"count → {view.count((m.card,))}"))
-        return out
-    return []
+    words = _CANDIDATES.get(s.want)
+    return words(s, view) if words is not None else []
+
+
+def _legal(view: SeatView | None) -> tuple[Move, ...]:
+    return view.legal if view is not None else ()
+
+
+def _command_words(s: Suggestion, view: SeatView | None) -> list[Candidate]:
+    actions = {m.action for m in _legal(view)}
+    over = view is not None and view.result is not None
+    out = [
+        Candidate(name if spec.args is Args.NONE else name + " ", spec.help)
+        for name, spec in COMMANDS.items()
+        if (spec.action is None or spec.action in actions)
+        and name.startswith(s.word.lower())
+        and (over or name != "review")  # a review grades a finished hand
+    ]
+    return sorted(out, key=lambda c: COMMANDS[c.text.strip()].action is None)
+
+
+def _group_cards(s: Suggestion, view: SeatView | None) -> list[Candidate]:
+    action = _GROUP_ACTIONS[s.want]
+    return _combinations(s, [m for m in _legal(view) if m.action is action], view)
+
+
+def _sapaw_cards(s: Suggestion, view: SeatView | None) -> list[Candidate]:
+    fits_into: dict[Card, list[int]] = {}
+    for m in _legal(view):
+        if m.action is Action.SAPAW and m.card is not None and m.meld is not None:
+            fits_into.setdefault(m.card, []).append(m.meld)
+    return [
+        Candidate(str(c), "→ meld " + ", ".join(str(i) for i in ids))
+        for c, ids in sorted(fits_into.items())
+        if card_matches(c, s.word)
+    ]
+
+
+def _sapaw_melds(s: Suggestion, view: SeatView | None) -> list[Candidate]:
+    melds = {m.id: m for m in view.melds} if view is not None else {}
+    out = []
+    for m in _legal(view):
+        if (
+            m.action is Action.SAPAW and m.card == s.card and m.meld is not None
+            and str(m.meld).startswith(s.word)
+        ):
+            shown = melds.get(m.meld)
+            meta = " ".join(str(c) for c in shown.cards) if shown else ""
+            out.append(Candidate(str(m.meld), meta))
+    return out
+
+
+def _discard_cards(s: Suggestion, view: SeatView | None) -> list[Candidate]:
+    if view is None:
+        return []
+    return [
+        Candidate(str(m.card), f"count → {view.count((m.card,))}")
+        for m in view.legal
+        if m.action is Action.DISCARD and m.card is not None and card_matches(m.card, s.word)
+    ]
+
+
+#: The action whose legal moves complete each kind of card group.
+_GROUP_ACTIONS = {Want.PICK: Action.PICK, Want.MELD_CARDS: Action.MELD,
+                  Want.SECRET_CARDS: Action.SECRET}
+
+#: ``candidates``: the words for each kind of suggestion (none for text or nothing).
+_CANDIDATES: dict[Want, Callable[[Suggestion, SeatView | None], list[Candidate]]] = {
+    Want.COMMAND: _command_words,
+    Want.PICK: _group_cards,
+    Want.MELD_CARDS: _group_cards,
+    Want.SECRET_CARDS: _group_cards,
+    Want.SAPAW_CARD: _sapaw_cards,
+    Want.SAPAW_MELD: _sapaw_melds,
+    Want.DISCARD_CARD: _discard_cards,
+}
 
 
 def _combinations(s: Suggestion, moves: list[Move], view: SeatView | None) -> list[Candidate]:

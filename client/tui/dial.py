@@ -83,7 +83,7 @@ def settle(target: Target, name: str, password_file: str | None) -> str | None:
 
 
 async def _probe(endpoint: Endpoint, name: str, tls: ClientTLS, password: str | None) -> None:
-    async with open_connection(endpoint.host, endpoint.port, name=name, timeout=10,
+    async with open_connection(endpoint.host, endpoint.port, name=name, connect_timeout=10,
                                tls=tls if endpoint.tls else False, password=password) as conn:
         await conn.ping()
 

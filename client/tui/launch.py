@@ -25,13 +25,13 @@ import trio
 from tongits.protocol.discovery import DISCOVERY_PORT
 from tongits.server.store import SQLiteJournal, StoreError, export
 
-from ..connection import Connection as Conn
+from ..connection import Connection
 from .app import TableScreen
 from .logs import quiet_logging
 from .net import NetSession, Sink
 from .seats import SeatStore, data_dir
 from .session import FakeSession, Session
-from .state import HandOver, Notice, ServerError, Update
+from .state import HandOver, Notice, ServerRefused, Update
 from .words import counted
 
 #: The longest name the server takes (``ServerConfig.name_max``).
@@ -109,7 +109,7 @@ def play(
                                 "--name NAME (or tongits discover)"))
         return "127.0.0.1", bound
 
-    async def sit_down(conn: Conn) -> None:
+    async def sit_down(conn: Connection) -> None:
         await conn.create_table("play", options=options or {}, timer=timer, bots=bots)
 
     session = PlaySession(
@@ -155,7 +155,7 @@ class PlaySession(NetSession):
                 try:
                     written = write_records(self.db, self.records, self.table)
                 except (OSError, StoreError) as error:
-                    sink(ServerError("records", f"hand record not written: {error}"))
+                    sink(ServerRefused("records", f"hand record not written: {error}"))
                     return
                 if written:
                     sink(Notice(f"saved for tongits replay: {written[-1]}"))

@@ -12,18 +12,16 @@ from typing import Any
 
 import trio
 
-from ..connection import Connection as Conn
-from ..connection import ServerError
+from ..connection import Connection, ServerError
 from .app import TableScreen
 from .dial import Target
 from .listing import LOBBY_HELP
 from .net import JoinStep, NetSession
 from .seats import SeatStore
-from .state import ServerError as ServerRefused
-from .state import TablesListed
+from .state import ServerRefused, TablesListed
 
 REFRESH = 2.0
-CREATE_USAGE = "usage: create NAME [bots N] [timer S] [private]"
+CREATE_USAGE = "usage: create NAME [bots N] [timer S] [hands N] [private]"
 
 
 class LobbyError(Exception):
@@ -31,16 +29,17 @@ class LobbyError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Choice:
+class LobbyChoice:
     action: str  # "create", "join" or "watch"
     table: str = ""  # table id, or the new table's name
     seat: int | None = None
     bots: int = 2
     timer: float | None = None
     private: bool = False  # a private table: its creator gets an invite link
+    hands: int | None = None  # the match's declared length (None: the server's, open-ended)
 
 
-def parse_lobby(line: str) -> Choice:
+def parse_lobby(line: str) -> LobbyChoice:
     words = line.split()
     if not words:
         raise LobbyError(LOBBY_HELP)
@@ -53,21 +52,22 @@ def parse_lobby(line: str) -> Choice:
         rest = [word for word in rest if word != "private"]
         opts: dict[str, str] = {}
         while rest:
-            if len(rest) < 2 or rest[0] not in ("bots", "timer"):
+            if len(rest) < 2 or rest[0] not in ("bots", "timer", "hands"):
                 raise LobbyError(CREATE_USAGE)
             opts[rest[0]], rest = rest[1], rest[2:]
         try:
             bots = int(opts.get("bots", "2"))
             timer = float(opts["timer"]) if "timer" in opts else None
+            hands = int(opts["hands"]) if "hands" in opts else None
         except ValueError:
-            raise LobbyError("bots and timer take numbers") from None
-        return Choice("create", name, bots=bots, timer=timer, private=private)
+            raise LobbyError("bots, timer and hands take numbers") from None
+        return LobbyChoice("create", name, bots=bots, timer=timer, private=private, hands=hands)
     if head == "join" and args:
         if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
             raise LobbyError("usage: join TABLE [SEAT]")
-        return Choice("join", args[0], seat=int(args[1]) if len(args) == 2 else None)
+        return LobbyChoice("join", args[0], seat=int(args[1]) if len(args) == 2 else None)
     if head in ("watch", "spectate") and len(args) == 1:
-        return Choice("watch", args[0])
+        return LobbyChoice("watch", args[0])
     raise LobbyError(LOBBY_HELP)
 
 
@@ -94,7 +94,7 @@ class LobbyJoin:
         self.session: NetSession | None = None
         self.tables: list[dict[str, Any]] = []
         self._token: trio.lowlevel.TrioToken | None = None
-        self._send, self._receive = trio.open_memory_channel[Choice](8)
+        self._send, self._receive = trio.open_memory_channel[LobbyChoice](8)
 
     def choose(self, line: str) -> str | None:
         """Called by the screen with a typed line; returns an error to show, or None."""
@@ -109,7 +109,7 @@ class LobbyJoin:
         self._token.run_sync_soon(self._send.send_nowait, choice)
         return None
 
-    async def __call__(self, conn: Conn) -> None:
+    async def __call__(self, conn: Connection) -> None:
         assert self.session is not None
         sink = self.session.sink
         self._token = trio.lowlevel.current_trio_token()
@@ -127,10 +127,10 @@ class LobbyJoin:
                 return
 
     @staticmethod
-    async def _take(conn: Conn, choice: Choice) -> None:
+    async def _take(conn: Connection, choice: LobbyChoice) -> None:
         if choice.action == "create":
             await conn.create_table(choice.table, bots=choice.bots, timer=choice.timer,
-                                    private=choice.private)
+                                    private=choice.private, hands=choice.hands)
         elif choice.action == "join":
             await conn.join(choice.table, choice.seat)
         else:
@@ -155,7 +155,7 @@ def connect(target: Target, name: str, *, password_file: str | None = None) -> i
     if invite is not None:
         table, code = invite.table, invite.code
 
-        async def sit_down(conn: Conn) -> None:
+        async def sit_down(conn: Connection) -> None:
             await conn.join(table, code=code)
 
         join = sit_down

@@ -12,6 +12,7 @@ meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,29 +20,30 @@ from typing import Any
 import outcome
 import trio
 from tongits.engine import Move, SeatView
-from tongits.protocol import ChatLine, Error, HandResult, SeatUpdate, State
+from tongits.protocol import ChatLine, Error, HandResult, MatchOver, SeatUpdate, State
 
-from ..connection import Connection as Conn
-from ..connection import ConnectionClosed, ServerError, open_connection
+from ..connection import Connection, ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
 from .seats import SavedSeat, SeatStore
 from .state import (
     ChatReceived,
-    Connection,
+    ConnectionChanged,
     HandOver,
+    LinkStatus,
+    MatchEnded,
     Notice,
     SeatsChanged,
+    ServerRefused,
     StateUpdate,
     TableNamed,
     Update,
 )
-from .state import ServerError as ServerRefused
 
 log = logging.getLogger("tongits.client")
 
 Sink = Callable[[Update], None]
 #: Takes a seat once connected (create, join or spectate); not called when resuming.
-JoinStep = Callable[[Conn], Awaitable[Any]]
+JoinStep = Callable[[Connection], Awaitable[Any]]
 #: Runs before connecting (e.g. an embedded server) and returns (host, port).
 Prelude = Callable[[trio.Nursery], Awaitable[tuple[str, int]]]
 
@@ -101,7 +103,7 @@ class NetSession:
         def done(result: outcome.Outcome[None]) -> None:
             if isinstance(result, outcome.Error):
                 log.error("network task failed", exc_info=result.error)
-                sink(Connection("closed", str(result.error)))
+                sink(ConnectionChanged(LinkStatus.CLOSED, str(result.error)))
             if self._done is not None and not self._done.done():
                 self._done.set_result(None)
 
@@ -140,10 +142,8 @@ class NetSession:
         second has passed)."""
         if self._trio is not None:
             stop = self._stop_after_leaving if self._leaving else self._cancel.cancel
-            try:
+            with contextlib.suppress(trio.RunFinishedError):
                 self._trio.run_sync_soon(stop)
-            except trio.RunFinishedError:
-                pass
 
     def _stop_after_leaving(self) -> None:
         self._cancel.deadline = min(self._cancel.deadline, trio.current_time() + 1.0)
@@ -177,14 +177,14 @@ class NetSession:
                                  "(the table has closed)"))
                 continue
             if reason in FINAL:
-                self.sink(Connection("closed", reason))
+                self.sink(ConnectionChanged(LinkStatus.CLOSED, reason))
                 return
             failures += 1
             if failures > self.give_up_after:
-                self.sink(Connection("closed", reason))
+                self.sink(ConnectionChanged(LinkStatus.CLOSED, reason))
                 return
             delay = self.retry_delays[min(failures - 1, len(self.retry_delays) - 1)]
-            self.sink(Connection("lost", f"({reason}; retry in {delay:g}s)"))
+            self.sink(ConnectionChanged(LinkStatus.LOST, f"({reason}; retry in {delay:g}s)"))
             await trio.sleep(delay)
 
     async def _one_connection(self) -> str:
@@ -226,7 +226,7 @@ class NetSession:
         try:
             async with open_connection(
                 self.host, self.port, name=self.name, token=self.token,
-                seq=self.seq if self.token is not None else None, timeout=5,
+                seq=self.seq if self.token is not None else None, connect_timeout=5,
                 tls=self.tls, password=self.password,
             ) as conn:
                 resumed = self.token is not None
@@ -241,7 +241,7 @@ class NetSession:
                         self.watching = conn.table
                 self.table = conn.table or self.table
                 self._save_seat()
-                self.sink(Connection("connected"))
+                self.sink(ConnectionChanged(LinkStatus.CONNECTED))
                 # Said once the view is there, so that they describe it.
                 after_view: list[Update] = []
                 named = await self._table_named(conn)
@@ -273,7 +273,7 @@ class NetSession:
         ) as error:
             return self._reason(error)
 
-    async def _table_named(self, conn: Conn) -> TableNamed | None:
+    async def _table_named(self, conn: Connection) -> TableNamed | None:
         """The table's name and hands played, from the lobby's list (the table's messages
         carry only its id)."""
         for table in await conn.list_tables():
@@ -283,7 +283,7 @@ class NetSession:
                 return TableNamed(str(table["name"]), played, self.table)
         return None
 
-    async def _send_loop(self, conn: Conn) -> None:
+    async def _send_loop(self, conn: Connection) -> None:
         async for kind, payload in self._outbox:
             try:
                 if kind == "move":
@@ -327,12 +327,15 @@ class NetSession:
             # Resumed with a token read from disk, without a seq heard: nothing to mark.
             heard = self.seq is not None
             self.seq = msg.seq
-            view = SeatView.from_dict(msg.view)
+            view = SeatView.from_dict(msg.view, msg.legal)
             missed = len(msg.missed) if msg.missed is not None and heard else None
             self.sink(StateUpdate(view, msg.seats, msg.deadline, msg.table, missed))
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
             self.sink(HandOver(msg.result, msg.standings))
+        elif isinstance(msg, MatchOver):
+            self._forget_seat()  # the table has closed: its token opens nothing any more
+            self.sink(MatchEnded(msg.reason, msg.standings))
         elif isinstance(msg, ChatLine):
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))
         elif isinstance(msg, SeatUpdate):

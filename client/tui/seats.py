@@ -10,6 +10,7 @@ keeps a table that long.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -88,10 +89,8 @@ class SeatStore:
             temporary.unlink(missing_ok=True)
 
     def forget(self, server: str, name: str) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self._path(server, name).unlink(missing_ok=True)
-        except OSError:
-            pass
 
     def _prune(self, now: float) -> None:
         try:

@@ -13,7 +13,7 @@ from typing import Protocol
 from tongits.engine import Hand, IllegalMove, Match, Move, Options, SeatView, seat_view
 
 from .hint import choose_move
-from .state import ChatReceived, HandOver, SeatsChanged, ServerError, StateUpdate, Update
+from .state import ChatReceived, HandOver, SeatsChanged, ServerRefused, StateUpdate, Update
 
 Sink = Callable[[Update], None]
 Policy = Callable[[SeatView], Move]
@@ -110,7 +110,7 @@ class FakeSession:
         try:
             self.hand.apply(self.seat, move)
         except IllegalMove as error:
-            self.sink(ServerError(error.code, error.message))
+            self.sink(ServerRefused(error.code, error.message))
             return
         self.accepted.append(move)
         self._publish()

@@ -10,11 +10,13 @@ missed meanwhile are part of that view, and the log marks where they begin.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-from tongits.engine import Card, Result, SeatView
+from tongits.engine import Action, Card, Result, SeatView, Step
+from tongits.protocol import PlayerKind, SeatChange
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +38,7 @@ class SeatInfo:
         grace = data.get("grace")
         return cls(
             name=str(data.get("name") or f"seat {seat} (empty)"),
-            bot=kind == "bot",
+            bot=kind == PlayerKind.BOT,
             connected=bool(data.get("connected", not away)),
             standing_in=bool(data.get("standing_in") or data.get("stand_in")),
             away=away,
@@ -69,6 +71,15 @@ class HandOver:
 
 
 @dataclass(frozen=True, slots=True)
+class MatchEnded:
+    """The match reached its declared length (``match_over``): the table has closed, no hand
+    follows; ``standings`` is the final ledger."""
+
+    reason: str
+    standings: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class ChatReceived:
     seat: int | None
     name: str
@@ -84,16 +95,22 @@ class SeatsChanged:
 
 
 @dataclass(frozen=True, slots=True)
-class ServerError:
+class ServerRefused:
     code: str
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class Connection:
-    """``status`` is ``connected``, ``lost`` (reconnecting) or ``closed`` (gave up)."""
+class LinkStatus(StrEnum):
+    """Where the session's connection stands."""
 
-    status: str
+    CONNECTED = "connected"
+    LOST = "lost"  # reconnecting
+    CLOSED = "closed"  # gave up
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionChanged:
+    status: LinkStatus
     detail: str = ""
 
 
@@ -125,19 +142,30 @@ class TablesListed:
 Update = (
     StateUpdate
     | HandOver
+    | MatchEnded
     | ChatReceived
     | SeatsChanged
-    | ServerError
-    | Connection
+    | ServerRefused
+    | ConnectionChanged
     | TablesListed
     | Notice
     | TableNamed
 )
 
 
+class LogKind(StrEnum):
+    """What a line of the table's log is, which decides how it is drawn."""
+
+    EVENT = "event"  # a move
+    CHAT = "chat"
+    SEAT = "seat"  # someone came, went, lost connection…
+    INFO = "info"
+    ERROR = "error"
+
+
 @dataclass(slots=True)
 class LogLine:
-    kind: str  # "event", "chat", "seat", "info", "error"
+    kind: LogKind
     text: str
     seat: int | None = None
 
@@ -170,12 +198,13 @@ class TableState:
     table_name: str = ""
     drawn: Card | None = None  # the card we just drew, until our turn ends
     log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
+    match_over: bool = False  # the match reached its declared length: no hand follows
 
     @property
     def seated(self) -> bool:
         """We hold a seat in a match that is still being played (quitting it is asked)."""
         return (
-            self.lobby is None and not self.closed
+            self.lobby is None and not self.closed and not self.match_over
             and self.view is not None and self.view.seat is not None
         )
 
@@ -191,97 +220,120 @@ class TableState:
         self.message = text
         self.message_is_error = error
 
-    def note(self, lines: Sequence[str], kind: str = "info") -> None:
+    def note(self, lines: Sequence[str], kind: LogKind = LogKind.INFO) -> None:
         self.notes = [LogLine(kind, line) for line in lines]
 
     def apply(self, update: Update, now: float | None = None) -> None:
+        """Take one update from the session; ``now`` is ``time.monotonic()``, from which the
+        turn's deadline and the seats' grace periods are counted."""
         now = time.monotonic() if now is None else now
-        if isinstance(update, StateUpdate):
-            old = self.view
-            new_hand = (
-                old is None
-                or len(update.view.history) < len(old.history)
-                or (old.result is not None and update.view.result is None)
-            )
-            if new_hand:
-                self.asides = [(0, line) for _, line in self.asides[-6:]]
-                self.back_at = {}
-                self.result = None
-                self.notes = []
-                self.choices = []
-                self.hands_seen += 1
-                self.drawn = None
-                self.log_scroll = 0
-                if old is not None:  # what was said about the last hand is past
-                    self.say("")
-            else:
-                self._moved_on(old.history if old is not None else (), update.view)
-            self.view = update.view
-            if len(update.view.legal) > 1:
-                self.choices.append(update.view)
-            if update.view.result is not None:
-                self.result = update.view.result
-            if update.seats is not None:
-                self.seats = seats_from(update.seats, now)
-            if update.missed:
-                at = len(update.view.history) - update.missed
-                moves = "move" if update.missed == 1 else "moves"
-                line = LogLine("info", f"⋯ while you were away ({update.missed} {moves}):")
-                self.asides.append((max(at, 0), line))
-            self.table = update.table or self.table
-            self.deadline_at = now + update.deadline if update.deadline is not None else None
-        elif isinstance(update, HandOver):
-            self.result = Result.from_dict(update.result)
-            self.standings = update.standings
-            self.deadline_at = None
-        elif isinstance(update, ChatReceived):
-            self._aside(LogLine("chat", f"{update.name}: {update.text}", update.seat))
-        elif isinstance(update, SeatsChanged):
-            before = self.seats
-            self.seats = seats_from(update.seats, now)
-            if update.change is not None:
-                self._seat_changed(update.change, before)
-        elif isinstance(update, ServerError):
-            self.say(f"server refused: {update.message} ({update.code})", error=True)
-        elif isinstance(update, TableNamed):
-            self.table_name = update.name
-            self.table = update.table or self.table
-            if update.hands_played is not None and self.view is not None:
-                over = self.view.result is not None
-                self.hands_seen = update.hands_played + (0 if over else 1)
-        elif isinstance(update, Notice):
-            self.say(update.text)
-            self._aside(LogLine("info", update.text))
-        elif isinstance(update, TablesListed):
-            if self.lobby is not None and update.tables is None:
-                self.say("")
-            self.lobby = update.tables
-        elif isinstance(update, Connection):
-            if update.status == "connected":
-                self.banner = None
-                self.say("")
-            elif update.status == "lost":
-                self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
-            else:
-                self.banner = "disconnected: " + (update.detail or "the server is gone")
-                self.closed = True
+        _APPLY[type(update)](self, update, now)
 
-    def _moved_on(self, before: Sequence[dict[str, Any]], view: SeatView) -> None:
+    def _state(self, update: StateUpdate, now: float) -> None:
+        old = self.view
+        if (
+            old is None
+            or len(update.view.history) < len(old.history)
+            or (old.result is not None and update.view.result is None)
+        ):
+            self._new_hand(said_before=old is not None)
+        else:
+            self._moved_on(old.history, update.view)
+        self.view = update.view
+        if len(update.view.legal) > 1:
+            self.choices.append(update.view)
+        if update.view.result is not None:
+            self.result = update.view.result
+        if update.seats is not None:
+            self.seats = seats_from(update.seats, now)
+        if update.missed:
+            at = len(update.view.history) - update.missed
+            moves = "move" if update.missed == 1 else "moves"
+            line = LogLine(LogKind.INFO, f"⋯ while you were away ({update.missed} {moves}):")
+            self.asides.append((max(at, 0), line))
+        self.table = update.table or self.table
+        self.deadline_at = now + update.deadline if update.deadline is not None else None
+
+    def _new_hand(self, *, said_before: bool) -> None:
+        """A view of a new hand (or the first view): what was kept about the last one goes,
+        but the last few lines heard, and the message line if it was about the last hand."""
+        self.asides = [(0, line) for _, line in self.asides[-6:]]
+        self.back_at = {}
+        self.result = None
+        self.notes = []
+        self.choices = []
+        self.hands_seen += 1
+        self.drawn = None
+        self.log_scroll = 0
+        if said_before:
+            self.say("")
+
+    def _hand_over(self, update: HandOver, _now: float) -> None:
+        self.result = Result.from_dict(update.result)
+        self.standings = update.standings
+        self.deadline_at = None
+
+    def _match_ended(self, update: MatchEnded, _now: float) -> None:
+        self.standings = update.standings
+        self.match_over = True
+        self.deadline_at = None
+        self.say("the match is over: ^Q to leave")
+        self._aside(LogLine(LogKind.INFO, "the match is over"))
+
+    def _chat(self, update: ChatReceived, _now: float) -> None:
+        self._aside(LogLine(LogKind.CHAT, f"{update.name}: {update.text}", update.seat))
+
+    def _seats(self, update: SeatsChanged, now: float) -> None:
+        before = self.seats
+        self.seats = seats_from(update.seats, now)
+        if update.change is not None:
+            self._seat_changed(update.change, before)
+
+    def _refused(self, update: ServerRefused, _now: float) -> None:
+        self.say(f"server refused: {update.message} ({update.code})", error=True)
+
+    def _named(self, update: TableNamed, _now: float) -> None:
+        self.table_name = update.name
+        self.table = update.table or self.table
+        if update.hands_played is not None and self.view is not None:
+            over = self.view.result is not None
+            self.hands_seen = update.hands_played + (0 if over else 1)
+
+    def _notice(self, update: Notice, _now: float) -> None:
+        self.say(update.text)
+        self._aside(LogLine(LogKind.INFO, update.text))
+
+    def _listed(self, update: TablesListed, _now: float) -> None:
+        if self.lobby is not None and update.tables is None:
+            self.say("")
+        self.lobby = update.tables
+
+    def _connection(self, update: ConnectionChanged, _now: float) -> None:
+        if update.status is LinkStatus.CONNECTED:
+            self.banner = None
+            self.say("")
+        elif update.status is LinkStatus.LOST:
+            self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
+        else:
+            self.banner = "disconnected: " + (update.detail or "the server is gone")
+            self.closed = True
+
+    def _moved_on(self, before: Sequence[Step], view: SeatView) -> None:
         """The message line describes the present: a note about an earlier moment (``sent:``,
         a refusal of a move since replaced by one of ours) goes once the hand moves on; the
         server playing for us when our time ran out is said until the next message."""
         new = view.history[len(before):]
         if not new:
             return
-        ours = [i for i, step in enumerate(new, len(before)) if step.get("seat") == view.seat]
+        ours = [i for i, step in enumerate(new, len(before)) if step.seat == view.seat]
         if ours:
             self.drawn = self._just_drawn(view)
-        auto = [i for i in ours if view.history[i].get("timeout")]
+        auto = [i for i in ours if view.history[i].timeout]
         if view.seat is not None and auto:
             # The whole turn the server played (its steps may arrive one state at a time).
             first = auto[-1]
-            while first > 0 and view.history[first - 1].get("seat") == view.seat and \
-                    view.history[first - 1].get("timeout"):
+            while first > 0 and view.history[first - 1].seat == view.seat and \
+                    view.history[first - 1].timeout:
                 first -= 1
             auto = list(range(first, auto[-1] + 1))
             lines = event_lines(view.history, ["you"] * 3)
@@ -295,8 +347,9 @@ class TableState:
         """The card our last step drew (the one card new in our hand), if that step was a
         draw: the server's history says only that a card was drawn."""
         old = self.view
-        last = view.history[-1] if view.history else {}
-        if old is None or last.get("seat") != view.seat or last.get("action") != "draw":
+        last = view.history[-1] if view.history else None
+        if old is None or last is None or last.seat != view.seat or \
+                last.move.action is not Action.DRAW:
             return None
         new = set(view.hand) - set(old.hand)
         return new.pop() if len(new) == 1 else None
@@ -307,25 +360,26 @@ class TableState:
     def _seat_changed(self, change: dict[str, Any], before: Sequence[SeatInfo]) -> None:
         """A log line for what happened to another seat; our own comings and goings show in
         the banner instead."""
-        seat, what = change.get("seat"), change.get("change")
-        if not isinstance(seat, int) or not 0 <= seat < 3 or what not in SEAT_CHANGES:
+        seat, named = change.get("seat"), change.get("change")
+        if not isinstance(seat, int) or not 0 <= seat < 3 or named not in SEAT_CHANGES:
             return
+        what = SeatChange(named)
         if self.view is not None and self.view.seat == seat:
             return
-        name = (before[seat] if what == "left" else self.seats[seat]).name
-        if what == "back":
+        name = (before[seat] if what is SeatChange.LEFT else self.seats[seat]).name
+        if what is SeatChange.BACK:
             self.back_at[seat] = len(self.view.history) if self.view is not None else 0
-        elif what in ("away", "left", "stand_in"):
+        elif what in (SeatChange.AWAY, SeatChange.LEFT, SeatChange.STAND_IN):
             self.back_at.pop(seat, None)
-        self._aside(LogLine("seat", SEAT_CHANGES[what].format(name=name), seat))
+        self._aside(LogLine(LogKind.SEAT, SEAT_CHANGES[what].format(name=name), seat))
 
     def is_back(self, seat: int) -> bool:
         """The seat's human came back and has not acted since."""
         at = self.back_at.get(seat)
         if at is None:
             return False
-        history = self.view.history if self.view is not None else []
-        return all(step.get("seat") != seat for step in history[at:])
+        history = self.view.history if self.view is not None else ()
+        return all(step.seat != seat for step in history[at:])
 
     def log(self) -> list[LogLine]:
         """Public events of this hand, interleaved with the lines heard between them."""
@@ -343,14 +397,28 @@ class TableState:
         return out
 
 
+#: ``TableState.apply``: the handler of each kind of update.
+_APPLY: dict[type[Any], Callable[[TableState, Any, float], None]] = {
+    StateUpdate: TableState._state,
+    HandOver: TableState._hand_over,
+    MatchEnded: TableState._match_ended,
+    ChatReceived: TableState._chat,
+    SeatsChanged: TableState._seats,
+    ServerRefused: TableState._refused,
+    TableNamed: TableState._named,
+    Notice: TableState._notice,
+    TablesListed: TableState._listed,
+    ConnectionChanged: TableState._connection,
+}
+
 #: The log line for each ``change`` of a ``seat_update``.
 SEAT_CHANGES = {
-    "sat": "{name} sat down",
-    "left": "{name} left the table",
-    "away": "{name} lost connection",
-    "back": "{name} is back",
-    "replaced": "{name} reconnected",
-    "stand_in": "a bot is standing in for {name}",
+    SeatChange.SAT: "{name} sat down",
+    SeatChange.LEFT: "{name} left the table",
+    SeatChange.AWAY: "{name} lost connection",
+    SeatChange.BACK: "{name} is back",
+    SeatChange.REPLACED: "{name} reconnected",
+    SeatChange.STAND_IN: "a bot is standing in for {name}",
 }
 
 #: Added to the log line of a move the server played because the seat's time ran out.
@@ -364,81 +432,113 @@ _VERBS = {
 }
 
 
-def event_lines(history: Sequence[dict[str, Any]], names: Sequence[str]) -> list[LogLine]:
+def event_lines(history: Sequence[Step], names: Sequence[str]) -> list[LogLine]:
     """One line per public action, in the words of the table: who drew, picked, melded…; a
     move the server played for a seat whose time ran out says so."""
+    told = _Told()
     out: list[LogLine] = []
-    pile: list[str] = []
-    next_meld = 0
-
-    def name(seat: Any) -> str:
-        return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "?"
-
     for step in history:
-        seat = step.get("seat")
-        action = step.get("action")
-        cards = [pretty_card(c) for c in step.get("cards") or ()]
-        who = name(seat)
-        if action in _VERBS:
-            text = f"{who} {_VERBS[action]}"
-            if step.get("auto"):
-                text += " (not opened)"
-        elif action == "pick":
-            top = pile.pop() if pile else "?"
-            if step.get("meld") is not None:
-                text = f"{who} picked {top} onto meld {step['meld']}"
-            else:
-                text = f"{who} picked {top} with {' '.join(cards)} → #{next_meld}"
-                next_meld += 1
-        elif action == "meld":
-            text = f"{who} melded {' '.join(cards)} → #{next_meld}"
-            next_meld += 1
-        elif action == "secret":
-            text = f"{who} laid a secret meld #{next_meld}"
-            if cards:
-                text += " " + " ".join(cards)
-            next_meld += 1
-        elif action == "sapaw":
-            text = f"{who} laid off {pretty_card(step.get('card'))} onto #{step.get('meld')}"
-        elif action == "discard":
-            pile.append(pretty_card(step.get("card")))
-            text = f"{who} discarded {pile[-1]}"
-        else:
-            text = f"{who} {action}"
-        if step.get("timeout"):  # protocol 1.1: the server played it, the timer ran out
+        who = names[step.seat] if 0 <= step.seat < len(names) else "?"
+        text = _NARRATE[step.move.action](told, who, step)
+        if step.timeout:  # protocol 1.1: the server played it, the timer ran out
             text += AUTOPLAYED
-        out.append(LogLine("event", text, seat if isinstance(seat, int) else None))
+        out.append(LogLine(LogKind.EVENT, text, step.seat))
     return out
 
 
-def pile_throwers(history: Sequence[dict[str, Any]]) -> list[int | None]:
+@dataclass(slots=True)
+class _Told:
+    """What ``event_lines`` keeps while it reads a history: the discard pile (as shown) and
+    the number the next meld laid will have."""
+
+    pile: list[str] = field(default_factory=list)
+    melds: int = 0
+
+    def next_meld(self) -> int:
+        self.melds += 1
+        return self.melds - 1
+
+
+def _cards(step: Step) -> str:
+    return " ".join(c.pretty() for c in step.move.cards)
+
+
+def _verb(_told: _Told, who: str, step: Step) -> str:
+    return f"{who} {_VERBS[step.move.action]}" + (" (not opened)" if step.auto else "")
+
+
+def _pick(told: _Told, who: str, step: Step) -> str:
+    top = told.pile.pop() if told.pile else "?"
+    if step.move.meld is not None:
+        return f"{who} picked {top} onto meld {step.move.meld}"
+    return f"{who} picked {top} with {_cards(step)} → #{told.next_meld()}"
+
+
+def _meld(told: _Told, who: str, step: Step) -> str:
+    return f"{who} melded {_cards(step)} → #{told.next_meld()}"
+
+
+def _secret(told: _Told, who: str, step: Step) -> str:
+    text = f"{who} laid a secret meld #{told.next_meld()}"
+    return f"{text} {_cards(step)}" if step.move.cards else text
+
+
+def _sapaw(_told: _Told, who: str, step: Step) -> str:
+    return f"{who} laid off {_pretty(step.move.card)} onto #{step.move.meld}"
+
+
+def _discard(told: _Told, who: str, step: Step) -> str:
+    told.pile.append(_pretty(step.move.card))
+    return f"{who} discarded {told.pile[-1]}"
+
+
+#: ``event_lines``: the words for each action (every one has its own).
+_NARRATE: dict[Action, Callable[[_Told, str, Step], str]] = {
+    Action.DRAW: _verb,
+    Action.CALL: _verb,
+    Action.CHALLENGE: _verb,
+    Action.FOLD: _verb,
+    Action.PICK: _pick,
+    Action.MELD: _meld,
+    Action.SECRET: _secret,
+    Action.SAPAW: _sapaw,
+    Action.DISCARD: _discard,
+}
+
+
+def pile_throwers(history: Sequence[Step]) -> list[int | None]:
     """Who threw each card of the discard pile, bottom to top (a pick takes the top one)."""
     pile: list[int | None] = []
     for step in history:
-        if step.get("action") == "discard":
-            seat = step.get("seat")
-            pile.append(seat if isinstance(seat, int) else None)
-        elif step.get("action") == "pick" and pile:
+        action = step.move.action
+        if action is Action.DISCARD:
+            pile.append(step.seat)
+        elif action is Action.PICK and pile:
             pile.pop()
     return pile
 
 
-def layoffs(history: Sequence[dict[str, Any]]) -> dict[int, list[tuple[str, int]]]:
+def layoffs(history: Sequence[Step]) -> dict[int, list[tuple[str, int]]]:
     """Per meld id, the cards laid off onto it and who laid each (a sapaw, or a pick of the top
     discard onto the meld), in order."""
     out: dict[int, list[tuple[str, int]]] = {}
     pile: list[str] = []
     for step in history:
-        action, seat, meld = step.get("action"), step.get("seat"), step.get("meld")
-        if action == "discard":
-            pile.append(str(step.get("card")))
-        elif action == "pick":
+        move, seat = step.move, step.seat
+        action, meld = move.action, move.meld
+        if action is Action.DISCARD:
+            pile.append(str(move.card))
+        elif action is Action.PICK:
             top = pile.pop() if pile else "?"
-            if isinstance(meld, int) and isinstance(seat, int):
+            if meld is not None:
                 out.setdefault(meld, []).append((top, seat))
-        elif action == "sapaw" and isinstance(meld, int) and isinstance(seat, int):
-            out.setdefault(meld, []).append((str(step.get("card")), seat))
+        elif action is Action.SAPAW and meld is not None:
+            out.setdefault(meld, []).append((str(move.card), seat))
     return out
+
+
+def _pretty(card: Card | None) -> str:
+    return "?" if card is None else card.pretty()
 
 
 def pretty_card(card: Any) -> str:

@@ -160,8 +160,9 @@ def public_knowledge(view: SeatView) -> PublicKnowledge:
             secrets[meld.owner] += 1
     info = PublicKnowledge(view.seat, mask_of(DECK) & ~known, hidden_secrets=secrets)
     for step in view.history:
-        if step["action"] == "discard":
-            info.thrown[step["seat"]].append(Card.parse(step["card"]))
+        card = step.move.card
+        if step.move.action is Action.DISCARD and card is not None:
+            info.thrown[step.seat].append(card)
     return info
 
 

@@ -273,7 +273,7 @@ class StrongPolicy:
         fold = find(legal, Action.FOLD) or legal[0]
         if challenge is None or view.caller is None:
             return Choice(fold, "there is nothing to challenge")
-        answers = [step["seat"] for step in view.history if step["action"] == "challenge"]
+        answers = [step.seat for step in view.history if step.move.action is Action.CHALLENGE]
         if answers:
             return Choice(challenge, "the call is challenged already: you pay 3 chips anyway")
         mine = count_of(

@@ -72,21 +72,21 @@ def infer(view: SeatView, params: InferenceParams) -> Inference:
     if params.enabled:
         top: int | None = None
         for step in view.history:
-            action, who = step["action"], step["seat"]
-            if action == "discard":
-                card = int(Card.parse(step["card"]))
+            action, who = step.move.action, step.seat
+            if action is Action.DISCARD and step.move.card is not None:
+                card = int(step.move.card)
                 top = card
                 if who in weights:
                     w = weights[who]
                     for c in _bits(NEIGHBOURS[card]):
                         w[c] *= params.thrown_near
-            elif action == "draw":
+            elif action is Action.DRAW:
                 if who in weights and top is not None:
                     w = weights[who]
                     for c in _bits(NEIGHBOURS[top]):
                         w[c] *= params.passed
                 top = None
-            elif action == "pick":
+            elif action is Action.PICK:
                 top = None
         for s in others:
             if know.thrown[s]:
@@ -109,13 +109,12 @@ def _block_turns(view: SeatView) -> list[int | None]:
     last: list[int | None] = [None, None, None]
     self_blocks = view.options.self_sapaw_blocks_call
     for step in view.history:
-        action = step["action"]
-        meld = step.get("meld")
-        if action in ("sapaw", "pick") and meld is not None:
+        action, meld = step.move.action, step.move.meld
+        if (action is Action.SAPAW or action is Action.PICK) and meld is not None:
             owner = owners.get(meld)
-            if owner is not None and (owner != step["seat"] or self_blocks):
+            if owner is not None and (owner != step.seat or self_blocks):
                 last[owner] = turn
-        elif action == "discard":
+        elif action is Action.DISCARD:
             turn += 1
     out: list[int | None] = [None, None, None]
     for s in range(3):
@@ -129,10 +128,11 @@ def _answers(view: SeatView) -> dict[int, Action]:
         return {}
     out: dict[int, Action] = {}
     for step in reversed(view.history):
-        if step["action"] == "call":
+        action = step.move.action
+        if action is Action.CALL:
             break
-        if step["action"] in ("challenge", "fold"):
-            out[step["seat"]] = Action(step["action"])
+        if action is Action.CHALLENGE or action is Action.FOLD:
+            out[step.seat] = action
     return out
 
 

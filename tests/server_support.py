@@ -1,4 +1,5 @@
-"""Helpers for the server tests: a server on port 0 or on in-memory streams, and clients.
+"""Helpers for the server tests: a server on port 0 or on in-memory streams, clients, and
+raw frames written by hand.
 
 No test lives here; the tests import these helpers (pytest puts ``tests/`` on ``sys.path``).
 """
@@ -6,16 +7,18 @@ No test lives here; the tests import these helpers (pytest puts ``tests/`` on ``
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar
 
+import msgpack
 import trio
 import trio.testing
 from tongits.client.connection import Connection, connect_stream, open_connection
 from tongits.engine import SeatView
 from tongits.engine.policies import get_policy
-from tongits.protocol import HandResult, ServerMessage, State
+from tongits.protocol import Codec, HandResult, Mode, ServerMessage, State, sniff
 from tongits.server import Journal, MemoryJournal, Server, ServerConfig
 
 M = TypeVar("M", bound=ServerMessage)
@@ -24,6 +27,8 @@ M = TypeVar("M", bound=ServerMessage)
 TIME_CAP = 30
 #: The cap of tests on the virtual clock (``autojump_clock``): a deadlock jumps straight to it.
 VIRTUAL_CAP = 24 * 3600
+#: A client's first frame, as a map, for tests that write raw frames.
+HELLO = {"type": "hello", "id": 0, "version": 1, "name": "fuzz", "kind": "human"}
 
 
 def quick_config(**changes: Any) -> ServerConfig:
@@ -97,7 +102,7 @@ async def play_hands(
     async def act(state: State) -> None:
         nonlocal acted
         acted = state.seq
-        await conn.move(bot(SeatView.from_dict(state.view)))
+        await conn.move(bot(SeatView.from_dict(state.view, state.legal)))
 
     if conn.last_state is not None and conn.last_state.legal:
         await act(conn.last_state)
@@ -123,3 +128,40 @@ def capped(test: Callable[..., Any]) -> Callable[..., Any]:
             return await test(*args, **kwargs)
 
     return run
+
+
+def frame(obj: Any) -> bytes:
+    """``obj`` as one binary frame, written by hand (no codec), for raw and broken input."""
+    payload: bytes = msgpack.packb(obj)
+    return struct.pack(">I", len(payload)) + payload
+
+
+async def exchange(server: Server, data: bytes) -> list[dict[str, Any]]:
+    """Send ``data`` on a fresh in-memory connection; every frame until the server closes it or
+    stays quiet for a (virtual) minute."""
+    client, server_side = trio.testing.memory_stream_pair()
+    frames: list[dict[str, Any]] = []
+    codec = Codec(sniff(data[0]) if data else Mode.BINARY)  # the server answers in its mode
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.handle_stream, server_side, "memory")
+        await client.send_all(data)
+        with trio.move_on_after(60):
+            while True:
+                chunk = await client.receive_some(65536)
+                if not chunk:
+                    break
+                codec.receive_data(chunk)
+                while (msg := codec.next_message()) is not None:
+                    frames.append(msg)
+        await client.aclose()
+    return frames
+
+
+async def until(condition: Callable[[], bool], interval: float = 0.01) -> None:
+    """Return once ``condition()`` holds, looked at every ``interval`` seconds; the caller's
+    cap (``capped``, ``fail_after``) bounds the wait.
+
+    For white-box tests that wait on the server's insides (a peer seated, a journal drained,
+    a table created by another client), which have no event to await."""
+    while not condition():  # noqa: ASYNC110 - server internals offer no event to wait on
+        await trio.sleep(interval)
