@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import trio
-from test_server_support import TIME_CAP, memory_server, my_turn, next_of, play_hands
+from server_support import TIME_CAP, memory_server, my_turn, next_of, play_hands
 from tongits.engine import Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import State
@@ -51,7 +51,8 @@ async def test_other_tables_play_on_while_an_expert_seat_thinks(
             quick = await ben.create_table("Quick", bots=2)
             assert quick.table != slow.table
             state = await my_turn(ben)
-            await ben.move(get_policy("greedy", seed=0)(SeatView.from_dict(state.view)))
+            greedy = get_policy("greedy", seed=0)
+            await ben.move(greedy(SeatView.from_dict(state.view, state.legal)))
             shown = await next_of(ben, State, lambda s: s.seq > state.seq)
             assert shown.event is not None and shown.event["seat"] == ben.seat
             assert not release.is_set() and on_loop == [False]
