@@ -27,7 +27,10 @@ With ``--tls`` (a) and (b) are run a second time with every client connection to
 server in TLS (a self-signed ECDSA certificate, as ``--tls-self-signed`` makes; the handshakes
 happen while the tables are seated, outside the measured windows), and what TLS costs is
 printed as ratios to the plain run of the same invocation: round trip p50, and for the N tables
-p50, server CPU and memory, with the extra CPU and memory per 1,000 tables.
+p50, server CPU (per second and per action) and memory, with the extra CPU and memory per
+1,000 tables (the CPU from the extra per action, at the 1,000 actions a second of 1,000 tables:
+a client process that cannot keep the pace plays fewer actions, and its server's CPU share
+drops with them).
 
 The last line printed is one JSON object with every figure.
 """
@@ -304,6 +307,18 @@ async def wait_newer(client: Client, seq: int) -> None:
         await client.states.wait()
 
 
+async def newest_state(group: list[Client]) -> dict[str, Any]:
+    """The newest state any of a table's three clients holds. Each gets every state, but not
+    at the same moment: one client's latest can be a step behind the table (the move just
+    played, the deal after ``next_hand``), and acting on it waits for a turn that has passed
+    (over TLS, where a state reaches the three a little further apart, that stalled (b))."""
+    while True:
+        states = [client.state for client in group if client.state is not None]
+        if states:
+            return max(states, key=lambda state: int(state["seq"]))
+        await group[0].states.wait()
+
+
 # ----- (a) one round trip ----------------
 
 
@@ -380,17 +395,15 @@ async def paced_tables(
         extra_report = await extra(port, nursery) if extra is not None else dict
 
         async def table_step(group: list[Client], timed: bool = True) -> None:
-            state = group[0].state
-            while state is None:
-                await group[0].states.wait()
-                state = group[0].state
+            state = await newest_state(group)
             if state["view"]["phase"] == "over":
                 for client in group:
                     await client.request({"type": "next_hand"})
+                await wait_newer(group[0], state["seq"])  # the deal, before the next step
                 return
-            to_act = state["view"]["to_act"]
-            actor = group[to_act]
-            while actor.state is None or not actor.state.get("legal"):
+            actor = group[state["view"]["to_act"]]
+            while (actor.state is None or actor.state["seq"] < state["seq"]
+                   or not actor.state.get("legal")):
                 await actor.states.wait()
             took = await act_and_wait(actor)
             if timed:
@@ -616,13 +629,24 @@ def tls_costs(
                 report["tls_b_server_p50_us"] / report[f"b{tag}_server_p50_us"], 2)
             report["tls_b_cpu_ratio_to_plain"] = round(cpu / max(plain_cpu, 0.1), 2)
             report["tls_b_memory_ratio_to_plain"] = round(memory / max(plain_memory, 0.1), 2)
-            per_1000 = 1000 / args.tables
-            report["tls_b_extra_cpu_pct_per_1000_tables"] = round((cpu - plain_cpu) * per_1000, 1)
+            # CPU per action, not per second: when the clients' one core cannot keep the pace
+            # (the TLS clients decrypt too), fewer actions are played and the server's CPU
+            # share drops with them. 1,000 tables at one action a second are 1,000 actions/s.
+            per_action = us(paced["cpu"] * paced_s / max(1, len(samples)))
+            plain_per_action = report[f"b{tag}_cpu_per_action_us"]
+            report["tls_b_actions"] = len(samples)
+            report["tls_b_cpu_per_action_us"] = per_action
+            report["tls_b_cpu_per_action_ratio_to_plain"] = round(
+                per_action / max(plain_per_action, 0.1), 2)
+            report["tls_b_extra_cpu_pct_per_1000_tables"] = round(
+                (per_action - plain_per_action) * 1000 / 1e4, 1)
             report["tls_b_extra_memory_mb_per_1000_tables"] = round(
                 (memory - plain_memory) * 1000 / 1024, 1)
             print(f"(b/TLS) {args.tables} tables over TLS: p50 {report['tls_b_server_p50_us']} µs "
                   f"({report['tls_b_p50_ratio_to_plain']}x plain), server CPU {cpu} % "
-                  f"({report['tls_b_cpu_ratio_to_plain']}x plain), memory {memory} KB per table "
+                  f"({report['tls_b_cpu_ratio_to_plain']}x plain), {per_action} µs per action "
+                  f"({report['tls_b_cpu_per_action_ratio_to_plain']}x plain; {len(samples)} "
+                  f"actions, plain {report[f'b{tag}_actions']}), memory {memory} KB per table "
                   f"({report['tls_b_memory_ratio_to_plain']}x plain); per 1,000 tables TLS adds "
                   f"{report['tls_b_extra_cpu_pct_per_1000_tables']} % of a core and "
                   f"{report['tls_b_extra_memory_mb_per_1000_tables']} MB", flush=True)

@@ -166,9 +166,10 @@ class Connection:
         private: bool = False,
         bots: int = 0,
         auto_start: bool = True,
+        hands: int | None = None,
     ) -> Joined:
         msg = CreateTable(name=name, options=options or {}, timer=timer, private=private,
-                          bots=bots, auto_start=auto_start)
+                          bots=bots, auto_start=auto_start, hands=hands)
         return await self._joined(msg)
 
     async def join(self, table: str, seat: int | None = None, code: str | None = None) -> Joined:

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from server_support import memory_server
 from tongits.client.tui.app import TableScreen
 from tongits.client.tui.listing import LOBBY_HELP, describe
 from tongits.client.tui.lobby import (
@@ -26,6 +27,7 @@ from tongits.client.tui.state import TablesListed, TableState
     [
         ("create Friday", LobbyChoice("create", "Friday")),
         ("create Friday bots 1 timer 20", LobbyChoice("create", "Friday", bots=1, timer=20.0)),
+        ("create Friday hands 2 bots 0", LobbyChoice("create", "Friday", bots=0, hands=2)),
         ("join t1", LobbyChoice("join", "t1")),
         ("join t1 2", LobbyChoice("join", "t1", seat=2)),
         ("watch t3", LobbyChoice("watch", "t3")),
@@ -36,7 +38,9 @@ def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
     assert parse_lobby(line) == choice
 
 
-@pytest.mark.parametrize("line", ["", "create", "create x bots", "join", "join t1 x", "dance"])
+@pytest.mark.parametrize(
+    "line", ["", "create", "create x bots", "create x hands two", "join", "join t1 x", "dance"]
+)
 def test_parse_lobby_errors(line: str) -> None:
     with pytest.raises(LobbyError):
         parse_lobby(line)
@@ -109,3 +113,12 @@ def test_help_in_the_lobby_is_help_not_an_error() -> None:
 
     state = asyncio.run(main())
     assert state.message == LOBBY_HELP and not state.message_is_error
+
+
+async def test_create_with_hands_declares_the_match_length() -> None:
+    """``create Friday hands 2`` reaches the server: the table's match is two hands long."""
+    async with memory_server() as (_server, connect), connect("Ana") as conn:
+        await LobbyJoin._take(conn, parse_lobby("create Friday hands 2 bots 2"))
+        [table] = await conn.list_tables()
+    assert table["name"] == "Friday"
+    assert table["match_length"]["hands"] == 2

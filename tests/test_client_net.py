@@ -73,6 +73,29 @@ def mine(screen: TableScreen) -> list[Step]:
     return [step for step in view.history if step.seat == view.seat]
 
 
+async def type_a_hand(screen: TableScreen, pipe: PipeInput) -> list[str]:
+    """Type the hint's move at each of our turns until the hand is over; the lines typed."""
+    await settle(lambda: screen.state.view is not None)
+    typed: list[str] = []
+    while screen.state.view is not None and screen.state.view.phase is not Phase.OVER:
+        view = screen.state.view
+        if not view.legal:
+            await asyncio.sleep(0.01)
+            continue
+        line = str(choose_move(view))
+        before = len(view.history)
+        pipe.send_text(line + "\r")
+        typed.append(line)
+        await settle(
+            lambda b=before: (
+                screen.state.view is not None  # type: ignore[misc]
+                and len(screen.state.view.history) > b
+            )
+        )
+    await settle(lambda: screen.state.standings is not None)
+    return typed
+
+
 def test_a_whole_hand_against_server_bots() -> None:
     seen: dict[str, Any] = {}
 
@@ -84,24 +107,7 @@ def test_a_whole_hand_against_server_bots() -> None:
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:
-                await settle(lambda: screen.state.view is not None)
-                typed: list[str] = []
-                while screen.state.view is not None and screen.state.view.phase is not Phase.OVER:
-                    view = screen.state.view
-                    if not view.legal:
-                        await asyncio.sleep(0.01)
-                        continue
-                    line = str(choose_move(view))
-                    before = len(view.history)
-                    pipe.send_text(line + "\r")
-                    typed.append(line)
-                    await settle(
-                        lambda b=before: (
-                            screen.state.view is not None  # type: ignore[misc]
-                            and len(screen.state.view.history) > b
-                        )
-                    )
-                await settle(lambda: screen.state.standings is not None)
+                typed = await type_a_hand(screen, pipe)
                 seen["typed"] = typed
                 seen["accepted"] = [str(step.move) for step in mine(screen) if not step.auto]
                 seen["screen"] = screen_for(screen.state)
@@ -116,6 +122,40 @@ def test_a_whole_hand_against_server_bots() -> None:
     assert text.startswith(" Tongits · test (t1) · hand 1")
     assert "[bot]" in text and "greedy-bot" in text
     assert all(len(line) <= 80 for line in text.split("\n"))
+
+
+def test_a_declared_match_ends_on_screen() -> None:
+    """A one-hand match: after its hand the screen says the match is over (not "Enter: next
+    hand"), and Enter asks the server for nothing (the table has closed)."""
+    seen: dict[str, Any] = {}
+
+    async def one_hand(conn: Connection) -> None:
+        await conn.create_table("short", timer=0, bots=2, hands=1)
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Ana", join=one_hand,
+                                 prelude=EmbeddedServer())
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                await type_a_hand(screen, pipe)
+                await settle(lambda: screen.state.match_over)
+                pipe.send_text("\r")
+                await asyncio.sleep(0.3)  # a refusal from the server would arrive meanwhile
+                seen["screen"] = screen_for(screen.state)
+                seen["message"] = screen.state.message
+                seen["seated"] = screen.state.seated
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    text = seen["screen"]
+    assert "Match over: ^Q to leave" in text and "Enter: next hand" not in text
+    assert " match over · review" in text
+    assert seen["message"] == "the match is over: ^Q to leave"
+    assert seen["seated"] is False  # quitting now asks nothing
 
 
 def test_reconnects_with_the_seat_token() -> None:

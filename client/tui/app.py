@@ -244,6 +244,9 @@ class TableScreen:
             error = self.lobby.choose(text)
             state.say(error or "asking the server…", error=error is not None)
             return
+        if not text.strip() and state.match_over:
+            state.say("the match is over: ^Q to leave")
+            return
         if not text.strip() and state.hand_over:
             self.session.next_hand()
             state.say("waiting for the next deal…")

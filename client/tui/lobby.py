@@ -21,7 +21,7 @@ from .seats import SeatStore
 from .state import ServerRefused, TablesListed
 
 REFRESH = 2.0
-CREATE_USAGE = "usage: create NAME [bots N] [timer S] [private]"
+CREATE_USAGE = "usage: create NAME [bots N] [timer S] [hands N] [private]"
 
 
 class LobbyError(Exception):
@@ -36,6 +36,7 @@ class LobbyChoice:
     bots: int = 2
     timer: float | None = None
     private: bool = False  # a private table: its creator gets an invite link
+    hands: int | None = None  # the match's declared length (None: the server's, open-ended)
 
 
 def parse_lobby(line: str) -> LobbyChoice:
@@ -51,15 +52,16 @@ def parse_lobby(line: str) -> LobbyChoice:
         rest = [word for word in rest if word != "private"]
         opts: dict[str, str] = {}
         while rest:
-            if len(rest) < 2 or rest[0] not in ("bots", "timer"):
+            if len(rest) < 2 or rest[0] not in ("bots", "timer", "hands"):
                 raise LobbyError(CREATE_USAGE)
             opts[rest[0]], rest = rest[1], rest[2:]
         try:
             bots = int(opts.get("bots", "2"))
             timer = float(opts["timer"]) if "timer" in opts else None
+            hands = int(opts["hands"]) if "hands" in opts else None
         except ValueError:
-            raise LobbyError("bots and timer take numbers") from None
-        return LobbyChoice("create", name, bots=bots, timer=timer, private=private)
+            raise LobbyError("bots, timer and hands take numbers") from None
+        return LobbyChoice("create", name, bots=bots, timer=timer, private=private, hands=hands)
     if head == "join" and args:
         if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
             raise LobbyError("usage: join TABLE [SEAT]")
@@ -128,7 +130,7 @@ class LobbyJoin:
     async def _take(conn: Connection, choice: LobbyChoice) -> None:
         if choice.action == "create":
             await conn.create_table(choice.table, bots=choice.bots, timer=choice.timer,
-                                    private=choice.private)
+                                    private=choice.private, hands=choice.hands)
         elif choice.action == "join":
             await conn.join(choice.table, choice.seat)
         else:

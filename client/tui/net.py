@@ -20,7 +20,7 @@ from typing import Any
 import outcome
 import trio
 from tongits.engine import Move, SeatView
-from tongits.protocol import ChatLine, Error, HandResult, SeatUpdate, State
+from tongits.protocol import ChatLine, Error, HandResult, MatchOver, SeatUpdate, State
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
@@ -29,6 +29,7 @@ from .state import (
     ChatReceived,
     ConnectionChanged,
     HandOver,
+    MatchEnded,
     Notice,
     SeatsChanged,
     ServerRefused,
@@ -344,6 +345,9 @@ class NetSession:
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
             self.sink(HandOver(msg.result, msg.standings))
+        elif isinstance(msg, MatchOver):
+            self._forget_seat()  # the table has closed: its token opens nothing any more
+            self.sink(MatchEnded(msg.reason, msg.standings))
         elif isinstance(msg, ChatLine):
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))
         elif isinstance(msg, SeatUpdate):

@@ -532,7 +532,8 @@ def result_lines(state: TableState) -> list[Line]:
                 ("class:count", f" {result.chips[seat]:+4d}"),
             ]
         )
-    lines.append([("class:turn", " Enter: next hand")])
+    lines.append([("class:turn", " Match over: ^Q to leave" if state.match_over
+                   else " Enter: next hand")])
     return lines
 
 
@@ -563,6 +564,8 @@ def keys_line(state: TableState, cols: int = 80) -> Line:
     watching = state.view is not None and state.view.seat is None
     if watching:
         text = " watching · say TEXT to chat · help · ^Q quit"
+    elif state.match_over:
+        text = " match over · review · F5 sort · ^Q quit"
     elif state.hand_over:
         text = " Enter next hand · review · F5 sort · ^Q quit"
     else:

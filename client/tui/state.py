@@ -69,6 +69,15 @@ class HandOver:
 
 
 @dataclass(frozen=True, slots=True)
+class MatchEnded:
+    """The match reached its declared length (``match_over``): the table has closed, no hand
+    follows; ``standings`` is the final ledger."""
+
+    reason: str
+    standings: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class ChatReceived:
     seat: int | None
     name: str
@@ -125,6 +134,7 @@ class TablesListed:
 Update = (
     StateUpdate
     | HandOver
+    | MatchEnded
     | ChatReceived
     | SeatsChanged
     | ServerRefused
@@ -170,12 +180,13 @@ class TableState:
     table_name: str = ""
     drawn: Card | None = None  # the card we just drew, until our turn ends
     log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
+    match_over: bool = False  # the match reached its declared length: no hand follows
 
     @property
     def seated(self) -> bool:
         """We hold a seat in a match that is still being played (quitting it is asked)."""
         return (
-            self.lobby is None and not self.closed
+            self.lobby is None and not self.closed and not self.match_over
             and self.view is not None and self.view.seat is not None
         )
 
@@ -243,6 +254,13 @@ class TableState:
         self.result = Result.from_dict(update.result)
         self.standings = update.standings
         self.deadline_at = None
+
+    def _match_ended(self, update: MatchEnded, _now: float) -> None:
+        self.standings = update.standings
+        self.match_over = True
+        self.deadline_at = None
+        self.say("the match is over: ^Q to leave")
+        self._aside(LogLine("info", "the match is over"))
 
     def _chat(self, update: ChatReceived, _now: float) -> None:
         self._aside(LogLine("chat", f"{update.name}: {update.text}", update.seat))
@@ -364,6 +382,7 @@ class TableState:
 _APPLY: dict[type[Any], Callable[[TableState, Any, float], None]] = {
     StateUpdate: TableState._state,
     HandOver: TableState._hand_over,
+    MatchEnded: TableState._match_ended,
     ChatReceived: TableState._chat,
     SeatsChanged: TableState._seats,
     ServerRefused: TableState._refused,
