@@ -47,6 +47,7 @@ from tongits.protocol import (
     PlayerKind,
     ProtocolError,
     RemoveBot,
+    SeatChange,
     SeatUpdate,
     Shared,
     Spectate,
@@ -416,7 +417,7 @@ class Table:
             if state.seats[seat] is not None:
                 raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
         self._sit_human(peer, seat, msg.id)
-        self._seats_changed(seat, "sat")
+        self._seats_changed(seat, SeatChange.SAT)
 
     def _sit_human(
         self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
@@ -480,13 +481,13 @@ class Table:
         self.away_until.pop(seat, None)
         info = state.seats[seat]
         assert info is not None
-        change = "back"
+        change = SeatChange.BACK
         if info.stand_in:
             self.policies.pop(seat, None)
             self._commit(BackEntry(seat))
             self._schedule()
         elif old is not None and old is not peer:
-            change = "replaced"
+            change = SeatChange.REPLACED
         self._attach(peer, seat, token)
         peer.send(to_dict(Joined(table=self.id, seat=seat, token=token, spectator=False)))
         log.info("table %s: %r resumes seat %d", self.id, peer, seat)
@@ -522,15 +523,15 @@ class Table:
         digest = info.token_hash if info is not None else None
         if disconnected:
             self.away_until[seat] = trio.current_time() + self._grace()
-            change = "away"
+            change = SeatChange.AWAY
         elif not self.state.started:
             self._commit(VacateEntry(seat))
             self.lobby.forget_token(digest)
-            change = "left"
+            change = SeatChange.LEFT
         else:
             self._stand_in(seat)
             self.lobby.forget_token(digest)
-            change = "stand_in"
+            change = SeatChange.STAND_IN
         log.info("table %s: %r %s seat %d", self.id, peer,
                  "disconnected from" if disconnected else "left", seat)
         self._seats_changed(seat, change)
@@ -561,12 +562,12 @@ class Table:
             return
         if self.state.started:
             self._stand_in(seat, returnable=True)
-            change = "stand_in"
+            change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", self.id, seat)
         else:
             self._commit(VacateEntry(seat))
             self.lobby.forget_token(info.token_hash)
-            change = "left"
+            change = SeatChange.LEFT
         self._seats_changed(seat, change)
         self._schedule()
 
@@ -596,7 +597,7 @@ class Table:
         except (KeyError, ValueError) as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc).strip("'\"")) from None
         peer.send(to_dict(Ok(id=msg.id)))
-        self._seats_changed(seat, "sat")
+        self._seats_changed(seat, SeatChange.SAT)
 
     def _remove_bot(self, peer: Peer, msg: RemoveBot) -> None:
         self._owner_check(peer)
@@ -609,13 +610,13 @@ class Table:
         self.policies.pop(seat, None)
         self._commit(VacateEntry(seat))
         peer.send(to_dict(Ok(id=msg.id)))
-        self._seats_changed(seat, "left")
+        self._seats_changed(seat, SeatChange.LEFT)
 
-    def _seats_changed(self, seat: int | None = None, change: str | None = None) -> None:
+    def _seats_changed(self, seat: int | None = None, change: SeatChange | None = None) -> None:
         """Tell everyone at the table who sits where (and what just happened to ``seat``);
         start a full table that auto-starts."""
         seats = self._seats_info()
-        what = {"seat": seat, "change": change} if seat is not None and change else None
+        what = {"seat": seat, "change": change.value} if seat is not None and change else None
         update = to_dict(SeatUpdate(table=self.id, seats=seats, change=what))
         for peer in self._audience():
             peer.send(update)

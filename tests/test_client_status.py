@@ -13,6 +13,7 @@ from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
     _APPLY,
     ConnectionChanged,
+    LinkStatus,
     ServerRefused,
     StateUpdate,
     TableState,
@@ -71,8 +72,8 @@ def test_the_status_line_forgets_the_moment_that_passed() -> None:
     session.next_hand()
     assert state.message == ""  # the new hand is dealt: nothing is awaited any more
     state.apply(ServerRefused("shutting_down", "the server is shutting down"))
-    state.apply(ConnectionChanged("lost", "(retry in 1s)"))
-    state.apply(ConnectionChanged("connected"))
+    state.apply(ConnectionChanged(LinkStatus.LOST, "(retry in 1s)"))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     text = screen_text(state, now=0.0)
     assert "shutting down" not in text and "connection lost" not in text
 

@@ -29,6 +29,7 @@ from .state import (
     ChatReceived,
     ConnectionChanged,
     HandOver,
+    LinkStatus,
     MatchEnded,
     Notice,
     SeatsChanged,
@@ -102,7 +103,7 @@ class NetSession:
         def done(result: outcome.Outcome[None]) -> None:
             if isinstance(result, outcome.Error):
                 log.error("network task failed", exc_info=result.error)
-                sink(ConnectionChanged("closed", str(result.error)))
+                sink(ConnectionChanged(LinkStatus.CLOSED, str(result.error)))
             if self._done is not None and not self._done.done():
                 self._done.set_result(None)
 
@@ -176,14 +177,14 @@ class NetSession:
                                  "(the table has closed)"))
                 continue
             if reason in FINAL:
-                self.sink(ConnectionChanged("closed", reason))
+                self.sink(ConnectionChanged(LinkStatus.CLOSED, reason))
                 return
             failures += 1
             if failures > self.give_up_after:
-                self.sink(ConnectionChanged("closed", reason))
+                self.sink(ConnectionChanged(LinkStatus.CLOSED, reason))
                 return
             delay = self.retry_delays[min(failures - 1, len(self.retry_delays) - 1)]
-            self.sink(ConnectionChanged("lost", f"({reason}; retry in {delay:g}s)"))
+            self.sink(ConnectionChanged(LinkStatus.LOST, f"({reason}; retry in {delay:g}s)"))
             await trio.sleep(delay)
 
     async def _one_connection(self) -> str:
@@ -233,7 +234,7 @@ class NetSession:
                     await self._sit_down(conn)
                 self.table = conn.table or self.table
                 self._save_seat()
-                self.sink(ConnectionChanged("connected"))
+                self.sink(ConnectionChanged(LinkStatus.CONNECTED))
                 await self._listen(conn, await self._said_after_the_view(conn, resumed))
                 return conn.closed_by.code if conn.closed_by else "the server closed"
         except (
