@@ -19,7 +19,7 @@ from typing import Any
 
 import outcome
 import trio
-from tongits.engine import Move, SeatView
+from tongits.engine import Move, RuleError, SeatView
 from tongits.protocol import ChatLine, Error, HandResult, MatchOver, SeatUpdate, State
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
@@ -340,7 +340,12 @@ class NetSession:
             # Resumed with a token read from disk, without a seq heard: nothing to mark.
             heard = self.seq is not None
             self.seq = msg.seq
-            view = SeatView.from_dict(msg.view, msg.legal)
+            try:
+                view = SeatView.from_dict(msg.view, msg.legal)
+            except (KeyError, TypeError, ValueError, RuleError) as exc:
+                log.warning("a state whose view cannot be read was ignored: %r", exc)
+                self.sink(ServerRefused("bad_view", "the server sent a view that cannot be read"))
+                return
             missed = len(msg.missed) if msg.missed is not None and heard else None
             self.sink(StateUpdate(view, msg.seats, msg.deadline, msg.table, missed))
         elif isinstance(msg, HandResult):
