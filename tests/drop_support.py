@@ -27,6 +27,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 
 import trio
 from tongits.client.connection import (
@@ -314,9 +315,9 @@ async def observer_process(port: int) -> AsyncIterator[Observer]:
     """An ``Observer`` of the server at ``port``, for the duration of the block."""
     command = [sys.executable, __file__, "observe", str(port)]
     async with trio.open_nursery() as nursery:
-        process = await nursery.start(lambda task_status: trio.run_process(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, check=False,
-            task_status=task_status))
+        process = await nursery.start(partial(
+            trio.run_process, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            check=False))
         observer = Observer(process)
         nursery.start_soon(observer.read)
         try:
