@@ -373,41 +373,10 @@ async def paced_tables(
     port = child.port
     samples: list[float] = []
     async with trio.open_nursery() as nursery:
-        groups: list[list[Client]] = []
-        for t in range(tables):
-            if echo:
-                group = []
-                for _ in range(3):
-                    client = Client(await trio.open_tcp_stream("127.0.0.1", port))
-                    nursery.start_soon(client.read)
-                    group.append(client)
-            else:
-                owner = await connect(port, nursery, f"o{t}")
-                await owner.request({"type": "create_table", "name": f"b{t}", "timer": 0})
-                group = [owner]
-                for s in (1, 2):
-                    other = await connect(port, nursery, f"p{t}{s}")
-                    await other.request({"type": "join", "table": f"t{t + 1}"})
-                    group.append(other)
-            groups.append(group)
+        groups = [await _seat_table(port, nursery, t, echo) for t in range(tables)]
         await trio.sleep(0.5)
         rss_ready = child.rss_kb()
         extra_report = await extra(port, nursery) if extra is not None else dict
-
-        async def table_step(group: list[Client], timed: bool = True) -> None:
-            state = await newest_state(group)
-            if state["view"]["phase"] == "over":
-                for client in group:
-                    await client.request({"type": "next_hand"})
-                await wait_newer(group[0], state["seq"])  # the deal, before the next step
-                return
-            actor = group[state["view"]["to_act"]]
-            while (actor.state is None or actor.state["seq"] < state["seq"]
-                   or not actor.state.get("legal")):
-                await actor.states.wait()
-            took = await act_and_wait(actor)
-            if timed:
-                samples.append(took)
 
         if not echo and not lock_step:
             # Tables that all start a hand together would all end it together too: a burst of
@@ -415,7 +384,7 @@ async def paced_tables(
             # (untimed) so that hands end, and new ones are dealt, all through the window.
             async with trio.open_nursery() as warm:
                 for index, group in enumerate(groups):
-                    warm.start_soon(_warm_up, table_step, group, index % 60)
+                    warm.start_soon(_warm_up, group, index % 60)
 
         cpu0, wall0 = child.cpu(), time.perf_counter()
         begin = trio.current_time()
@@ -432,7 +401,7 @@ async def paced_tables(
                     await group[index % 3].request({"type": "move", "move": {"action": "draw"}})
                     samples.append(time.perf_counter() - start)
                 else:
-                    await table_step(group)
+                    await _table_step(group, samples)
                 tick += 1.0
 
         async with trio.open_nursery() as drivers:
@@ -443,11 +412,47 @@ async def paced_tables(
     return {"samples": samples, "cpu": cpu, "rss_ready_kb": rss_ready, **extra_report()}
 
 
-async def _warm_up(
-    step: Callable[[list[Client], bool], Awaitable[None]], group: list[Client], moves: int
-) -> None:
+async def _seat_table(port: int, nursery: trio.Nursery, t: int, echo: bool) -> list[Client]:
+    """Table ``t``'s three connections: raw clients of the echo server, or an owner who
+    creates table ``t{t + 1}`` and two players who join it."""
+    if echo:
+        group = []
+        for _ in range(3):
+            client = Client(await trio.open_tcp_stream("127.0.0.1", port))
+            nursery.start_soon(client.read)
+            group.append(client)
+        return group
+    owner = await connect(port, nursery, f"o{t}")
+    await owner.request({"type": "create_table", "name": f"b{t}", "timer": 0})
+    group = [owner]
+    for s in (1, 2):
+        other = await connect(port, nursery, f"p{t}{s}")
+        await other.request({"type": "join", "table": f"t{t + 1}"})
+        group.append(other)
+    return group
+
+
+async def _table_step(group: list[Client], samples: list[float] | None) -> None:
+    """One step of a table: the next hand if it is over, else the seat to act plays; the
+    action's time goes to ``samples`` (None: untimed)."""
+    state = await newest_state(group)
+    if state["view"]["phase"] == "over":
+        for client in group:
+            await client.request({"type": "next_hand"})
+        await wait_newer(group[0], state["seq"])  # the deal, before the next step
+        return
+    actor = group[state["view"]["to_act"]]
+    while (actor.state is None or actor.state["seq"] < state["seq"]
+           or not actor.state.get("legal")):
+        await actor.states.wait()
+    took = await act_and_wait(actor)
+    if samples is not None:
+        samples.append(took)
+
+
+async def _warm_up(group: list[Client], moves: int) -> None:
     for _ in range(moves):
-        await step(group, False)
+        await _table_step(group, None)
 
 
 # ----- (c) flat out ----------------
@@ -469,18 +474,8 @@ async def flat_out(child: Child, tables: int, seconds: float) -> dict[str, Any]:
             client.on_state = react
             clients.append(client)
 
-        async def player() -> None:
-            async for client in todo:
-                state = client.state
-                if state is None:
-                    continue
-                if state["view"]["phase"] == "over":
-                    await client.send({"type": "next_hand"})
-                elif state.get("legal"):
-                    await client.send({"type": "move", "move": choose(state["legal"])})
-
         for _ in range(64):
-            nursery.start_soon(player)
+            nursery.start_soon(_flat_out_player, todo)
         for t, client in enumerate(clients):
             await client.send({"type": "create_table", "name": f"c{t}", "bots": 2, "timer": 0})
         await trio.sleep(1.0)
@@ -496,7 +491,44 @@ async def flat_out(child: Child, tables: int, seconds: float) -> dict[str, Any]:
     return {"actions": actions, "elapsed": elapsed, "hands": hands, "cpu": cpu, "rss_kb": rss}
 
 
+async def _flat_out_player(todo: trio.MemoryReceiveChannel[Client]) -> None:
+    """Answer each client whose state asks for something: its next hand, or a legal move."""
+    async for client in todo:
+        state = client.state
+        if state is None:
+            continue
+        if state["view"]["phase"] == "over":
+            await client.send({"type": "next_hand"})
+        elif state.get("legal"):
+            await client.send({"type": "move", "move": choose(state["legal"])})
+
+
 # ----- (d) the lobby under listing ----------------
+
+
+async def _walk_the_lobby(
+    client: Client, pace: float, pages: list[int], times: list[float]
+) -> None:
+    """List the lobby page after page, ``pace`` lists a second, for ever: each page's size in
+    bytes goes to ``pages`` and the time it came to ``times``."""
+    sizes: dict[int, int] = {}
+    original = client._route
+    offset = [0]
+
+    def route(msg: dict[str, Any]) -> None:
+        if msg["type"] == "tables":
+            sizes[msg["id"]] = len(msgpack.packb(msg))
+            offset[0] = msg.get("next") or 0
+        original(msg)
+
+    client._route = route  # type: ignore[method-assign]
+    tick = trio.current_time()
+    while True:
+        await client.request({"type": "list_tables", "offset": offset[0]})
+        pages.append(sizes.popitem()[1])
+        times.append(trio.current_time())
+        tick += 1.0 / pace
+        await trio.sleep_until(tick)
 
 
 def lobby_load(open_tables: int, listers: int) -> Extra:
@@ -529,29 +561,9 @@ def lobby_load(open_tables: int, listers: int) -> Extra:
             for first in range(25):
                 makers.start_soon(make, first)
 
-        async def lister(index: int) -> None:
-            client = await connect(port, nursery, f"lister{index}")
-            sizes: dict[int, int] = {}
-            original = client._route
-
-            def route(msg: dict[str, Any]) -> None:
-                if msg["type"] == "tables":
-                    sizes[msg["id"]] = len(msgpack.packb(msg))
-                    offset[0] = msg.get("next") or 0
-                original(msg)
-
-            client._route = route  # type: ignore[method-assign]
-            offset = [0]
-            tick = trio.current_time()
-            while True:
-                await client.request({"type": "list_tables", "offset": offset[0]})
-                pages.append(sizes.popitem()[1])
-                times.append(trio.current_time())
-                tick += 1.0 / pace
-                await trio.sleep_until(tick)
-
         for index in range(listers):
-            nursery.start_soon(lister, index)
+            client = await connect(port, nursery, f"lister{index}")
+            nursery.start_soon(_walk_the_lobby, client, pace, pages, times)
 
         def report() -> dict[str, Any]:
             span = times[-1] - times[0] if len(times) > 1 else 0.0
@@ -691,6 +703,30 @@ def lobby(args: argparse.Namespace, report: dict[str, Any]) -> None:
           f"{report['d_p99_ratio']}x", flush=True)
 
 
+def _flat_out_scenario(args: argparse.Namespace, dbs: list[str], report: dict[str, Any]) -> None:
+    """(c), with each journal of ``dbs``: figures into ``report``, and printed."""
+    for db in dbs:
+        tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
+        flat, rss0 = measure(
+            "tongits", lambda child: flat_out(child, args.flat_tables, args.seconds), db)
+        rate = flat["actions"] / flat["elapsed"]
+        report[f"c{tag}_actions_per_s"] = round(rate)
+        report[f"c{tag}_hands"] = flat["hands"]
+        report[f"c{tag}_memory_per_table_kb"] = round(
+            (flat["rss_kb"] - rss0) / args.flat_tables, 1)
+        report[f"c{tag}_server_cpu_pct"] = round(100 * flat["cpu"], 1)
+        report[f"c{tag}_cpu_per_action_us"] = us(flat["cpu"] / rate) if rate else None
+        print(f"(c) [{db}] {args.flat_tables} tables of instant bots: "
+              f"{report[f'c{tag}_actions_per_s']} actions/s ({flat['hands']} hands); server "
+              f"CPU {report[f'c{tag}_server_cpu_pct']} % of a core, "
+              f"{report[f'c{tag}_cpu_per_action_us']} µs per action; memory "
+              f"{report[f'c{tag}_memory_per_table_kb']} KB per table", flush=True)
+    if len(dbs) == 2:
+        report["c_file_over_memory"] = round(
+            report["c_file_actions_per_s"] / report["c_memory_actions_per_s"], 3)
+        print(f"(c) file / :memory: = {report['c_file_over_memory']}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", choices=["echo", "tongits"], help=argparse.SUPPRESS)
@@ -808,26 +844,7 @@ def main() -> None:
                   flush=True)
 
     if "c" in only:
-        for db in dbs:
-            tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
-            flat, rss0 = measure(
-                "tongits", lambda child: flat_out(child, args.flat_tables, args.seconds), db)
-            rate = flat["actions"] / flat["elapsed"]
-            report[f"c{tag}_actions_per_s"] = round(rate)
-            report[f"c{tag}_hands"] = flat["hands"]
-            report[f"c{tag}_memory_per_table_kb"] = round(
-                (flat["rss_kb"] - rss0) / args.flat_tables, 1)
-            report[f"c{tag}_server_cpu_pct"] = round(100 * flat["cpu"], 1)
-            report[f"c{tag}_cpu_per_action_us"] = us(flat["cpu"] / rate) if rate else None
-            print(f"(c) [{db}] {args.flat_tables} tables of instant bots: "
-                  f"{report[f'c{tag}_actions_per_s']} actions/s ({flat['hands']} hands); server "
-                  f"CPU {report[f'c{tag}_server_cpu_pct']} % of a core, "
-                  f"{report[f'c{tag}_cpu_per_action_us']} µs per action; memory "
-                  f"{report[f'c{tag}_memory_per_table_kb']} KB per table", flush=True)
-        if len(dbs) == 2:
-            report["c_file_over_memory"] = round(
-                report["c_file_actions_per_s"] / report["c_memory_actions_per_s"], 3)
-            print(f"(c) file / :memory: = {report['c_file_over_memory']}", flush=True)
+        _flat_out_scenario(args, dbs, report)
     if "d" in only:
         lobby(args, report)
     if args.tls:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from tongits.client.connection import ConnectionClosed, ServerError, open_connection
+from tongits.client.connection import Connection, ConnectionClosed, ServerError, open_connection
 from tongits.engine import SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import Error, HandResult, State
@@ -51,50 +51,73 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
+class _SoakBot:
+    """One remote bot's seat across its connections: the token and the last ``seq`` it
+    resumes with, and how it plays (``greedy``, thinking up to ``think`` seconds)."""
+
+    def __init__(self, index: int, figures: Figures, stop: trio.Event, drop_chance: float,
+                 think: float) -> None:
+        self.index, self.figures, self.stop = index, figures, stop
+        self.drop_chance, self.think = drop_chance, think
+        self.rng = random.Random(index)
+        self.policy = get_policy("greedy", seed=index)
+        self.token: str | None = None
+        self.seq: int | None = None
+
+    async def sit(self, conn: Connection) -> None:
+        """Create the table with two server bots, or note that the seat was resumed."""
+        if self.token is None:
+            await conn.create_table(f"soak {self.index}", bots=2, timer=30)
+            self.token = conn.token
+        else:
+            self.figures.reconnects += 1
+
+    async def play(self, conn: Connection) -> None:
+        """Play until ``stop``, or until the bot drops the connection on purpose."""
+        while not self.stop.is_set():
+            msg = None
+            with trio.move_on_after(1):
+                msg = await conn.receive()
+            if msg is None or self.stop.is_set():
+                continue
+            if isinstance(msg, State):
+                self.seq = msg.seq
+                await self._move(conn, msg)
+            elif isinstance(msg, HandResult):
+                self.seq = msg.seq
+                self.figures.hands += 1
+                if self.rng.random() < self.drop_chance:
+                    return  # drop the connection; resume with the token
+                await conn.next_hand()
+            elif isinstance(msg, Error):
+                self.figures.error(msg.code)
+
+    async def _move(self, conn: Connection, msg: State) -> None:
+        if not msg.legal or msg is not conn.last_state:
+            return
+        if self.think:
+            await trio.sleep(self.think * self.rng.random())
+        if conn.last_state is not msg:
+            return
+        await conn.move(self.policy(SeatView.from_dict(msg.view, msg.legal)))
+        self.figures.moves += 1
+
+
 async def table_bot(port: int, index: int, figures: Figures, stop: trio.Event,
                     seated: trio.Semaphore, drop_chance: float, think: float) -> None:
     """One remote bot: create a table with two server bots, play until ``stop``, sometimes
     drop the connection and resume with the token."""
-    rng = random.Random(index)
-    policy = get_policy("greedy", seed=index)
-    token: str | None = None
-    seq: int | None = None
+    bot = _SoakBot(index, figures, stop, drop_chance, think)
     first = True
     while not stop.is_set():
         try:
             async with open_connection("127.0.0.1", port, name=f"soak{index}", kind="bot",
-                                       token=token, seq=seq, connect_timeout=30) as conn:
-                if token is None:
-                    await conn.create_table(f"soak {index}", bots=2, timer=30)
-                    token = conn.token
-                else:
-                    figures.reconnects += 1
+                                       token=bot.token, seq=bot.seq, connect_timeout=30) as conn:
+                await bot.sit(conn)
                 if first:
                     seated.release()
                     first = False
-                while not stop.is_set():
-                    msg = None
-                    with trio.move_on_after(1):
-                        msg = await conn.receive()
-                    if msg is None or stop.is_set():
-                        continue
-                    if isinstance(msg, State):
-                        seq = msg.seq
-                        if msg.legal and msg is conn.last_state:
-                            if think:
-                                await trio.sleep(think * rng.random())
-                            if conn.last_state is not msg:
-                                continue
-                            await conn.move(policy(SeatView.from_dict(msg.view, msg.legal)))
-                            figures.moves += 1
-                    elif isinstance(msg, HandResult):
-                        seq = msg.seq
-                        figures.hands += 1
-                        if rng.random() < drop_chance:
-                            break  # drop the connection; resume with the token
-                        await conn.next_hand()
-                    elif isinstance(msg, Error):
-                        figures.error(msg.code)
+                await bot.play(conn)
         except* ServerError as group:
             for exc in group.exceptions:
                 assert isinstance(exc, ServerError)

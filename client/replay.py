@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tongits.engine import HandRecord, RecordError, ReplayError, Step
+from tongits.engine import Hand, HandRecord, RecordError, ReplayError, Step
 
 
 def _trace_line(index: int, step: Step) -> str:
@@ -19,7 +19,6 @@ def _trace_line(index: int, step: Step) -> str:
 
 def run(path: str, *, as_json: bool) -> int:
     """Replay ``path``; exit status 0 when it replays cleanly and matches any stored result."""
-    out: dict[str, Any]
     try:
         record = HandRecord.loads(Path(path).read_text(encoding="utf-8"))
         hand = record.replay()
@@ -33,29 +32,36 @@ def run(path: str, *, as_json: bool) -> int:
         return _fail(as_json, None, exc.code, exc.message)
     result = hand.result.to_dict() if hand.result else None
     mismatch = record.result is not None and _normal(record.result) != _normal(result)
-    if as_json:
-        out = {"result": result}
-        if result is None:
-            out.update(to_act=hand.to_act, phase=hand.phase.value)
-        if mismatch:
-            out["error"] = {
-                "index": None,
-                "code": "result_differs",
-                "message": f"stored result {json.dumps(record.result)} differs",
-            }
-        print(json.dumps(out))
-    else:
-        index = 0
-        for step in hand.steps:
-            print(_trace_line(index, step))
-            index += 0 if step.auto else 1
-        if result is None:
-            print(f"unfinished: seat {hand.to_act} to act ({hand.phase.value})")
-        else:
-            print("result:", json.dumps(result))
-        if mismatch:
-            print(f"the stored result differs: {json.dumps(record.result)}", file=sys.stderr)
+    (_print_json if as_json else _print_trace)(hand, result, record.result if mismatch else None)
     return 1 if mismatch else 0
+
+
+def _print_json(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None:
+    """One JSON object: the result (or who is to act), and the stored result that ``differs``."""
+    out: dict[str, Any] = {"result": result}
+    if result is None:
+        out.update(to_act=hand.to_act, phase=hand.phase.value)
+    if differs is not None:
+        out["error"] = {
+            "index": None,
+            "code": "result_differs",
+            "message": f"stored result {json.dumps(differs)} differs",
+        }
+    print(json.dumps(out))
+
+
+def _print_trace(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None:
+    """One line per step, then the result; the stored result that ``differs`` on stderr."""
+    index = 0
+    for step in hand.steps:
+        print(_trace_line(index, step))
+        index += 0 if step.auto else 1
+    if result is None:
+        print(f"unfinished: seat {hand.to_act} to act ({hand.phase.value})")
+    else:
+        print("result:", json.dumps(result))
+    if differs is not None:
+        print(f"the stored result differs: {json.dumps(differs)}", file=sys.stderr)
 
 
 def _normal(result: dict[str, Any] | None) -> dict[str, Any] | None:

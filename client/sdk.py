@@ -232,31 +232,12 @@ class Bot:
             try:
                 await self._session()
                 return self.report
-            except ConnectionClosed as exc:
-                error = exc.error
-                if error is not None and error.code == ErrorCode.SHUTTING_DOWN:
-                    log.warning("the server is shutting down; stopping")
-                    return self.report
-                if error is not None and error.code in _FINAL:
-                    raise BotError(f"seat lost: {error.code}: {error.message}") from exc
-                reason = str(exc)
-            except TrustError as exc:
-                raise BotError(str(exc)) from exc
-            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
-                    trio.TooSlowError) as exc:
-                if self._token is None:
-                    raise BotError(f"cannot reach {self.host}:{self.port}: {exc}") from exc
-                reason = str(exc) or type(exc).__name__
-            except ServerError as exc:
-                if exc.code in (ErrorCode.BAD_PASSWORD, ErrorCode.TLS_REQUIRED):
-                    raise BotError(f"the server refused: {exc}") from exc
-                if self._token is not None and exc.code == ErrorCode.BAD_TOKEN:
-                    raise BotError(
-                        "cannot resume: the seat's token is no longer valid (the table closed "
-                        "while the bot was away: nobody else was connected and the server's "
-                        "grace period ran out)"
-                    ) from exc
-                raise BotError(f"the server refused: {exc}") from exc
+            except (ConnectionClosed, TrustError, OSError, trio.BrokenResourceError,
+                    trio.ClosedResourceError, trio.TooSlowError, ServerError) as exc:
+                reason = self._lost(exc)
+            if reason is None:
+                log.warning("the server is shutting down; stopping")
+                return self.report
             if self.report.reconnects > resumes:  # the last attempt got the seat back
                 failures = 0
             if self._token is None or failures >= len(self.retry_delays):
@@ -266,6 +247,31 @@ class Bot:
             log.warning("connection lost (%s); resuming seat %s in %g s",
                         reason, self.report.seat, delay)
             await trio.sleep(delay)
+
+    def _lost(self, exc: Exception) -> str | None:
+        """Why the connection ended, when the seat may still be resumed; None when the server
+        is shutting down. ``BotError`` when the bot cannot go on."""
+        if isinstance(exc, ConnectionClosed):
+            error = exc.error
+            if error is not None and error.code == ErrorCode.SHUTTING_DOWN:
+                return None
+            if error is not None and error.code in _FINAL:
+                raise BotError(f"seat lost: {error.code}: {error.message}") from exc
+            return str(exc)
+        if isinstance(exc, TrustError):
+            raise BotError(str(exc)) from exc
+        if isinstance(exc, ServerError):
+            raise BotError(self._refusal(exc)) from exc
+        if self._token is None:
+            raise BotError(f"cannot reach {self.host}:{self.port}: {exc}") from exc
+        return str(exc) or type(exc).__name__
+
+    def _refusal(self, exc: ServerError) -> str:
+        if self._token is not None and exc.code == ErrorCode.BAD_TOKEN:
+            return ("cannot resume: the seat's token is no longer valid (the table closed "
+                    "while the bot was away: nobody else was connected and the server's "
+                    "grace period ran out)")
+        return f"the server refused: {exc}"
 
     async def _session(self) -> None:
         """One connection: take (or resume) the seat and play until done; raises

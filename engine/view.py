@@ -205,7 +205,7 @@ class SeatView:
             phase=Phase(data["phase"]),
             turn=data.get("turn", 0),
             caller=data.get("caller"),
-            history=tuple(Step.from_dict(step) for step in data.get("history") or ()),
+            history=tuple(_wire_step(step) for step in data.get("history") or ()),
             legal=tuple(Move.from_dict(m) for m in legal or ()),
             result=Result.from_dict(result) if result else None,
             revealed=tuple(cards(h) for h in revealed) if revealed else None,
@@ -425,6 +425,33 @@ def _move_dict(move: Move) -> dict[str, Any]:
             _MOVE_DICTS.clear()
         out = _MOVE_DICTS[move] = move.to_dict()
     return out
+
+
+#: Bound on the memoized history steps read from the wire (cleared when reached).
+_STEPS_MAX = 50_000
+_STEPS: dict[tuple[Any, ...], Step] = {}
+
+
+def _wire_step(data: Any) -> Step:
+    """``Step.from_dict(data)``, memoized: a view received over the wire repeats the whole
+    hand's history, state after state, and a remote bot or the client decodes each one."""
+    if not isinstance(data, dict) or type(data.get("seat")) is not int \
+            or type(data.get("meld", 0)) is not int:  # (True == 1, but is no seat)
+        return Step.from_dict(data)
+    cards = data.get("cards")
+    key = (data.get("seat"), data.get("action"), data.get("card"),
+           tuple(cards) if isinstance(cards, list) else cards, data.get("meld"),
+           data.get("auto"), data.get("timeout"))
+    try:
+        step = _STEPS.get(key)
+    except TypeError:  # an unhashable field: malformed, and Step.from_dict says how
+        return Step.from_dict(data)
+    if step is None:
+        step = Step.from_dict(data)
+        if len(_STEPS) >= _STEPS_MAX:
+            _STEPS.clear()
+        _STEPS[key] = step
+    return step
 
 
 _OPTIONS: dict[Options, dict[str, Any]] = {}

@@ -73,19 +73,24 @@ def _problem(value: Any, depth: int) -> str | None:
     if value is None or kind is bool:
         return None
     if kind is dict or kind is list:
-        if depth > MAX_DEPTH:
-            return f"maps and lists nest deeper than {MAX_DEPTH} levels"
-        if len(value) > MAX_ITEMS:
-            return f"a map or list has more than {MAX_ITEMS} entries"
-        if kind is dict:
-            for key, item in value.items():
-                problem = _problem(key, MAX_DEPTH + 1) or _problem(item, depth + 1)
-                if problem is not None:
-                    return problem
-            return None
-        for item in value:
-            problem = _problem(item, depth + 1)
+        return _container_problem(value, depth)
+    return f"a value of type {kind.__name__} is not allowed"
+
+
+def _container_problem(value: dict[Any, Any] | list[Any], depth: int) -> str | None:
+    """``_problem`` of a map or a list: its depth, its size, then every key and item."""
+    if depth > MAX_DEPTH:
+        return f"maps and lists nest deeper than {MAX_DEPTH} levels"
+    if len(value) > MAX_ITEMS:
+        return f"a map or list has more than {MAX_ITEMS} entries"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            problem = _problem(key, MAX_DEPTH + 1) or _problem(item, depth + 1)
             if problem is not None:
                 return problem
         return None
-    return f"a value of type {kind.__name__} is not allowed"
+    for item in value:
+        problem = _problem(item, depth + 1)
+        if problem is not None:
+            return problem
+    return None

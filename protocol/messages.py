@@ -77,6 +77,17 @@ class PlayerKind(StrEnum):
     BOT = "bot"
 
 
+class SeatChange(StrEnum):
+    """What just happened to a seat: the ``change`` of a ``seat_update``."""
+
+    SAT = "sat"
+    LEFT = "left"
+    AWAY = "away"
+    BACK = "back"
+    REPLACED = "replaced"
+    STAND_IN = "stand_in"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hello(ClientMessage):
     """``token`` resumes a seat; ``seq`` is the last ``seq`` the client saw at that table, so

@@ -47,6 +47,7 @@ from tongits.protocol import (
     PlayerKind,
     ProtocolError,
     RemoveBot,
+    SeatChange,
     SeatUpdate,
     Shared,
     Spectate,
@@ -83,6 +84,19 @@ log = logging.getLogger("tongits.server")
 
 #: Safety bound on moves the server plays for one timed-out decision.
 _MAX_AUTOPLAY = 40
+
+#: Worker threads slow bots decide in, at most, for the whole server: one, since their Python
+#: holds the interpreter's lock anyway (more would only take turns with the event loop more).
+_THINKERS: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("thinkers")
+
+
+def _thinkers() -> trio.CapacityLimiter:
+    try:
+        return _THINKERS.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(1)
+        _THINKERS.set(limiter)
+        return limiter
 
 
 class TableDirectory(Protocol):
@@ -144,6 +158,15 @@ class Table:
         #: the seat whose timed-out turn the server is playing, during that step
         self.autoplaying: int | None = None
         self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
+        #: a slow bot's decision made in a worker thread (``_think``): its seat, the hand's
+        #: steps when it decided, and its move (or what it raised)
+        self._decided: tuple[int, int, Move | Exception] | None = None
+        #: requests handed over (``_put``) and not yet taken by the table's task
+        self._queued = 0
+        #: the table's task waits for a request and none is on its way (``call`` steps inline)
+        self._idle = False
+        #: the scope of that wait, whose deadline is the table's ``wake_at``
+        self._waiting: trio.CancelScope | None = None
 
     # ----- the interface for connections --------------------------------------------------
 
@@ -155,10 +178,30 @@ class Table:
         most one request (and then its ``Disconnected``) in the inbox: the inbox needs no bound
         of its own (it holds at most two per connection) and nobody can fill it ahead of the
         others' moves.
+
+        When the table's task is waiting for a request and none is on its way to it, the step
+        is taken here, in the caller's task, exactly as the table's task would take it (a step
+        never awaits, so nothing else runs meanwhile): handing the request over and waiting for
+        it cost two task switches, a channel and an event for every move. The table's task
+        then only has its wake-up time moved (``_inline``).
         """
+        if self._idle and not self.closed:
+            self._inline(Request(peer, msg))
+            return
         done = trio.Event()
         self._put(Request(peer, msg, done))
         await done.wait()
+
+    def _inline(self, request: Request) -> None:
+        """Take the step of ``request`` outside the table's task (``call``), then wake that task
+        when it must act sooner than it was waiting for, or end its wait if the table closed."""
+        self._step(request)
+        scope = self._waiting
+        if scope is not None:
+            if self.closed:
+                scope.cancel()
+            elif self.wake_at != scope.deadline:
+                scope.deadline = self.wake_at
 
     def disconnected(self, peer: Peer) -> None:
         """``peer``'s connection has ended: the table hears of it after the request it may
@@ -173,6 +216,8 @@ class Table:
             self._send.send_nowait(request)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
+        self._idle = False
+        self._queued += 1
         self.journal.waiting += 1
 
     @property
@@ -236,6 +281,7 @@ class Table:
                 self._restore()
             while not self.closed:
                 if self.wake_at <= trio.current_time():
+                    await self._think()
                     self.journal.waiting += 1  # a step of its own is coming
                     try:
                         await self.journal.settled()
@@ -252,22 +298,42 @@ class Table:
                     if not self.closed and self._deserted():
                         self.closed = True
                     continue
-                with trio.move_on_at(self.wake_at):
-                    request = await self._inbox.receive()
-                    self.journal.waiting -= 1
-                    corked, joinable = self._cork(request.peer), self.joinable
-                    try:
-                        self._handle(request)
-                    except Exception as exc:  # noqa: BLE001 - the table's wall
-                        self._fail(exc, request)
-                    finally:
-                        self.journal.hold(corked)
-                        self._stepped(joinable)
+                request = await self._next_request()
+                if request is not None:
+                    self._step(request)
         except Exception as exc:  # noqa: BLE001 - the table's wall, outside a step
             self._fail(exc)
         finally:
             # Cancelled (server shutdown): the table stays open in the journal, for a restart.
             self._close(for_good=self.closed and not self.broken)
+
+    async def _next_request(self) -> Request | None:
+        """The next request handed over, or None once ``wake_at`` has come (or the table has
+        closed). While it waits with nothing handed over (``_idle``), requests are handled in
+        their callers' tasks (``call``), which move this wait's deadline."""
+        with trio.CancelScope(deadline=self.wake_at) as scope:
+            self._waiting = scope
+            self._idle = self._queued == 0
+            try:
+                request = await self._inbox.receive()
+            finally:
+                self._idle, self._waiting = False, None
+            self._queued -= 1
+            self.journal.waiting -= 1
+            return request
+        return None
+
+    def _step(self, request: Request) -> None:
+        """Handle one request as one step of the table: its messages leave together, once its
+        entries are committed. Whatever fails in it fails this table only (``_fail``)."""
+        corked, joinable = self._cork(request.peer), self.joinable
+        try:
+            self._handle(request)
+        except Exception as exc:  # noqa: BLE001 - the table's wall
+            self._fail(exc, request)
+        finally:
+            self.journal.hold(corked)
+            self._stepped(joinable)
 
     def _stepped(self, joinable: bool) -> None:
         """After a step: the lobby entry may have changed, and with it the lobby's order."""
@@ -416,7 +482,7 @@ class Table:
             if state.seats[seat] is not None:
                 raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
         self._sit_human(peer, seat, msg.id)
-        self._seats_changed(seat, "sat")
+        self._seats_changed(seat, SeatChange.SAT)
 
     def _sit_human(
         self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
@@ -480,13 +546,13 @@ class Table:
         self.away_until.pop(seat, None)
         info = state.seats[seat]
         assert info is not None
-        change = "back"
+        change = SeatChange.BACK
         if info.stand_in:
             self.policies.pop(seat, None)
             self._commit(BackEntry(seat))
             self._schedule()
         elif old is not None and old is not peer:
-            change = "replaced"
+            change = SeatChange.REPLACED
         self._attach(peer, seat, token)
         peer.send(to_dict(Joined(table=self.id, seat=seat, token=token, spectator=False)))
         log.info("table %s: %r resumes seat %d", self.id, peer, seat)
@@ -522,15 +588,15 @@ class Table:
         digest = info.token_hash if info is not None else None
         if disconnected:
             self.away_until[seat] = trio.current_time() + self._grace()
-            change = "away"
+            change = SeatChange.AWAY
         elif not self.state.started:
             self._commit(VacateEntry(seat))
             self.lobby.forget_token(digest)
-            change = "left"
+            change = SeatChange.LEFT
         else:
             self._stand_in(seat)
             self.lobby.forget_token(digest)
-            change = "stand_in"
+            change = SeatChange.STAND_IN
         log.info("table %s: %r %s seat %d", self.id, peer,
                  "disconnected from" if disconnected else "left", seat)
         self._seats_changed(seat, change)
@@ -561,12 +627,12 @@ class Table:
             return
         if self.state.started:
             self._stand_in(seat, returnable=True)
-            change = "stand_in"
+            change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", self.id, seat)
         else:
             self._commit(VacateEntry(seat))
             self.lobby.forget_token(info.token_hash)
-            change = "left"
+            change = SeatChange.LEFT
         self._seats_changed(seat, change)
         self._schedule()
 
@@ -596,7 +662,7 @@ class Table:
         except (KeyError, ValueError) as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc).strip("'\"")) from None
         peer.send(to_dict(Ok(id=msg.id)))
-        self._seats_changed(seat, "sat")
+        self._seats_changed(seat, SeatChange.SAT)
 
     def _remove_bot(self, peer: Peer, msg: RemoveBot) -> None:
         self._owner_check(peer)
@@ -609,13 +675,13 @@ class Table:
         self.policies.pop(seat, None)
         self._commit(VacateEntry(seat))
         peer.send(to_dict(Ok(id=msg.id)))
-        self._seats_changed(seat, "left")
+        self._seats_changed(seat, SeatChange.LEFT)
 
-    def _seats_changed(self, seat: int | None = None, change: str | None = None) -> None:
+    def _seats_changed(self, seat: int | None = None, change: SeatChange | None = None) -> None:
         """Tell everyone at the table who sits where (and what just happened to ``seat``);
         start a full table that auto-starts."""
         seats = self._seats_info()
-        what = {"seat": seat, "change": change} if seat is not None and change else None
+        what = {"seat": seat, "change": change.value} if seat is not None and change else None
         update = to_dict(SeatUpdate(table=self.id, seats=seats, change=what))
         for peer in self._audience():
             peer.send(update)
@@ -835,15 +901,40 @@ class Table:
         else:
             self._timeout(seat)
 
+    async def _think(self) -> None:
+        """Before a step of its own: a bot seat to act whose policy is slow (``bots.is_slow``)
+        decides now, in a worker thread, while the event loop serves the other tables. The
+        table waits for the decision without taking any request (they wait in its inbox), so
+        the hand cannot change meanwhile and the policy sees exactly the views, in the order,
+        it would see on the loop: its decisions are the same. ``_bot_move`` plays it."""
+        hand = self.state.hand
+        if hand is None or hand.over or self.turn_at > trio.current_time():
+            return
+        seat = hand.to_act
+        info = self.state.seats[seat]
+        policy = self.policies.get(seat)
+        if info is None or not info.is_bot or policy is None or not bots.is_slow(info.policy):
+            return
+        view = seat_view(hand, seat)
+        decision = await trio.to_thread.run_sync(bots.decide, policy, view,
+                                                 limiter=_thinkers())
+        self._decided = (seat, len(hand.steps), decision)
+
     def _bot_move(self, seat: int) -> None:
         hand = self.state.hand
         assert hand is not None
         view = seat_view(hand, seat)
-        try:
-            move = self.policies[seat](view)
-        except Exception:
-            log.exception("table %s: bot in seat %d failed; playing for it", self.id, seat)
+        decided, self._decided = self._decided, None
+        if decided is not None and decided[:2] == (seat, len(hand.steps)):
+            decision = decided[2]
+        else:
+            decision = bots.decide(self.policies[seat], view)
+        if isinstance(decision, Exception):
+            log.error("table %s: bot in seat %d failed; playing for it", self.id, seat,
+                      exc_info=decision)
             move = bots.autoplay(view)
+        else:
+            move = decision
         try:
             self._play(seat, move)
         except IllegalMove:

@@ -442,9 +442,9 @@ class Server:
         """The next chunk from the peer; b"" at end of stream, None if ``deadline`` passed."""
         try:
             if deadline == math.inf:  # a seated player: no cancel scope made for every read
-                return await peer.stream.receive_some(65536)
+                return await peer.receive()
             with trio.move_on_at(deadline):
-                return await peer.stream.receive_some(65536)
+                return await peer.receive()
             return None
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return b""

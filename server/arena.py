@@ -43,6 +43,7 @@ from tongits.protocol import (
     MoveRequest,
     PlayerKind,
     ProtocolError,
+    SeatChange,
     Shared,
     to_dict,
 )
@@ -307,7 +308,7 @@ class ArenaTable(Table):
         self._reports[seat].stood_in = True
         self._stand_in(seat, returnable=True)
         self.policies[seat] = self.driver.stand_in(seat)
-        self._seats_changed(seat, "stand_in")
+        self._seats_changed(seat, SeatChange.STAND_IN)
         self._schedule()
 
     # ----- the programs ---------------------------------------------------------------------
@@ -401,6 +402,6 @@ class ArenaTable(Table):
                                  spectator=False)))
         if self.state.hand is not None:
             self._send_state(peer, seat, None, self._seats_info())
-        self._seats_changed(seat, "back")
+        self._seats_changed(seat, SeatChange.BACK)
         if self.state.hand_over:
             self._deal_if_ready()

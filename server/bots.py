@@ -15,6 +15,11 @@ Policy = Callable[[SeatView], Move]
 
 DEFAULT_POLICY = "greedy"
 
+#: Policies that think long enough to hold up every other table if they decided on the event
+#: loop (the expert: about 0.1 s of CPU a decision): a table has them decide in a worker
+#: thread (``actor.Table._think``).
+SLOW_POLICIES = frozenset({"expert"})
+
 
 def policy_names() -> list[str]:
     """The bot policies a table may seat."""
@@ -24,6 +29,20 @@ def policy_names() -> list[str]:
 def make_policy(name: str | None, seed: int | None = None) -> Policy:
     """The decision function of a bot seat; ``KeyError`` names the known policies."""
     return get_policy(name or DEFAULT_POLICY, seed=seed)
+
+
+def is_slow(name: str | None) -> bool:
+    """Whether the policy ``name`` decides in a worker thread (``SLOW_POLICIES``)."""
+    return (name or DEFAULT_POLICY) in SLOW_POLICIES
+
+
+def decide(policy: Policy, view: SeatView) -> Move | Exception:
+    """``policy(view)``, or the exception it raised (returned: a worker thread hands it back
+    to the table, which plays for a failed bot as it does on the event loop)."""
+    try:
+        return policy(view)
+    except Exception as exc:  # noqa: BLE001 - the table logs it and plays for the bot
+        return exc
 
 
 def autoplay(view: SeatView) -> Move:

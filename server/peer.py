@@ -220,6 +220,23 @@ class Peer:
         self._queued += len(data)
         self._wake.unpark()
 
+    async def receive(self) -> bytes | bytearray:
+        """The next chunk the peer sent (b"" at the end of the connection). A plain socket is
+        read directly once it is readable: ``SocketStream.receive_some`` first tries a read
+        that fails (the reader waits for the next message right after handling one), then
+        waits, reads, and yields once more, twice the work for the same bytes."""
+        sock = self._socket
+        if sock is None:
+            return await self.stream.receive_some(65536)
+        while True:
+            await trio.lowlevel.wait_readable(sock)
+            try:
+                return os.read(sock.fileno(), 65536)
+            except BlockingIOError:
+                continue  # woken with nothing to read after all
+            except OSError:
+                return b""  # reset, or closed meanwhile: the end of this connection
+
     def _write_now(self, data: bytes) -> int:
         """How much of ``data`` the kernel took without waiting (0 also when the socket is
         closed or broken: the writer then meets the error and ends the connection)."""

@@ -6,6 +6,13 @@ the two others go on playing and note the ``seat_update`` changes of that seat: 
 server noticed), ``stand_in`` (the grace period ended and a bot plays it), then the victim
 resumes with its token and they must see ``back``.
 
+How soon the server tells of a drop is timed by a spectator of each table in a process of its
+own (``Observer``), which does nothing but read: the players' own process, busy playing dozens
+of tables on a shared machine, reads the same ``away`` a few hundred milliseconds late now and
+then (that was the cause of the slow notices of ``move_then_close``, where the next seat is
+choosing its move when the notice arrives). Both figures are kept: ``notice`` (the observer's)
+and ``seen`` (the players'). Times are ``time.monotonic()``, one clock for both processes.
+
 Used by ``tests/test_server_liveness.py`` and by ``bench/drops.py`` (thousands of drops).
 No test lives here.
 """
@@ -16,9 +23,11 @@ import math
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 
 import trio
 from tongits.client.connection import (
@@ -46,27 +55,46 @@ VICTIM = 1
 
 @dataclass
 class DropOutcome:
-    """What the two other seats saw of one dropped seat, in seconds after the drop."""
+    """What the two other seats saw of one dropped seat (``time.monotonic()`` instants), and
+    when the table's observer saw ``away`` (``watched_away``; infinite without an observer)."""
 
     moment: str
     dropped_at: float = math.inf
     away: float = math.inf
     stand_in: float = math.inf
     back: float = math.inf
+    watched_away: float = math.inf
     errors: list[str] = field(default_factory=list)
 
+    @property
+    def notice(self) -> float:
+        """Seconds from the drop to ``away`` as the observer read it (the server's delay),
+        else as the players read it."""
+        first = self.watched_away if self.watched_away < math.inf else self.away
+        return first - self.dropped_at
+
+    @property
+    def seen(self) -> float:
+        """Seconds from the drop to ``away`` as the other players read it."""
+        return self.away - self.dropped_at
+
+    @property
+    def frozen(self) -> bool:
+        """The table did not get through ``away``, ``stand_in`` and ``back``."""
+        return bool(self.errors) or not self.away <= self.stand_in <= self.back < math.inf
+
     def ok(self, notice_bound: float) -> bool:
-        return (not self.errors and self.away - self.dropped_at <= notice_bound
-                and self.away <= self.stand_in <= self.back < math.inf)
+        return not self.frozen and self.notice <= notice_bound
 
 
 class _Table:
     """One table's drivers: three seats playing a greedy policy (calling whenever allowed in
     ``mid_call``), one of them dropping at the moment."""
 
-    def __init__(self, port: int, moment: str) -> None:
+    def __init__(self, port: int, moment: str, observer: Observer | None = None) -> None:
         self.port = port
         self.moment = moment
+        self.observer = observer
         self.outcome = DropOutcome(moment)
         self.conns: list[Connection | None] = [None, None, None]
         self.victim: int | None = None if moment == "mid_call" else VICTIM
@@ -88,14 +116,14 @@ class _Table:
         conn = self.conns[seat]
         assert conn is not None
         self.victim = seat
-        self.outcome.dropped_at = trio.current_time()
+        self.outcome.dropped_at = time.monotonic()
         self.dropped.set()
         await conn.aclose()
 
     def _note(self, seat: int, msg: SeatUpdate) -> None:
         if msg.change is None or msg.change.get("seat") != self.victim or seat == self.victim:
             return
-        now, change = trio.current_time(), msg.change.get("change")
+        now, change = time.monotonic(), msg.change.get("change")
         if change == "away":
             self.outcome.away = min(self.outcome.away, now)
         elif change == "stand_in":
@@ -175,6 +203,8 @@ class _Table:
             async with open_connection("127.0.0.1", self.port, name="s0") as c0:
                 joined = await c0.create_table(f"drop {self.moment}", timer=0, private=True)
                 self.conns[0] = c0
+                if self.observer is not None:
+                    await self.observer.watch(joined.table, joined.code, self.outcome)
                 async with open_connection("127.0.0.1", self.port, name="s1") as c1, \
                         open_connection("127.0.0.1", self.port, name="s2") as c2:
                     await c1.join(joined.table, code=joined.code)
@@ -200,6 +230,7 @@ def server_process(grace: float) -> Iterator[int]:
     with tempfile.TemporaryDirectory() as tmp, subprocess.Popen(
         [sys.executable, "-m", "tongits.server.cli", "--port", "0", "--grace", str(grace),
          "--bot-delay", "0", "--discovery", "false", "--db", f"{tmp}/drops.db",
+         "--data-dir", f"{tmp}/data",
          "--log-level", "WARNING"],
         stdout=subprocess.PIPE, text=True,
     ) as server:
@@ -221,15 +252,17 @@ def _wire(move: Move | dict[str, object]) -> dict[str, object]:
 
 
 async def drop_round(
-    port: int, moments: tuple[str, ...], seconds_per_table: float = 60.0
+    port: int, moments: tuple[str, ...], seconds_per_table: float = 60.0,
+    observer: Observer | None = None,
 ) -> list[DropOutcome]:
-    """One table per entry of ``moments``, all at once on the server at ``port``; a table
-    that does not get through ``away``, ``stand_in`` and ``back`` within ``seconds_per_table``
-    is reported with what it saw (the round goes on: it is not the caller's time cap)."""
+    """One table per entry of ``moments``, all at once on the server at ``port`` (watched by
+    ``observer`` if given); a table that does not get through ``away``, ``stand_in`` and
+    ``back`` within ``seconds_per_table`` is reported with what it saw (the round goes on: it
+    is not the caller's time cap)."""
     outcomes: list[DropOutcome] = []
 
     async def one(moment: str) -> None:
-        table = _Table(port, moment)
+        table = _Table(port, moment, observer)
         with trio.move_on_after(seconds_per_table) as waited:
             outcomes.append(await table.run())
         if waited.cancelled_caught:
@@ -240,3 +273,86 @@ async def drop_round(
         for moment in moments:
             nursery.start_soon(one, moment)
     return outcomes
+
+
+class Observer:
+    """A spectator of every table, in a process of its own (``observe``) that only reads: it
+    prints each ``away`` with the instant it read it, which this side files in the table's
+    ``DropOutcome``."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self._watching: dict[str, trio.Event] = {}
+        self._outcomes: dict[str, DropOutcome] = {}
+        self._writing = trio.Lock()
+
+    async def watch(self, table: str, code: str | None, outcome: DropOutcome) -> None:
+        """Have the observer spectate ``table``; returns once it does."""
+        assert self.process.stdin is not None
+        self._watching[table] = trio.Event()
+        self._outcomes[table] = outcome
+        async with self._writing:
+            await self.process.stdin.send_all(f"{table} {code or '-'}\n".encode())
+        await self._watching[table].wait()
+
+    async def read(self) -> None:
+        assert self.process.stdout is not None
+        buffer = b""
+        async for chunk in self.process.stdout:
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                kind, table, *rest = line.decode().split()
+                if kind == "watching":
+                    self._watching[table].set()
+                elif kind == "away":
+                    outcome = self._outcomes[table]
+                    outcome.watched_away = min(outcome.watched_away, float(rest[0]))
+
+
+@asynccontextmanager
+async def observer_process(port: int) -> AsyncIterator[Observer]:
+    """An ``Observer`` of the server at ``port``, for the duration of the block."""
+    command = [sys.executable, __file__, "observe", str(port)]
+    async with trio.open_nursery() as nursery:
+        process = await nursery.start(partial(
+            trio.run_process, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            check=False))
+        observer = Observer(process)
+        nursery.start_soon(observer.read)
+        try:
+            yield observer
+        finally:
+            process.kill()
+
+
+async def observe(port: int) -> None:
+    """The observer's process: for each ``TABLE CODE`` line read, spectate that table and
+    print ``watching TABLE``, then ``away TABLE INSTANT`` when a seat goes away; stop watching
+    once it is back (so that the table can close)."""
+
+    async def spectate(table: str, code: str | None) -> None:
+        async with open_connection("127.0.0.1", port, name="observer") as conn:
+            await conn.spectate(table, code)
+            print("watching", table, flush=True)
+            async for msg in conn:
+                change = (msg.change or {}).get("change") if isinstance(msg, SeatUpdate) else None
+                if change == "away":
+                    print("away", table, time.monotonic(), flush=True)
+                elif change == "back":
+                    return
+
+    stdin = trio.lowlevel.FdStream(0)
+    async with trio.open_nursery() as nursery:
+        buffer = b""
+        async for chunk in stdin:
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                table, code = line.decode().split()
+                nursery.start_soon(spectate, table, None if code == "-" else code)
+        nursery.cancel_scope.cancel()
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["observe"]:
+    trio.run(observe, int(sys.argv[2]))

@@ -10,7 +10,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput
 from screen_support import settle
-from tongits.client.tui.app import TableScreen, screen_for
+from tongits.client.tui.app import _LOCAL_COMMANDS, TableScreen, screen_for
+from tongits.client.tui.commands import COMMANDS
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.session import FakeSession
 from tongits.engine import Action, Phase
@@ -179,3 +180,8 @@ def test_f3_always_opens_the_picks_and_never_plays_by_itself() -> None:
     run_screen(scenario, seed=5)
     assert seen["sent"] == [] and seen["picked"] == seen["pick"]
     assert seen["kept"] == "disc"
+
+
+def test_every_command_the_screen_answers_itself_has_a_handler() -> None:
+    """``TableScreen._local`` dispatches on the command's name: a new one needs its entry."""
+    assert {name for name, spec in COMMANDS.items() if spec.action is None} == set(_LOCAL_COMMANDS)

@@ -15,6 +15,7 @@ from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
     ChatReceived,
     ConnectionChanged,
+    LinkStatus,
     SeatsChanged,
     StateUpdate,
     TableState,
@@ -111,9 +112,9 @@ def test_log_names_public_actions_and_chat() -> None:
 
 def test_banner_and_seat_changes() -> None:
     state = state_for(VIEW)
-    state.apply(ConnectionChanged("lost"))
+    state.apply(ConnectionChanged(LinkStatus.LOST))
     assert "connection lost, reconnecting" in screen_text(state, now=100.0)
-    state.apply(ConnectionChanged("connected"))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     state.apply(SeatsChanged([{"name": "Zed", "kind": "human", "standing_in": True}]))
     text = screen_text(state, now=100.0)
     assert "connection lost" not in text and "bot stands in" in text
@@ -173,9 +174,9 @@ def test_resumed_state_marks_where_the_missed_events_begin() -> None:
     state = TableState()
     state.apply(StateUpdate(before, SEATS, None, table="t1"))
     state.apply(ChatReceived(1, "Bob", "brb"))
-    state.apply(ConnectionChanged("lost", "(the server closed; retry in 1s)"))
+    state.apply(ConnectionChanged(LinkStatus.LOST, "(the server closed; retry in 1s)"))
     assert "reconnecting" in screen_text(state, now=0.0)
-    state.apply(ConnectionChanged("connected"))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     state.apply(StateUpdate(after, SEATS, None, table="t1", missed=total - known))
     events = [line.text for line in event_lines(after.history, state.names)]
     moves = "move" if total - known == 1 else "moves"
@@ -191,8 +192,8 @@ def test_a_resume_that_missed_nothing_leaves_the_screen_as_it_was() -> None:
     state = TableState()
     state.apply(StateUpdate(view, SEATS, None, table="t1"), now=0.0)
     shown = screen_text(state, now=0.0)
-    state.apply(ConnectionChanged("lost"))
-    state.apply(ConnectionChanged("connected"))
+    state.apply(ConnectionChanged(LinkStatus.LOST))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     state.apply(StateUpdate(view, SEATS, None, table="t1", missed=0), now=0.0)
     state.apply(SeatsChanged(SEATS, {"seat": 0, "change": "back"}), now=0.0)
     assert screen_text(state, now=0.0) == shown

@@ -13,6 +13,7 @@ from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
     _APPLY,
     ConnectionChanged,
+    LinkStatus,
     ServerRefused,
     StateUpdate,
     TableState,
@@ -71,8 +72,8 @@ def test_the_status_line_forgets_the_moment_that_passed() -> None:
     session.next_hand()
     assert state.message == ""  # the new hand is dealt: nothing is awaited any more
     state.apply(ServerRefused("shutting_down", "the server is shutting down"))
-    state.apply(ConnectionChanged("lost", "(retry in 1s)"))
-    state.apply(ConnectionChanged("connected"))
+    state.apply(ConnectionChanged(LinkStatus.LOST, "(retry in 1s)"))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     text = screen_text(state, now=0.0)
     assert "shutting down" not in text and "connection lost" not in text
 
@@ -141,3 +142,25 @@ def test_a_turn_the_server_played_over_two_states_is_said_whole() -> None:
 def test_every_update_a_session_delivers_has_a_handler() -> None:
     """``TableState.apply`` dispatches on the update's type: a new kind needs its entry."""
     assert set(get_args(Update)) == set(_APPLY)
+
+
+def test_a_state_whose_history_cannot_be_read_is_said_not_a_crash() -> None:
+    from tongits.client.tui.net import NetSession
+    from tongits.engine import seat_view
+    from tongits.protocol import State
+
+    async def nothing(conn: object) -> None:
+        return None
+
+    good = seat_view(FakeSession(seed=4).hand, 0).to_dict()
+    heard: list[object] = []
+    session = NetSession("127.0.0.1", 0, name="Ana", join=nothing)
+    session.sink = heard.append  # what start() sets, without starting a connection
+    for bad_step in ({"seat": 7, "action": "draw"}, {"seat": 0, "action": "fly"}, "draw",
+                     {"seat": 1, "action": "discard", "card": "Zz"}):
+        view = {**good, "history": [bad_step]}
+        session._deliver(State(table="t1", seq=3, view=view, seats=[]))
+    session._deliver(State(table="t1", seq=4, view=good, seats=[]))
+    refused = [u for u in heard if isinstance(u, ServerRefused)]
+    assert [u.code for u in refused] == ["bad_view"] * 4
+    assert isinstance(heard[-1], StateUpdate) and heard[-1].view.seat == 0

@@ -65,6 +65,16 @@ def import_graph() -> dict[str, set[str]]:
     return graph
 
 
+def _pop_through(stack: list[str], v: str) -> set[str]:
+    """Pop ``stack`` down to ``v`` (included): one strongly connected component."""
+    component = set()
+    while True:
+        w = stack.pop()
+        component.add(w)
+        if w == v:
+            return component
+
+
 def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
     """The strongly connected components of more than one module (Tarjan)."""
     index: dict[str, int] = {}
@@ -82,12 +92,7 @@ def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
             elif w in stack:
                 low[v] = min(low[v], index[w])
         if low[v] == index[v]:
-            component = set()
-            while True:
-                w = stack.pop()
-                component.add(w)
-                if w == v:
-                    break
+            component = _pop_through(stack, v)
             if len(component) > 1:
                 out.append(component)
 

@@ -263,9 +263,16 @@ async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
             assert reply["connections"] == 0 and reply["tables"] == []
             with pytest.raises(AdminError, match="unknown command"):
                 await trio.to_thread.run_sync(request, directory, {"command": "reboot"})
-            # A second server with the same data directory leaves the socket to the first.
+            # A second server with the same data directory leaves the socket to the first; its
+            # probe (connect, hang up) once stopped the first server, as did a client that
+            # hung up before the answer.
             other = Server(quick_config(), MemoryJournal())
             assert await nursery.start(serve_admin, other, directory) is None
+            for sent in (b"", b'{"command": "status"}\n'):
+                probe = await trio.open_unix_socket(str(path))
+                await probe.send_all(sent)
+                await probe.aclose()
+            await trio.testing.wait_all_tasks_blocked()
             # Its probe hung up unanswered: the first still answers.
             reply = await trio.to_thread.run_sync(request, directory, {"command": "status"})
             assert reply["ok"]

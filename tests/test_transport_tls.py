@@ -26,7 +26,7 @@ from tongits.client.tls import (
     open_stream,
 )
 from tongits.client.tui.net import UNTRUSTED, NetSession
-from tongits.client.tui.state import ConnectionChanged, Update
+from tongits.client.tui.state import ConnectionChanged, LinkStatus, Update
 from tongits.engine.policies import get_policy
 from tongits.protocol import ErrorCode
 from tongits.protocol.transport import Endpoint, fingerprint
@@ -298,6 +298,6 @@ async def test_a_certificate_changed_between_two_connections_of_a_game_is_explai
                                  tls=ClientTLS(known=known, ask=refusing))
             session.sink = updates.append
             await session._connect_loop()
-    assert updates == [ConnectionChanged("closed", UNTRUSTED)]
+    assert updates == [ConnectionChanged(LinkStatus.CLOSED, UNTRUSTED)]
     assert session.farewell is not None and "CHANGED" in session.farewell
     assert f"tongits trust tls://127.0.0.1:{port}" in session.farewell

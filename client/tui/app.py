@@ -15,7 +15,7 @@ from typing import Any, Protocol, cast
 from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, ConditionalCompleter
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, FilterOrBool
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import Input
@@ -264,37 +264,43 @@ class TableScreen:
         self._local(command)
 
     def _local(self, command: Local) -> None:
+        """A command the screen answers itself (nothing is sent but chat)."""
+        _LOCAL_COMMANDS[command.name](self, command)
+
+    def _help(self, _command: Local) -> None:
+        self.state.note(help_lines())
+        self.state.say("")
+
+    def _sort(self, _command: Local) -> None:
         state = self.state
-        if command.name == "quit":
-            self.ask_quit()
-        elif command.name == "help":
-            state.note(help_lines())
+        state.sort_by_rank = not state.sort_by_rank
+        state.say("hand sorted by " + ("rank" if state.sort_by_rank else "suit"))
+
+    def _log(self, _command: Local) -> None:
+        self.scroll_log(log_rows() - 1)
+
+    def _options(self, _command: Local) -> None:
+        self.state.note(render.options_lines(self.state))
+        self.state.say("")
+
+    def _score(self, _command: Local) -> None:
+        scores = render.standings(self.state)
+        self.state.say(
+            "chips: " + " · ".join(f"{name} {chips:+d}" for name, chips in scores)
+            if scores else "no hand has been settled yet"
+        )
+
+    def _say(self, command: Local) -> None:
+        self.session.send_chat(command.text)
+        self.state.say("")
+
+    def _hint(self, _command: Local) -> None:
+        state = self.state
+        if state.view is None:
+            state.say("no hand yet", error=True)
+        else:
+            state.note(hint_lines(state.view))
             state.say("")
-        elif command.name == "sort":
-            state.sort_by_rank = not state.sort_by_rank
-            state.say("hand sorted by " + ("rank" if state.sort_by_rank else "suit"))
-        elif command.name == "log":
-            self.scroll_log(log_rows() - 1)
-        elif command.name == "options":
-            state.note(render.options_lines(state))
-            state.say("")
-        elif command.name == "score":
-            scores = render.standings(state)
-            state.say(
-                "chips: " + " · ".join(f"{name} {chips:+d}" for name, chips in scores)
-                if scores else "no hand has been settled yet"
-            )
-        elif command.name == "say":
-            self.session.send_chat(command.text)
-            state.say("")
-        elif command.name == "review":
-            self._review()
-        elif command.name == "hint":
-            if state.view is None:
-                state.say("no hand yet", error=True)
-            else:
-                state.note(hint_lines(state.view))
-                state.say("")
 
     def _review(self) -> None:
         """Grade this hand's decisions with the expert's search (``tongits review``), in a
@@ -329,83 +335,80 @@ class TableScreen:
         self.app.invalidate()
 
     def _bindings(self) -> KeyBindings:
+        """Log scrolling, ^C (clears the line), ^Q and ^D (ask to quit), F2-F5, and Tab."""
+        empty = Condition(lambda: not self.buffer.text)
+        keys: list[tuple[str, Callable[[KeyPressEvent], None], FilterOrBool]] = [
+            ("pageup", lambda _: self.scroll_log(log_rows() - 1), True),
+            ("pagedown", lambda _: self.scroll_log(-(log_rows() - 1)), True),
+            ("end", lambda _: self.scroll_log(-self.state.log_scroll), empty),
+            ("c-c", lambda _: self._clear_line(), True),
+            ("c-q", lambda _: self.ask_quit(), True),
+            ("c-d", lambda _: self.ask_quit(), empty),
+            ("f2", lambda _: self.submit("draw"), True),
+            ("f3", lambda _: self._offer_picks(), True),
+            ("f4", lambda _: self.submit("hint"), True),
+            ("f5", lambda _: self.submit("sort"), True),
+            ("tab", _complete_now, True),
+        ]
         kb = KeyBindings()
-
-        @kb.add("pageup")
-        def _earlier(event: KeyPressEvent) -> None:
-            self.scroll_log(log_rows() - 1)
-
-        @kb.add("pagedown")
-        def _later(event: KeyPressEvent) -> None:
-            self.scroll_log(-(log_rows() - 1))
-
-        @kb.add("end", filter=Condition(lambda: not self.buffer.text))
-        def _newest(event: KeyPressEvent) -> None:
-            self.scroll_log(-self.state.log_scroll)
-
-        @kb.add("c-c")
-        def _clear(event: KeyPressEvent) -> None:
-            """Clear the line (as pgcli and ptpython do); it never quits."""
-            if self.state.confirming_quit:
-                self._answer_quit("n")
-            elif self.buffer.text:
-                self.buffer.reset()
-            else:
-                self.state.say("^C clears the line; to leave, type quit (or ^Q)")
-
-        @kb.add("c-q")
-        def _quit(event: KeyPressEvent) -> None:
-            self.ask_quit()
-
-        @kb.add("c-d", filter=Condition(lambda: not self.buffer.text))
-        def _end(event: KeyPressEvent) -> None:
-            self.ask_quit()
-
-        @kb.add("f2")
-        def _draw(event: KeyPressEvent) -> None:
-            self.submit("draw")
-
-        @kb.add("f3")
-        def _pick(event: KeyPressEvent) -> None:
-            """Always the same: ``pick `` on an empty line and the menu of legal picks (a
-            line being typed is kept, and the key says why it did nothing)."""
-            view = self.state.view
-            picks = [m for m in view.legal if m.action is Action.PICK] if view else []
-            if not picks:
-                self.state.say("F3: no pick is legal now", error=True)
-            elif self.buffer.text.strip() and not self.buffer.text.startswith("pick"):
-                self.state.say("F3: clear the line first (^C)", error=True)
-            else:
-                self.buffer.text = "pick "
-                self.buffer.cursor_position = len(self.buffer.text)
-                self.buffer.start_completion(select_first=False)
-
-        @kb.add("f4")
-        def _hint(event: KeyPressEvent) -> None:
-            self.submit("hint")
-
-        @kb.add("f5")
-        def _sort(event: KeyPressEvent) -> None:
-            self.submit("sort")
-
-        @kb.add("tab")
-        def _complete(event: KeyPressEvent) -> None:
-            buffer = event.current_buffer
-            if buffer.complete_state and buffer.complete_state.completions:
-                buffer.complete_next()
-                return
-            # Typing may still be computing its own completions; answer this key at once.
-            found = list(
-                buffer.completer.get_completions(
-                    buffer.document, CompleteEvent(completion_requested=True)
-                )
-            )
-            if len(found) == 1:
-                buffer.apply_completion(found[0])
-            else:
-                buffer.start_completion(insert_common_part=True)
-
+        for key, handler, when in keys:
+            kb.add(key, filter=when)(handler)
         return kb
+
+    def _clear_line(self) -> None:
+        """^C clears the line (as pgcli and ptpython do); it never quits."""
+        if self.state.confirming_quit:
+            self._answer_quit("n")
+        elif self.buffer.text:
+            self.buffer.reset()
+        else:
+            self.state.say("^C clears the line; to leave, type quit (or ^Q)")
+
+    def _offer_picks(self) -> None:
+        """F3 is always the same: ``pick `` on an empty line and the menu of legal picks (a
+        line being typed is kept, and the key says why it did nothing)."""
+        view = self.state.view
+        picks = [m for m in view.legal if m.action is Action.PICK] if view else []
+        if not picks:
+            self.state.say("F3: no pick is legal now", error=True)
+        elif self.buffer.text.strip() and not self.buffer.text.startswith("pick"):
+            self.state.say("F3: clear the line first (^C)", error=True)
+        else:
+            self.buffer.text = "pick "
+            self.buffer.cursor_position = len(self.buffer.text)
+            self.buffer.start_completion(select_first=False)
+
+
+def _complete_now(event: KeyPressEvent) -> None:
+    """Tab: the next completion of the menu, or the only one at once, or the menu."""
+    buffer = event.current_buffer
+    if buffer.complete_state and buffer.complete_state.completions:
+        buffer.complete_next()
+        return
+    # Typing may still be computing its own completions; answer this key at once.
+    found = list(
+        buffer.completer.get_completions(
+            buffer.document, CompleteEvent(completion_requested=True)
+        )
+    )
+    if len(found) == 1:
+        buffer.apply_completion(found[0])
+    else:
+        buffer.start_completion(insert_common_part=True)
+
+
+#: ``TableScreen._local``: the handler of each command the screen answers itself.
+_LOCAL_COMMANDS: dict[str, Callable[[TableScreen, Local], None]] = {
+    "quit": lambda screen, _: screen.ask_quit(),
+    "help": TableScreen._help,
+    "sort": TableScreen._sort,
+    "log": TableScreen._log,
+    "options": TableScreen._options,
+    "score": TableScreen._score,
+    "say": TableScreen._say,
+    "review": lambda screen, _: screen._review(),
+    "hint": TableScreen._hint,
+}
 
 
 def screen_for(state: TableState) -> str:

@@ -131,36 +131,72 @@ def parse_command(line: str) -> Command:
     spec = resolve(head)
     if spec is None:
         raise CommandError(f"unknown command {head!r}; `help` lists them")
-    if spec.args is Args.TEXT:
-        if not rest.strip():
-            raise CommandError(f"usage: {spec.usage}")
-        return Local(spec.name, rest.strip())
-    tokens = rest.replace(",", " ").split()
-    if spec.action is None:
-        if tokens:
-            raise CommandError(f"{spec.name} takes nothing after it")
-        return Local(spec.name)
-    action = spec.action
-    if spec.args is Args.NONE:
-        if tokens:
-            raise CommandError(f"{spec.name} takes nothing after it")
-        return Move(action)
-    if spec.args is Args.CARD:
-        if len(tokens) != 1:
-            raise CommandError(f"usage: {spec.usage} (one card)")
-        return Move(action, card=parse_card(tokens[0]))
-    if spec.args is Args.CARD_MELD:
-        if len(tokens) != 2:
-            raise CommandError(f"usage: {spec.usage} (a card, then a meld number)")
-        first, second = tokens
-        if first.isdigit() and not second.isdigit():
-            first, second = second, first
-        return Move(action, card=parse_card(first), meld=_meld_id(second))
-    if spec.args is Args.PICK and len(tokens) == 1 and tokens[0].isdigit():
-        return Move(action, meld=int(tokens[0]))
+    return _PARSE[spec.args](spec, rest)
+
+
+def _words_after(rest: str) -> list[str]:
+    return rest.replace(",", " ").split()
+
+
+def _move_of(spec: CommandSpec) -> Action:
+    """The action of a command that takes cards or a meld (every one is a move)."""
+    assert spec.action is not None, f"{spec.name} takes arguments but is not a move"
+    return spec.action
+
+
+def _text_args(spec: CommandSpec, rest: str) -> Command:
+    if not rest.strip():
+        raise CommandError(f"usage: {spec.usage}")
+    return Local(spec.name, rest.strip())
+
+
+def _no_args(spec: CommandSpec, rest: str) -> Command:
+    if _words_after(rest):
+        raise CommandError(f"{spec.name} takes nothing after it")
+    return Local(spec.name) if spec.action is None else Move(spec.action)
+
+
+def _card_arg(spec: CommandSpec, rest: str) -> Command:
+    tokens = _words_after(rest)
+    if len(tokens) != 1:
+        raise CommandError(f"usage: {spec.usage} (one card)")
+    return Move(_move_of(spec), card=parse_card(tokens[0]))
+
+
+def _card_meld_args(spec: CommandSpec, rest: str) -> Command:
+    tokens = _words_after(rest)
+    if len(tokens) != 2:
+        raise CommandError(f"usage: {spec.usage} (a card, then a meld number)")
+    first, second = tokens
+    if first.isdigit() and not second.isdigit():
+        first, second = second, first
+    return Move(_move_of(spec), card=parse_card(first), meld=_meld_id(second))
+
+
+def _pick_args(spec: CommandSpec, rest: str) -> Command:
+    """Cards from the hand, or (option pick_to_sapaw) the number of the meld to lay off on."""
+    tokens = _words_after(rest)
+    if len(tokens) == 1 and tokens[0].isdigit():
+        return Move(_move_of(spec), meld=int(tokens[0]))
+    return _cards_args(spec, rest)
+
+
+def _cards_args(spec: CommandSpec, rest: str) -> Command:
+    tokens = _words_after(rest)
     if not tokens:
         raise CommandError(f"usage: {spec.usage}")
-    return Move(action, parse_cards(tokens))
+    return Move(_move_of(spec), parse_cards(tokens))
+
+
+#: ``parse_command``: how the words after each kind of command are read.
+_PARSE: dict[Args, Callable[[CommandSpec, str], Command]] = {
+    Args.NONE: _no_args,
+    Args.TEXT: _text_args,
+    Args.CARD: _card_arg,
+    Args.CARD_MELD: _card_meld_args,
+    Args.PICK: _pick_args,
+    Args.CARDS: _cards_args,
+}
 
 
 def _show(cards: Sequence[Card]) -> str:

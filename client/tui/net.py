@@ -19,7 +19,7 @@ from typing import Any
 
 import outcome
 import trio
-from tongits.engine import Move, SeatView
+from tongits.engine import Move, RuleError, SeatView
 from tongits.protocol import ChatLine, Error, HandResult, MatchOver, SeatUpdate, State
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
@@ -29,6 +29,7 @@ from .state import (
     ChatReceived,
     ConnectionChanged,
     HandOver,
+    LinkStatus,
     MatchEnded,
     Notice,
     SeatsChanged,
@@ -108,7 +109,7 @@ class NetSession:
         def done(result: outcome.Outcome[None]) -> None:
             if isinstance(result, outcome.Error):
                 log.error("network task failed", exc_info=result.error)
-                sink(ConnectionChanged("closed", str(result.error)))
+                sink(ConnectionChanged(LinkStatus.CLOSED, str(result.error)))
             if self._done is not None and not self._done.done():
                 self._done.set_result(None)
 
@@ -183,14 +184,14 @@ class NetSession:
                 continue
             if reason in FINAL:
                 detail = UNTRUSTED if reason == "untrusted certificate" else reason
-                self.sink(ConnectionChanged("closed", detail))
+                self.sink(ConnectionChanged(LinkStatus.CLOSED, detail))
                 return
             failures += 1
             if failures > self.give_up_after:
-                self.sink(ConnectionChanged("closed", reason))
+                self.sink(ConnectionChanged(LinkStatus.CLOSED, reason))
                 return
             delay = self.retry_delays[min(failures - 1, len(self.retry_delays) - 1)]
-            self.sink(ConnectionChanged("lost", f"({reason}; retry in {delay:g}s)"))
+            self.sink(ConnectionChanged(LinkStatus.LOST, f"({reason}; retry in {delay:g}s)"))
             await trio.sleep(delay)
 
     async def _one_connection(self) -> str:
@@ -236,38 +237,12 @@ class NetSession:
                 tls=self.tls, password=self.password,
             ) as conn:
                 resumed = self.token is not None
-                if not resumed and self.watching is not None:  # a spectator comes back
-                    await conn.spectate(self.watching)
-                elif not resumed:
-                    await self.join(conn)
-                    self.token = conn.token
-                    if conn.invite is not None:
-                        self.sink(Notice(f"invite friends: {conn.invite}"))
-                    if conn.token is None and conn.table is not None:
-                        self.watching = conn.table
+                if not resumed:
+                    await self._sit_down(conn)
                 self.table = conn.table or self.table
                 self._save_seat()
-                self.sink(ConnectionChanged("connected"))
-                # Said once the view is there, so that they describe it.
-                after_view: list[Update] = []
-                named = await self._table_named(conn)
-                if named is not None:  # now for the title, again to count the view's hand
-                    self.sink(named)
-                    after_view.append(named)
-                if resumed and self._token_from_disk:
-                    self._token_from_disk = False
-                    after_view.append(Notice(f"back in your seat at {self.table}"))
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._send_loop, conn)
-                    try:
-                        async for msg in conn:
-                            self._deliver(msg, conn.seat)
-                            if isinstance(msg, State):
-                                for update in after_view:
-                                    self.sink(update)
-                                after_view.clear()
-                    finally:
-                        nursery.cancel_scope.cancel()
+                self.sink(ConnectionChanged(LinkStatus.CONNECTED))
+                await self._listen(conn, await self._said_after_the_view(conn, resumed))
                 return conn.closed_by.code if conn.closed_by else "the server closed"
         except (
             ServerError,
@@ -278,6 +253,45 @@ class NetSession:
             TrustError,
         ) as error:
             return self._reason(error)
+
+    async def _sit_down(self, conn: Connection) -> None:
+        """A first connection: ``join`` (or, for a spectator coming back, watch again)."""
+        if self.watching is not None:
+            await conn.spectate(self.watching)
+            return
+        await self.join(conn)
+        self.token = conn.token
+        if conn.invite is not None:
+            self.sink(Notice(f"invite friends: {conn.invite}"))
+        if conn.token is None and conn.table is not None:
+            self.watching = conn.table
+
+    async def _said_after_the_view(self, conn: Connection, resumed: bool) -> list[Update]:
+        """What is said once the view is there, so that it describes the view: the table's
+        name (also now, for the title) and, back from a token on disk, that we are back."""
+        after_view: list[Update] = []
+        named = await self._table_named(conn)
+        if named is not None:  # now for the title, again to count the view's hand
+            self.sink(named)
+            after_view.append(named)
+        if resumed and self._token_from_disk:
+            self._token_from_disk = False
+            after_view.append(Notice(f"back in your seat at {self.table}"))
+        return after_view
+
+    async def _listen(self, conn: Connection, after_view: list[Update]) -> None:
+        """Deliver the server's messages (and send ours) until the connection ends."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._send_loop, conn)
+            try:
+                async for msg in conn:
+                    self._deliver(msg, conn.seat)
+                    if isinstance(msg, State):
+                        for update in after_view:
+                            self.sink(update)
+                        after_view.clear()
+            finally:
+                nursery.cancel_scope.cancel()
 
     async def _table_named(self, conn: Connection) -> TableNamed | None:
         """The table's name and hands played, from the lobby's list (the table's messages
@@ -333,7 +347,12 @@ class NetSession:
             # Resumed with a token read from disk, without a seq heard: nothing to mark.
             heard = self.seq is not None
             self.seq = msg.seq
-            view = SeatView.from_dict(msg.view, msg.legal)
+            try:
+                view = SeatView.from_dict(msg.view, msg.legal)
+            except (KeyError, TypeError, ValueError, RuleError) as exc:
+                log.warning("a state whose view cannot be read was ignored: %r", exc)
+                self.sink(ServerRefused("bad_view", "the server sent a view that cannot be read"))
+                return
             missed = len(msg.missed) if msg.missed is not None and heard else None
             self.sink(StateUpdate(view, msg.seats, msg.deadline, msg.table, missed))
         elif isinstance(msg, HandResult):

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, SeatView, best_arrangement
 
-from .state import TableState, layoffs, pile_throwers, pretty_card
+from .state import LogKind, TableState, layoffs, pile_throwers, pretty_card
 from .words import counted
 
 Line = list[tuple[str, str]]
@@ -414,10 +414,11 @@ def log_lines(state: TableState) -> list[Line]:
     """The whole log of this hand as styled lines, oldest first."""
     out: list[Line] = []
     for entry in state.log():
-        if entry.kind == "chat":
+        if entry.kind is LogKind.CHAT:
             out.append([("class:chat", " » " + entry.text)])
-        elif entry.kind in ("seat", "info"):
-            out.append([("class:warn" if entry.kind == "seat" else "class:dim", " " + entry.text)])
+        elif entry.kind is LogKind.SEAT or entry.kind is LogKind.INFO:
+            style = "class:warn" if entry.kind is LogKind.SEAT else "class:dim"
+            out.append([(style, " " + entry.text)])
         else:
             out.append([("", " " + entry.text)])
     return out
@@ -453,7 +454,8 @@ def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
     notes = state.notes[-rows:]
     out = log_window(state, rows - len(notes)) if rows > len(notes) else []
     for note in notes:
-        out.append([("class:error" if note.kind == "error" else "class:count", " " + note.text)])
+        style = "class:error" if note.kind is LogKind.ERROR else "class:count"
+        out.append([(style, " " + note.text)])
     return join_lines([fit(line, cols) for line in out])
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from tongits.engine import Action, Card, Result, SeatView, Step
+from tongits.protocol import PlayerKind, SeatChange
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +38,7 @@ class SeatInfo:
         grace = data.get("grace")
         return cls(
             name=str(data.get("name") or f"seat {seat} (empty)"),
-            bot=kind == "bot",
+            bot=kind == PlayerKind.BOT,
             connected=bool(data.get("connected", not away)),
             standing_in=bool(data.get("standing_in") or data.get("stand_in")),
             away=away,
@@ -98,11 +100,17 @@ class ServerRefused:
     message: str
 
 
+class LinkStatus(StrEnum):
+    """Where the session's connection stands."""
+
+    CONNECTED = "connected"
+    LOST = "lost"  # reconnecting
+    CLOSED = "closed"  # gave up
+
+
 @dataclass(frozen=True, slots=True)
 class ConnectionChanged:
-    """``status`` is ``connected``, ``lost`` (reconnecting) or ``closed`` (gave up)."""
-
-    status: str
+    status: LinkStatus
     detail: str = ""
 
 
@@ -145,9 +153,19 @@ Update = (
 )
 
 
+class LogKind(StrEnum):
+    """What a line of the table's log is, which decides how it is drawn."""
+
+    EVENT = "event"  # a move
+    CHAT = "chat"
+    SEAT = "seat"  # someone came, went, lost connection…
+    INFO = "info"
+    ERROR = "error"
+
+
 @dataclass(slots=True)
 class LogLine:
-    kind: str  # "event", "chat", "seat", "info", "error"
+    kind: LogKind
     text: str
     seat: int | None = None
 
@@ -202,7 +220,7 @@ class TableState:
         self.message = text
         self.message_is_error = error
 
-    def note(self, lines: Sequence[str], kind: str = "info") -> None:
+    def note(self, lines: Sequence[str], kind: LogKind = LogKind.INFO) -> None:
         self.notes = [LogLine(kind, line) for line in lines]
 
     def apply(self, update: Update, now: float | None = None) -> None:
@@ -231,7 +249,7 @@ class TableState:
         if update.missed:
             at = len(update.view.history) - update.missed
             moves = "move" if update.missed == 1 else "moves"
-            line = LogLine("info", f"⋯ while you were away ({update.missed} {moves}):")
+            line = LogLine(LogKind.INFO, f"⋯ while you were away ({update.missed} {moves}):")
             self.asides.append((max(at, 0), line))
         self.table = update.table or self.table
         self.deadline_at = now + update.deadline if update.deadline is not None else None
@@ -260,10 +278,10 @@ class TableState:
         self.match_over = True
         self.deadline_at = None
         self.say("the match is over: ^Q to leave")
-        self._aside(LogLine("info", "the match is over"))
+        self._aside(LogLine(LogKind.INFO, "the match is over"))
 
     def _chat(self, update: ChatReceived, _now: float) -> None:
-        self._aside(LogLine("chat", f"{update.name}: {update.text}", update.seat))
+        self._aside(LogLine(LogKind.CHAT, f"{update.name}: {update.text}", update.seat))
 
     def _seats(self, update: SeatsChanged, now: float) -> None:
         before = self.seats
@@ -283,7 +301,7 @@ class TableState:
 
     def _notice(self, update: Notice, _now: float) -> None:
         self.say(update.text)
-        self._aside(LogLine("info", update.text))
+        self._aside(LogLine(LogKind.INFO, update.text))
 
     def _listed(self, update: TablesListed, _now: float) -> None:
         if self.lobby is not None and update.tables is None:
@@ -291,10 +309,10 @@ class TableState:
         self.lobby = update.tables
 
     def _connection(self, update: ConnectionChanged, _now: float) -> None:
-        if update.status == "connected":
+        if update.status is LinkStatus.CONNECTED:
             self.banner = None
             self.say("")
-        elif update.status == "lost":
+        elif update.status is LinkStatus.LOST:
             self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
         else:
             self.banner = "disconnected: " + (update.detail or "the server is gone")
@@ -342,17 +360,18 @@ class TableState:
     def _seat_changed(self, change: dict[str, Any], before: Sequence[SeatInfo]) -> None:
         """A log line for what happened to another seat; our own comings and goings show in
         the banner instead."""
-        seat, what = change.get("seat"), change.get("change")
-        if not isinstance(seat, int) or not 0 <= seat < 3 or what not in SEAT_CHANGES:
+        seat, named = change.get("seat"), change.get("change")
+        if not isinstance(seat, int) or not 0 <= seat < 3 or named not in SEAT_CHANGES:
             return
+        what = SeatChange(named)
         if self.view is not None and self.view.seat == seat:
             return
-        name = (before[seat] if what == "left" else self.seats[seat]).name
-        if what == "back":
+        name = (before[seat] if what is SeatChange.LEFT else self.seats[seat]).name
+        if what is SeatChange.BACK:
             self.back_at[seat] = len(self.view.history) if self.view is not None else 0
-        elif what in ("away", "left", "stand_in"):
+        elif what in (SeatChange.AWAY, SeatChange.LEFT, SeatChange.STAND_IN):
             self.back_at.pop(seat, None)
-        self._aside(LogLine("seat", SEAT_CHANGES[what].format(name=name), seat))
+        self._aside(LogLine(LogKind.SEAT, SEAT_CHANGES[what].format(name=name), seat))
 
     def is_back(self, seat: int) -> bool:
         """The seat's human came back and has not acted since."""
@@ -394,12 +413,12 @@ _APPLY: dict[type[Any], Callable[[TableState, Any, float], None]] = {
 
 #: The log line for each ``change`` of a ``seat_update``.
 SEAT_CHANGES = {
-    "sat": "{name} sat down",
-    "left": "{name} left the table",
-    "away": "{name} lost connection",
-    "back": "{name} is back",
-    "replaced": "{name} reconnected",
-    "stand_in": "a bot is standing in for {name}",
+    SeatChange.SAT: "{name} sat down",
+    SeatChange.LEFT: "{name} left the table",
+    SeatChange.AWAY: "{name} lost connection",
+    SeatChange.BACK: "{name} is back",
+    SeatChange.REPLACED: "{name} reconnected",
+    SeatChange.STAND_IN: "a bot is standing in for {name}",
 }
 
 #: Added to the log line of a move the server played because the seat's time ran out.
@@ -423,7 +442,7 @@ def event_lines(history: Sequence[Step], names: Sequence[str]) -> list[LogLine]:
         text = _NARRATE[step.move.action](told, who, step)
         if step.timeout:  # protocol 1.1: the server played it, the timer ran out
             text += AUTOPLAYED
-        out.append(LogLine("event", text, step.seat))
+        out.append(LogLine(LogKind.EVENT, text, step.seat))
     return out
 
 
