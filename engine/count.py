@@ -205,22 +205,32 @@ def pick_partners(hand: int, top: int) -> list[int]:
     up = rank < 12 and hand >> (top + 1) & 1
     if not (down or up) and same.bit_count() < 2:
         return []
-    out: list[int] = []
-    if down or up:
-        below = 0
-        while below < rank and hand >> (top - below - 1) & 1:
-            below += 1
-        above = 0
-        while rank + above < 12 and hand >> (top + above + 1) & 1:
-            above += 1
-        for lo in range(below, -1, -1):
-            for hi in range(max(0, 2 - lo), above + 1):
-                out.append((((1 << (lo + hi + 1)) - 1) << (top - lo)) ^ (1 << top))
+    out = _run_partners(hand, top, rank) if down or up else []
     if same.bit_count() >= 2:
-        bits = [1 << (s * 13 + rank) for s in range(4) if same >> (s * 13 + rank) & 1]
-        for i in range(len(bits)):
-            for j in range(i + 1, len(bits)):
-                out.append(bits[i] | bits[j])
-        if len(bits) == 3:
-            out.append(same)
+        out += _set_partners(same, rank)
+    return out
+
+
+def _run_partners(hand: int, top: int, rank: int) -> list[int]:
+    """``pick_partners``' runs: every stretch of the hand's suited neighbours of ``top``
+    that makes a run of three or more with it."""
+    below = 0
+    while below < rank and hand >> (top - below - 1) & 1:
+        below += 1
+    above = 0
+    while rank + above < 12 and hand >> (top + above + 1) & 1:
+        above += 1
+    return [
+        (((1 << (lo + hi + 1)) - 1) << (top - lo)) ^ (1 << top)
+        for lo in range(below, -1, -1)
+        for hi in range(max(0, 2 - lo), above + 1)
+    ]
+
+
+def _set_partners(same: int, rank: int) -> list[int]:
+    """``pick_partners``' sets: two of the hand's cards of the rank, or all three."""
+    bits = [1 << (s * 13 + rank) for s in range(4) if same >> (s * 13 + rank) & 1]
+    out = [bits[i] | bits[j] for i in range(len(bits)) for j in range(i + 1, len(bits))]
+    if len(bits) == 3:
+        out.append(same)
     return out

@@ -58,15 +58,7 @@ class Move:
         """Read a hand-record action (``seat`` is ignored); raise ``InvalidMove`` if malformed."""
         if not isinstance(data, dict):
             raise InvalidMove(RuleCode.BAD_MOVE, "a move must be an object")
-        named = data.get("action")
-        try:
-            action = Action(named) if isinstance(named, str) else None
-        except ValueError:
-            action = None
-        if action is None:
-            known = ", ".join(a.value for a in Action)
-            what = f"unknown action {named}" if isinstance(named, str) else "no action"
-            raise InvalidMove(RuleCode.BAD_MOVE, f"{what}: a move's action is one of {known}")
+        action = _named_action(data.get("action"))
         cards: tuple[Card, ...] = ()
         card = None
         meld = data.get("meld")
@@ -95,10 +87,14 @@ class Move:
         if not isinstance(text, str) or not text.split():
             raise InvalidMove(RuleCode.BAD_MOVE, f"not a move: {text!r}")
         word, *args = text.split()
-        try:
-            action = Action(word.lower())
-        except ValueError:
-            raise InvalidMove(RuleCode.BAD_MOVE, f"unknown action {word!r}") from None
+        action = _ACTION_WORDS.get(word.lower())
+        if action is None:
+            raise InvalidMove(RuleCode.BAD_MOVE, f"unknown action {word!r}")
+        return cls._with_words(action, args, text)
+
+    @classmethod
+    def _with_words(cls, action: Action, args: list[str], text: str) -> Move:
+        """``parse`` once the action is read: what its words after it say."""
         if action is Action.SAPAW:
             if len(args) != 2 or not args[1].isdigit():
                 raise InvalidMove(RuleCode.BAD_MOVE, f"sapaw takes a card and a meld id: {text!r}")
@@ -194,3 +190,17 @@ def sapaw_move(card: int, meld: int) -> Move:
     if move is None:
         move = _SAPAW_MOVES[key] = Move(Action.SAPAW, card=DECK[card], meld=meld)
     return move
+
+
+#: ``Move.parse``: the action each command word names.
+_ACTION_WORDS = {action.value: action for action in Action}
+
+
+def _named_action(named: Any) -> Action:
+    """The action a hand-record move names; ``InvalidMove`` if none or an unknown one."""
+    action = _ACTION_WORDS.get(named) if isinstance(named, str) else None
+    if action is None:
+        known = ", ".join(a.value for a in Action)
+        what = f"unknown action {named}" if isinstance(named, str) else "no action"
+        raise InvalidMove(RuleCode.BAD_MOVE, f"{what}: a move's action is one of {known}")
+    return action

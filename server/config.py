@@ -8,11 +8,22 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from tongits.protocol import DEFAULT_MAX_FRAME_SIZE
+
+#: ``ServerConfig.check``: the numeric settings, what each must be, in words.
+_BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
+    (("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace", "idle_timeout",
+      "rate", "frame_timeout"), lambda v: v >= 0, "≥ 0"),
+    (("max_connections", "max_per_address", "max_tables", "max_tables_per_address",
+      "max_frame_size", "burst", "queue_size", "queue_bytes", "chat_max", "name_max"),
+     lambda v: v >= 1, "≥ 1"),
+    (("gc_young", "gc_full"), lambda v: v > 0, "> 0"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,20 +94,16 @@ class ServerConfig:
             return cls.from_mapping(tomllib.load(f), base)
 
     def check(self) -> None:
+        """``ValueError`` naming the first setting out of its range or at odds with another."""
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port {self.port} is out of range")
-        for name in ("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace",
-                     "idle_timeout", "rate", "frame_timeout"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be ≥ 0")
-        for name in ("max_connections", "max_per_address", "max_tables",
-                     "max_tables_per_address", "max_frame_size", "burst", "queue_size",
-                     "queue_bytes", "chat_max", "name_max"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be ≥ 1")
-        for name in ("gc_young", "gc_full"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be > 0")
+        for names, within, words in _BOUNDS:
+            for name in names:
+                if not within(getattr(self, name)):
+                    raise ValueError(f"{name} must be {words}")
+        self._check_tls_and_db()
+
+    def _check_tls_and_db(self) -> None:
         if self.db_sync not in ("normal", "full"):
             raise ValueError("db_sync must be normal or full")
         if bool(self.tls_cert) != bool(self.tls_key):

@@ -143,10 +143,8 @@ class SQLiteJournal:
             if self.db.in_transaction:
                 self.db.execute("COMMIT")
         except sqlite3.Error as exc:
-            try:
+            with contextlib.suppress(sqlite3.Error):  # nothing to roll back, or the file is gone
                 self.db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
             self.db.close()
             raise StoreError(f"{self.path}: {exc}") from exc
         self.db.close()
