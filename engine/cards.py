@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import IntEnum
 
-from .errors import InvalidMove, RuleCode
+from .errors import InvalidMove, RuleCode, shown
 
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "cdhs"
@@ -58,7 +58,7 @@ class Card(int):
     def parse(cls, text: str) -> Card:
         """Parse ``Th``, ``10h``, ``th``, ``T♥``; raise ``InvalidMove(bad_card)`` otherwise."""
         if not isinstance(text, str):
-            raise InvalidMove(RuleCode.BAD_CARD, f"not a card: {text!r}")
+            raise InvalidMove(RuleCode.BAD_CARD, f"not a card: {shown(text)}")
         t = text.strip()
         if len(t) >= 2:
             rank_part, suit_part = t[:-1], t[-1]
@@ -66,7 +66,7 @@ class Card(int):
             rank_part = "T" if rank_part == "10" else rank_part.upper()
             if len(rank_part) == 1 and rank_part in RANK_CHARS and suit_part in SUIT_CHARS:
                 return _CARDS[SUIT_CHARS.index(suit_part) * 13 + RANK_CHARS.index(rank_part)]
-        raise InvalidMove(RuleCode.BAD_CARD, f"not a card: {text!r}")
+        raise InvalidMove(RuleCode.BAD_CARD, f"not a card: {shown(text)}")
 
     @property
     def rank(self) -> int:

@@ -4,6 +4,7 @@ short machine code that passes unchanged onto the wire; a malformed hand record 
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 
 
@@ -46,6 +47,14 @@ class RecordCode(StrEnum):
     BAD_DEALER = "bad_dealer"
     BAD_ACTION = "bad_action"
     BAD_OPTIONS = "bad_options"
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """``value``, as received from a client or read from a file, the way an error message shows
+    it: in JSON's spelling (``null``, ``true``, ``"Zz"``), which a client in any language reads,
+    never Python's (``None``, ``True``, ``'Zz'``); cut to ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=lambda v: type(v).__name__)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class RuleError(Exception):

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any
 
-from .errors import RecordCode, RecordError
+from .errors import RecordCode, RecordError, shown
 
 #: The largest ante: chips stay far inside what every encoding holds exactly (2**53) even after
 #: a billion hands of a growing pot.
@@ -61,25 +61,26 @@ class Options:
         for key, raw in data.items():
             kind = kinds.get(key)
             if kind is None:
-                raise RecordError(RecordCode.BAD_OPTIONS, f"unknown option {key!r}")
+                raise RecordError(RecordCode.BAD_OPTIONS, f"unknown option {shown(key)}")
             enum = _ENUMS.get(key)
             if enum is not None:
                 try:
                     values[key] = enum(raw)
                 except ValueError:
                     choices = ", ".join(e.value for e in enum)
-                    raise RecordError(
-                        RecordCode.BAD_OPTIONS, f"option {key}: {raw!r} is not one of {choices}"
-                    ) from None
+                    raise RecordError(RecordCode.BAD_OPTIONS,
+                                      f"option {key}: {shown(raw)} is not one of {choices}"
+                                      ) from None
             elif key == "ante":
                 if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_ANTE:
-                    raise RecordError(RecordCode.BAD_OPTIONS,
-                                      f"option ante: {raw!r} is not an integer 0 to {MAX_ANTE}")
+                    raise RecordError(
+                        RecordCode.BAD_OPTIONS,
+                        f"option ante: {shown(raw)} is not an integer 0 to {MAX_ANTE}")
                 values[key] = raw
             else:
                 if not isinstance(raw, bool):
                     raise RecordError(
-                        RecordCode.BAD_OPTIONS, f"option {key}: {raw!r} is not true or false"
+                        RecordCode.BAD_OPTIONS, f"option {key}: {shown(raw)} is not true or false"
                     )
                 values[key] = raw
         return cls(**values)

@@ -12,12 +12,13 @@ defined by the engine (docs/RECORD.md).
 
 from __future__ import annotations
 
-import reprlib
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from tongits.engine.errors import shown
 
 from .errors import ErrorCode, ProtocolError
 from .limits import check_request, is_request_id
@@ -43,7 +44,7 @@ class Message:
                 raise ProtocolError(
                     ErrorCode.BAD_FIELD,
                     f"{self.TYPE}.{f.name} must be {_describe(f.hint)}, "
-                    f"got {type(value).__name__}",
+                    f"got {_WIRE_TYPES.get(type(value), 'something else')}",
                 )
 
 
@@ -392,10 +393,10 @@ def _parse(d: Mapping[Any, Any], registry: Mapping[str, type[_M]]) -> _M:
         ref = None
     kind = d.get("type")
     if kind is None:
-        raise ProtocolError(ErrorCode.BAD_FIELD, "message has no 'type'", ref)
+        raise ProtocolError(ErrorCode.BAD_FIELD, 'message has no "type"', ref)
     cls = registry.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown type {reprlib.repr(kind)}", ref)
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown type {shown(kind)}", ref)
     kwargs: dict[str, Any] = {}
     for f in _spec(cls):
         value = d.get(f.name)
@@ -479,13 +480,17 @@ def _describe(hint: Any) -> str:
     if get_origin(hint) in (Union, types.UnionType):
         return " or ".join(_describe(arg) for arg in get_args(hint))
     if get_origin(hint) is Literal:
-        return " or ".join(repr(arg) for arg in get_args(hint))
+        return " or ".join(shown(arg) for arg in get_args(hint))
     if get_origin(hint) is list:
         return f"list of {_describe(get_args(hint)[0])}"
     if get_origin(hint) is dict:
         return "map"
-    if hint is type(None):
-        return "null"
-    if hint is float:
-        return "number"
-    return str(hint.__name__)
+    return _WIRE_TYPES.get(hint, str(hint.__name__))
+
+
+#: The types of decoded values, named as JSON and msgpack name them (never Python's names: a
+#: client in another language sent a boolean, not a ``bool``).
+_WIRE_TYPES: dict[Any, str] = {
+    type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string",
+    dict: "map", list: "list", bytes: "binary",
+}

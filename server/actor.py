@@ -250,8 +250,8 @@ class Table:
             "name": state.name,
             "seats": seats,
             "players": sum(1 for s in state.seats if s is not None),
-            "humans": sum(1 for s in seats if s["player"] == "human"),
-            "bots": sum(1 for s in seats if s["player"] == "bot"),
+            "humans": sum(1 for s in seats if s["player"] == PlayerKind.HUMAN),
+            "bots": sum(1 for s in seats if s["player"] == PlayerKind.BOT),
             "spectators": len(self.spectators),
             "options": self._options,
             "timer": state.timer,
@@ -1132,10 +1132,13 @@ class Table:
             if info is not None and info.token_hash:
                 self.lobby.forget_token(info.token_hash)
         self.lobby.table_closed(self)
+        hands = self.state.match.hands_played if self.state.match else 0
         if for_good:
             self.journal.close_table(self.id)
-        log.info("table %s closed after %d hands", self.id,
-                 self.state.match.hands_played if self.state.match else 0)
+            log.info("table %s closed after %d hands", self.id, hands)
+        elif not self.broken:  # the server stops: the table stays open in the journal
+            log.info("table %s stopped after %d hands; it resumes when the server starts again",
+                     self.id, hands)
 
 
 #: The name of the table's handler of each request it takes (``Table._dispatch``; by name, so

@@ -123,6 +123,8 @@ def build_admin_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--data-dir", default="", help="the server's --data-dir (default: "
                         "~/.local/share/tongits-server)")
+    parser.add_argument("--config", metavar="FILE", help="the server's settings file: its "
+                        "data_dir, unless --data-dir is given")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     status = sub.add_parser("status", help="tables, players, uptime, database size")
     status.add_argument("--json", action="store_true", help="print the raw JSON answer")
@@ -134,12 +136,10 @@ def build_admin_parser() -> argparse.ArgumentParser:
 
 
 def _is_admin(argv: list[str]) -> bool:
-    """Whether ``argv`` is ``[--data-dir DIR] status|close|remove …``."""
+    """Whether ``argv`` is ``[--data-dir DIR] [--config FILE] status|close|remove …``."""
     words = list(argv)
-    if words and words[0] == "--data-dir":
-        words = words[2:]
-    elif words and words[0].startswith("--data-dir="):
-        words = words[1:]
+    while words and words[0].startswith(("--data-dir", "--config")):
+        words = words[1:] if "=" in words[0] else words[2:]
     return bool(words) and words[0] in ADMIN_COMMANDS
 
 
@@ -149,7 +149,14 @@ def admin_main(argv: list[str]) -> int:
     from .admin import AdminError, format_status, request
 
     args = build_admin_parser().parse_args(argv)
-    directory = ServerConfig(data_dir=args.data_dir).data_path
+    config = ServerConfig()
+    if args.config:
+        try:
+            config = ServerConfig.from_file(args.config)
+        except (OSError, ValueError) as exc:
+            print(f"tongits-server {args.command}: {exc}", file=sys.stderr)
+            return 2
+    directory = ServerConfig(data_dir=args.data_dir or config.data_dir).data_path
     message: dict[str, str] = {"command": args.command}
     if args.command == "close":
         message["table"] = args.table

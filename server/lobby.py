@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import trio
 from tongits.engine import MatchLength, Options
+from tongits.engine.errors import shown
 from tongits.protocol import CreateTable, ErrorCode, ListTables, Mode, ProtocolError
 
 from .actor import Table
@@ -134,7 +135,7 @@ class Lobby:
     def get(self, table_id: str) -> Table:
         table = self.tables.get(table_id)
         if table is None or table.closed:
-            raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"no table {table_id!r}")
+            raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"no table {shown(table_id)}")
         return table
 
     def create(self, msg: CreateTable, quota: str | None = None) -> Table:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -55,7 +57,7 @@ def test_bad_cards_raise_invalid_move(text: str) -> None:
     with pytest.raises(InvalidMove) as info:
         Card.parse(text)
     assert info.value.code == "bad_card"
-    assert repr(text) in info.value.message
+    assert json.dumps(text) in info.value.message  # quoted as the client wrote it
 
 
 @pytest.mark.parametrize("value", [None, 5, ["Th"], b"Th"])

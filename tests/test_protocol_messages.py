@@ -233,8 +233,9 @@ def test_bad_field_echoes_valid_id_only() -> None:
     ("d", "message"),
     [
         ({"type": "state", "table": "t", "seq": 1, "view": {}, "seats": [1]}, "list of map"),
-        ({"type": "welcome", "version": 1, "server": "s", "capabilities": [1]}, "list of str"),
-        ({"type": "joined", "table": "t", "spectator": "no"}, "joined.spectator must be bool"),
+        ({"type": "welcome", "version": 1, "server": "s", "capabilities": [1]}, "list of string"),
+        ({"type": "joined", "table": "t", "spectator": "no"},
+         "joined.spectator must be boolean, got string"),
     ],
 )
 def test_bad_server_fields_named(d: dict[str, Any], message: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -24,6 +25,7 @@ from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
 from tongits.server.access import FREE_FAILURES, MAX_DELAY, load_password
 from tongits.server.admin import AdminError, answer, request, serve_admin
+from tongits.server.cli import main as cli_main
 
 PASSWORD = "correct horse battery"
 
@@ -287,3 +289,27 @@ def test_discovery_says_whether_the_server_speaks_tls(mode: str | None) -> None:
     found = read_answer(reply, "192.0.2.5")
     assert found is not None and found.tls == mode
     assert found.address == ("tls://" if mode else "") + "192.0.2.5:7777"
+
+
+async def test_the_host_commands_find_the_server_through_its_settings_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tongits-server --config /etc/tongits/server.toml status``: the data directory (and
+    so the admin socket) is the one the service's settings name."""
+    directory = tmp_path / "data"
+    settings = tmp_path / "server.toml"
+    settings.write_text(f'name = "Barkada"\ndata_dir = "{directory}"\n')
+    server = Server(quick_config(name="Barkada"), MemoryJournal())
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(lambda task_status: server.serve(listen=False,
+                                                                 task_status=task_status))
+            await nursery.start(serve_admin, server, directory)
+            code = await trio.to_thread.run_sync(
+                cli_main, ["--config", str(settings), "status", "--json"])
+            elsewhere = await trio.to_thread.run_sync(
+                cli_main, [f"--config={settings}", "--data-dir", str(tmp_path / "x"), "status"])
+            nursery.cancel_scope.cancel()
+    out, err = capsys.readouterr()
+    assert code == 0 and json.loads(out)["server"] == "Barkada"
+    assert elsewhere == 1 and "cannot reach" in err  # --data-dir wins over the file

@@ -5,6 +5,7 @@ on in-memory streams on a virtual clock."""
 from __future__ import annotations
 
 import json
+import re
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -44,12 +45,18 @@ from tongits.server.peer import Peer
 KNOWN_CODES = {code.value for code in ErrorCode}
 
 
+#: What a Python repr looks like in an error message (``unknown action None``, ``{'a': 1}``,
+#: ``b'x'``): a client in another language sent ``null``, ``true`` or a map (issue #10.5).
+PYTHON_REPR = re.compile(r"\b(None|True|False)\b|\bb'|\bb\"|(?:^|[\s:(\[{])'")
+
+
 def _check_frames(frames: list[dict[str, Any]]) -> None:
     for msg in frames:
         assert msg.get("type") in SERVER_MESSAGES, msg
         if msg["type"] == "error":
             assert msg["code"] in KNOWN_CODES, msg
             assert msg["message"] != "internal server error", msg
+            assert not PYTHON_REPR.search(msg["message"]), msg
 
 
 def _fuzz(data: bytes) -> None:
@@ -74,6 +81,46 @@ def _fuzz(data: bytes) -> None:
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+#: Requests whose errors once quoted the value the Python way (``None``, ``True``, ``'Zz'``).
+_ODD_VALUES: list[dict[str, Any]] = [
+    {"type": "create_table", "name": "x", "options": {"ante": None}},
+    {"type": "create_table", "name": "x", "options": {"ante": True}},
+    {"type": "create_table", "name": "x", "options": {"pick_to_sapaw": None}},
+    {"type": "create_table", "name": "x", "options": {"sapaw_block": False}},
+    {"type": "create_table", "name": "x", "options": {"jokers": 1}},
+    {"type": "create_table", "name": "x", "target": True},
+    {"type": "join", "table": "t9"},
+    {"type": "list_tables", "offset": True},
+    {"type": "nonsense"},
+    {"type": None},
+    {"type": "move", "move": {"action": "discard", "card": True}},
+    {"type": "move", "move": {"action": "meld", "cards": [None, {"a": 1}]}},
+    {"type": "move", "move": {"action": "discard", "card": "Zz"}},
+    {"type": "move", "move": {"action": None}},
+]
+
+
+@capped
+async def test_error_messages_spell_what_was_sent_as_json(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Issue #10.5: a value is quoted as the client wrote it (``null``, ``true``, ``"Zz"``),
+    never as Python prints it, in both modes."""
+    server = Server(quick_config(), MemoryJournal())
+    async with trio.open_nursery() as nursery:
+        await nursery.start(lambda task_status: server.serve(listen=False,
+                                                             task_status=task_status))
+        requests: list[dict[str, Any]] = [{**r, "id": n} for n, r in enumerate(_ODD_VALUES, 1)]
+        seated = {"type": "create_table", "id": 99, "name": "Seated", "bots": 2, "timer": 0}
+        requests.insert(len(requests) - 4, seated)  # the moves need a seat
+        for data in (frame(HELLO) + b"".join(frame(r) for r in requests),
+                     b"".join(json.dumps(r).encode() + b"\n" for r in [HELLO, *requests])):
+            errors = [f for f in await exchange(server, data) if f["type"] == "error"]
+            assert {e.get("ref") for e in errors} >= set(range(1, len(_ODD_VALUES) + 1)) - {10}
+            _check_frames(errors)
+        nursery.cancel_scope.cancel()
 
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1),

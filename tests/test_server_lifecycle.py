@@ -4,14 +4,16 @@ the hand number in every ``state``, ``sync``, remote bots shown as bots and deal
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
-from server_support import capped, memory_server, next_of, play_hands
+from server_support import capped, memory_server, next_of, play_hands, quick_config
 from tongits.client.connection import Connection, ServerError
 from tongits.protocol import (
     PROTOCOL_MINOR,
@@ -23,7 +25,10 @@ from tongits.protocol import (
     State,
     Welcome,
 )
-from tongits.server import Server
+from tongits.server import MemoryJournal, Server, bots
+
+PROTOCOL_DOC = (Path(__file__).resolve().parent.parent / "docs" / "PROTOCOL.md").read_text(
+    encoding="utf-8")
 
 
 @asynccontextmanager
@@ -164,3 +169,29 @@ async def test_leaving_mid_match_resigns_and_the_seat_keeps_its_chips(
         over = await next_of(ana, MatchOver)
         assert over.standings["chips"] == second.standings["chips"]
         assert over.standings["names"][seat] == "Ben"
+
+
+@capped
+async def test_capabilities_are_what_the_server_does_and_all_documented(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Every name ``welcome.capabilities`` can hold is a row of the table in docs/PROTOCOL.md
+    and every row is one the server lists (``tls`` when it has a certificate: that one is shown
+    by test_transport_tls); one ``bot:NAME`` per policy ``add_bot`` accepts."""
+    documented = set(re.findall(r"^\| `([a-z_:A-Z]+)` \| 1\.[01] \|", PROTOCOL_DOC, re.MULTILINE))
+    server = Server(quick_config(), MemoryJournal(), password="secret")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(lambda task_status: server.serve(listen=False,
+                                                             task_status=task_status))
+        async with raw_connection(server, {"name": "Ana", "kind": "human",
+                                           "password": "secret"}) as ana:
+            assert ana.welcome is not None
+            listed = ana.welcome.capabilities
+            policies = {name for name in listed if name.startswith("bot:")}
+            assert policies == {f"bot:{name}" for name in bots.policy_names()}
+            joined = await ana.request({"type": "create_table", "name": "Mine", "bots": 1,
+                                        "private": True})
+            assert isinstance(joined, Joined) and joined.invite  # invite_links is real
+        nursery.cancel_scope.cancel()
+    assert documented == (set(listed) - policies) | {"bot:NAME", "tls"}
+    assert len(listed) == len(set(listed))

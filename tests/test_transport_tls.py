@@ -16,7 +16,7 @@ import pytest
 import trio
 import trustme
 from server_support import TIME_CAP, quick_config
-from tongits.client.connection import ServerError, open_connection
+from tongits.client.connection import Connection, ServerError, open_connection
 from tongits.client.sdk import Bot, BotError, parse_address
 from tongits.client.tls import (
     CertificateChanged,
@@ -25,6 +25,8 @@ from tongits.client.tls import (
     KnownServers,
     open_stream,
 )
+from tongits.client.tui.net import UNTRUSTED, NetSession
+from tongits.client.tui.state import ConnectionChanged, LinkStatus, Update
 from tongits.engine.policies import get_policy
 from tongits.protocol import ErrorCode
 from tongits.protocol.transport import Endpoint, fingerprint
@@ -273,3 +275,29 @@ async def test_an_sdk_bot_plays_over_tls_with_the_password(ca: trustme.CA, tmp_p
             with pytest.raises(BotError, match="bad_password"):
                 await Bot(get_policy("greedy"), "127.0.0.1", port, tls=client, create=True,
                           password="nope", retry_delays=()).run()
+
+
+async def test_a_certificate_changed_between_two_connections_of_a_game_is_explained(
+    tmp_path: Path,
+) -> None:
+    """The terminal client reconnecting meets a new certificate: it gives up (no retry can
+    help), its banner says where to read more, and the whole warning, with the command that
+    accepts the new certificate, is kept for the terminal once the screen is gone."""
+    known = KnownServers(tmp_path / "client" / "known_servers")
+    first, second = (ServerTLS.self_signed(tmp_path / d) for d in ("server", "other"))
+    updates: list[Update] = []
+
+    async def sit(conn: Connection) -> None:
+        await conn.create_table("Friday", bots=2, timer=0)
+
+    with trio.fail_after(TIME_CAP):
+        async with tls_server(first) as (server, port):
+            known.pin(Endpoint("127.0.0.1", port, tls=True), first.fingerprint)
+            server.tls = second
+            session = NetSession("127.0.0.1", port, name="Ana", join=sit, retry_delays=(0.01,),
+                                 tls=ClientTLS(known=known, ask=refusing))
+            session.sink = updates.append
+            await session._connect_loop()
+    assert updates == [ConnectionChanged(LinkStatus.CLOSED, UNTRUSTED)]
+    assert session.farewell is not None and "CHANGED" in session.farewell
+    assert f"tongits trust tls://127.0.0.1:{port}" in session.farewell

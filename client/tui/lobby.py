@@ -167,4 +167,7 @@ def connect(target: Target, name: str, *, password_file: str | None = None) -> i
         lobby.session = session
     quiet_logging()
     asyncio.run(TableScreen(session, lobby=lobby).run())
+    if session.farewell is not None:
+        print(f"tongits connect: {session.farewell}", file=sys.stderr)
+        return 1
     return 0

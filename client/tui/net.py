@@ -51,6 +51,9 @@ Prelude = Callable[[trio.Nursery], Awaitable[tuple[str, int]]]
 FINAL = {"replaced", "bad_token", "version_unsupported", "bad_name", "bad_password",
          "tls_required", "removed_by_host", "closed_by_host", "untrusted certificate"}
 
+#: The banner when a reconnection meets a certificate that is not trusted (one that changed).
+UNTRUSTED = "the server's certificate is not the trusted one: ^Q to read what to do"
+
 
 class NetSession:
     def __init__(
@@ -92,6 +95,9 @@ class NetSession:
         self._outbox_send, self._outbox = trio.open_memory_channel[tuple[str, Any]](100)
         self._done: asyncio.Future[None] | None = None
         self._early: list[tuple[str, Any]] = []
+        #: said on the terminal once the screen is gone: the whole of a certificate warning
+        #: (what to check, and the command that accepts a new certificate) fits no status line
+        self.farewell: str | None = None
 
     # ----- the Session interface, called on the screen's side -----------------------------------
 
@@ -177,7 +183,8 @@ class NetSession:
                                  "(the table has closed)"))
                 continue
             if reason in FINAL:
-                self.sink(ConnectionChanged(LinkStatus.CLOSED, reason))
+                detail = UNTRUSTED if reason == "untrusted certificate" else reason
+                self.sink(ConnectionChanged(LinkStatus.CLOSED, detail))
                 return
             failures += 1
             if failures > self.give_up_after:
@@ -218,7 +225,7 @@ class NetSession:
         if isinstance(error, ConnectionClosed):
             return error.error.code if error.error else "the server closed"
         if isinstance(error, TrustError):
-            self.sink(ServerRefused("untrusted certificate", str(error).splitlines()[0]))
+            self.farewell = str(error)
             return "untrusted certificate"
         return str(error) or type(error).__name__
 
