@@ -382,29 +382,39 @@ class Hand:
         if malformed is not None:
             return malformed
         if self.phase is _PLAY:
-            if action is _DISCARD or action is _SAPAW or action in _PLACES:
-                return self._play_violation(seat, move)
-            if action is _CALL:
-                if self.turn == 0:
-                    return IllegalMove(
-                        RuleCode.DEALER_FIRST_TURN, "call: not on the dealer's first turn"
-                    )
-                return IllegalMove(RuleCode.CALL_AT_START, "call: only at the start of a turn")
-            if action is _DRAW or action is _PICK:
-                if self.turn == 0:
-                    return IllegalMove(
-                        RuleCode.DEALER_FIRST_TURN, f"{action}: the dealer's first turn has none"
-                    )
-                return IllegalMove(
-                    RuleCode.ALREADY_ACQUIRED, f"{action}: already drawn or picked this turn"
-                )
-            return IllegalMove(RuleCode.NO_CALL, f"{action}: there is no call to answer")
+            return self._play_phase_violation(seat, move)
         if self.phase is _ANSWER:
             if action is _CHALLENGE or action is _FOLD:
                 return None
             return IllegalMove(
                 RuleCode.MUST_ANSWER, f"{action}: seat {seat} must challenge or fold the call"
             )
+        return self._start_phase_violation(seat, move)
+
+    def _play_phase_violation(self, seat: int, move: Move) -> IllegalMove | None:
+        """``why_illegal`` after the seat drew or picked (a well-formed move)."""
+        action = move.action
+        if action is _DISCARD or action is _SAPAW or action in _PLACES:
+            return self._play_violation(seat, move)
+        if action is _CALL:
+            if self.turn == 0:
+                return IllegalMove(
+                    RuleCode.DEALER_FIRST_TURN, "call: not on the dealer's first turn"
+                )
+            return IllegalMove(RuleCode.CALL_AT_START, "call: only at the start of a turn")
+        if action is _DRAW or action is _PICK:
+            if self.turn == 0:
+                return IllegalMove(
+                    RuleCode.DEALER_FIRST_TURN, f"{action}: the dealer's first turn has none"
+                )
+            return IllegalMove(
+                RuleCode.ALREADY_ACQUIRED, f"{action}: already drawn or picked this turn"
+            )
+        return IllegalMove(RuleCode.NO_CALL, f"{action}: there is no call to answer")
+
+    def _start_phase_violation(self, seat: int, move: Move) -> IllegalMove | None:
+        """``why_illegal`` at the start of the seat's turn (a well-formed move)."""
+        action = move.action
         if action is _DRAW:
             return None
         if action is _CALL:
@@ -572,9 +582,8 @@ class Hand:
 
     def _end_turn(self, seat: int) -> None:
         block = self._block_turn[seat]
-        if self.options.sapaw_block is _NEXT_TURN and block is not None:
-            if block < self.turn:
-                self._block_turn[seat] = None
+        if self.options.sapaw_block is _NEXT_TURN and block is not None and block < self.turn:
+            self._block_turn[seat] = None
         if not self.stock:
             self._stock_out(seat)
             return

@@ -18,6 +18,7 @@ grace period, so a table restored after a restart waits ``grace`` seconds for it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import random
@@ -214,10 +215,8 @@ class Table:
     def disconnected(self, peer: Peer) -> None:
         """``peer``'s connection has ended: the table hears of it after the request it may
         still be handling for that peer, never later (this never waits, never drops)."""
-        try:
+        with contextlib.suppress(ProtocolError):  # the table has closed: nothing is bound to it
             self._put(Request(peer, Disconnected()))
-        except ProtocolError:
-            pass  # the table has closed: nothing is bound to the peer any more
 
     def _put(self, request: Request) -> None:
         try:
@@ -534,9 +533,10 @@ class Table:
 
     def _check_code(self, code: str | None) -> None:
         expected = self.state.code
-        if self.state.private and expected is not None:
-            if code is None or not secrets.compare_digest(code.encode(), expected.encode()):
-                raise ProtocolError(ErrorCode.BAD_JOIN_CODE, "wrong or missing join code")
+        if self.state.private and expected is not None and (
+            code is None or not secrets.compare_digest(code.encode(), expected.encode())
+        ):
+            raise ProtocolError(ErrorCode.BAD_JOIN_CODE, "wrong or missing join code")
 
     def _resume(self, peer: Peer, token: str, seq: int | None) -> None:
         """``peer`` takes the seat of ``token`` back: it gets ``joined``, then one ``state``

@@ -13,7 +13,7 @@ Everything here is deterministic: the same hand state always gets the same move.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from ..cards import BITS, POINTS
@@ -91,13 +91,8 @@ def rollout_move(hand: Hand) -> Move:
 
 def _call_is_good(hand: Hand, seat: int, mine: int) -> bool:
     rivals = [s for s in range(3) if s != seat and hand.opened(s)]
-    if not rivals:
-        return True
-    for s in rivals:
-        # a rival's count, guessed from its hand size alone (what a seat could see)
-        if mine + CALL_MARGIN > len(hand.hands[s]) * AVERAGE_CARD * 0.6:
-            return False
-    return True
+    # a rival's count, guessed from its hand size alone (what a seat could see)
+    return all(mine + CALL_MARGIN <= len(hand.hands[s]) * AVERAGE_CARD * 0.6 for s in rivals)
 
 
 def _play_move(hand: Hand, seat: int, mask: int) -> Move:
@@ -105,17 +100,13 @@ def _play_move(hand: Hand, seat: int, mask: int) -> Move:
     loose card that does not let the next seat pick it into a meld. Built without listing the
     legal moves (the costliest part of a rollout step); every move made here is legal under the
     hand's options (``play_out`` skips the check; tests/test_expert.py makes it)."""
-    options = hand.options
     size = mask.bit_count()
-    limit = size if options.tongits_needs_discard else size + 1
+    limit = size if hand.options.tongits_needs_discard else size + 1
     melds, dead = plan(mask)
     if melds and (dead.bit_count() <= 1 or not hand.opened(seat)):
-        for meld in melds:
-            if meld.bit_count() < limit:
-                low = (meld & -meld).bit_length() - 1
-                if meld.bit_count() == 4 and meld & SET_MASKS[low] == meld:
-                    return secret_move(meld)  # face down: it keeps its bonus (§9)
-                return meld_move(meld)
+        move = _first_meld(melds, limit)
+        if move is not None:
+            return move
     accept = 0
     for m in hand.melds:
         accept |= m.accept_mask
@@ -125,6 +116,24 @@ def _play_move(hand: Hand, seat: int, mask: int) -> Move:
         for m in hand.melds:
             if m.accept_mask >> card & 1:
                 return sapaw_move(card, m.id)
+    return _discard_move(hand, seat, mask, dead, accept)
+
+
+def _first_meld(melds: Sequence[int], limit: int) -> Move | None:
+    """The first planned meld of fewer than ``limit`` cards (a four-of-a-kind face down)."""
+    for meld in melds:
+        if meld.bit_count() < limit:
+            low = (meld & -meld).bit_length() - 1
+            if meld.bit_count() == 4 and meld & SET_MASKS[low] == meld:
+                return secret_move(meld)  # face down: it keeps its bonus (§9)
+            return meld_move(meld)
+    return None
+
+
+def _discard_move(hand: Hand, seat: int, mask: int, dead: int, accept: int) -> Move:
+    """The highest loose card (any card, if none is loose) the next seat cannot pick into a
+    meld; the highest one if every card could be picked."""
+    options = hand.options
     allowed = mask
     if options.no_sapawable_discard and mask & accept and mask & ~accept:
         allowed = mask & ~accept

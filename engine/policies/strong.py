@@ -33,7 +33,7 @@ import random
 from dataclasses import dataclass
 
 from ..cards import DECK, POINTS, mask_of
-from ..count import best_arrangement
+from ..count import Arrangement, best_arrangement
 from ..hand import Phase
 from ..melds import fits
 from ..moves import Action, Move
@@ -77,7 +77,7 @@ def _partner_pairs(card: int) -> tuple[tuple[int, int], ...]:
     same_rank = [s * 13 + rank0 for s in range(4) if s != suit]
     pairs = [(same_rank[i], same_rank[j]) for i in range(3) for j in range(i + 1, 3)]
     for a, b in ((rank0 - 2, rank0 - 1), (rank0 - 1, rank0 + 1), (rank0 + 1, rank0 + 2)):
-        if 0 <= a and b < 13:
+        if a >= 0 and b < 13:
             pairs.append((suit * 13 + a, suit * 13 + b))
     return tuple(pairs)
 
@@ -161,6 +161,14 @@ class StrongPolicy:
             return _placed(planned, "lay down every meld: at most one loose card is left")
         if view.opened[view.seat]:
             return None
+        return self._opening_meld(view, know, arrangement)
+
+    def _opening_meld(
+        self, view: SeatView, know: PublicKnowledge, arrangement: Arrangement
+    ) -> Choice | None:
+        """The one meld that opens the hand: a four-of-a-kind face down, else the meld the
+        fewest unseen cards fit."""
+        p = self.params
         legal = set(view.legal)
         best: tuple[int, Move] | None = None
         for meld in arrangement.melds:

@@ -70,24 +70,7 @@ def infer(view: SeatView, params: InferenceParams) -> Inference:
     others = [s for s in range(3) if s != seat]
     weights = {s: [1.0] * 52 for s in others}
     if params.enabled:
-        top: int | None = None
-        for step in view.history:
-            action, who = step.move.action, step.seat
-            if action is Action.DISCARD and step.move.card is not None:
-                card = int(step.move.card)
-                top = card
-                if who in weights:
-                    w = weights[who]
-                    for c in _bits(NEIGHBOURS[card]):
-                        w[c] *= params.thrown_near
-            elif action is Action.DRAW:
-                if who in weights and top is not None:
-                    w = weights[who]
-                    for c in _bits(NEIGHBOURS[top]):
-                        w[c] *= params.passed
-                top = None
-            elif action is Action.PICK:
-                top = None
+        _weigh_throws_and_passes(view, weights, params)
         for s in others:
             if know.thrown[s]:
                 cap = POINTS[know.thrown[s][-1]]
@@ -99,6 +82,31 @@ def infer(view: SeatView, params: InferenceParams) -> Inference:
     four_ranks = [r for r in range(13) if all(unseen >> (s * 13 + r) & 1 for s in range(4))]
     owners = [s for s in others for _ in range(know.hidden_secrets[s])]
     return Inference(seat, unseen, weights, four_ranks, owners)
+
+
+def _weigh_throws_and_passes(
+    view: SeatView, weights: dict[int, list[float]], params: InferenceParams
+) -> None:
+    """Lower the weights of the cards near what each other seat threw (``thrown_near``) and
+    near a discard it drew past instead of picking (``passed``)."""
+    top: int | None = None
+    for step in view.history:
+        action, who = step.move.action, step.seat
+        if action is Action.DISCARD and step.move.card is not None:
+            card = int(step.move.card)
+            top = card
+            if who in weights:
+                w = weights[who]
+                for c in _bits(NEIGHBOURS[card]):
+                    w[c] *= params.thrown_near
+        elif action is Action.DRAW:
+            if who in weights and top is not None:
+                w = weights[who]
+                for c in _bits(NEIGHBOURS[top]):
+                    w[c] *= params.passed
+            top = None
+        elif action is Action.PICK:
+            top = None
 
 
 def _block_turns(view: SeatView) -> list[int | None]:
