@@ -242,7 +242,7 @@ class Codec:
         try:
             decoded = msgpack.unpackb(payload, raw=False, strict_map_key=False)
         except (ValueError, TypeError, msgpack.UnpackException) as error:
-            raise MalformedFrame(f"invalid msgpack: {error}") from None
+            raise MalformedFrame(f"invalid msgpack: {_reason(error)}") from None
         return _as_map(decoded)
 
     def _next_line(self) -> dict[Any, Any] | None:
@@ -261,11 +261,20 @@ class Codec:
         try:
             decoded = json.loads(line.decode("utf-8").lstrip(_BOM))
         except (ValueError, RecursionError) as error:
-            raise BadLine(f"invalid JSON line: {error}") from None
+            raise BadLine(f"invalid JSON line: {_reason(error)}") from None
         if not isinstance(decoded, dict):
             raise BadLine(f"line holds a JSON {type(decoded).__name__}, not an object",
                           code=ErrorCode.NOT_A_MAP)
         return decoded
+
+
+def _reason(error: BaseException) -> str:
+    """Why a decoder refused the peer's bytes, quoted as JSON quotes (errors never show the
+    client Python's spelling): bytes that are not UTF-8 by their value and position."""
+    if isinstance(error, UnicodeDecodeError):
+        return (f"text that is not UTF-8 (byte 0x{error.object[error.start]:02x} at "
+                f"position {error.start})")
+    return str(error).replace("'", '"')
 
 
 def encode_value(value: Any, mode: Mode) -> bytes:

@@ -329,3 +329,17 @@ def test_a_growing_list_encoded_item_by_item_is_the_list(
         nested = sender.encode_map(Shared({}), {}, {"history": sender.encode_list(value, cache)})
         receiver.receive_data(sender.frame(nested))
     assert drain(receiver) == [{"history": value} for value in lists]
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (b"\x80\n", "invalid JSON line: text that is not UTF-8 (byte 0x80 at position 0)"),
+    (b'{"a" 1}\n', 'invalid JSON line: Expecting ":" delimiter: line 1 column 6 (char 5)'),
+])
+def test_a_bad_line_is_explained_with_json_quotes(data: bytes, said: str) -> None:
+    """What the codec says about a line it cannot read never quotes the Python way (the
+    fuzzed errors of test_server_hostile found both)."""
+    codec = Codec(Mode.TEXT)
+    codec.receive_data(data)
+    with pytest.raises(BadLine) as bad:
+        codec.next_message()
+    assert bad.value.message == said
