@@ -73,6 +73,23 @@ class Shared:
         return self._text
 
 
+class ItemCache:
+    """Items of lists that grow from message to message (a hand's history, one step more in
+    each state), each encoded once per mode: ``Codec.encode_list`` then encodes only the new
+    ones. Items are known by identity and must not change; the cache holds them (an id names
+    an object only while it lives) until ``clear``."""
+
+    __slots__ = ("_binary", "_text")
+
+    def __init__(self) -> None:
+        self._binary: dict[int, tuple[Any, bytes]] = {}
+        self._text: dict[int, tuple[Any, bytes]] = {}
+
+    def clear(self) -> None:
+        self._binary.clear()
+        self._text.clear()
+
+
 def _msgpack_entries(packer: msgpack.Packer, items: dict[str, Any]) -> bytes:
     """The key/value pairs of a msgpack map, without its header."""
     packed: bytes = packer.pack(items)
@@ -170,6 +187,24 @@ class Codec:
             parts.append(packer.pack(key))
             parts.append(value)
         return b"".join(parts)
+
+    def encode_list(self, items: list[Any], cache: ItemCache) -> bytes:
+        """The list ``items`` as a value in this connection's mode (for ``encode_map``'s
+        ``nested``), each item taken from ``cache`` if it was encoded before."""
+        text = self._mode is Mode.TEXT
+        known = cache._text if text else cache._binary
+        packer = self._packer
+        parts = []
+        for item in items:
+            hit = known.get(id(item))
+            if hit is None or hit[0] is not item:
+                encoded = _JSON.encode(item).encode("utf-8") if text else packer.pack(item)
+                hit = known[id(item)] = (item, encoded)
+            parts.append(hit[1])
+        if text:
+            return b"[" + b",".join(parts) + b"]"
+        header: bytes = packer.pack_array_header(len(items))
+        return header + b"".join(parts)
 
     def frame(self, encoded: bytes) -> bytes:
         """The bytes that carry a map made by ``encode_map`` to the peer: what ``encode`` gives
