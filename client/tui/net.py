@@ -304,7 +304,7 @@ class NetSession:
             if table.get("table") == self.table and table.get("name"):
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
-                return TableNamed(str(table["name"]), played, self.table)
+                return TableNamed(str(table["name"]), played, self.table, conn.seat)
         return None
 
     async def _send_loop(self, conn: Connection) -> None:
