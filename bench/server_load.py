@@ -22,6 +22,7 @@ in this process, on another core than the servers when there are two or more:
     python bench/server_load.py --only b --minutes 10 --lock-step   # the long run
     python bench/server_load.py --only d              # the lobby scenario alone
     python bench/server_load.py --only a --only b --tls --tables 300 --seconds 10
+    python bench/server_load.py --only b --tls --tls-rounds 3 --tables 300 --seconds 10
 
 With ``--tls`` (a) and (b) are run a second time with every client connection to the Tongits
 server in TLS (a self-signed ECDSA certificate, as ``--tls-self-signed`` makes; the handshakes
@@ -626,13 +627,33 @@ def tls_costs(
                   f" µs per action = {report['tls_a_cpu_per_action_ratio_to_plain']}x plain",
                   flush=True)
         if "b" in only:
-            paced, rss0 = measure("tongits", lambda child: paced_tables(
-                child, args.tables, paced_s, False, lock_step=args.lock_step), db, tls=True)
+            # CPU per action, not per second: when the clients' one core cannot keep the pace
+            # (the TLS clients decrypt too), fewer actions are played and the server's CPU
+            # share drops with them. 1,000 tables at one action a second are 1,000 actions/s.
+            # With --tls-rounds N, TLS and plain runs alternate (TLS, plain, TLS, …: N of
+            # TLS, N of plain with the one above) and the medians are compared, so that the
+            # other loads of a shared machine weigh on both alike.
+            plain_runs = [(report[f"b{tag}_cpu_per_action_us"],
+                           report[f"b{tag}_memory_per_table_kb"])]
+            tls_runs: list[tuple[float, float]] = []
+            for round_ in range(args.tls_rounds):
+                if round_:
+                    CLIENT_TLS = None
+                    plain_runs.append(paced_costs(args, db, paced_s, tls=False)[0])
+                    CLIENT_TLS = _bench_tls_context()
+                costs, paced = paced_costs(args, db, paced_s, tls=True)
+                tls_runs.append(costs)
+                print(f"(b/TLS) round {round_ + 1}: TLS {costs[0]} µs per action, "
+                      f"{costs[1]} KB per table; plain {plain_runs[-1][0]} µs, "
+                      f"{plain_runs[-1][1]} KB", flush=True)
+            per_action = round(statistics.median(c for c, _ in tls_runs), 1)
+            memory = round(statistics.median(m for _, m in tls_runs), 1)
+            plain_per_action = round(statistics.median(c for c, _ in plain_runs), 1)
+            plain_memory = round(statistics.median(m for _, m in plain_runs), 1)
             samples = paced["samples"]
             cpu = round(100 * paced["cpu"], 1)
-            memory = round((paced["rss_ready_kb"] - rss0) / args.tables, 1)
             plain_cpu = report[f"b{tag}_server_cpu_pct"]
-            plain_memory = report[f"b{tag}_memory_per_table_kb"]
+            report["tls_b_rounds"] = args.tls_rounds
             report["tls_b_server_p50_us"] = pct(samples, 0.5)
             report["tls_b_server_p99_us"] = pct(samples, 0.99)
             report["tls_b_server_cpu_pct"] = cpu
@@ -641,13 +662,9 @@ def tls_costs(
                 report["tls_b_server_p50_us"] / report[f"b{tag}_server_p50_us"], 2)
             report["tls_b_cpu_ratio_to_plain"] = round(cpu / max(plain_cpu, 0.1), 2)
             report["tls_b_memory_ratio_to_plain"] = round(memory / max(plain_memory, 0.1), 2)
-            # CPU per action, not per second: when the clients' one core cannot keep the pace
-            # (the TLS clients decrypt too), fewer actions are played and the server's CPU
-            # share drops with them. 1,000 tables at one action a second are 1,000 actions/s.
-            per_action = us(paced["cpu"] * paced_s / max(1, len(samples)))
-            plain_per_action = report[f"b{tag}_cpu_per_action_us"]
             report["tls_b_actions"] = len(samples)
             report["tls_b_cpu_per_action_us"] = per_action
+            report["tls_b_plain_cpu_per_action_us"] = plain_per_action
             report["tls_b_cpu_per_action_ratio_to_plain"] = round(
                 per_action / max(plain_per_action, 0.1), 2)
             report["tls_b_extra_cpu_pct_per_1000_tables"] = round(
@@ -656,14 +673,25 @@ def tls_costs(
                 (memory - plain_memory) * 1000 / 1024, 1)
             print(f"(b/TLS) {args.tables} tables over TLS: p50 {report['tls_b_server_p50_us']} µs "
                   f"({report['tls_b_p50_ratio_to_plain']}x plain), server CPU {cpu} % "
-                  f"({report['tls_b_cpu_ratio_to_plain']}x plain), {per_action} µs per action "
-                  f"({report['tls_b_cpu_per_action_ratio_to_plain']}x plain; {len(samples)} "
-                  f"actions, plain {report[f'b{tag}_actions']}), memory {memory} KB per table "
-                  f"({report['tls_b_memory_ratio_to_plain']}x plain); per 1,000 tables TLS adds "
+                  f"({report['tls_b_cpu_ratio_to_plain']}x plain); median of {args.tls_rounds} "
+                  f"round(s): {per_action} µs per action ("
+                  f"{report['tls_b_cpu_per_action_ratio_to_plain']}x plain's {plain_per_action}"
+                  f"), memory {memory} KB per table ({report['tls_b_memory_ratio_to_plain']}x "
+                  f"plain); per 1,000 tables TLS adds "
                   f"{report['tls_b_extra_cpu_pct_per_1000_tables']} % of a core and "
                   f"{report['tls_b_extra_memory_mb_per_1000_tables']} MB", flush=True)
     finally:
         CLIENT_TLS = None
+
+
+def paced_costs(
+    args: argparse.Namespace, db: str, paced_s: float, tls: bool
+) -> tuple[tuple[float, float], dict[str, Any]]:
+    """One (b) run: ((server CPU µs per action, KB per table), its figures)."""
+    paced, rss0 = measure("tongits", lambda child: paced_tables(
+        child, args.tables, paced_s, False, lock_step=args.lock_step), db, tls=tls)
+    per_action = us(paced["cpu"] * paced_s / max(1, len(paced["samples"])))
+    return (per_action, round((paced["rss_ready_kb"] - rss0) / args.tables, 1)), paced
 
 
 def us(seconds: float) -> float:
@@ -744,6 +772,9 @@ def main() -> None:
     parser.add_argument("--child-tls", default="", help=argparse.SUPPRESS)
     parser.add_argument("--tls", action="store_true",
                         help="run (a) and (b) again over TLS and print the ratios to plain")
+    parser.add_argument("--tls-rounds", type=int, default=1,
+                        help="with --tls: alternate this many TLS runs of (b) with plain ones "
+                        "and compare their medians (steadier on a shared machine)")
     parser.add_argument("--only", choices=["a", "b", "c", "d"], action="append",
                         help="run only these scenarios (repeatable; default: all)")
     parser.add_argument("--open-tables", type=int, default=2000, help="open tables in (d)")

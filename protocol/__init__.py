@@ -15,7 +15,15 @@ from .errors import (
     error_message,
     error_number,
 )
-from .framing import DEFAULT_MAX_FRAME_SIZE, Codec, Mode, Shared, encode_value, sniff
+from .framing import (
+    DEFAULT_MAX_FRAME_SIZE,
+    Codec,
+    ItemCache,
+    Mode,
+    Shared,
+    encode_value,
+    sniff,
+)
 from .limits import MAX_DEPTH, MAX_ID, MAX_INT, MAX_ITEMS, MAX_STRING, is_request_id, is_text
 from .messages import (
     CLIENT_MESSAGES,
@@ -103,6 +111,7 @@ __all__ = [
     "SeatUpdate",
     "ServerMessage",
     "Shared",
+    "ItemCache",
     "Spectate",
     "Start",
     "State",

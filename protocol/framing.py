@@ -73,6 +73,23 @@ class Shared:
         return self._text
 
 
+class ItemCache:
+    """Items of lists that grow from message to message (a hand's history, one step more in
+    each state), each encoded once per mode: ``Codec.encode_list`` then encodes only the new
+    ones. Items are known by identity and must not change; the cache holds them (an id names
+    an object only while it lives) until ``clear``."""
+
+    __slots__ = ("_binary", "_text")
+
+    def __init__(self) -> None:
+        self._binary: dict[int, tuple[Any, bytes]] = {}
+        self._text: dict[int, tuple[Any, bytes]] = {}
+
+    def clear(self) -> None:
+        self._binary.clear()
+        self._text.clear()
+
+
 def _msgpack_entries(packer: msgpack.Packer, items: dict[str, Any]) -> bytes:
     """The key/value pairs of a msgpack map, without its header."""
     packed: bytes = packer.pack(items)
@@ -171,6 +188,24 @@ class Codec:
             parts.append(value)
         return b"".join(parts)
 
+    def encode_list(self, items: list[Any], cache: ItemCache) -> bytes:
+        """The list ``items`` as a value in this connection's mode (for ``encode_map``'s
+        ``nested``), each item taken from ``cache`` if it was encoded before."""
+        text = self._mode is Mode.TEXT
+        known = cache._text if text else cache._binary
+        packer = self._packer
+        parts = []
+        for item in items:
+            hit = known.get(id(item))
+            if hit is None or hit[0] is not item:
+                encoded = _JSON.encode(item).encode("utf-8") if text else packer.pack(item)
+                hit = known[id(item)] = (item, encoded)
+            parts.append(hit[1])
+        if text:
+            return b"[" + b",".join(parts) + b"]"
+        header: bytes = packer.pack_array_header(len(items))
+        return header + b"".join(parts)
+
     def frame(self, encoded: bytes) -> bytes:
         """The bytes that carry a map made by ``encode_map`` to the peer: what ``encode`` gives
         for the same map."""
@@ -207,7 +242,7 @@ class Codec:
         try:
             decoded = msgpack.unpackb(payload, raw=False, strict_map_key=False)
         except (ValueError, TypeError, msgpack.UnpackException) as error:
-            raise MalformedFrame(f"invalid msgpack: {error}") from None
+            raise MalformedFrame(f"invalid msgpack: {_reason(error)}") from None
         return _as_map(decoded)
 
     def _next_line(self) -> dict[Any, Any] | None:
@@ -226,11 +261,20 @@ class Codec:
         try:
             decoded = json.loads(line.decode("utf-8").lstrip(_BOM))
         except (ValueError, RecursionError) as error:
-            raise BadLine(f"invalid JSON line: {error}") from None
+            raise BadLine(f"invalid JSON line: {_reason(error)}") from None
         if not isinstance(decoded, dict):
             raise BadLine(f"line holds a JSON {type(decoded).__name__}, not an object",
                           code=ErrorCode.NOT_A_MAP)
         return decoded
+
+
+def _reason(error: BaseException) -> str:
+    """Why a decoder refused the peer's bytes, quoted as JSON quotes (errors never show the
+    client Python's spelling): bytes that are not UTF-8 by their value and position."""
+    if isinstance(error, UnicodeDecodeError):
+        return (f"text that is not UTF-8 (byte 0x{error.object[error.start]:02x} at "
+                f"position {error.start})")
+    return str(error).replace("'", '"')
 
 
 def encode_value(value: Any, mode: Mode) -> bytes:

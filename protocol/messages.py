@@ -380,11 +380,23 @@ def parse_server(d: Mapping[Any, Any]) -> ServerMessage:
 def to_dict(msg: Message) -> JSONMap:
     """The wire map of ``msg``: its ``type`` and every field that is not None."""
     d: JSONMap = {"type": msg.TYPE}
-    for f in fields(msg):
-        value = getattr(msg, f.name)
+    for name in _field_names(type(msg)):
+        value = getattr(msg, name)
         if value is not None:
-            d[f.name] = value
+            d[name] = value
     return d
+
+
+_FIELD_NAMES: dict[type[Message], tuple[str, ...]] = {}
+
+
+def _field_names(cls: type[Message]) -> tuple[str, ...]:
+    """The field names of a message class, looked up once (``fields`` walks the class's
+    dataclass fields anew on every call, and the server makes an ``ok`` for every move)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 def _parse(d: Mapping[Any, Any], registry: Mapping[str, type[_M]]) -> _M:

@@ -18,6 +18,7 @@ grace period, so a table restored after a restart waits ``grace`` seconds for it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import random
@@ -36,6 +37,7 @@ from tongits.protocol import (
     CreateTable,
     ErrorCode,
     HandResult,
+    ItemCache,
     Join,
     Joined,
     Leave,
@@ -158,6 +160,13 @@ class Table:
         #: the seat whose timed-out turn the server is playing, during that step
         self.autoplaying: int | None = None
         self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
+        #: the encoded steps of the current hand's history (``_broadcast``), and that hand
+        self._history = ItemCache()
+        self._history_of: Hand | None = None
+        #: during ``_broadcast``: the history every seat sees alike (None if they differ),
+        #: and its encodings per mode
+        self._common_history: tuple[list[dict[str, Any]] | None, dict[Mode | None, bytes]] = (
+            None, {})
         #: a slow bot's decision made in a worker thread (``_think``): its seat, the hand's
         #: steps when it decided, and its move (or what it raised)
         self._decided: tuple[int, int, Move | Exception] | None = None
@@ -206,10 +215,8 @@ class Table:
     def disconnected(self, peer: Peer) -> None:
         """``peer``'s connection has ended: the table hears of it after the request it may
         still be handling for that peer, never later (this never waits, never drops)."""
-        try:
+        with contextlib.suppress(ProtocolError):  # the table has closed: nothing is bound to it
             self._put(Request(peer, Disconnected()))
-        except ProtocolError:
-            pass  # the table has closed: nothing is bound to the peer any more
 
     def _put(self, request: Request) -> None:
         try:
@@ -526,9 +533,10 @@ class Table:
 
     def _check_code(self, code: str | None) -> None:
         expected = self.state.code
-        if self.state.private and expected is not None:
-            if code is None or not secrets.compare_digest(code.encode(), expected.encode()):
-                raise ProtocolError(ErrorCode.BAD_JOIN_CODE, "wrong or missing join code")
+        if self.state.private and expected is not None and (
+            code is None or not secrets.compare_digest(code.encode(), expected.encode())
+        ):
+            raise ProtocolError(ErrorCode.BAD_JOIN_CODE, "wrong or missing join code")
 
     def _resume(self, peer: Peer, token: str, seq: int | None) -> None:
         """``peer`` takes the seat of ``token`` back: it gets ``joined``, then one ``state``
@@ -969,8 +977,16 @@ class Table:
         them see alike is encoded once (``Shared``), a spectators' frame once per mode."""
         hand = self.state.hand
         assert hand is not None
+        if self._history_of is not hand:
+            self._history_of = hand
+            self._history.clear()
         outer = Shared(self._state_head(self._seats_info()))
-        common = Shared(self._told(seat_view_parts(hand, None)[0]))
+        common_view = self._told(seat_view_parts(hand, None)[0])
+        history: list[dict[str, Any]] | None = common_view.get("history")
+        if history is not None:
+            common_view = {k: v for k, v in common_view.items() if k != "history"}
+        common = Shared(common_view)
+        self._common_history = (history, {})
         for seat in SEATS:
             peer = self.seat_peers[seat]
             if peer is not None:
@@ -989,21 +1005,31 @@ class Table:
                      index: int | None, timeout: bool) -> bytes:
         """The ``state`` message for ``seat`` (None: a spectator) as ``_state_message`` makes
         it, encoded from the parts every recipient shares (``outer``: the message's head,
-        ``common``: the view's common part) and the seat's own."""
+        ``common``: the view's common part, and the history when every seat's is alike,
+        ``_common_history``) and the seat's own. The history's steps are encoded once per
+        hand (``ItemCache``), not again in every state."""
         hand = self.state.hand
         assert hand is not None
         own_view = self._told(seat_view_parts(hand, seat)[1])
+        seen = own_view.get("history")
+        if seen is not None:  # a secret meld on the table: each seat's own history
+            own_view = {k: v for k, v in own_view.items() if k != "history"}
+            packed = codec.encode_list(seen, self._history)
+        else:
+            seen, encoded = self._common_history
+            assert seen is not None
+            packed = encoded.get(codec.mode) or encoded.setdefault(
+                codec.mode, codec.encode_list(seen, self._history))
         own: dict[str, Any] = {}
         if index is not None:
-            history = own_view.get("history") or common.items["history"]
-            event = history[index]
+            event = seen[index]
             if timeout:
                 event = {**event, "timeout": True}
             own["event"] = event
         legal = self._legal(seat)
         if legal:
             own["legal"] = legal
-        view = codec.encode_map(common, own_view)
+        view = codec.encode_map(common, own_view, {"history": packed})
         return codec.frame(codec.encode_map(outer, own, {"view": view}))
 
     def _state_head(self, seats: list[dict[str, Any]]) -> dict[str, Any]:

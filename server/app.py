@@ -12,6 +12,7 @@ table at most.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import ipaddress
 import logging
@@ -300,10 +301,8 @@ class Server:
         port = self.config.port
         host = self.config.host
         if isinstance(stream, trio.SocketStream):
-            try:
+            with contextlib.suppress(OSError):  # the socket closed already: the configured one
                 host, port = stream.socket.getsockname()[:2]
-            except OSError:
-                pass
         try:
             endpoint = (Endpoint.parse(self.config.public_address, port)
                         if self.config.public_address else Endpoint(host, port))
@@ -356,6 +355,13 @@ class Server:
         connection at no table must complete a message every ``idle_timeout`` (a byte now and
         then does not keep it open).
         """
+        now = await self._read_hello(peer, refusal)
+        if now is not None:
+            await self._read_messages(peer, now)
+
+    async def _read_hello(self, peer: Peer, refusal: tuple[str, str] | None) -> float | None:
+        """``_read`` up to the end of ``hello``: the time the last bytes came, or None if the
+        connection is over."""
         config, codec = self.config, peer.codec
         frame_timeout = config.frame_timeout or math.inf
         now = trio.current_time()
@@ -366,23 +372,29 @@ class Server:
             if data is None:
                 if codec.mode is not None:
                     peer.kick(ErrorCode.HANDSHAKE_TIMEOUT, "no hello in time")
-                return
+                return None
             if not data:
-                return
+                return None
             now = trio.current_time()
             first_byte = min(first_byte, now)
             if refusal is not None:
                 codec.receive_data(data[:1])
                 peer.kick(*refusal)
-                return
+                return None
             if codec.mode is None and not peer.secure:
                 started = await self._start_transport(peer, data)
                 if started is None:
-                    return
+                    return None
                 if started:  # TLS: the encoding is sniffed from the first byte inside it
                     continue
             if await self._handle_data(peer, data) is None:
-                return
+                return None
+        return now
+
+    async def _read_messages(self, peer: Peer, now: float) -> None:
+        """``_read`` after ``hello`` (whose last bytes came at ``now``)."""
+        config, codec = self.config, peer.codec
+        frame_timeout = config.frame_timeout or math.inf
         idle = config.idle_timeout or math.inf
         last_message = begun = now
         while not peer.closed:

@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 from dataclasses import fields
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -15,6 +16,9 @@ from .app import Server
 from .collector import Collector
 from .config import ServerConfig
 from .tls import ServerTLS, TLSSetupError
+
+if TYPE_CHECKING:
+    from .store import SQLiteJournal
 
 _HELP = {
     "host": "address to listen on (0.0.0.0 for every interface, e.g. a LAN)",
@@ -190,15 +194,11 @@ def main(argv: list[str] | None = None) -> int:
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from .store import SQLiteJournal, StoreError, empty_file_warning
+    from .store import StoreError
 
     log = logging.getLogger("tongits.server")
-    tls: ServerTLS | None = None
     try:
-        if config.tls_self_signed:
-            tls = ServerTLS.self_signed(config.data_path, config.name)
-        elif config.tls_cert:
-            tls = ServerTLS.from_files(config.tls_cert, config.tls_key)
+        tls = _server_tls(config)
     except TLSSetupError as exc:
         log.error("%s", exc)
         return 1
@@ -208,24 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     if password is not None:
         log.info("a server password is required (from %s)",
                  config.password_file or "TONGITS_PASSWORD")
-    warning = empty_file_warning(config.db)
-    if warning is not None:
-        log.warning("%s", warning)
-    try:
-        journal = SQLiteJournal(config.db, sync=config.db_sync)
-    except (OSError, StoreError) as exc:
-        log.error("cannot open the database: %s", exc)
+    journal = _open_journal(config, log)
+    if journal is None:
         return 1
-    try:
-        skipped = journal.load(skip_damaged=config.skip_damaged)
-    except StoreError as exc:
-        log.error("cannot start: %s", exc)
-        journal.close()
-        return 1
-    if skipped:
-        log.warning("%s is damaged: not serving table %s (left in the file)", config.db,
-                    ", ".join(skipped))
-    log.info("database %s", config.db)
     failed = False
     try:
         collector = Collector(config.gc_young, config.gc_full)
@@ -244,6 +229,41 @@ def main(argv: list[str] | None = None) -> int:
                 log.error("cannot save the last entries: %s", exc)
                 failed = True
     return 1 if failed else 0
+
+
+def _server_tls(config: ServerConfig) -> ServerTLS | None:
+    """The server's certificate: self-signed, from files, or none (plain TCP only)."""
+    if config.tls_self_signed:
+        return ServerTLS.self_signed(config.data_path, config.name)
+    if config.tls_cert:
+        return ServerTLS.from_files(config.tls_cert, config.tls_key)
+    return None
+
+
+def _open_journal(config: ServerConfig, log: logging.Logger) -> SQLiteJournal | None:
+    """The database opened and its tables read back (damaged ones skipped if the config says
+    so); None, after logging why, if the server cannot start on it."""
+    from .store import SQLiteJournal, StoreError, empty_file_warning
+
+    warning = empty_file_warning(config.db)
+    if warning is not None:
+        log.warning("%s", warning)
+    try:
+        journal = SQLiteJournal(config.db, sync=config.db_sync)
+    except (OSError, StoreError) as exc:
+        log.error("cannot open the database: %s", exc)
+        return None
+    try:
+        skipped = journal.load(skip_damaged=config.skip_damaged)
+    except StoreError as exc:
+        log.error("cannot start: %s", exc)
+        journal.close()
+        return None
+    if skipped:
+        log.warning("%s is damaged: not serving table %s (left in the file)", config.db,
+                    ", ".join(skipped))
+    log.info("database %s", config.db)
+    return journal
 
 
 def _first_leaf(error: BaseException) -> BaseException:

@@ -9,6 +9,7 @@ from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import options_lines, screen_text, to_text, wrap
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
+    SeatsChanged,
     StateUpdate,
     TableNamed,
     TableState,
@@ -143,6 +144,20 @@ def test_the_title_names_the_table_and_its_id() -> None:
     assert screen_text(state, now=0.0).startswith(" Tongits · t4 · hand 1")
     state.apply(TableNamed("Friday"))
     assert screen_text(state, now=0.0).startswith(" Tongits · Friday (t4) · hand 1")
+
+
+def test_before_the_deal_our_own_seat_is_at_the_bottom() -> None:
+    """Ben joins seat 1 of a table waiting for its third player: the screen's bottom is his
+    seat (it showed seat 0, Ana, until the first deal)."""
+    state = TableState()
+    seats = [{"seat": 0, "name": "Ana", "player": "human"},
+             {"seat": 1, "name": "Ben", "player": "human"}]
+    state.apply(SeatsChanged(seats))
+    state.apply(TableNamed("Friday", 0, "t1", seat=1))
+    lines = screen_text(state, now=0.0).split("\n")
+    bottom = lines[lines.index(next(line for line in lines if "standard rules" in line)) + 1]
+    assert bottom.strip().startswith("Ben") and "Ben" not in lines[1]
+    assert "Ana" in lines[1]
 
 
 def test_a_long_run_wraps_and_its_far_end_stays_on_screen() -> None:

@@ -21,7 +21,7 @@ from tongits.client.tui.hint import choose_move
 from tongits.client.tui.net import NetSession
 from tongits.client.tui.state import event_lines
 from tongits.engine import Phase, SeatView, Step
-from tongits.protocol import State
+from tongits.protocol import ErrorCode, State
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
 
@@ -126,8 +126,10 @@ def test_a_whole_hand_against_server_bots() -> None:
 
 def test_a_declared_match_ends_on_screen() -> None:
     """A one-hand match: after its hand the screen says the match is over (not "Enter: next
-    hand"), and Enter asks the server for nothing (the table has closed)."""
+    hand"), and Enter asks the server for nothing (the table has closed); a connection lost
+    afterwards (the server restarting) is not retried: there is nothing to come back to."""
     seen: dict[str, Any] = {}
+    embedded = EmbeddedServer()
 
     async def one_hand(conn: Connection) -> None:
         await conn.create_table("short", timer=0, bots=2, hands=1)
@@ -135,7 +137,7 @@ def test_a_declared_match_ends_on_screen() -> None:
     async def main() -> None:
         with create_pipe_input() as pipe:
             session = NetSession("127.0.0.1", 0, name="Ana", join=one_hand,
-                                 prelude=EmbeddedServer())
+                                 prelude=embedded, retry_delays=(0.05,))
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:
@@ -146,6 +148,18 @@ def test_a_declared_match_ends_on_screen() -> None:
                 seen["screen"] = screen_for(screen.state)
                 seen["message"] = screen.state.message
                 seen["seated"] = screen.state.seated
+                server, trio_token = embedded.server, session._trio
+                assert server is not None and trio_token is not None
+
+                def restart() -> None:
+                    for peer in list(server.peers):
+                        peer.kick(ErrorCode.SHUTTING_DOWN, "restarting")
+
+                trio_token.run_sync_soon(restart)
+                await settle(lambda: screen.state.closed)
+                await asyncio.sleep(0.3)  # a retry would have connected meanwhile
+                seen["banner"] = screen.state.banner
+                seen["connections"] = len(server.peers)
             finally:
                 screen.app.exit()
                 await asyncio.wait_for(task, 5)
@@ -156,6 +170,7 @@ def test_a_declared_match_ends_on_screen() -> None:
     assert " match over · review" in text
     assert seen["message"] == "the match is over: ^Q to leave"
     assert seen["seated"] is False  # quitting now asks nothing
+    assert seen["banner"] == "disconnected: the match is over" and seen["connections"] == 0
 
 
 def test_reconnects_with_the_seat_token() -> None:

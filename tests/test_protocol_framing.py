@@ -16,6 +16,7 @@ from tongits.protocol import (
     ErrorCode,
     FrameTooLarge,
     FramingError,
+    ItemCache,
     MalformedFrame,
     Mode,
     Shared,
@@ -306,3 +307,39 @@ def test_a_map_encoded_from_shared_parts_is_the_map(
     receiver = Codec(mode)
     receiver.receive_data(first + sender.encode(whole))
     assert drain(receiver) == [whole, whole]
+
+
+@given(st.sampled_from(list(Mode)), st.lists(json_maps, max_size=40), st.data())
+def test_a_growing_list_encoded_item_by_item_is_the_list(
+    mode: Mode, items: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """A list that grows from message to message (a hand's history), its items encoded once
+    (``ItemCache``): every prefix, and a list where an item was replaced by a changed copy,
+    reads back as that list, in either mode, across msgpack's array header sizes."""
+    sender, cache = Codec(mode), ItemCache()
+    cut = data.draw(st.integers(0, len(items)))
+    lists = [items[:cut], items, items[:cut]]
+    if items:
+        changed = list(items)
+        at = data.draw(st.integers(0, len(items) - 1))
+        changed[at] = {**changed[at], "timeout": True}
+        lists.append(changed)
+    receiver = Codec(mode)
+    for value in lists:
+        nested = sender.encode_map(Shared({}), {}, {"history": sender.encode_list(value, cache)})
+        receiver.receive_data(sender.frame(nested))
+    assert drain(receiver) == [{"history": value} for value in lists]
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (b"\x80\n", "invalid JSON line: text that is not UTF-8 (byte 0x80 at position 0)"),
+    (b'{"a" 1}\n', 'invalid JSON line: Expecting ":" delimiter: line 1 column 6 (char 5)'),
+])
+def test_a_bad_line_is_explained_with_json_quotes(data: bytes, said: str) -> None:
+    """What the codec says about a line it cannot read never quotes the Python way (the
+    fuzzed errors of test_server_hostile found both)."""
+    codec = Codec(Mode.TEXT)
+    codec.receive_data(data)
+    with pytest.raises(BadLine) as bad:
+        codec.next_message()
+    assert bad.value.message == said

@@ -98,6 +98,7 @@ class NetSession:
         #: said on the terminal once the screen is gone: the whole of a certificate warning
         #: (what to check, and the command that accepts a new certificate) fits no status line
         self.farewell: str | None = None
+        self.match_over = False  # the match ended (match_over): a lost connection is not retried
 
     # ----- the Session interface, called on the screen's side -----------------------------------
 
@@ -177,6 +178,9 @@ class NetSession:
         failures = 0
         while True:
             reason = await self._one_connection()
+            if self.match_over:  # nothing to come back to: the table closed with the match
+                self.sink(ConnectionChanged(LinkStatus.CLOSED, "the match is over"))
+                return
             if reason == "bad_token" and self._token_from_disk:
                 self._forget_seat()
                 self.sink(Notice(f"your saved seat at {self.table or 'the table'} is gone "
@@ -300,7 +304,7 @@ class NetSession:
             if table.get("table") == self.table and table.get("name"):
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
-                return TableNamed(str(table["name"]), played, self.table)
+                return TableNamed(str(table["name"]), played, self.table, conn.seat)
         return None
 
     async def _send_loop(self, conn: Connection) -> None:
@@ -360,6 +364,7 @@ class NetSession:
             self.sink(HandOver(msg.result, msg.standings))
         elif isinstance(msg, MatchOver):
             self._forget_seat()  # the table has closed: its token opens nothing any more
+            self.match_over = True
             self.sink(MatchEnded(msg.reason, msg.standings))
         elif isinstance(msg, ChatLine):
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))

@@ -130,8 +130,9 @@ def _name(state: TableState, seat: int) -> str:
 
 
 def my_seat(state: TableState) -> int:
-    """The seat shown at the bottom: ours, or seat 0 for a spectator."""
-    seat = state.view.seat if state.view is not None else None
+    """The seat shown at the bottom: ours (before the deal, the one we joined), or seat 0 for
+    a spectator."""
+    seat = state.view.seat if state.view is not None else state.seat
     return seat if seat is not None else 0
 
 

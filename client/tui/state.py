@@ -125,11 +125,13 @@ class Notice:
 @dataclass(frozen=True, slots=True)
 class TableNamed:
     """The name the table was given (the title shows it beside the id) and how many hands of
-    its match were played before this one (so a client started again counts on from there)."""
+    its match were played before this one (so a client started again counts on from there);
+    ``seat`` is ours (None: watching), known from the join before any hand is dealt."""
 
     name: str
     hands_played: int | None = None
     table: str = ""
+    seat: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +201,7 @@ class TableState:
     drawn: Card | None = None  # the card we just drew, until our turn ends
     log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
     match_over: bool = False  # the match reached its declared length: no hand follows
+    seat: int | None = None  # ours, from the join: the bottom of the screen before a deal
 
     @property
     def seated(self) -> bool:
@@ -295,6 +298,7 @@ class TableState:
     def _named(self, update: TableNamed, _now: float) -> None:
         self.table_name = update.name
         self.table = update.table or self.table
+        self.seat = update.seat
         if update.hands_played is not None and self.view is not None:
             over = self.view.result is not None
             self.hands_seen = update.hands_played + (0 if over else 1)
