@@ -12,6 +12,10 @@ median and 99th percentile of the time of one decision (CPU time of this process
 work on a shared machine does not inflate it; wall time beside it), then chips per hand with
 its 95 % interval against ``--against`` over ``--hands`` duplicate-deal hands: the strength
 curve. ``--timing-hands`` hands are played once, single-threaded, for the timings.
+
+``hint`` prints the same timings for the terminal client's whole ``hint`` (``engine.advice``:
+the expert's decision and the rest of the turn it suggests, e.g. a meld then a discard) at
+every turn of ``--timing-hands`` hands of strong bots where the seat has a choice.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 
 from tongits.client.arena import ArenaConfig, Progress, play_chunk, run_arena
 from tongits.engine import Hand, deck_for, seat_view
+from tongits.engine.advice import advise
 from tongits.engine.policies import (
     POLICIES,
     ExpertParams,
@@ -85,6 +90,29 @@ def time_decisions(budget: int, hands: int, against: list[str]) -> tuple[list[fl
                 wall.append(time.perf_counter() - w0)
             hand.apply(seat, move)
     return cpu, wall
+
+
+def hint_latency(args: argparse.Namespace) -> int:
+    policy = ExpertPolicy(None, ExpertParams(budget=args.budget))
+    bots = [get_policy("strong", s) for s in range(3)]
+    cpu: list[float] = []
+    wall: list[float] = []
+    for i in range(args.timing_hands):
+        hand = Hand(deck_for("hint", i), i % 3)
+        while not hand.over:
+            seat = hand.to_act
+            view = seat_view(hand, seat)
+            if len(view.legal) > 1:
+                c0, w0 = time.process_time(), time.perf_counter()
+                advise(view, policy)
+                cpu.append(time.process_time() - c0)
+                wall.append(time.perf_counter() - w0)
+            hand.apply(seat, bots[seat](view))
+    print(f"hint at budget {args.budget}: {len(cpu)} hints over {args.timing_hands} hands; "
+          f"CPU median {1000 * statistics.median(cpu):.0f} ms, p99 "
+          f"{1000 * percentile(cpu, 0.99):.0f} ms; wall median "
+          f"{1000 * statistics.median(wall):.0f} ms, p99 {1000 * percentile(wall, 0.99):.0f} ms")
+    return 0
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -182,6 +210,9 @@ def main() -> int:
     expert.add_argument("--hands", type=int, default=600)
     expert.add_argument("--timing-hands", type=int, default=6)
     expert.add_argument("--against", default="strong,strong")
+    hint = sub.add_parser("hint", help="the latency of the client's hint (the expert's advice)")
+    hint.add_argument("--budget", type=int, default=ExpertParams().budget)
+    hint.add_argument("--timing-hands", type=int, default=6)
     long_run = sub.add_parser("measure", help="a long arena run, logged deal by deal")
     long_run.add_argument("--bots", default="expert,strong,strong")
     long_run.add_argument("--hands", type=int, default=3000)
@@ -191,6 +222,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.command == "expert":
         return expert_curve(args)
+    if args.command == "hint":
+        return hint_latency(args)
     if args.command == "measure":
         return measure(args)
     return strong_variant(args)

@@ -4,26 +4,31 @@ keys in, moves out through the session, text on the screen."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput
-from screen_support import settle
-from tongits.client.tui.app import _LOCAL_COMMANDS, TableScreen, screen_for
+from screen_support import SETTLE_CAP, settle
+from tongits.client.tui.app import _LOCAL_COMMANDS, THINKING, TableScreen, screen_for
 from tongits.client.tui.commands import COMMANDS
-from tongits.client.tui.hint import choose_move
+from tongits.client.tui.hint import choose_move, hint_lines
 from tongits.client.tui.session import FakeSession
-from tongits.engine import Action, Phase
+from tongits.engine import Action, Phase, SeatView
 
 Scenario = Callable[[TableScreen, PipeInput, FakeSession], Awaitable[None]]
 
 
-def run_screen(scenario: Scenario, **session_args: object) -> TableScreen:
+def run_screen(
+    scenario: Scenario, hint: Callable[[SeatView], list[str]] = hint_lines, **session_args: object
+) -> TableScreen:
     async def main() -> TableScreen:
         with create_pipe_input() as pipe:
             session = FakeSession(names=("Ana", "Bob", "Cara"), **session_args)  # type: ignore[arg-type]
-            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            screen = TableScreen(
+                session, input=pipe, output=DummyOutput(), colour=False, hint=hint
+            )
             task = asyncio.create_task(screen.run())
             await settle(lambda: screen.state.view is not None)
             try:
@@ -113,6 +118,64 @@ def test_keys_draw_hint_sort_and_tab_completion() -> None:
         await settle(lambda: "» Ana: hello table" in screen_for(screen.state))
 
     run_screen(scenario, seed=4)
+
+
+class HeldHint:
+    """The real hint, held back until the test lets it go: what the screen does while the
+    search is still running is then observable without any timing."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.asked: list[SeatView] = []
+
+    def __call__(self, view: SeatView) -> list[str]:
+        self.asked.append(view)
+        lines = hint_lines(view)
+        if not self.release.wait(SETTLE_CAP):
+            raise AssertionError("the test never released the hint")
+        return lines
+
+
+def test_the_screen_takes_commands_while_the_hint_searches() -> None:
+    """F4 answers "thinking…" at once; another command typed before the hint arrives is
+    answered first; the hint then shows the expert's advice for the view it was asked about."""
+    held = HeldHint()
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None
+        pipe.send_text("\x1bOS")  # F4: hint
+        await settle(lambda: screen.state.message == THINKING and bool(held.asked))
+        pipe.send_text("sort\r")
+        await settle(lambda: screen.state.sort_by_rank)
+        assert "sorted by rank" in screen.state.message and not screen.state.notes
+        held.release.set()
+        assert screen.hint_task is not None
+        await screen.hint_task
+        assert held.asked == [view] and screen.state.view is view
+        shown = [line.text for line in screen.state.notes]
+        assert shown == hint_lines(view) and shown[0].startswith("best:")
+        assert screen.state.message == "hand sorted by rank"  # the answer typed meanwhile stays
+
+    run_screen(scenario, hint=held, seed=4)
+
+
+def test_a_hint_for_a_position_that_is_gone_is_dropped() -> None:
+    held = HeldHint()
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None and view.legal
+        pipe.send_text("\x1bOS")  # F4: hint
+        await settle(lambda: bool(held.asked))
+        pipe.send_text(str(choose_move(view)) + "\r")
+        await settle(lambda: screen.state.view is not view)
+        held.release.set()
+        assert screen.hint_task is not None
+        await screen.hint_task
+        assert not any(line.text.startswith("best:") for line in screen.state.notes)
+
+    run_screen(scenario, hint=held, seed=4)
 
 
 def test_ctrl_c_clears_the_line_and_never_quits() -> None:

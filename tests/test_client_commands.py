@@ -12,8 +12,9 @@ from tongits.client.tui.commands import (
     read_command,
     why_not,
 )
-from tongits.client.tui.hint import choose_move, hint_lines
+from tongits.client.tui.hint import choose_move, hint_lines, hint_move
 from tongits.engine import Action, Card, Move, Options, Phase
+from tongits.engine.policies import get_policy
 
 
 def c(text: str) -> Card:
@@ -145,13 +146,20 @@ def test_help_fits_80_columns() -> None:
     assert "sapaw 8d 3" in text and "score" in text and "options" in text and "log" in text
 
 
-def test_hint_shows_the_engines_advice_in_the_screens_notation() -> None:
+def test_hint_shows_the_experts_advice_in_the_screens_notation() -> None:
+    """The hint's first move is the expert's own decision, each suggested move is followed by
+    the search's reason, and every card is written as the hand shows it (``K♦``, never ``Kd``)."""
     lines = hint_lines(PLAY, width=60)
     assert lines[0] == "best: [5♥ 6♥ 7♥]  loose: 3♦ K♦ 7♠  count 20"
-    assert "suggest: meld 5♥ 6♥ 7♥ · sapaw 3♦ 0 · discard K♦ → count 7" in lines
+    first = get_policy("expert")(PLAY)
+    assert hint_move(PLAY) == first
+    assert lines[1].startswith("suggest: " + first.text(Card.pretty))
+    text = " ".join(lines)
+    assert f"{first.text(Card.pretty)}: over " in text and "dealt worlds" in text
     assert all(len(line) <= 60 for line in lines)
     assert not any("Kd" in line or "5h" in line for line in lines)
     assert hint_lines(START)[1].startswith("suggest: pick 7♥ 7♠")
+    assert hint_lines(PLAY) == hint_lines(PLAY)  # the same view, the same hint
     assert choose_move(START) == Move(Action.PICK, (c("7h"), c("7s")))
     low = position("As 2s 3s Ac", melds=[(1, "9c 9d 9h")])
     assert hint_lines(low)[1] == "suggest: call"

@@ -8,6 +8,7 @@ count or a suggested move that needed a card the seat cannot see would differ so
 from __future__ import annotations
 
 import random
+import re
 
 from engine_support import SEEDS, states
 from hypothesis import given, settings
@@ -25,8 +26,12 @@ from tongits.engine import (
 )
 from tongits.engine.advice import advise
 from tongits.engine.melds import TableMeld
+from tongits.engine.policies import ExpertParams, ExpertPolicy, explaining_policy
 
 PERSPECTIVES = (0, 1, 2, None)
+#: The hint's policy with a small search budget, for the property tests over many positions.
+QUICK_EXPERT = ExpertPolicy(params=ExpertParams(budget=12, min_worlds=2))
+_CARD_TEXT = re.compile(r"\b[2-9TJQKA][cdhs]\b")
 
 
 @settings(max_examples=60, deadline=None)
@@ -77,7 +82,7 @@ def test_advice_is_legal_on_the_real_hand_and_counts_what_it_leaves(seed: int) -
         if hand.over or rng.random() < 0.8:
             continue
         seat = hand.to_act
-        advice = advise(seat_view(hand, seat))
+        advice = advise(seat_view(hand, seat), QUICK_EXPERT)
         assert advice.steps and advice.count == hand.count(seat)
         trial = hand.copy()
         for step in advice.steps:
@@ -119,8 +124,10 @@ def table(
 
 
 def test_four_of_a_kind_goes_down_secret_and_the_count_is_after_the_discard() -> None:
+    """The strong bot's plan (the expert may keep the four in hand: concealed, it earns the
+    same bonus, §9); the advice counts what is left after the discard."""
     view = table("Kc Kd Kh Ks 4c 5c 6c 9h Js 2d")
-    advice = advise(view)
+    advice = advise(view, explaining_policy("strong"))
     assert [str(s.move) for s in advice.steps] == ["secret Kc Kd Kh Ks", "discard Js"]
     assert advice.count == 2 + 9 + 10
     assert advice.count_after == 2 + 9
@@ -162,3 +169,29 @@ def test_advice_when_not_to_act() -> None:
     waiting = seat_view(view.position(), 1)
     assert advise(waiting).steps == () and "wait" in advise(waiting).note
     assert "watching" in advise(seat_view(view.position(), None)).note
+
+
+@settings(max_examples=12, deadline=None)
+@given(SEEDS)
+def test_the_hint_is_the_experts_decision_and_says_why_in_the_screens_notation(
+    seed: int,
+) -> None:
+    """For one position of each random hand where the seat has a choice: the advice's first
+    move is what the expert plays from that view, the same view always gets the same advice,
+    and each suggested move is shown with its reason, its cards written as the hand shows them
+    (``K♦``) and never in the text notation (``Kd``)."""
+    rng = random.Random(seed)
+    chosen = [h.copy() for h in states(seed) if not h.over and len(h.legal_moves()) > 1]
+    if not chosen:
+        return
+    hand = rng.choice(chosen)
+    view = seat_view(hand, hand.to_act)
+    advice = advise(view)
+    assert advice.steps[0].move == ExpertPolicy()(view)
+    assert advise(view) == advice
+    lines = advice.lines(Card.pretty)
+    for step in advice.steps:
+        said = f"{step.move.text(Card.pretty)}: {step.reason(Card.pretty)}"
+        assert said in lines
+        assert step.reason() == "the only legal move" or "dealt worlds" in step.reason()
+    assert not any(_CARD_TEXT.search(line) for line in lines), lines

@@ -7,6 +7,7 @@ latest view. The screen talks to the game only through a ``Session``.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -32,7 +33,7 @@ from prompt_toolkit.layout import (
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output import ColorDepth, Output
-from tongits.engine import Action, Move
+from tongits.engine import Action, Move, SeatView
 from tongits.engine.review import decisions_seen, review_decisions
 
 from ..review import render as render_review
@@ -44,6 +45,7 @@ from .session import Session
 from .state import TableState, Update
 
 FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's
+THINKING = "thinking… (the hint searches; keep typing)"
 REVIEW_WORLDS = 24  # worlds per move in the end-of-hand review: a few seconds for a hand
 
 
@@ -150,8 +152,12 @@ class TableScreen:
         output: Output | None = None,
         colour: bool | None = None,
         lobby: LobbyCommands | None = None,
+        hint: Callable[[SeatView], list[str]] = hint_lines,
     ) -> None:
         self.session = session
+        self.hint = hint
+        #: The last hint being computed (``None`` before the first): tests await it.
+        self.hint_task: asyncio.Task[None] | None = None
         self.lobby = lobby
         self.state = state or TableState()
         self.completer = MoveCompleter(lambda: self.state.view)
@@ -295,12 +301,27 @@ class TableScreen:
         self.state.say("")
 
     def _hint(self, _command: Local) -> None:
+        """Ask for the hint in a worker thread: the search takes a moment and the screen must
+        keep taking keys and updates meanwhile (the engine itself stays single-threaded)."""
         state = self.state
         if state.view is None:
             state.say("no hand yet", error=True)
-        else:
-            state.note(hint_lines(state.view))
-            state.say("")
+            return
+        state.say(THINKING)
+        self.hint_task = self.app.create_background_task(self._show_hint(state.view))
+
+    async def _show_hint(self, view: SeatView) -> None:
+        """Show the hint for ``view`` once computed, unless the game moved on meanwhile (a
+        stale hint would advise a position that is gone: it is dropped, and says so)."""
+        lines = await asyncio.to_thread(self.hint, view)
+        state = self.state
+        if state.view is view:
+            state.note(lines)
+            if state.message == THINKING:
+                state.say("")
+        elif state.message == THINKING:
+            state.say("the game moved on: hint dropped (F4 for a new one)")
+        self.app.invalidate()
 
     def _review(self) -> None:
         """Grade this hand's decisions with the expert's search (``tongits review``), in a

@@ -38,8 +38,8 @@ class ExplainingPolicy(Policy, Protocol):
     def decide(self, view: SeatView) -> Choice: ...
 
 
-HINT_POLICY = "strong"
-"""The strongest policy that explains its moves: the one whose reasoning the ``hint`` shows."""
+HINT_POLICY = "expert"
+"""The strongest policy (it explains its moves): the one whose reasoning the ``hint`` shows."""
 
 
 POLICIES: dict[str, Callable[[int | str | None], Policy]] = {

@@ -25,8 +25,8 @@ Notation = Callable[[Card], str]
 class Choice:
     """A policy's move with the reason for it, for a player to read (the ``hint``).
 
-    ``why`` is one sentence whose ``{}`` fields take ``args``: cards, groups of cards and numbers,
-    so the reader chooses how cards are written (``reason(Card.pretty)``)."""
+    ``why`` is one sentence whose ``{}`` fields take ``args``: cards, groups of cards, moves and
+    numbers, so the reader chooses how cards are written (``reason(Card.pretty)``)."""
 
     move: Move
     why: str
@@ -37,6 +37,8 @@ class Choice:
 
 
 def _written(arg: object, notation: Notation) -> str:
+    if isinstance(arg, Move):
+        return arg.text(notation)
     if isinstance(arg, Card):
         return notation(arg)
     if isinstance(arg, tuple | list) and all(isinstance(c, Card) for c in arg):

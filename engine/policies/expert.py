@@ -11,6 +11,9 @@ For each decision with more than one legal move:
    worlds (common random numbers, so a comparison is not drowned by the luck of the deal), the
    worse half is dropped and the survivors get more worlds, until the rollout budget is spent.
    The move with the best mean chips is played.
+4. **Reason.** ``decide`` says why in the search's own terms: the move's mean chips over the
+   worlds it was played in, the runner-up's, and in how many of the worlds both were played the
+   move did better or worse than the runner-up (``Choice``, cards in the reader's notation).
 
 The budget counts rollouts, not seconds, so the same seed and budget always give the same move
 whatever the machine's load. ``Search`` is also the engine of ``tongits review``
@@ -28,6 +31,7 @@ from ..cards import mask_of
 from ..hand import Hand
 from ..moves import Action, Move
 from ..view import SeatView
+from .common import Choice
 from .rollout import plan, play_out, rollout_move
 from .worlds import InferenceParams, WorldMaker
 
@@ -45,11 +49,13 @@ class ExpertParams:
 
 @dataclass(frozen=True, slots=True)
 class MoveValue:
-    """A move's estimated value: mean chips for the seat over ``worlds`` rollouts."""
+    """A move's estimated value: mean chips for the seat over ``worlds`` rollouts; ``chips``
+    holds each rollout's chips, world by world from the first (empty when not kept)."""
 
     move: Move
     mean: float
     worlds: int
+    chips: tuple[int, ...] = ()
 
 
 def _rollout(world: Hand, seat: int, move: Move) -> int:
@@ -102,7 +108,7 @@ class Search:
         moves are played on the next worlds (the same worlds for all of them) and the worse
         half is dropped."""
         alive = list(moves)
-        sums = dict.fromkeys(alive, 0)
+        chips: dict[Move, list[int]] = {m: [] for m in alive}
         rounds = max(1, math.ceil(math.log2(len(alive))))
         done = 0
         result: dict[Move, MoveValue] = {}
@@ -111,12 +117,11 @@ class Search:
             if not done:
                 step = max(step, min(min_worlds, budget // len(alive)))
             for m in alive:
-                sums[m] += sum(
-                    _rollout(self.world(i), self.seat, m) for i in range(done, done + step)
-                )
+                worlds = range(done, done + step)
+                chips[m] += [_rollout(self.world(i), self.seat, m) for i in worlds]
             done += step
             for m in alive:
-                result[m] = MoveValue(m, sums[m] / done, done)
+                result[m] = MoveValue(m, sum(chips[m]) / done, done, tuple(chips[m]))
             alive.sort(key=lambda m: -result[m].mean)
             alive = alive[: max(1, (len(alive) + 1) // 2)]
         return sorted(result.values(), key=lambda v: (-v.worlds, -v.mean))
@@ -150,9 +155,54 @@ class ExpertPolicy:
         return random.Random(f"expert/{self.seed}/{view.seat}/{view.dealer}/{len(view.history)}")
 
     def __call__(self, view: SeatView) -> Move:
+        return self.decide(view).move
+
+    def decide(self, view: SeatView) -> Choice:
+        """The move for ``view`` with the reason the search found for it (the ``hint``)."""
         legal = view.legal
         if len(legal) == 1:
-            return legal[0]
+            return Choice(legal[0], "the only legal move")
         search = Search(view, self._rng(view), self.params.inference)
         values = search.halving(candidates(view), self.params.budget, self.params.min_worlds)
-        return values[0].move
+        return explain(values)
+
+
+def explain(values: Sequence[MoveValue]) -> Choice:
+    """The best of ``values`` (the halving's order) with why: its mean chips over its worlds,
+    and against the runner-up, their means and in what share of the worlds both were played
+    the best did better and worse."""
+    best = values[0]
+    if len(values) == 1:
+        return Choice(
+            best.move,
+            "over {} dealt worlds it averages {} chips; every other move breaks a meld",
+            (best.worlds, _signed(best.mean)),
+        )
+    second = values[1]
+    shared = min(best.worlds, second.worlds)
+    pairs = list(zip(best.chips[:shared], second.chips[:shared], strict=True))
+    better = sum(a > b for a, b in pairs)
+    worse = sum(a < b for a, b in pairs)
+    if not better and not worse:
+        return Choice(
+            best.move,
+            "over {} dealt worlds it averages {} chips; next best {} ends the same in every one",
+            (best.worlds, _signed(best.mean), second.move),
+        )
+    return Choice(
+        best.move,
+        "over {} dealt worlds it averages {} chips; next best {} averages {}: this is better in "
+        "{} % of those worlds, worse in {} %",
+        (
+            best.worlds,
+            _signed(best.mean),
+            second.move,
+            _signed(second.mean),
+            round(100 * better / max(1, shared)),
+            round(100 * worse / max(1, shared)),
+        ),
+    )
+
+
+def _signed(chips: float) -> str:
+    return f"{chips:+.1f}"
