@@ -94,19 +94,33 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "play",
         help="play now: embedded server, two server bots, this screen",
         description="Play now: a server in this process, server bots, this screen. The game "
-        "and each hand's record are kept in the user's data directory (tongits replay).",
+        "and each hand's record are kept in the user's data directory (tongits replay). "
+        "Run again, it resumes the saved game, whose bots, timer and rules stay as they were: "
+        "the screen names any of these flags it did not apply; --new starts a new game.",
     )
     from tongits.engine.policies import POLICIES
+
+    from .tui.play_setup import PlaySetup
+
     default = " (default: %(default)s)"
+    # None: not typed (the default applies): a resumed game names the flags it did not apply.
+    setup = PlaySetup()
     play.add_argument("--name", default="You", help="your name at the table" + default)
-    play.add_argument("--bots", type=int, default=2, help="server bots to seat, 0-2" + default)
     play.add_argument(
-        "--timer", type=float, default=60.0, help="seconds per turn, 0 for none" + default
+        "--bots", type=int, help=f"server bots to seat, 0-2 (default: {setup.bots})"
     )
     play.add_argument(
-        "--policy", default="greedy", help=f"bots: {'/'.join(POLICIES)}" + default
+        "--timer", type=float, help=f"seconds per turn, 0 for none (default: {setup.timer})"
+    )
+    play.add_argument(
+        "--policy", help=f"bots: {'/'.join(POLICIES)} (default: {setup.policy})"
     )
     play.add_argument("--bot-delay", type=float, default=0.8, help="seconds a bot waits" + default)
+    play.add_argument(
+        "--new",
+        action="store_true",
+        help="give up the saved game (if any) and start a new one with these flags",
+    )
     play.add_argument(
         "--option",
         action="append",

@@ -249,7 +249,10 @@ class State(ServerMessage):
     """The table as one seat (or a spectator) sees it; ``deadline`` is seconds from now.
     ``missed`` is set only on the state that answers a resume: the events of the current hand
     after the client's ``seq`` (the whole hand's history without one). ``hand`` (since 1.1) is
-    the hand's number in the match, from 1."""
+    the hand's number in the match, from 1. ``standings`` (since 1.1) is set only on a state
+    that catches a client up (a resume, a ``sync``, a spectator's first): the match so far, as
+    in ``hand_result``, once a hand has been settled (else the client would learn it only at
+    the next ``hand_result``)."""
 
     TYPE = "state"
     table: str
@@ -261,6 +264,7 @@ class State(ServerMessage):
     deadline: float | None = None
     seats: list[JSONMap]
     missed: list[JSONMap] | None = None
+    standings: JSONMap | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -528,7 +528,7 @@ class Table:
         peer.table, peer.seat, peer.token = self, None, None
         peer.send(to_dict(Joined(id=msg.id, table=self.id, spectator=True)))
         if self.state.hand is not None:
-            self._send_state(peer, None, None, self._seats_info())
+            peer.send(self._catch_up_state(None, self._seats_info()))
         self._seats_changed()
 
     def _check_code(self, code: str | None) -> None:
@@ -567,7 +567,7 @@ class Table:
         seats = self._seats_info()
         hand = state.hand
         if hand is not None:
-            message = self._state_message(seat, None, seats)
+            message = self._catch_up_state(seat, seats)
             message["missed"] = message["view"]["history"][state.steps_since(seq):]
             peer.send(message)
             if hand.over and (seq is None or seq < state.seq):
@@ -841,7 +841,7 @@ class Table:
         if self.state.hand is None:
             peer.send(to_dict(SeatUpdate(table=self.id, seats=seats)))
         else:
-            self._send_state(peer, peer.seat, None, seats)
+            peer.send(self._catch_up_state(peer.seat, seats))
 
     def _next_hand_request(self, peer: Peer, msg: NextHand) -> None:
         if peer.table is not self or peer.seat is None:
@@ -1074,6 +1074,16 @@ class Table:
         timeout: bool = False,
     ) -> None:
         peer.send(self._state_message(seat, index, seats, timeout=timeout))
+
+    def _catch_up_state(self, seat: int | None, seats: list[dict[str, Any]]) -> dict[str, Any]:
+        """The whole ``state`` for a client catching up (a resume, a ``sync``, a spectator's
+        first), with the match's ``standings`` once a hand has been settled: a client started
+        again would otherwise show no chips until the next ``hand_result``."""
+        message = self._state_message(seat, None, seats)
+        standings = self.state.standings()
+        if standings["hands"]:
+            message["standings"] = standings
+        return message
 
     def _state_message(
         self,

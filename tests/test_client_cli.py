@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from tongits.client.cli import main
@@ -54,3 +55,40 @@ def test_play_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> Non
         main(["play", "--help"])
     out = capsys.readouterr().out
     assert "(default: 60.0)" in out and "(default: greedy)" in out and "(default: 2)" in out
+
+
+def test_a_resumed_play_names_the_typed_flags_it_did_not_apply(tmp_path: Path) -> None:
+    """A match keeps its bots, timer, bot policy and rules: ``tongits play`` run again with
+    other ones resumes the saved game and says which flags were not applied and that ``--new``
+    starts a new game; flags left out (``None``) are never reported, whatever their default."""
+    from tongits.client.tui.launch import resume_notice
+    from tongits.client.tui.play_setup import PlaySetup, SetupStore
+
+    store = SetupStore(tmp_path / "play-setups.json")
+    assert store.load("Ana") is None
+    store.save("Ana", PlaySetup(bots=1, timer=0.0, options={"pick_to_sapaw": True}))
+    store.save("Ben", PlaySetup())
+    saved = store.load("Ana")
+    assert saved == PlaySetup(bots=1, timer=0.0, options={"pick_to_sapaw": True})
+    plain = {"bots": None, "timer": None, "policy": None, "options": None}
+    assert resume_notice(saved, plain) == (
+        "back in your saved game · tongits play --new starts a new one"
+    )
+    assert resume_notice(saved, {**plain, "bots": 1, "timer": 0.0}) == resume_notice(saved, plain)
+    changed = resume_notice(saved, {**plain, "bots": 2, "policy": "expert",
+                                    "options": {"ante": 1}})
+    assert "not applied --bots 2 (this game: 1); --policy expert (this game: greedy); " in changed
+    assert "--option ante=1 (this game: pick_to_sapaw=true)" in changed
+    assert changed.endswith("tongits play --new with these flags starts a new game")
+    (tmp_path / "play-setups.json").write_text("{not json", encoding="utf-8")
+    assert store.load("Ana") is None and resume_notice(None, {**plain, "bots": 0}).startswith(
+        "back in your saved game ·"
+    )
+
+
+def test_play_help_offers_a_new_game(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["play", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--new give up the saved game (if any) and start a new one with these flags" in out
+    assert "resumes the saved game" in out

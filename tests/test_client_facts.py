@@ -124,6 +124,17 @@ def test_running_standings_stay_through_the_next_hand() -> None:
     assert shown in screen_text(state, now=0.0)
 
 
+def test_a_resumed_screen_shows_the_standings_the_server_caught_it_up_with() -> None:
+    """A client started again mid-match gets the standings on its first ``state``: the rule
+    under the opponents shows them at once, before any hand ends."""
+    state = TableState()
+    state.apply(StateUpdate(position("Kd 2c"), SEATS, None, table="t4"))
+    assert "chips:" not in screen_text(state, now=0.0)
+    standings = {"hands": 2, "chips": [3, -5, 2], "wins": [1, 0, 1], "pot": 0}
+    state.apply(StateUpdate(position("Kd 2c"), SEATS, None, "t4", 4, standings))
+    assert "─ after 2 hands: Ana +3 · Bob -5 · Cara +2 ─" in screen_text(state, now=0.0)
+
+
 def test_the_table_options_show_and_are_listed() -> None:
     session = FakeSession(seed=5, options=Options.from_dict({"pick_to_sapaw": True}))
     state = TableState()

@@ -211,3 +211,32 @@ async def test_dropped_while_answering_a_call_then_resumed_answers_it(
             await again.move({"action": "challenge"})
             result = (await next_of(again, HandResult)).result
             assert result["end"] == "call" and again.seat in result["challengers"]
+
+
+@capped
+async def test_a_resume_sync_and_late_spectator_get_the_matchs_standings(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A client started again (a token, no ``seq``) learns the chips of the match at once, not
+    at the next ``hand_result``; so does a ``sync`` and a spectator arriving mid-match. Before
+    any hand has been settled there are no standings to send."""
+    async with memory_server(bot_delay=1.0, grace=60.0) as (_server, connect):
+        async with connect("Ana") as ana:
+            joined = await ana.create_table("Ledger", bots=2, timer=0)
+            token = ana.token
+            first = await next_of(ana, State)
+            assert first.standings is None
+        async with connect("Ana", token=token) as back:
+            assert (await next_of(back, State)).standings is None  # nothing settled yet
+            (result,) = await play_hands(back, 1)
+            assert result.standings["hands"] == 1
+        async with connect("Ana", token=token) as again:
+            snapshot = await next_of(again, State)
+            assert snapshot.standings == result.standings
+            await again.request({"type": "sync"})
+            synced = await next_of(again, State)
+            assert synced.standings == result.standings and synced.missed is None
+            async with connect("Sam") as sam:
+                await sam.spectate(joined.table)
+                watched = await next_of(sam, State)
+                assert watched.standings == result.standings

@@ -5,7 +5,9 @@
 the same Trio guest run as the client's connection. Its tables live in ``play.db`` in the
 user's data directory, so a ``tongits play`` started again after a crash (or a confirmed quit)
 restores the match and takes the player's seat back with the token saved beside it; each finished
-hand is written there as a hand record for ``tongits replay``.
+hand is written there as a hand record for ``tongits replay``. A match under way keeps its
+settings: flags that differ from the saved game's are named on the screen, and ``--new`` gives
+the saved seat up and starts a new game with them (``play_setup``).
 
 Arguments are checked before the screen opens: a bad one is one line and exit status 2, as
 argparse does for the ones it checks itself.
@@ -29,9 +31,10 @@ from ..connection import Connection
 from .app import TableScreen
 from .logs import quiet_logging
 from .net import NetSession, Sink
+from .play_setup import PlaySetup, SetupStore
 from .seats import SeatStore, data_dir
 from .session import FakeSession, Session
-from .state import HandOver, Notice, ServerRefused, Update
+from .state import HandOver, Notice, ServerRefused, StateUpdate, Update
 from .words import counted
 
 #: The longest name the server takes (``ServerConfig.name_max``).
@@ -61,11 +64,15 @@ def play(
     offline: bool = False,
     seed: int | str | None = None,
     home: Path | None = None,
+    typed: dict[str, Any] | None = None,
+    new: bool = False,
 ) -> int:
     """One command, one game: a server in this process, ``bots`` server bots, our seat. The
     server keeps its tables in ``home/play.db`` and our seat token in ``home/seats``, so a
     restart resumes the match; finished hands are written to ``home/hands`` when the screen
-    closes."""
+    closes. ``typed`` holds the settings typed on the command line (``PlaySetup.given``): on a
+    resume, those that differ from the saved game's are named on the screen; ``new`` forgets
+    the saved seat first, so a new game starts."""
     if offline:
         from tongits.engine import Options
 
@@ -109,8 +116,17 @@ def play(
                                 "--name NAME (or tongits discover)"))
         return "127.0.0.1", bound
 
+    seats = SeatStore(home / "seats")
+    server_key = f"play:{db}"
+    setups = SetupStore(home / "play-setups.json")
+    if new:
+        seats.forget(server_key, name)
+    setup = PlaySetup(bots, timer, bot_policy, dict(options or {}))
+
     async def sit_down(conn: Connection) -> None:
+        session.created = True
         await conn.create_table("play", options=options or {}, timer=timer, bots=bots)
+        setups.save(name, setup)
 
     session = PlaySession(
         "127.0.0.1",
@@ -118,11 +134,12 @@ def play(
         name=name,
         join=sit_down,
         prelude=embedded_server,
-        seats=SeatStore(home / "seats"),
-        server_key=f"play:{db}",
+        seats=seats,
+        server_key=server_key,
         db=db,
         records=home / "hands",
     )
+    session.resume_notice = resume_notice(setups.load(name), typed or {})
     session.on_quit = "The game is saved: `tongits play` again takes you back to this seat."
     try:
         run_screen(session)
@@ -147,10 +164,17 @@ class PlaySession(NetSession):
     def __init__(self, *args: Any, db: Path, records: Path, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.db, self.records = db, records
+        #: Said on the first state of a resumed game (never after creating a table).
+        self.resume_notice = ""
+        self.created = False
 
     def start(self, sink: Sink) -> None:
         def recording(update: Update) -> None:
             sink(update)
+            if isinstance(update, StateUpdate) and self.resume_notice:
+                if not self.created:
+                    sink(Notice(self.resume_notice))
+                self.resume_notice = ""
             if isinstance(update, HandOver) and self.table:
                 try:
                     written = write_records(self.db, self.records, self.table)
@@ -161,6 +185,16 @@ class PlaySession(NetSession):
                     sink(Notice(f"saved for tongits replay: {written[-1]}"))
 
         super().start(recording)
+
+
+def resume_notice(saved: PlaySetup | None, typed: dict[str, Any]) -> str:
+    """What the screen says on resuming the saved game: that it is the saved one, the typed
+    flags it did not apply (a match keeps its settings), and how to start a new one."""
+    ignored = saved.not_applied(typed) if saved is not None else []
+    if not ignored:
+        return "back in your saved game · tongits play --new starts a new one"
+    return (f"back in your saved game: not applied {'; '.join(ignored)} · "
+            "tongits play --new with these flags starts a new game")
 
 
 def _is_loopback(host: str) -> bool:
@@ -225,6 +259,10 @@ def check_play(args: Any) -> dict[str, Any]:
     from tongits.engine.policies import POLICIES
 
     check_name(args.name)
+    defaults = PlaySetup()
+    for setting in ("bots", "timer", "policy"):  # not typed: the default
+        if getattr(args, setting, None) is None:
+            setattr(args, setting, getattr(defaults, setting))
     if args.bots not in (0, 1, 2):
         raise UsageError(f"--bots must be 0, 1 or 2, not {args.bots}")
     for flag, value in (("--timer", args.timer), ("--bot-delay", args.bot_delay)):
@@ -245,7 +283,9 @@ def main(args: Any) -> int:
     """Dispatch of ``tongits play | connect | discover`` (argparse namespace from cli.py)."""
     try:
         if args.command == "play":
+            typed = {s: getattr(args, s, None) for s in ("bots", "timer", "policy")}
             options = check_play(args)
+            typed["options"] = options or None
         elif args.command == "connect":
             check_name(args.name)
             from .dial import DialError, Target
@@ -271,6 +311,8 @@ def main(args: Any) -> int:
             bot_delay=args.bot_delay,
             listen=args.listen,
             offline=args.offline,
+            typed=typed,
+            new=args.new,
         )
     if args.command == "connect":
         from .lobby import connect

@@ -358,7 +358,9 @@ class NetSession:
                 self.sink(ServerRefused("bad_view", "the server sent a view that cannot be read"))
                 return
             missed = len(msg.missed) if msg.missed is not None and heard else None
-            self.sink(StateUpdate(view, msg.seats, msg.deadline, msg.table, missed))
+            self.sink(
+                StateUpdate(view, msg.seats, msg.deadline, msg.table, missed, msg.standings)
+            )
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
             self.sink(HandOver(msg.result, msg.standings))

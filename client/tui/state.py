@@ -62,6 +62,7 @@ class StateUpdate:
     deadline: float | None = None  # seconds from now
     table: str = ""
     missed: int | None = None  # on resuming: how many of the view's events came while away
+    standings: dict[str, Any] | None = None  # on catching up (resume, sync): the match so far
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +250,8 @@ class TableState:
             self.result = update.view.result
         if update.seats is not None:
             self.seats = seats_from(update.seats, now)
+        if update.standings is not None:
+            self.standings = update.standings
         if update.missed:
             at = len(update.view.history) - update.missed
             moves = "move" if update.missed == 1 else "moves"
