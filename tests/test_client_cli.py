@@ -71,19 +71,22 @@ def test_a_resumed_play_names_the_typed_flags_it_did_not_apply(tmp_path: Path) -
     saved = store.load("Ana")
     assert saved == PlaySetup(bots=1, timer=0.0, options={"pick_to_sapaw": True})
     plain = {"bots": None, "timer": None, "policy": None, "options": None}
-    assert resume_notice(saved, plain) == (
+    assert resume_notice(saved, plain) == [
         "back in your saved game · tongits play --new starts a new one"
-    )
+    ]
     assert resume_notice(saved, {**plain, "bots": 1, "timer": 0.0}) == resume_notice(saved, plain)
     changed = resume_notice(saved, {**plain, "bots": 2, "policy": "expert",
                                     "options": {"ante": 1}})
-    assert "not applied --bots 2 (this game: 1); --policy expert (this game: greedy); " in changed
-    assert "--option ante=1 (this game: pick_to_sapaw=true)" in changed
-    assert changed.endswith("tongits play --new with these flags starts a new game")
+    assert changed == [
+        "back in your saved game: a match keeps its settings; not applied:",
+        "  --bots 2 (this game: 1)",
+        "  --policy expert (this game: greedy)",
+        "  --option ante=1 (this game: pick_to_sapaw=true)",
+        "tongits play --new with these flags gives it up and starts a new game",
+    ]
     (tmp_path / "play-setups.json").write_text("{not json", encoding="utf-8")
-    assert store.load("Ana") is None and resume_notice(None, {**plain, "bots": 0}).startswith(
-        "back in your saved game ·"
-    )
+    assert store.load("Ana") is None
+    assert resume_notice(None, {**plain, "bots": 0}) == resume_notice(saved, plain)
 
 
 def test_play_help_offers_a_new_game(capsys: pytest.CaptureFixture[str]) -> None:

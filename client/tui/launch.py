@@ -165,7 +165,7 @@ class PlaySession(NetSession):
         super().__init__(*args, **kwargs)
         self.db, self.records = db, records
         #: Said on the first state of a resumed game (never after creating a table).
-        self.resume_notice = ""
+        self.resume_notice: list[str] = []
         self.created = False
 
     def start(self, sink: Sink) -> None:
@@ -173,8 +173,9 @@ class PlaySession(NetSession):
             sink(update)
             if isinstance(update, StateUpdate) and self.resume_notice:
                 if not self.created:
-                    sink(Notice(self.resume_notice))
-                self.resume_notice = ""
+                    for line in self.resume_notice:
+                        sink(Notice(line))
+                self.resume_notice = []
             if isinstance(update, HandOver) and self.table:
                 try:
                     written = write_records(self.db, self.records, self.table)
@@ -187,14 +188,17 @@ class PlaySession(NetSession):
         super().start(recording)
 
 
-def resume_notice(saved: PlaySetup | None, typed: dict[str, Any]) -> str:
-    """What the screen says on resuming the saved game: that it is the saved one, the typed
-    flags it did not apply (a match keeps its settings), and how to start a new one."""
+def resume_notice(saved: PlaySetup | None, typed: dict[str, Any]) -> list[str]:
+    """What the screen says on resuming the saved game, a line each: that it is the saved one,
+    the typed flags it did not apply (a match keeps its settings), how to start a new one."""
     ignored = saved.not_applied(typed) if saved is not None else []
     if not ignored:
-        return "back in your saved game · tongits play --new starts a new one"
-    return (f"back in your saved game: not applied {'; '.join(ignored)} · "
-            "tongits play --new with these flags starts a new game")
+        return ["back in your saved game · tongits play --new starts a new one"]
+    return [
+        "back in your saved game: a match keeps its settings; not applied:",
+        *(f"  {flag}" for flag in ignored),
+        "tongits play --new with these flags gives it up and starts a new game",
+    ]
 
 
 def _is_loopback(host: str) -> bool:
