@@ -843,9 +843,13 @@ def main() -> None:
         report["b_floor_p99_us"] = pct(floor_samples, 0.99)
         report["b_floor_p999_us"] = pct(floor_samples, 0.999)
         report["b_floor_cpu_pct"] = round(100 * floor_b["cpu"], 1)
+        # What one echoed message costs this machine now: the yardstick of the server's CPU
+        # per action on a machine whose speed varies from hour to hour.
+        floor_cpu = us(floor_b["cpu"] * min(paced_s, 60.0) / max(1, len(floor_samples)))
+        report["b_floor_cpu_per_message_us"] = floor_cpu
         print(f"(b) echo floor, {3 * args.tables} connections: p50 {report['b_floor_p50_us']} µs,"
               f" p99 {report['b_floor_p99_us']} µs, p99.9 {report['b_floor_p999_us']} µs; "
-              f"CPU {report['b_floor_cpu_pct']} %", flush=True)
+              f"CPU {report['b_floor_cpu_pct']} %, {floor_cpu} µs per message", flush=True)
         for db in dbs:
             tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
             paced, rss0 = measure("tongits", lambda child: paced_tables(
@@ -861,6 +865,8 @@ def main() -> None:
             report[f"b{tag}_actions"] = len(samples)
             report[f"b{tag}_server_cpu_pct"] = round(100 * paced["cpu"], 1)
             report[f"b{tag}_cpu_per_action_us"] = us(paced["cpu"] * paced_s / max(1, len(samples)))
+            report[f"b{tag}_cpu_per_action_over_floor"] = round(
+                report[f"b{tag}_cpu_per_action_us"] / max(floor_cpu, 0.1), 2)
             report[f"b{tag}_memory_per_table_kb"] = round(
                 (paced["rss_ready_kb"] - rss0) / args.tables, 1)
             print(f"(b) [{db}] {args.tables} tables, {3 * args.tables} connections, 1 action/"
@@ -870,7 +876,8 @@ def main() -> None:
                   f"({report[f'b{tag}_p999_over_floor_p99']}x), max "
                   f"{report[f'b{tag}_server_max_us']} µs; server CPU "
                   f"{report[f'b{tag}_server_cpu_pct']} % of a core, "
-                  f"{report[f'b{tag}_cpu_per_action_us']} µs per action; memory "
+                  f"{report[f'b{tag}_cpu_per_action_us']} µs per action "
+                  f"({report[f'b{tag}_cpu_per_action_over_floor']}x an echoed message); memory "
                   f"{report[f'b{tag}_memory_per_table_kb']} KB per table with 3 connections",
                   flush=True)
 
