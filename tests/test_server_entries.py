@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_support import states
 from hypothesis import given
 from hypothesis import strategies as st
 from tongits.engine import DECK, Action, Card, Move, Options
@@ -26,7 +27,7 @@ from tongits.server.entries import (
     VacateEntry,
     entry_from_dict,
 )
-from tongits.server.store import SQLiteJournal
+from tongits.server.store import SQLiteJournal, entry_line
 from tongits.server.table import TableLogState
 
 DECK_TEXT = [str(card) for card in reversed(DECK)]
@@ -183,3 +184,18 @@ def test_anything_else_is_a_value_error(data: Any) -> None:
         assert entry_from_dict(entry.to_dict()) == entry
         seat = getattr(entry, "seat", 0)
         assert type(seat) is int and 0 <= seat < 3
+
+
+@given(st.integers(0, 2**32), st.booleans())
+def test_a_stored_line_is_its_entry_encoded(seed: int, timeout: bool) -> None:
+    """The journal's JSON line of every entry (a move's spliced from its move's cached JSON)
+    is the entry's map, compactly encoded: moves of a random hand, with and without
+    ``timeout``, and every other kind."""
+    compact = json.JSONEncoder(separators=(",", ":"))
+    entries: list[Entry] = [entry_from_dict(d) for d in STORED]
+    entries += [MoveEntry(hand.to_act, move, timeout)
+                for hand in states(seed) if not hand.over
+                for move in hand.legal_moves()[:5]]
+    for entry in entries:
+        assert entry_line(entry) == compact.encode(entry.to_dict())
+        assert entry_from_dict(json.loads(entry_line(entry))) == entry
