@@ -135,7 +135,8 @@ class Server:
                 tables.start_soon(self._stop_if_the_journal_fails)
                 restored = self.lobby.restore()
                 if restored:
-                    log.info("restored %d tables from the journal", restored)
+                    log.info("restored %d table%s from the journal", restored,
+                             "" if restored == 1 else "s")
                 async with trio.open_nursery() as connections:
                     self._connections = connections
                     listeners: list[trio.SocketListener] = []

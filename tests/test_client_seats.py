@@ -215,6 +215,7 @@ def test_a_client_started_again_in_hand_2_counts_on_from_there(tmp_path: Path) -
     async def back(screen: TableScreen) -> str:
         await settle(lambda: "back in your seat" in screen_for(screen.state))
         await settle(lambda: screen.state.table_name == "friday")
+        assert screen.state.result is None  # no hand has ended since the restart
         return screen_for(screen.state)
 
     with ServerThread() as server:
@@ -224,6 +225,9 @@ def test_a_client_started_again_in_hand_2_counts_on_from_there(tmp_path: Path) -
                                       seats=SeatStore(tmp_path)), back)
     assert first.startswith(" Tongits · friday (t1) · hand 2")
     assert again.startswith(" Tongits · friday (t1) · hand 2")
+    # the match's chips, at once: the resumed state carries them (not the next hand's end)
+    (standings,) = [line for line in first.splitlines() if line.startswith("─ after 1 hand:")]
+    assert standings in again.splitlines()
 
 
 def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> None:
@@ -268,6 +272,48 @@ def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> 
     assert said == f"saved for tongits replay: {record}"
     assert json.loads(record.read_text())["format"].startswith("tongits-hand")
     assert replay(str(record), as_json=True) == 0
+
+
+def test_tongits_play_says_when_it_resumed_the_saved_game_and_what_it_did_not_apply(
+    tmp_path: Path,
+) -> None:
+    """``tongits play`` run again resumes the saved game: its first screen says so, with the
+    flags it did not apply; a session that took a new seat says nothing of the kind."""
+    from tongits.client.tui.launch import PlaySession
+
+    db = tmp_path / "play.db"
+    notice = ["back in your saved game: a match keeps its settings; not applied:",
+              "  --bots 1 (this game: 2)"]
+
+    def session() -> tuple[PlaySession, SQLiteJournal]:
+        journal = SQLiteJournal(str(db))
+
+        async def embedded(nursery: trio.Nursery) -> tuple[str, int]:
+            config = ServerConfig(port=0, timer=0.0, bot_delay=0.05, log_level="WARNING")
+            listeners = await nursery.start(Server(config, journal).serve)
+            return "127.0.0.1", listeners[0].socket.getsockname()[1]
+
+        async def create(conn: Connection) -> None:
+            await conn.create_table("play", timer=0, bots=2)
+
+        play = PlaySession("127.0.0.1", 0, name="You", join=create, prelude=embedded,
+                           seats=SeatStore(tmp_path / "seats"), server_key=f"play:{db}",
+                           db=db, records=tmp_path / "hands", resume_notice=notice)
+        return play, journal
+
+    async def seated(screen: TableScreen) -> list[str]:
+        await settle(lambda: screen.state.view is not None)  # the notice comes with it
+        return [line.text for line in screen.state.log()]
+
+    for attempt in ("new", "resumed"):
+        play, journal = session()
+        try:
+            log = run_client(play, seated)
+        finally:
+            journal.close()
+        shown = [line for line in notice if line in log]
+        assert shown == (notice if attempt == "resumed" else []), (attempt, log)
+        assert play.created is (attempt == "new")
 
 
 def test_leave_gives_the_seat_up_and_forgets_the_token(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import math
 import secrets
 import socket
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,6 @@ def play(
     setup = PlaySetup(bots, timer, bot_policy, dict(options or {}))
 
     async def sit_down(conn: Connection) -> None:
-        session.created = True
         await conn.create_table("play", options=options or {}, timer=timer, bots=bots)
         setups.save(name, setup)
 
@@ -138,8 +138,8 @@ def play(
         server_key=server_key,
         db=db,
         records=home / "hands",
+        resume_notice=resume_notice(setups.load(name), typed or {}),
     )
-    session.resume_notice = resume_notice(setups.load(name), typed or {})
     session.on_quit = "The game is saved: `tongits play` again takes you back to this seat."
     try:
         run_screen(session)
@@ -161,12 +161,26 @@ class PlaySession(NetSession):
     """The session of ``tongits play``: when a hand ends, the table's hand records are written
     to ``records`` (from the embedded server's database) and the screen says where."""
 
-    def __init__(self, *args: Any, db: Path, records: Path, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        db: Path,
+        records: Path,
+        resume_notice: Sequence[str] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.db, self.records = db, records
-        #: Said on the first state of a resumed game (never after creating a table).
-        self.resume_notice: list[str] = []
+        #: Said on the first state of a resumed game (never after taking a new seat).
+        self.resume_notice = list(resume_notice)
         self.created = False
+        sit_down = self.join
+
+        async def join(conn: Connection) -> None:
+            self.created = True
+            await sit_down(conn)
+
+        self.join = join
 
     def start(self, sink: Sink) -> None:
         def recording(update: Update) -> None:
