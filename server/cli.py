@@ -54,8 +54,9 @@ _HELP = {
     "log_level": "DEBUG, INFO, WARNING or ERROR",
     "gc_young": "seconds between collections of young cyclic garbage (short keeps each pause "
     "short)",
-    "gc_full": "seconds between full garbage collections (each pauses the server, 0.2-0.3 s "
-    "with 1,000 busy tables)",
+    "gc_full": "seconds between full garbage collections (each first counted in a forked "
+    "copy of the server and skipped when there is nothing to free; one that runs pauses the "
+    "server, 0.2-0.3 s with 1,000 busy tables)",
     "data_dir": "where the server keeps its self-signed certificate and admin socket "
     "(default: ~/.local/share/tongits-server)",
     "tls_cert": "PEM certificate (chain) for TLS on the same port; re-read on SIGHUP",
