@@ -387,7 +387,7 @@ async def paced_tables(
                 for index, group in enumerate(groups):
                     warm.start_soon(_warm_up, group, index % 60)
 
-        cpu0, wall0 = child.cpu(), time.perf_counter()
+        cpu0, wall0, own0 = child.cpu(), time.perf_counter(), _own_cpu()
         begin = trio.current_time()
 
         async def drive(index: int, group: list[Client]) -> None:
@@ -408,9 +408,18 @@ async def paced_tables(
         async with trio.open_nursery() as drivers:
             for index, group in enumerate(groups):
                 drivers.start_soon(drive, index, group)
-        cpu = (child.cpu() - cpu0) / (time.perf_counter() - wall0)
+        wall = time.perf_counter() - wall0
+        cpu, clients_cpu = (child.cpu() - cpu0) / wall, (_own_cpu() - own0) / wall
         nursery.cancel_scope.cancel()
-    return {"samples": samples, "cpu": cpu, "rss_ready_kb": rss_ready, **extra_report()}
+    return {"samples": samples, "cpu": cpu, "clients_cpu": clients_cpu, "rss_ready_kb": rss_ready,
+            **extra_report()}
+
+
+def _own_cpu() -> float:
+    """This process's CPU seconds: the clients' (a client process near a whole core would make
+    its own queueing look like the server's latency)."""
+    times = os.times()
+    return times.user + times.system
 
 
 async def _seat_table(port: int, nursery: trio.Nursery, t: int, echo: bool) -> list[Client]:
@@ -843,9 +852,13 @@ def main() -> None:
         report["b_floor_p99_us"] = pct(floor_samples, 0.99)
         report["b_floor_p999_us"] = pct(floor_samples, 0.999)
         report["b_floor_cpu_pct"] = round(100 * floor_b["cpu"], 1)
+        # What one echoed message costs this machine now: the yardstick of the server's CPU
+        # per action on a machine whose speed varies from hour to hour.
+        floor_cpu = us(floor_b["cpu"] * min(paced_s, 60.0) / max(1, len(floor_samples)))
+        report["b_floor_cpu_per_message_us"] = floor_cpu
         print(f"(b) echo floor, {3 * args.tables} connections: p50 {report['b_floor_p50_us']} µs,"
               f" p99 {report['b_floor_p99_us']} µs, p99.9 {report['b_floor_p999_us']} µs; "
-              f"CPU {report['b_floor_cpu_pct']} %", flush=True)
+              f"CPU {report['b_floor_cpu_pct']} %, {floor_cpu} µs per message", flush=True)
         for db in dbs:
             tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
             paced, rss0 = measure("tongits", lambda child: paced_tables(
@@ -860,7 +873,10 @@ def main() -> None:
             report[f"b{tag}_p999_over_floor_p99"] = round(p999 / floor99, 2)
             report[f"b{tag}_actions"] = len(samples)
             report[f"b{tag}_server_cpu_pct"] = round(100 * paced["cpu"], 1)
+            report[f"b{tag}_clients_cpu_pct"] = round(100 * paced["clients_cpu"], 1)
             report[f"b{tag}_cpu_per_action_us"] = us(paced["cpu"] * paced_s / max(1, len(samples)))
+            report[f"b{tag}_cpu_per_action_over_floor"] = round(
+                report[f"b{tag}_cpu_per_action_us"] / max(floor_cpu, 0.1), 2)
             report[f"b{tag}_memory_per_table_kb"] = round(
                 (paced["rss_ready_kb"] - rss0) / args.tables, 1)
             print(f"(b) [{db}] {args.tables} tables, {3 * args.tables} connections, 1 action/"
@@ -870,7 +886,9 @@ def main() -> None:
                   f"({report[f'b{tag}_p999_over_floor_p99']}x), max "
                   f"{report[f'b{tag}_server_max_us']} µs; server CPU "
                   f"{report[f'b{tag}_server_cpu_pct']} % of a core, "
-                  f"{report[f'b{tag}_cpu_per_action_us']} µs per action; memory "
+                  f"{report[f'b{tag}_cpu_per_action_us']} µs per action "
+                  f"({report[f'b{tag}_cpu_per_action_over_floor']}x an echoed message), "
+                  f"the clients' process {report[f'b{tag}_clients_cpu_pct']} %; memory "
                   f"{report[f'b{tag}_memory_per_table_kb']} KB per table with 3 connections",
                   flush=True)
 

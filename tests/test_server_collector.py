@@ -11,7 +11,7 @@ import trio
 import trio.testing
 from tongits.server import ServerConfig
 from tongits.server.cli import load_config, main
-from tongits.server.collector import BURST_THRESHOLD, Collector
+from tongits.server.collector import BURST_THRESHOLD, Collector, cyclic_garbage
 
 
 async def test_young_collections_on_schedule_and_a_full_one_now_and_then(
@@ -23,8 +23,11 @@ async def test_young_collections_on_schedule_and_a_full_one_now_and_then(
         calls.append((trio.current_time(), generation))
         return 0
 
+    async def cycles_found() -> int:
+        return 1
+
     monkeypatch.setattr(gc, "collect", collect)
-    collector = Collector(young_every=0.05, full_every=1.0)
+    collector = Collector(young_every=0.05, full_every=1.0, check=cycles_found)
     with trio.move_on_after(2.01):
         await collector.run()
     young = [t for t, g in calls if g == 0]
@@ -34,6 +37,38 @@ async def test_young_collections_on_schedule_and_a_full_one_now_and_then(
     assert len(young) == 40 - 2  # every 50 ms, but when a full collection takes the slot
     gaps = [b - a for a, b in zip(young, young[1:], strict=False)]
     assert max(gaps) <= 0.1 + 1e-9
+
+
+async def test_a_full_collection_is_skipped_when_a_copy_of_the_heap_holds_no_cycle(
+    monkeypatch: pytest.MonkeyPatch, autojump_clock: trio.testing.MockClock
+) -> None:
+    generations: list[int] = []
+    answers = iter([0, 5, -1, 0])
+
+    def collect(generation: int = 2) -> int:
+        generations.append(generation)
+        return 0
+
+    async def check() -> int:
+        return next(answers)
+
+    monkeypatch.setattr(gc, "collect", collect)
+    with trio.move_on_after(4.01):
+        await Collector(young_every=0.05, full_every=1.0, check=check).run()
+    # nothing to free, cycles, the copy could not tell, nothing: two full collections of four
+    assert generations.count(2) == 2
+
+
+async def test_the_copy_counts_what_a_full_collection_would_free() -> None:
+    """``cyclic_garbage`` counts in a forked copy, leaving this process's garbage where it is."""
+    gc.collect()
+    rings: list[list[object]] = [[] for _ in range(1000)]
+    for ring in rings:
+        ring.append(ring)
+    del rings, ring
+    assert await cyclic_garbage() >= 1000
+    assert gc.collect() >= 1000  # still here to free: the copy only counted
+    assert await cyclic_garbage() < 1000
 
 
 def test_install_freezes_what_exists_and_leaves_old_generations_to_the_schedule() -> None:
