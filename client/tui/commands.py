@@ -9,6 +9,7 @@ words its code, so the player reads "draw or pick first" instead of a bare refus
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -99,6 +100,18 @@ def resolve(word: str) -> CommandSpec | None:
     return found[0] if word and len(found) == 1 else None
 
 
+def _unknown(word: str) -> str:
+    """Why ``word`` names no command, with the commands it may have meant: those it begins
+    (``d``: discard or draw) or a near spelling (``drw``: draw)."""
+    lowered = word.lower()
+    meant = sorted(name for name in COMMANDS if name.startswith(lowered))
+    if not meant:
+        meant = sorted(difflib.get_close_matches(lowered, COMMANDS, n=3, cutoff=0.6))
+    if meant:
+        return f"unknown command {word!r}: did you mean {' or '.join(meant)}?"
+    return f"unknown command {word!r}; `help` lists them"
+
+
 def parse_card(token: str) -> Card:
     try:
         return Card.parse(token)
@@ -130,7 +143,7 @@ def parse_command(line: str) -> Command:
     head, _, rest = text.partition(" ")
     spec = resolve(head)
     if spec is None:
-        raise CommandError(f"unknown command {head!r}; `help` lists them")
+        raise CommandError(_unknown(head))
     return _PARSE[spec.args](spec, rest)
 
 
