@@ -19,6 +19,13 @@ happened meanwhile (the server keeps the seat for its grace period, then lets a 
 until the token comes back). ``last_state`` is the newest ``state`` received, even if it is
 still waiting in the channel (act only on that one: an older ``state`` in the channel may offer
 moves that are no longer legal).
+
+A network that drops without closing (a friend's Wi-Fi) is noticed on both sides when the
+connection says a ``heartbeat`` (``open_connection(heartbeat=10)``, as the terminal client and
+the SDK's bots do): a ``ping`` goes out every period, the server treats a client silent for
+three periods as gone, and a ``ping`` left unanswered for ``PONG_WAIT`` periods ends the
+connection here (``ConnectionClosed``, ``lost`` says why) so the caller can reconnect with its
+token. The sockets also get ``keepalive.dead_peer_options``.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ from tongits.protocol import (
     parse_server,
     to_dict,
 )
+from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT, PONG_WAIT, dead_peer_options
 from tongits.protocol.transport import Endpoint
 
 from .tls import ClientTLS, open_stream
@@ -76,11 +84,14 @@ class ServerError(Exception):
 
 
 class ConnectionClosed(Exception):
-    """The server closed the connection (``error`` holds its last error frame, if any)."""
+    """The connection ended: the server closed it (``error`` holds its last error frame, if
+    any), or this side gave it up for lost (``lost`` says why: the server went silent)."""
 
-    def __init__(self, error: Error | None = None) -> None:
-        super().__init__(f"connection closed: {error.code}" if error else "connection closed")
+    def __init__(self, error: Error | None = None, lost: str | None = None) -> None:
+        super().__init__(f"connection closed: {error.code}" if error
+                         else f"connection lost: {lost}" if lost else "connection closed")
         self.error = error
+        self.lost = lost
 
 
 class Connection:
@@ -104,6 +115,9 @@ class Connection:
         self._push_send, self._push = trio.open_memory_channel[ServerMessage](buffer)
         self._send_lock = trio.Lock()
         self._reader_done = False
+        self._reader_scope = trio.CancelScope()
+        #: why this side ended the connection (the server stopped answering), else None
+        self.lost: str | None = None
 
     # ----- requests -----------------------------------------------------------------------
 
@@ -116,17 +130,16 @@ class Connection:
         self._waiting[ref] = send
         try:
             if self._reader_done:  # nobody would ever route the reply
-                raise ConnectionClosed(self.closed_by)
+                raise ConnectionClosed(self.closed_by, self.lost)
             await self.send(data)
             try:
                 reply = await receive.receive()
             except trio.EndOfChannel:
-                raise ConnectionClosed(self.closed_by) from None
+                raise ConnectionClosed(self.closed_by, self.lost) from None
         finally:
             self._waiting.pop(ref, None)
         if isinstance(reply, Error):
             raise ServerError(reply)
-        self._note(reply)
         return reply
 
     async def send(self, msg: ClientMessage | dict[str, Any]) -> None:
@@ -142,9 +155,11 @@ class Connection:
         token: str | None = None,
         seq: int | None = None,
         password: str | None = None,
+        heartbeat: float | None = None,
     ) -> Welcome:
         reply = await self.request(Hello(version=PROTOCOL_VERSION, name=name, kind=kind,
-                                         token=token, seq=seq, password=password))
+                                         token=token, seq=seq, password=password,
+                                         heartbeat=heartbeat))
         assert isinstance(reply, Welcome)
         self.welcome = reply
         return reply
@@ -205,6 +220,24 @@ class Connection:
     async def ping(self) -> None:
         await self.request(Ping())
 
+    async def run_heartbeat(self, period: float) -> None:
+        """Send a ``ping`` every ``period`` seconds (the promise of ``hello.heartbeat``); a
+        ``pong`` that does not come within ``PONG_WAIT`` periods means the server or the
+        network between is gone: the connection ends here (``lost``) as if the server had
+        closed it. The ``pong`` answers its own request, so it never reaches ``receive``."""
+        wait = PONG_WAIT * period
+        while True:
+            await trio.sleep(period)
+            try:
+                with trio.move_on_after(wait) as waiting:
+                    await self.ping()
+            except ConnectionClosed:
+                return
+            if waiting.cancelled_caught:
+                self.lost = f"no answer from the server for {wait:g} s"
+                self._reader_scope.cancel()
+                return
+
     async def _joined(self, msg: ClientMessage) -> Joined:
         reply = await self.request(msg)
         assert isinstance(reply, Joined)
@@ -228,11 +261,11 @@ class Connection:
     # ----- pushed messages ----------------------------------------------------------------
 
     async def receive(self) -> ServerMessage:
-        """The next pushed message; ``ConnectionClosed`` once the server has closed."""
+        """The next pushed message; ``ConnectionClosed`` once the connection has ended."""
         try:
             return await self._push.receive()
         except trio.EndOfChannel:
-            raise ConnectionClosed(self.closed_by) from None
+            raise ConnectionClosed(self.closed_by, self.lost) from None
 
     def __aiter__(self) -> AsyncIterator[ServerMessage]:
         return self._iterate()
@@ -242,18 +275,20 @@ class Connection:
             yield msg
 
     async def run_reader(self) -> None:
-        """Read and route server messages until the stream ends (run by the nursery)."""
+        """Read and route server messages until the stream ends, or the heartbeat gives the
+        server up (run by the nursery)."""
         try:
-            while True:
-                try:
-                    data = await self.stream.receive_some(65536)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    break
-                if not data:
-                    break
-                self.codec.receive_data(data)
-                while (raw := self.codec.next_message()) is not None:
-                    await self._route(parse_server(raw))
+            with self._reader_scope:
+                while True:
+                    try:
+                        data = await self.stream.receive_some(65536)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        break
+                    if not data:
+                        break
+                    self.codec.receive_data(data)
+                    while (raw := self.codec.next_message()) is not None:
+                        await self._route(parse_server(raw))
         finally:
             self._reader_done = True
             self._push_send.close()
@@ -264,6 +299,9 @@ class Connection:
         ref = msg.ref if isinstance(msg, Error) else msg.id if isinstance(msg, Reply) else None
         waiter = self._waiting.pop(ref, None) if ref is not None else None
         if waiter is not None:
+            # Noted here, in the order of arrival: a ``joined`` noted once its requester wakes
+            # would come after the ``state`` pushed behind it, and forget that state's ``seq``.
+            self._note(msg)
             waiter.send_nowait(msg)
             return
         if isinstance(msg, Error):
@@ -285,17 +323,21 @@ async def connect_stream(
     seq: int | None = None,
     text: bool = False,
     password: str | None = None,
+    heartbeat: float | None = None,
 ) -> AsyncIterator[Connection]:
     """A ``Connection`` over ``stream`` that has said ``hello``; closed on exit. A refused
     ``hello`` (``bad_password``, ``bad_token``…, or a connection closed with an error before the
-    reply, such as ``tls_required``) raises its ``ServerError`` as it is."""
+    reply, such as ``tls_required``) raises its ``ServerError`` as it is. With ``heartbeat``
+    the connection promises a ``ping`` every that many seconds and runs ``run_heartbeat``
+    (a ``welcome`` that does not come within ``PONG_WAIT`` periods: ``trio.TooSlowError``)."""
     conn = Connection(stream, text=text)
     refused: ServerError | None = None
     async with trio.open_nursery() as nursery:
         nursery.start_soon(conn.run_reader)
         try:
             try:
-                await conn.hello(name, kind, token, seq, password)
+                with trio.fail_after(PONG_WAIT * heartbeat if heartbeat else math.inf):
+                    await conn.hello(name, kind, token, seq, password, heartbeat)
             except ServerError as error:
                 refused = error
             except ConnectionClosed as closed:
@@ -303,6 +345,8 @@ async def connect_stream(
                     raise
                 refused = ServerError(closed.error)  # e.g. tls_required, sent before any reply
             else:
+                if heartbeat:
+                    nursery.start_soon(conn.run_heartbeat, heartbeat)
                 yield conn
         finally:
             nursery.cancel_scope.cancel()
@@ -325,15 +369,29 @@ async def open_connection(
     connect_timeout: float = math.inf,
     tls: ClientTLS | bool = False,
     password: str | None = None,
+    heartbeat: float | None = None,
+    dead_peer_timeout: float = DEFAULT_DEAD_PEER_TIMEOUT,
 ) -> AsyncIterator[Connection]:
     """Connect over TCP, or TLS if ``tls`` (True: system authorities, pins in the user's
     known-servers file, unverified certificates refused; see client/tls.py), and say
     ``hello`` (resuming the seat of ``token`` if given; ``password`` if the server has one).
     ``TrustError`` if the server's certificate is not trusted. ``connect_timeout`` bounds the
-    TCP (and TLS) connection only: the caller's cancel scope bounds the rest."""
+    TCP (and TLS) connection only: the caller's cancel scope bounds the rest. ``heartbeat``:
+    see ``connect_stream``; ``dead_peer_timeout`` (0: the system's) has the kernel end the
+    connection when the server stops acknowledging (``keepalive.dead_peer_options``)."""
     endpoint = Endpoint(host, port, tls=bool(tls))
     with trio.fail_after(connect_timeout):
         stream = await open_stream(endpoint, tls if isinstance(tls, ClientTLS) else None)
+    sock = _socket_of(stream)
+    if sock is not None:
+        dead_peer_options(sock, dead_peer_timeout)
     async with connect_stream(stream, name=name, kind=kind, token=token, seq=seq,
-                              text=text, password=password) as conn:
+                              text=text, password=password, heartbeat=heartbeat) as conn:
         yield conn
+
+
+def _socket_of(stream: trio.abc.Stream) -> trio.socket.SocketType | None:
+    """The TCP socket under ``stream`` (plain or TLS), if there is one."""
+    while isinstance(stream, trio.SSLStream):
+        stream = stream.transport_stream
+    return stream.socket if isinstance(stream, trio.SocketStream) else None

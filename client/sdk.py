@@ -57,6 +57,7 @@ import trio
 from tongits.engine import Move, Result, SeatView
 from tongits.engine.policies import autoplay_move, get_policy
 from tongits.protocol import Error, ErrorCode, HandResult, Joined, SeatUpdate, State
+from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from .connection import Connection, ConnectionClosed, ServerError, open_connection
@@ -176,7 +177,10 @@ class Bot:
     msgpack. ``retry_delays``: the pauses between reconnection attempts; empty to never retry.
     ``host`` may be a whole address, ``tls://HOST[:PORT]``; ``tls`` True (or a ``ClientTLS``
     saying which authorities and pins to trust) speaks TLS; ``password`` is the server password
-    (None: ``$TONGITS_PASSWORD`` if set).
+    (None: ``$TONGITS_PASSWORD`` if set). ``heartbeat``: a ``ping`` every that many seconds, so
+    that a network that drops without closing is noticed within three periods by both sides and
+    the bot resumes its seat (None: no heartbeat; a policy must then never hold the event loop
+    for two periods or more).
     """
 
     def __init__(
@@ -199,6 +203,7 @@ class Bot:
         retry_delays: Iterable[float] = RETRY_DELAYS,
         tls: ClientTLS | bool = False,
         password: str | None = None,
+        heartbeat: float | None = DEFAULT_HEARTBEAT,
     ) -> None:
         if hands is not None and hands < 1:
             raise ValueError("hands must be at least 1 (or None for no limit)")
@@ -208,6 +213,7 @@ class Bot:
             host, port, tls = endpoint.host, endpoint.port, tls or endpoint.tls
         self.host, self.port, self.name = host, port, name
         self.tls = tls
+        self.heartbeat = heartbeat
         self.password = password if password is not None else os.environ.get("TONGITS_PASSWORD")
         self.table, self.create, self.seat, self.code = table, create, seat, code
         self.bots = bots if isinstance(bots, int) else list(bots)
@@ -281,6 +287,7 @@ class Bot:
                 self.host, self.port, name=self.name, kind="bot", token=self._token,
                 seq=self._seq if self._token is not None else None, text=self.text,
                 connect_timeout=CONNECT_TIMEOUT, tls=self.tls, password=self.password,
+                heartbeat=self.heartbeat,
             ) as conn:
                 if self._token is None:
                     joined = await self._sit(conn)

@@ -94,7 +94,9 @@ class Hello(ClientMessage):
     """``token`` resumes a seat; ``seq`` is the last ``seq`` the client saw at that table, so
     that the resumed ``state`` lists exactly the events it missed. ``auto_next`` (since 1.1):
     the client counts as having asked for the next hand as soon as a hand ends. ``password`` is
-    the server password, when the server has one (``bad_password`` otherwise)."""
+    the server password, when the server has one (``bad_password`` otherwise). ``heartbeat``
+    (since 1.1): the client sends a message (a ``ping``) at least every that many seconds, and
+    the server may treat it as gone after three periods of silence (``keepalive``)."""
 
     TYPE = "hello"
     version: int
@@ -104,6 +106,7 @@ class Hello(ClientMessage):
     seq: int | None = None
     auto_next: bool = False
     password: str | None = field(default=None, repr=False)
+    heartbeat: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -49,6 +49,12 @@ from tongits.protocol import (
     parse_client,
     to_dict,
 )
+from tongits.protocol.keepalive import (
+    HEARTBEAT_MISSES,
+    MAX_HEARTBEAT,
+    MIN_HEARTBEAT,
+    dead_peer_options,
+)
 from tongits.protocol.transport import TLS_RECORD, AddressError, Endpoint, Invite
 from trio.socket import AF_INET
 
@@ -73,6 +79,7 @@ CAPABILITIES = [
     "text_mode", "spectate", "chat", "bots", "private_tables", "resume",
     # since 1.1
     "match_length", "sync", "auto_next", "remote_bots", "text_errors", "lobby_pages",
+    "heartbeat",
 ]
 
 #: How long shutdown waits for connections to flush their last frame.
@@ -259,6 +266,8 @@ class Server:
 
     async def _serve_stream(self, stream: trio.abc.Stream, address: str) -> None:
         config = self.config
+        if isinstance(stream, trio.SocketStream):
+            dead_peer_options(stream.socket, config.dead_peer_timeout)
         limited = config.limit_loopback or not _is_loopback(address)
         peer = Peer(stream, Codec(max_frame_size=config.max_frame_size), config.queue_size,
                     address, rate=config.rate if limited else 0.0, burst=config.burst,
@@ -354,7 +363,8 @@ class Server:
         typing at ``nc`` is served) and ``frame_timeout`` from the first byte for the whole
         ``hello``; after it, any frame begun must be finished within ``frame_timeout``, and a
         connection at no table must complete a message every ``idle_timeout`` (a byte now and
-        then does not keep it open).
+        then does not keep it open). A client that said a ``heartbeat`` in ``hello`` is closed
+        (``idle_timeout``) after ``HEARTBEAT_MISSES`` periods without a byte, seated or not.
         """
         now = await self._read_hello(peer, refusal)
         if now is not None:
@@ -397,10 +407,13 @@ class Server:
         config, codec = self.config, peer.codec
         frame_timeout = config.frame_timeout or math.inf
         idle = config.idle_timeout or math.inf
-        last_message = begun = now
+        last_message = begun = heard = now
+        silence = HEARTBEAT_MISSES * peer.heartbeat if peer.heartbeat else math.inf
         while not peer.closed:
             # The idle timeout concerns connections at no table: a seated player may think.
-            deadline = last_message + idle if peer.table is None else math.inf
+            # A heartbeat client promised to say something every period, seated or not.
+            deadline = min(last_message + idle if peer.table is None else math.inf,
+                           heard + silence)
             if codec.buffered:
                 deadline = min(deadline, begun + frame_timeout)
             data = await self._receive(peer, deadline)
@@ -408,6 +421,11 @@ class Server:
                 if codec.buffered and trio.current_time() >= begun + frame_timeout:
                     peer.kick(ErrorCode.FRAME_TIMEOUT,
                               f"a frame was begun and not finished within {frame_timeout:g} s")
+                elif trio.current_time() >= heard + silence:
+                    log.info("connection %d (%s): nothing heard for %g s (heartbeat %g s)",
+                             peer.id, peer.name, silence, peer.heartbeat)
+                    peer.kick(ErrorCode.IDLE_TIMEOUT,
+                              f"nothing heard for {silence:g} s (heartbeat {peer.heartbeat:g} s)")
                 else:
                     peer.kick(ErrorCode.IDLE_TIMEOUT, f"no message for {idle:g} s")
                 return
@@ -417,7 +435,7 @@ class Server:
             handled = await self._handle_data(peer, data)
             if handled is None:
                 return
-            now = trio.current_time()
+            now = heard = trio.current_time()
             if handled:
                 last_message = now
             if handled or not had_begun:
@@ -515,8 +533,12 @@ class Server:
             )
         await self.gate.check(address_key(peer.host), msg.password)
         name = check_name(msg.name, self.config.name_max, "name")
+        if msg.heartbeat is not None and not MIN_HEARTBEAT <= msg.heartbeat <= MAX_HEARTBEAT:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"hello.heartbeat must be {MIN_HEARTBEAT:g} "
+                                f"to {MAX_HEARTBEAT:g} seconds")
         table = self.lobby.table_of_token(msg.token) if msg.token is not None else None
         peer.name, peer.kind, peer.auto_next = name, PlayerKind(msg.kind), msg.auto_next
+        peer.heartbeat = msg.heartbeat
         peer.send(to_dict(Welcome(
             id=msg.id, version=PROTOCOL_VERSION, minor=PROTOCOL_MINOR,
             server=f"{self.config.name} ({SERVER_VERSION})",

@@ -42,6 +42,9 @@ _HELP = {
     "limit_loopback": "apply max_per_address and rate to 127.0.0.1/::1 too (local bots and "
     "benchmarks are exempt by default)",
     "idle_timeout": "seconds a connection away from any table may stay silent (0 = no limit)",
+    "dead_peer_timeout": "seconds after which a connection whose peer went silent without "
+    "closing (a dropped Wi-Fi) is closed, the player then away (TCP keepalive and user "
+    "timeout; 0 = the system's defaults)",
     "max_tables": "most open tables",
     "max_tables_per_address": "most open tables created from one IP address (an IPv6 /64)",
     "max_frame_size": "largest frame or text line accepted, in bytes",

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from tongits.protocol import DEFAULT_MAX_FRAME_SIZE
+from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT
 
 #: ``ServerConfig.check``: the numeric settings, what each must be, in words.
 _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
     (("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace", "idle_timeout",
-      "rate", "frame_timeout"), lambda v: v >= 0, "≥ 0"),
+      "rate", "frame_timeout", "dead_peer_timeout"), lambda v: v >= 0, "≥ 0"),
     (("max_connections", "max_per_address", "max_tables", "max_tables_per_address",
       "max_frame_size", "burst", "queue_size", "queue_bytes", "chat_max", "name_max"),
      lambda v: v >= 1, "≥ 1"),
@@ -52,6 +53,11 @@ class ServerConfig:
     handshake_timeout: float = 10.0
     idle_timeout: float = 900.0
     frame_timeout: float = 60.0
+    #: seconds after which the kernel closes a connection whose peer went silent without
+    #: closing (a dropped Wi-Fi): unacknowledged data (TCP_USER_TIMEOUT) or unanswered
+    #: keepalive probes; the player is then away as after any disconnect (0: the system's
+    #: defaults, which take minutes to hours)
+    dead_peer_timeout: float = DEFAULT_DEAD_PEER_TIMEOUT
     chat_max: int = 200
     name_max: int = 32
     log_level: str = "INFO"

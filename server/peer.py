@@ -81,6 +81,9 @@ class Peer:
         self.kind = PlayerKind.HUMAN
         #: said in ``hello`` (since 1.1): counts as having asked for every next hand
         self.auto_next = False
+        #: said in ``hello`` (since 1.1): the client sends something at least every that many
+        #: seconds, so a longer silence means it is gone (None: it may be silent for ever)
+        self.heartbeat: float | None = None
         self.table: TableLink | None = None
         self.seat: int | None = None
         self.token: str | None = None

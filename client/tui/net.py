@@ -21,6 +21,7 @@ import outcome
 import trio
 from tongits.engine import Move, RuleError, SeatView
 from tongits.protocol import ChatLine, Error, HandResult, MatchOver, SeatUpdate, State
+from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
@@ -70,13 +71,17 @@ class NetSession:
         server_key: str | None = None,
         tls: ClientTLS | bool = False,
         password: str | None = None,
+        heartbeat: float | None = DEFAULT_HEARTBEAT,
     ) -> None:
-        """``seats`` keeps our seat token on disk under ``server_key`` (default ``HOST:PORT``)
-        and our name: a session started again with the same key and name resumes that seat
-        instead of running ``join``."""
+        """``heartbeat``: a ``ping`` every that many seconds, so that a network that drops
+        silently is noticed on both sides (docs/PROTOCOL.md, ``hello``). ``seats`` keeps our
+        seat token on disk under ``server_key`` (default ``HOST:PORT``) and our name: a session
+        started again with the same key and name resumes that seat instead of running
+        ``join``."""
         self.host, self.port, self.name = host, port, name
         self.tls, self.password = tls, password
         self.join = join
+        self.heartbeat = heartbeat
         self.prelude = prelude
         self.retry_delays = retry_delays
         self.give_up_after = give_up_after
@@ -227,7 +232,9 @@ class NetSession:
                 self.sink(ServerRefused(error.code, error.message))
             return error.code
         if isinstance(error, ConnectionClosed):
-            return error.error.code if error.error else "the server closed"
+            return error.error.code if error.error else error.lost or "the server closed"
+        if isinstance(error, trio.TooSlowError):
+            return "no answer from the server"
         if isinstance(error, TrustError):
             self.farewell = str(error)
             return "untrusted certificate"
@@ -238,7 +245,7 @@ class NetSession:
             async with open_connection(
                 self.host, self.port, name=self.name, token=self.token,
                 seq=self.seq if self.token is not None else None, connect_timeout=5,
-                tls=self.tls, password=self.password,
+                tls=self.tls, password=self.password, heartbeat=self.heartbeat,
             ) as conn:
                 resumed = self.token is not None
                 if not resumed:
@@ -247,7 +254,9 @@ class NetSession:
                 self._save_seat()
                 self.sink(ConnectionChanged(LinkStatus.CONNECTED))
                 await self._listen(conn, await self._said_after_the_view(conn, resumed))
-                return conn.closed_by.code if conn.closed_by else "the server closed"
+                if conn.closed_by:
+                    return conn.closed_by.code
+                return conn.lost or "the server closed"
         except (
             ServerError,
             ConnectionClosed,

@@ -1,0 +1,261 @@
+"""A network that drops without closing (a friend's Wi-Fi): both sides notice, the player is
+``away`` and comes back by himself.
+
+The server side runs on in-memory streams and the virtual clock (a client that says a
+``heartbeat`` and then goes silent; a 1.0 client that says none and is silent for hours). The
+whole path runs on loopback through ``BlackHole``, a TCP proxy that stops forwarding in both
+directions without closing anything, as a dead link does.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from server_support import TIME_CAP, capped, memory_server, my_turn, next_of, tcp_server
+from tongits.client.connection import Connection, ConnectionClosed, ServerError, open_connection
+from tongits.protocol import ErrorCode, Pong, SeatUpdate, State
+from tongits.protocol.keepalive import HEARTBEAT_MISSES, PONG_WAIT, keepalive_settings
+from tongits.server import Server
+
+
+def _change(seat: int | None, change: str) -> Any:
+    return lambda update: update.change == {"seat": seat, "change": change}
+
+
+class BlackHole:
+    """A TCP proxy on 127.0.0.1 in front of ``port``. While ``blocked``, nothing crosses in
+    either direction and nothing is closed: what was read waits (as a dead link's packets wait
+    in the kernel to be sent again) and crosses, with the end of the stream, once it forwards
+    again. New connections made meanwhile are closed at once (the route is gone)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.listen_port = 0
+        self.blocked = False
+        self._open = trio.Event()
+        self._open.set()
+
+    def block(self) -> None:
+        self.blocked = True
+        self._open = trio.Event()
+
+    def unblock(self) -> None:
+        self.blocked = False
+        self._open.set()
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.listen_port = listeners[0].socket.getsockname()[1]
+        task_status.started()
+        await trio.serve_listeners(self._relay, listeners)
+
+    async def _relay(self, client: trio.SocketStream) -> None:
+        if self.blocked:
+            await client.aclose()
+            return
+        server = await trio.open_tcp_stream("127.0.0.1", self.port)
+        async with client, server, trio.open_nursery() as nursery:
+            nursery.start_soon(self._forward, client, server, nursery.cancel_scope)
+            nursery.start_soon(self._forward, server, client, nursery.cancel_scope)
+
+    async def _forward(self, source: trio.SocketStream, sink: trio.SocketStream,
+                       done: trio.CancelScope) -> None:
+        try:
+            while True:
+                data = await source.receive_some(65536)
+                await self._open.wait()
+                if not data:
+                    break
+                await sink.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        done.cancel()
+
+
+@asynccontextmanager
+async def behind_black_hole(**config: Any) -> AsyncIterator[tuple[Server, int, BlackHole]]:
+    """A server on a free port and a ``BlackHole`` in front of it: (server, its port, hole)."""
+    async with tcp_server(**config) as (server, port), trio.open_nursery() as nursery:
+        hole = BlackHole(port)
+        await nursery.start(hole.serve)
+        yield server, port, hole
+        nursery.cancel_scope.cancel()
+
+
+# ----- the server: heartbeat clients, and 1.0 clients ------------------------------------------
+
+
+async def _silent_heartbeat_client(
+    server: Server, nursery: trio.Nursery, heartbeat: float
+) -> Connection:
+    """A connection that says ``heartbeat`` in ``hello`` and then never pings."""
+    client, server_side = trio.testing.memory_stream_pair()
+    nursery.start_soon(server.handle_stream, server_side, "memory")
+    conn = Connection(client)
+    nursery.start_soon(conn.run_reader)
+    await conn.hello("Ben", heartbeat=heartbeat)
+    return conn
+
+
+@capped
+async def test_a_seated_heartbeat_client_that_goes_silent_is_away_after_three_periods(
+    autojump_clock: object,
+) -> None:
+    async with memory_server() as (server, connect), connect("Ana") as ana, \
+            trio.open_nursery() as nursery:
+        joined = await ana.create_table("friday", bots=1, timer=0)
+        ben = await _silent_heartbeat_client(server, nursery, heartbeat=5)
+        seated = await ben.join(joined.table)
+        silent_since = trio.current_time()
+        away = await next_of(ana, SeatUpdate, _change(seated.seat, "away"))
+        waited = trio.current_time() - silent_since
+        assert HEARTBEAT_MISSES * 5 <= waited < HEARTBEAT_MISSES * 5 + 1
+        assert away.seats[seated.seat]["away"] is True
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                await ben.receive()
+        assert closed.value.error is not None
+        assert closed.value.error.code == ErrorCode.IDLE_TIMEOUT
+        nursery.cancel_scope.cancel()
+
+
+@capped
+async def test_a_seated_client_without_heartbeat_may_stay_silent_for_hours(
+    autojump_clock: object,
+) -> None:
+    async with memory_server() as (server, connect), connect("Ana") as ana:
+        await ana.create_table("friday", bots=2, timer=0)
+        await my_turn(ana)
+        await trio.sleep(6 * 3600)
+        assert [peer.name for peer in server.peers] == ["Ana"]
+        await ana.ping()  # still served
+        seats = (await ana.request({"type": "ping"}), ana.last_state)
+        assert isinstance(seats[0], Pong)
+        assert seats[1] is not None and not seats[1].seats[0].get("away")
+
+
+@capped
+async def test_a_pinging_client_keeps_its_seat_and_its_pings_disturb_nothing(
+    autojump_clock: object,
+) -> None:
+    """The client's own heartbeat: binary and text mode, under the server's default rate
+    limit; its pongs never reach ``receive`` and ``seq`` does not move while nobody plays."""
+    async with memory_server(rate=20.0, burst=60) as (server, connect):
+        for text in (False, True):
+            async with connect("Ana", text=text, heartbeat=1.0) as ana:
+                await ana.create_table(f"friday {text}", bots=2, timer=0)
+                state = await my_turn(ana)
+                await trio.sleep(600)
+                assert any(peer.heartbeat == 1.0 for peer in server.peers)
+                assert ana.seq == state.seq and ana.lost is None
+                with trio.move_on_after(1):
+                    pushed = await ana.receive()
+                    raise AssertionError(f"pushed while nobody played: {pushed}")
+                await ana.move(state.legal[0])
+                moved = await next_of(ana, State)
+                assert moved.seq > state.seq
+                await ana.leave()
+
+
+@capped
+async def test_a_heartbeat_out_of_bounds_is_refused(autojump_clock: object) -> None:
+    async with memory_server() as (server, _connect), trio.open_nursery() as nursery:
+        for heartbeat in (0.1, 301.0):
+            with pytest.raises(ServerError) as refused:
+                await _silent_heartbeat_client(server, nursery, heartbeat)
+            assert refused.value.code == ErrorCode.BAD_FIELD
+        nursery.cancel_scope.cancel()
+
+
+def test_the_welcome_offers_the_heartbeat() -> None:
+    from tongits.server.app import CAPABILITIES
+
+    assert "heartbeat" in CAPABILITIES
+
+
+# ----- the kernel's check: socket options on both sides ----------------------------------------
+
+
+def _options(sock: Any) -> dict[str, int]:
+    read = {"keepalive": sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)}
+    for name in ("TCP_KEEPIDLE", "TCP_KEEPINTVL", "TCP_KEEPCNT", "TCP_USER_TIMEOUT"):
+        if hasattr(socket, name):
+            read[name] = sock.getsockopt(socket.IPPROTO_TCP, getattr(socket, name))
+    return read
+
+
+def _expected(timeout: float) -> dict[str, int]:
+    want = {"keepalive": 1}
+    want.update((k, v) for k, v in keepalive_settings(timeout).items() if hasattr(socket, k))
+    return want
+
+
+async def test_accepted_and_client_sockets_notice_a_dead_peer() -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server(dead_peer_timeout=24.0) as (server, port), open_connection(
+            "127.0.0.1", port, name="Ana", dead_peer_timeout=12.0
+        ) as ana:
+            await ana.ping()
+            (peer,) = server.peers
+            assert isinstance(peer.stream, trio.SocketStream)
+            assert _options(peer.stream.socket) == _expected(24.0)
+            assert isinstance(ana.stream, trio.SocketStream)
+            assert _options(ana.stream.socket) == _expected(12.0)
+    assert keepalive_settings(24.0)["TCP_USER_TIMEOUT"] == 24_000
+    assert keepalive_settings(24.0)["TCP_KEEPIDLE"] == 12
+
+
+async def test_a_dead_peer_timeout_of_zero_leaves_the_system_defaults() -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server(dead_peer_timeout=0.0) as (server, port), open_connection(
+            "127.0.0.1", port, name="Ana", dead_peer_timeout=0
+        ) as ana:
+            await ana.ping()
+            (peer,) = server.peers
+            assert isinstance(peer.stream, trio.SocketStream)
+            assert peer.stream.socket.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0
+
+
+# ----- the whole path through a link that goes dead ----------------------------------------------
+
+
+async def test_through_a_dead_link_both_sides_notice_and_the_player_comes_back() -> None:
+    """Ben (heartbeat 1 s) behind the black hole; Ana, at the same table, directly. The link
+    dies: the server says ``away`` within three periods, Ben's connection gives up within
+    three; the link comes back: Ben resumes with his token, the table hears ``back``."""
+    heartbeat = 1.0
+    with trio.fail_after(TIME_CAP):
+        async with behind_black_hole(grace=60.0) as (_server, port, hole), open_connection(
+            "127.0.0.1", port, name="Ana"
+        ) as ana:
+            joined = await ana.create_table("friday", bots=1, timer=0)
+            async with open_connection("127.0.0.1", hole.listen_port, name="Ben",
+                                       heartbeat=heartbeat) as ben:
+                seated = await ben.join(joined.table)
+                token, seq = ben.token, ben.seq
+                await trio.sleep(2.5 * heartbeat)  # pings cross while the link lives
+                assert ben.lost is None
+                hole.block()
+                dropped = trio.current_time()
+                with pytest.raises(ConnectionClosed) as closed:
+                    while True:
+                        await ben.receive()
+                noticed = trio.current_time() - dropped
+                assert closed.value.lost is not None and closed.value.error is None
+                assert noticed <= (PONG_WAIT + 1) * heartbeat + 0.5
+                seq = ben.seq
+            await next_of(ana, SeatUpdate, _change(seated.seat, "away"))
+            away = trio.current_time() - dropped
+            assert away <= HEARTBEAT_MISSES * heartbeat + 1.0
+            hole.unblock()
+            async with open_connection("127.0.0.1", hole.listen_port, name="Ben", token=token,
+                                       seq=seq, heartbeat=heartbeat) as back:
+                state = await next_of(back, State)
+                assert back.seat == seated.seat and state.view["seat"] == seated.seat
+                await next_of(ana, SeatUpdate, _change(seated.seat, "back"))
