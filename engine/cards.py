@@ -59,6 +59,9 @@ class Card(int):
         """Parse ``Th``, ``10h``, ``th``, ``T♥``; raise ``InvalidMove(bad_card)`` otherwise."""
         if not isinstance(text, str):
             raise InvalidMove(RuleCode.BAD_CARD, f"not a card: {shown(text)}")
+        named = _BY_NAME.get(text)  # as the server writes it (``str``): nearly every card read
+        if named is not None:
+            return named
         t = text.strip()
         if len(t) >= 2:
             rank_part, suit_part = t[:-1], t[-1]
@@ -101,6 +104,8 @@ _CARDS: list[Card] = []
 _CARDS.extend(int.__new__(Card, i) for i in range(52))
 POINTS: tuple[int, ...] = tuple(min(i % 13 + 1, 10) for i in range(52))
 DECK: tuple[Card, ...] = tuple(_CARDS)
+#: Each card by its ``str``, the form every message and record uses.
+_BY_NAME: dict[str, Card] = {_NAMES[i]: card for i, card in enumerate(_CARDS)}
 BITS: tuple[int, ...] = tuple(1 << i for i in range(52))
 
 
