@@ -116,7 +116,7 @@ async def test_a_seated_heartbeat_client_that_goes_silent_is_away_after_three_pe
         away = await next_of(ana, SeatUpdate, _change(seated.seat, "away"))
         waited = trio.current_time() - silent_since
         assert HEARTBEAT_MISSES * 5 <= waited < HEARTBEAT_MISSES * 5 + 1
-        assert away.seats[seated.seat]["away"] is True
+        assert seated.seat is not None and away.seats[seated.seat]["away"] is True
         with pytest.raises(ConnectionClosed) as closed:
             while True:
                 await ben.receive()
@@ -157,6 +157,7 @@ async def test_a_pinging_client_keeps_its_seat_and_its_pings_disturb_nothing(
                 with trio.move_on_after(1):
                     pushed = await ana.receive()
                     raise AssertionError(f"pushed while nobody played: {pushed}")
+                assert state.legal
                 await ana.move(state.legal[0])
                 moved = await next_of(ana, State)
                 assert moved.seq > state.seq
