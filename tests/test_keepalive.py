@@ -9,6 +9,7 @@ directions without closing anything, as a dead link does.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,11 +18,16 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from screen_support import settle
 from server_support import TIME_CAP, capped, memory_server, my_turn, next_of, tcp_server
 from tongits.client.connection import Connection, ConnectionClosed, ServerError, open_connection
+from tongits.client.tui.app import TableScreen
+from tongits.client.tui.net import NetSession
 from tongits.protocol import ErrorCode, Pong, SeatUpdate, State
 from tongits.protocol.keepalive import HEARTBEAT_MISSES, PONG_WAIT, keepalive_settings
-from tongits.server import Server
+from tongits.server import Server, ServerConfig
 
 
 def _change(seat: int | None, change: str) -> Any:
@@ -260,3 +266,92 @@ async def test_through_a_dead_link_both_sides_notice_and_the_player_comes_back()
                 state = await next_of(back, State)
                 assert back.seat == seated.seat and state.view["seat"] == seated.seat
                 await next_of(ana, SeatUpdate, _change(seated.seat, "back"))
+
+
+# ----- the terminal client through a dead link -------------------------------------------------
+
+
+class HiddenServer:
+    """The prelude of a ``NetSession``: a server and a ``BlackHole`` in front of it, in the
+    session's Trio run; a spectator at the table notes the ``seat_update`` changes of seat 0."""
+
+    def __init__(self) -> None:
+        self.hole: BlackHole | None = None
+        self.nursery: trio.Nursery | None = None
+        self.port = 0
+        self.changes: list[str] = []
+
+    async def __call__(self, nursery: trio.Nursery) -> tuple[str, int]:
+        server = Server(ServerConfig(port=0, timer=0.0, bot_delay=0.0, log_level="WARNING"))
+        self.nursery = nursery
+        listeners = await nursery.start(server.serve)
+        self.port = listeners[0].socket.getsockname()[1]
+        self.hole = BlackHole(self.port)
+        await nursery.start(self.hole.serve)
+        return "127.0.0.1", self.hole.listen_port
+
+    async def watch(self, table: str) -> None:
+        async with open_connection("127.0.0.1", self.port, name="watcher") as conn:
+            await conn.spectate(table)
+            async for msg in conn:
+                if isinstance(msg, SeatUpdate) and msg.change and msg.change.get("seat") == 0:
+                    self.changes.append(str(msg.change["change"]))
+
+
+def test_the_screen_says_the_link_is_lost_and_comes_back_to_its_seat_by_itself() -> None:
+    """Ana's screen (heartbeat 1 s) behind the black hole: the link dies, the screen says it
+    is reconnecting and the table sees her ``away``; the link comes back, she is back in her
+    seat with the same token and the table sees ``back``."""
+    hidden = HiddenServer()
+    seen: dict[str, Any] = {}
+
+    async def sit_and_watch(conn: Connection) -> None:
+        joined = await conn.create_table("friday", timer=0, bots=2)
+        assert hidden.nursery is not None
+        hidden.nursery.start_soon(hidden.watch, joined.table)
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Ana", join=sit_and_watch,
+                                 prelude=hidden, retry_delays=(0.2,), heartbeat=1.0)
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            banners: list[str] = []
+            shown = screen.on_update
+
+            def note(update: Any) -> None:
+                shown(update)
+                banners.append(screen.state.banner or "")
+
+            screen.on_update = note  # type: ignore[method-assign]
+            task = asyncio.create_task(screen.run())
+
+            def in_trio(fn: Any) -> None:
+                session._trio.run_sync_soon(fn)  # type: ignore[union-attr]
+
+            try:
+                await settle(lambda: bool(screen.state.view and screen.state.view.legal))
+                token = session.token
+                assert hidden.hole is not None
+                loop = asyncio.get_running_loop()
+                in_trio(hidden.hole.block)
+                dropped = loop.time()
+                await settle(lambda: any("reconnecting" in b for b in banners))
+                seen["screen noticed"] = loop.time() - dropped
+                seen["banner"] = next(b for b in banners if "reconnecting" in b)
+                await settle(lambda: "away" in hidden.changes)
+                seen["table noticed"] = loop.time() - dropped
+                in_trio(hidden.hole.unblock)
+                await settle(lambda: "back" in hidden.changes)
+                await settle(lambda: screen.state.banner is None)
+                seen["token"] = (token, session.token)
+                seen["legal"] = bool(screen.state.view and screen.state.view.legal)
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    assert seen["screen noticed"] <= (PONG_WAIT + 1) * 1.0 + 1.0
+    assert seen["table noticed"] <= HEARTBEAT_MISSES * 1.0 + 1.0
+    assert "connection lost" in seen["banner"] and "seat is kept" in seen["banner"]
+    assert seen["token"][0] == seen["token"][1] is not None
+    assert seen["legal"]  # back in her seat, her turn as it was
