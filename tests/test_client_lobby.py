@@ -7,25 +7,27 @@ import asyncio
 import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
-from server_support import memory_server
+from server_support import memory_server, next_of
 from tongits.client.tui.app import TableScreen
 from tongits.client.tui.listing import LOBBY_HELP, describe
 from tongits.client.tui.lobby import (
+    CREATE_USAGE,
     LobbyChoice,
     LobbyError,
     LobbyJoin,
     parse_lobby,
     table_id,
 )
-from tongits.client.tui.render import lobby_panel, to_text
+from tongits.client.tui.render import lobby_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
-from tongits.client.tui.state import TablesListed, TableState
+from tongits.client.tui.state import SeatsChanged, TableNamed, TablesListed, TableState
+from tongits.protocol import SeatUpdate
 
 
 @pytest.mark.parametrize(
     ("line", "choice"),
     [
-        ("create Friday", LobbyChoice("create", "Friday")),
+        ("create Friday", LobbyChoice("create", "Friday", bots=0)),
         ("create Friday bots 1 timer 20", LobbyChoice("create", "Friday", bots=1, timer=20.0)),
         ("create Friday hands 2 bots 0", LobbyChoice("create", "Friday", bots=0, hands=2)),
         ("join t1", LobbyChoice("join", "t1")),
@@ -122,3 +124,24 @@ async def test_create_with_hands_declares_the_match_length() -> None:
         [table] = await conn.list_tables()
     assert table["name"] == "Friday"
     assert table["match_length"]["hands"] == 2
+
+
+def test_the_lobby_footer_lists_every_form_of_create() -> None:
+    assert CREATE_USAGE.removeprefix("usage: ") in LOBBY_HELP
+    assert "[hands N]" in LOBBY_HELP
+
+
+async def test_a_table_created_in_the_lobby_waits_for_friends_and_says_how_they_sit() -> None:
+    """``create friday`` seats no bots (the friends' case); the waiting screen names the
+    players still to come and what they type, and shows empty seats as empty."""
+    async with memory_server() as (_server, connect), connect("Ana") as conn:
+        await LobbyJoin._take(conn, parse_lobby("create friday"))
+        update = await next_of(conn, SeatUpdate)
+        [table] = await conn.list_tables()
+    assert table["players"] == 1 and not table["started"]
+    state = TableState()
+    state.apply(TableNamed("friday", 0, table["table"], 0), now=0.0)
+    state.apply(SeatsChanged(update.seats), now=0.0)
+    text = screen_text(state, now=0.0, cols=120)
+    assert "waiting for 2 players: friends type `join friday`" in text
+    assert "(empty) [human]" not in text and "seat 1 (empty)" in text

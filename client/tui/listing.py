@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-LOBBY_HELP = ("create NAME [bots N] [timer S] [private] · join TABLE [SEAT] · watch TABLE · "
-              "quit")
+#: The form of the lobby's ``create`` (bots 0 by default: a table for friends, who ``join`` it).
+CREATE_FORM = "create NAME [bots N] [timer S] [hands N] [private]"
+LOBBY_HELP = f"{CREATE_FORM} · join TABLE [SEAT] · watch TABLE · quit"
 #: TABLE is a table's id (t3) or its name.
 
 

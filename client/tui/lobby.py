@@ -15,13 +15,13 @@ import trio
 from ..connection import Connection, ServerError
 from .app import TableScreen
 from .dial import Target
-from .listing import LOBBY_HELP
+from .listing import CREATE_FORM, LOBBY_HELP
 from .net import JoinStep, NetSession
 from .seats import SeatStore
 from .state import ServerRefused, TablesListed
 
 REFRESH = 2.0
-CREATE_USAGE = "usage: create NAME [bots N] [timer S] [hands N] [private]"
+CREATE_USAGE = f"usage: {CREATE_FORM}"
 
 
 class LobbyError(Exception):
@@ -33,7 +33,7 @@ class LobbyChoice:
     action: str  # "create", "join" or "watch"
     table: str = ""  # table id, or the new table's name
     seat: int | None = None
-    bots: int = 2
+    bots: int = 0  # a table made in the lobby is for friends, who join it
     timer: float | None = None
     private: bool = False  # a private table: its creator gets an invite link
     hands: int | None = None  # the match's declared length (None: the server's, open-ended)
@@ -56,7 +56,7 @@ def parse_lobby(line: str) -> LobbyChoice:
                 raise LobbyError(CREATE_USAGE)
             opts[rest[0]], rest = rest[1], rest[2:]
         try:
-            bots = int(opts.get("bots", "2"))
+            bots = int(opts.get("bots", "0"))
             timer = float(opts["timer"]) if "timer" in opts else None
             hands = int(opts["hands"]) if "hands" in opts else None
         except ValueError:

@@ -268,7 +268,8 @@ def seat_header(state: TableState, seat: int, *, me: bool = False) -> Line:
     to_act = view is not None and view.to_act == seat and view.phase is not Phase.OVER
     out: Line = [("class:turn", "▶ " if to_act else "  ")]
     out.append(("class:me" if me else "class:turn" if to_act else "", info.name))
-    out.append(("class:dim", " [bot]" if info.bot else " [human]"))
+    if not info.empty:
+        out.append(("class:dim", " [bot]" if info.bot else " [human]"))
     if view is not None and not me:
         out.append(("", f" · {counted(view.hand_sizes[seat], 'card')}"))
     return out
@@ -324,10 +325,22 @@ def opponent_panel(
     return join_lines([fit(line, cols) for line in lines[:rows]])
 
 
+def waiting_for(state: TableState) -> str:
+    """What a table with no hand dealt yet waits for: the players still to come, and what they
+    type to sit down (the table's name, or its id when the name is not one word)."""
+    empty = sum(info.empty for info in state.seats)
+    if not state.table or not 0 < empty < len(state.seats):
+        return "waiting for the server…"
+    name = state.table_name if state.table_name and len(state.table_name.split()) == 1 \
+        else state.table
+    return (f"waiting for {counted(empty, 'player')}: friends type `join {name}` in the "
+            "lobby (a table with bots: `create NAME bots 2`)")
+
+
 def centre_line(state: TableState, cols: int = 80) -> Line:
     view = state.view
     if view is None:
-        return fit([("class:dim", " waiting for the server…")], cols)
+        return fit([("class:dim", " " + waiting_for(state))], cols)
     out: Line = [("", f" Stock {view.stock:>2}   Discard ")]
     if view.top is None:
         out.append(("class:dim", "(empty)"))
@@ -587,8 +600,19 @@ def lobby_panel(state: TableState, rows: int = 20, cols: int = 80) -> Line:
     for table in tables[: max(1, rows - 4)]:
         lines.append([("", " " + describe(table))])
     lines.append([])
-    lines.append([("class:dim", " " + LOBBY_HELP)])
+    lines.extend([("class:dim", " " + part)] for part in _wrapped(LOBBY_HELP, " · ", cols - 2))
     return join_lines([fit(line, cols) for line in lines])
+
+
+def _wrapped(text: str, separator: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken only at ``separator``s."""
+    lines: list[str] = []
+    for part in text.split(separator):
+        if lines and len(lines[-1]) + len(separator) + len(part) <= width:
+            lines[-1] += separator + part
+        else:
+            lines.append(part)
+    return lines
 
 
 def lobby_title(state: TableState, cols: int = 80) -> Line:

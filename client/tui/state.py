@@ -29,6 +29,7 @@ class SeatInfo:
     standing_in: bool = False  # a bot plays for this human, who left or stayed away too long
     away: bool = False  # the human dropped and may take the seat back
     grace_until: float | None = None  # time.monotonic() at which a bot stands in
+    empty: bool = False  # nobody sits here yet
 
     @classmethod
     def from_dict(cls, seat: int, data: dict[str, Any] | None, now: float = 0.0) -> SeatInfo:
@@ -43,6 +44,7 @@ class SeatInfo:
             standing_in=bool(data.get("standing_in") or data.get("stand_in")),
             away=away,
             grace_until=now + grace if isinstance(grace, int | float) and away else None,
+            empty=not data.get("name"),
         )
 
 
