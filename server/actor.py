@@ -558,7 +558,11 @@ class Table:
         if info.stand_in:
             self.policies.pop(seat, None)
             self._commit(BackEntry(seat))
-            self._schedule()
+            hand = state.hand
+            if hand is not None and not hand.over and hand.to_act == seat:
+                # The stand-in was about to play: the turn is the human's now, on the timer.
+                # Another seat's turn keeps its deadline (the others' screens count it down).
+                self._schedule()
         elif old is not None and old is not peer:
             change = SeatChange.REPLACED
         self._attach(peer, seat, token)

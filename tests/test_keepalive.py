@@ -355,3 +355,32 @@ def test_the_screen_says_the_link_is_lost_and_comes_back_to_its_seat_by_itself()
     assert "connection lost" in seen["banner"] and "seat is kept" in seen["banner"]
     assert seen["token"][0] == seen["token"][1] is not None
     assert seen["legal"]  # back in her seat, her turn as it was
+
+
+# ----- coming back after a bot stood in ---------------------------------------------------------
+
+
+@capped
+async def test_coming_back_from_a_stand_in_keeps_the_deadline_of_the_seat_to_act(
+    autojump_clock: object,
+) -> None:
+    """Ben's stand-in hands his seat back while Ana is to act: her turn still ends when her
+    screen said (the table's timer is not started again for her)."""
+    async with memory_server(timer=30.0, grace=5.0) as (_server, connect), \
+            connect("Ana") as ana:
+        joined = await ana.create_table("friday", bots=1)
+        async with connect("Ben") as ben:
+            seated = await ben.join(joined.table)
+            token = ben.token
+        await next_of(ana, SeatUpdate, _change(seated.seat, "stand_in"))
+        state = ana.last_state
+        if state is None or not state.legal:
+            state = await my_turn(ana)
+        assert state.deadline is not None
+        ends = trio.current_time() + state.deadline
+        await trio.sleep(state.deadline / 2)
+        async with connect("Ben", token=token):
+            await next_of(ana, SeatUpdate, _change(seated.seat, "back"))
+            moved = await next_of(ana, State, lambda s: not s.legal)
+            assert moved.view["history"][-1].get("timeout") is True
+            assert trio.current_time() <= ends + 0.01
