@@ -142,6 +142,6 @@ async def test_a_table_created_in_the_lobby_waits_for_friends_and_says_how_they_
     state = TableState()
     state.apply(TableNamed("friday", 0, table["table"], 0), now=0.0)
     state.apply(SeatsChanged(update.seats), now=0.0)
-    text = screen_text(state, now=0.0, cols=120)
-    assert "waiting for 2 players: friends type `join friday`" in text
+    text = screen_text(state, now=0.0, cols=80)
+    assert "waiting for 2 players: friends type `join friday`; bots: `create NAME bots 2`" in text
     assert "(empty) [human]" not in text and "seat 1 (empty)" in text

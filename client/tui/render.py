@@ -333,8 +333,8 @@ def waiting_for(state: TableState) -> str:
         return "waiting for the server…"
     name = state.table_name if state.table_name and len(state.table_name.split()) == 1 \
         else state.table
-    return (f"waiting for {counted(empty, 'player')}: friends type `join {name}` in the "
-            "lobby (a table with bots: `create NAME bots 2`)")
+    return (f"waiting for {counted(empty, 'player')}: friends type `join {name}`; "
+            "bots: `create NAME bots 2`")
 
 
 def centre_line(state: TableState, cols: int = 80) -> Line:
