@@ -74,8 +74,10 @@ DEFAULT_PORT = 7777
 ENV_SERVER, ENV_TABLE, ENV_CODE, ENV_SEAT = (
     "TONGITS_SERVER", "TONGITS_TABLE", "TONGITS_CODE", "TONGITS_SEAT"
 )
-#: Seconds to wait before each reconnection attempt; the bot gives up after the last one.
-RETRY_DELAYS: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0)
+#: Seconds to wait before each reconnection attempt; the bot gives up after the last one,
+#: about three minutes after its connection was lost (a Wi-Fi that drops for a minute or two
+#: fails every attempt at once, and its seat waits for its token whatever the delay).
+RETRY_DELAYS: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 4.0, *(8.0,) * 20)
 #: Seconds allowed to open the TCP connection.
 CONNECT_TIMEOUT = 10.0
 
@@ -179,8 +181,9 @@ class Bot:
     saying which authorities and pins to trust) speaks TLS; ``password`` is the server password
     (None: ``$TONGITS_PASSWORD`` if set). ``heartbeat``: a ``ping`` every that many seconds, so
     that a network that drops without closing is noticed within three periods by both sides and
-    the bot resumes its seat (None: no heartbeat; a policy must then never hold the event loop
-    for two periods or more).
+    the bot resumes its seat (None: no heartbeat). A heartbeat bot's policy must not hold the
+    event loop for two periods (20 s) or more: make a slow policy ``async`` and think in a
+    thread (``trio.to_thread.run_sync``).
     """
 
     def __init__(

@@ -10,6 +10,7 @@ directions without closing anything, as a dead link does.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,8 +24,11 @@ from prompt_toolkit.output import DummyOutput
 from screen_support import settle
 from server_support import TIME_CAP, capped, memory_server, my_turn, next_of, tcp_server
 from tongits.client.connection import Connection, ConnectionClosed, ServerError, open_connection
+from tongits.client.sdk import Bot
 from tongits.client.tui.app import TableScreen
 from tongits.client.tui.net import NetSession
+from tongits.engine import Move, SeatView
+from tongits.engine.policies import get_policy
 from tongits.protocol import ErrorCode, Pong, SeatUpdate, State
 from tongits.protocol.keepalive import HEARTBEAT_MISSES, PONG_WAIT, keepalive_settings
 from tongits.server import Server, ServerConfig
@@ -384,3 +388,29 @@ async def test_coming_back_from_a_stand_in_keeps_the_deadline_of_the_seat_to_act
             moved = await next_of(ana, State, lambda s: not s.legal)
             assert moved.view["history"][-1].get("timeout") is True
             assert trio.current_time() <= ends + 0.01
+
+
+async def test_an_sdk_bot_behind_a_dead_link_resumes_its_seat_and_finishes_its_hands() -> None:
+    """The link dies as the bot sends its fifth move, for 5 s: the bot (heartbeat 1 s) gives
+    the connection up, retries while the route is gone, and resumes once it is back."""
+    greedy = get_policy("greedy", seed=1)
+    decisions = itertools.count(1)
+
+    with trio.fail_after(TIME_CAP):
+        async with behind_black_hole() as (_server, _port, hole), \
+                trio.open_nursery() as nursery:
+
+            async def cut_for(seconds: float) -> None:
+                hole.block()
+                await trio.sleep(seconds)
+                hole.unblock()
+
+            async def policy(view: SeatView) -> Move:
+                if next(decisions) == 5:
+                    nursery.start_soon(cut_for, 5.0)
+                return greedy(view)
+
+            bot = Bot(policy, port=hole.listen_port, name="wifi", create=True, bots=2, hands=2,
+                      timer=0, heartbeat=1.0, retry_delays=(0.2,) * 50)
+            run = await bot.run()
+    assert run.reconnects == 1 and len(run.hands) == 2
