@@ -30,8 +30,11 @@ token. The sockets also get ``keepalive.dead_peer_options``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
+import socket
+import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -235,8 +238,19 @@ class Connection:
                 return
             if waiting.cancelled_caught:
                 self.lost = f"no answer from the server for {wait:g} s"
+                self.abandon()
                 self._reader_scope.cancel()
                 return
+
+    def abandon(self) -> None:
+        """Have the coming close reset the connection (``SO_LINGER`` 0) instead of ending it
+        gracefully: what the kernel still holds unsent is dropped. A graceful close would keep
+        sending it, and once a dead link came back a ``hello`` with our token left in it would
+        reach the server after the connection we resumed with, and take the seat from it."""
+        sock = _socket_of(self.stream)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
     async def _joined(self, msg: ClientMessage) -> Joined:
         reply = await self.request(msg)
@@ -338,6 +352,9 @@ async def connect_stream(
             try:
                 with trio.fail_after(PONG_WAIT * heartbeat if heartbeat else math.inf):
                     await conn.hello(name, kind, token, seq, password, heartbeat)
+            except trio.TooSlowError:
+                conn.abandon()
+                raise
             except ServerError as error:
                 refused = error
             except ConnectionClosed as closed:

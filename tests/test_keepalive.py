@@ -22,14 +22,22 @@ import trio.testing
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from screen_support import settle
-from server_support import TIME_CAP, capped, memory_server, my_turn, next_of, tcp_server
+from server_support import (
+    TIME_CAP,
+    capped,
+    memory_server,
+    my_turn,
+    next_of,
+    tcp_server,
+    until,
+)
 from tongits.client.connection import Connection, ConnectionClosed, ServerError, open_connection
 from tongits.client.sdk import Bot
 from tongits.client.tui.app import TableScreen
 from tongits.client.tui.net import NetSession
 from tongits.engine import Move, SeatView
 from tongits.engine.policies import get_policy
-from tongits.protocol import ErrorCode, Pong, SeatUpdate, State
+from tongits.protocol import Codec, ErrorCode, Pong, SeatUpdate, State
 from tongits.protocol.keepalive import HEARTBEAT_MISSES, PONG_WAIT, keepalive_settings
 from tongits.server import Server, ServerConfig
 
@@ -414,3 +422,37 @@ async def test_an_sdk_bot_behind_a_dead_link_resumes_its_seat_and_finishes_its_h
                       timer=0, heartbeat=1.0, retry_delays=(0.2,) * 50)
             run = await bot.run()
     assert run.reconnects == 1 and len(run.hands) == 2
+
+
+async def test_a_connection_given_up_is_reset_so_nothing_it_held_arrives_later() -> None:
+    """A server that answers ``hello`` and then nothing (its kernel still acknowledges): the
+    heartbeat gives it up and the close is a reset, which drops anything still unsent (a
+    ``hello`` with our token, delivered after the link came back, would take the seat from
+    the connection we resumed with)."""
+    ended: dict[str, str] = {}
+
+    async def mute(stream: trio.SocketStream) -> None:
+        codec = Codec()
+        while (raw := codec.next_message()) is None:
+            codec.receive_data(await stream.receive_some(65536))
+        welcome = {"type": "welcome", "id": raw["id"], "version": 1, "server": "mute",
+                   "capabilities": []}
+        await stream.send_all(codec.encode(welcome))
+        try:
+            while await stream.receive_some(65536):
+                pass  # pings, never answered
+            ended["how"] = "closed"
+        except trio.BrokenResourceError:
+            ended["how"] = "reset"
+
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(trio.serve_tcp, mute, 0)
+            port = listeners[0].socket.getsockname()[1]
+            async with open_connection("127.0.0.1", port, name="Ben", heartbeat=1.0) as conn:
+                with pytest.raises(ConnectionClosed):
+                    await conn.receive()
+                assert conn.lost is not None
+            await until(lambda: "how" in ended)
+            nursery.cancel_scope.cancel()
+    assert ended["how"] == "reset"
