@@ -133,6 +133,16 @@ def mask_of(cards: Iterable[int]) -> int:
     return m
 
 
+def indices_of(mask: int) -> list[int]:
+    """The card indices of a bitmask, in index order (the policies' searches work on these)."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
 def cards_of(mask: int) -> list[Card]:
     """The cards of a bitmask, in index order."""
     out = []

@@ -32,7 +32,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..cards import DECK, POINTS, mask_of
+from ..cards import DECK, POINTS, indices_of, mask_of
 from ..count import Arrangement, best_arrangement
 from ..hand import Phase
 from ..melds import fits
@@ -85,15 +85,6 @@ def _partner_pairs(card: int) -> tuple[tuple[int, int], ...]:
 _PARTNER_PAIRS: tuple[tuple[tuple[int, int], ...], ...] = tuple(
     _partner_pairs(c) for c in range(52)
 )
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 class StrongPolicy:
@@ -178,7 +169,7 @@ class StrongPolicy:
                     return _placed(move, "it opens your hand")
             move = Move(Action.MELD, meld)
             if move in legal:
-                exposure = sum(1 for c in _bits(know.unseen) if fits(meld, DECK[c]))
+                exposure = sum(1 for c in indices_of(know.unseen) if fits(meld, DECK[c]))
                 if best is None or exposure < best[0]:
                     best = (exposure, move)
         if best is None:
@@ -227,7 +218,7 @@ class StrongPolicy:
                 for r in rng.sample(four_ranks, min(len(four_ranks), len(secret_holders))):
                     for s in range(4):
                         pool &= ~(1 << (s * 13 + r))
-            cards = _bits(pool)
+            cards = indices_of(pool)
             counts = []
             for seat in seats:
                 k = view.hand_sizes[seat]
@@ -325,7 +316,7 @@ class StrongPolicy:
         if draws <= 0:
             return float(now)
         gain = 0
-        for u in _bits(know.unseen & _reach(kept)):
+        for u in indices_of(know.unseen & _reach(kept)):
             gain += max(0, now - count_of(kept | 1 << u, concealed_melds_count=concealed))
         return now - p.potential_weight * draws * gain / max(1, know.unseen.bit_count())
 
@@ -381,6 +372,6 @@ def _placed(move: Move, why: str) -> Choice:
 
 def _reach(mask: int) -> int:
     out = 0
-    for c in _bits(mask):
+    for c in indices_of(mask):
         out |= NEIGHBOURS[c]
     return out

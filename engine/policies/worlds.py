@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..cards import DECK, POINTS, Card, mask_of
+from ..cards import DECK, POINTS, Card, indices_of, mask_of
 from ..hand import Hand, Phase
 from ..melds import TableMeld
 from ..moves import Action
@@ -41,15 +41,6 @@ class InferenceParams:
     caller_cap: int = 10  # a seat that called counts at most this (deals are redrawn until so)
     caller_tries: int = 30
     enabled: bool = True
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 @dataclass(slots=True)
@@ -97,12 +88,12 @@ def _weigh_throws_and_passes(
             top = card
             if who in weights:
                 w = weights[who]
-                for c in _bits(NEIGHBOURS[card]):
+                for c in indices_of(NEIGHBOURS[card]):
                     w[c] *= params.thrown_near
         elif action is Action.DRAW:
             if who in weights and top is not None:
                 w = weights[who]
-                for c in _bits(NEIGHBOURS[top]):
+                for c in indices_of(NEIGHBOURS[top]):
                     w[c] *= params.passed
             top = None
         elif action is Action.PICK:
@@ -198,7 +189,7 @@ class WorldMaker:
                 secret_cards.append(four)
                 for c in four:
                     pool &= ~(1 << c)
-        cards = _bits(pool)
+        cards = indices_of(pool)
         hands: list[set[Card]] = [set(), set(), set()]
         hands[inf.seat] = set(self.mine)
         others = [s for s in range(3) if s != inf.seat]
