@@ -27,9 +27,10 @@ class Journal(Protocol):
     the log of every table not closed, for a restart; ``last_table_number`` the highest ``N``
     of the table ids ``tN`` ever used, so that ids are never reused.
 
-    A journal whose calls wait on a disk says so with a true ``blocking`` attribute: a server
-    then makes its ``append``, ``close_table`` and ``commit`` calls from a writer thread of
-    their own (``commit.GroupCommit``), one call at a time.
+    ``waits`` says whether the next ``commit`` will wait on a disk (an fsync: every commit of
+    a journal that syncs each one, or the checkpoint a long write-ahead log is due for). A
+    server makes that batch's calls from a writer thread (``commit.GroupCommit``) and serves on
+    meanwhile; every other batch it writes in its own thread, at once.
     """
 
     def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:
@@ -40,6 +41,8 @@ class Journal(Protocol):
     def commit(self) -> None:
         """Make everything appended so far durable (``commit.GroupCommit`` calls it before
         anything is said about those entries, for one or many tables at once)."""
+
+    def waits(self) -> bool: ...
 
     def open_tables(self) -> list[list[Entry]]: ...
 
@@ -55,6 +58,9 @@ class NullJournal:
 
     def commit(self) -> None:
         pass
+
+    def waits(self) -> bool:
+        return False
 
     def open_tables(self) -> list[list[Entry]]:
         return []
@@ -81,6 +87,9 @@ class MemoryJournal:
 
     def commit(self) -> None:
         pass
+
+    def waits(self) -> bool:
+        return False
 
     def open_tables(self) -> list[list[Entry]]:
         return [list(e) for t, e in self.entries.items() if t not in self.closed]

@@ -37,12 +37,15 @@ log = logging.getLogger("tongits.server")
 
 SCHEMA_VERSION = 1
 
-#: The WAL is copied back into the database file (checkpointed) by the commit that makes it this
-#: many pages long. The copy and its two fsyncs stall the server's one thread: 250 pages (1 MB)
-#: instead of SQLite's 1,000 made each stall short enough to halve the 99th-percentile latency
-#: of 1,000 busy tables (bench/server_load.py (b), 7.4/4.8 ms against 4.0/3.3 ms). A thread of
-#: its own cannot do it: under steady commits its checkpoints never let the WAL restart.
+#: The WAL is copied back into the database file (checkpointed) by the first commit after it has
+#: grown about this many pages. The copy and its two fsyncs wait on the disk, so that commit is
+#: made from the journal writer thread (``waits``) while the server serves on; every other
+#: commit only writes the WAL and is made in the server's own thread. SQLite's own automatic
+#: checkpoints are off: one inside an ordinary commit would stall the event loop.
 WAL_CHECKPOINT_PAGES = 250
+
+#: The bytes of a WAL page (SQLite's default page size), for the estimate of ``_wal_pages``.
+PAGE_BYTES = 4096
 
 #: Compact JSON for entries and records; one encoder (``json.dumps`` with separators builds a
 #: new one per call, and an entry is written for every action).
@@ -120,16 +123,21 @@ def empty_file_warning(path: str) -> str | None:
 
 
 class SQLiteJournal:
-    """A ``Journal`` in one SQLite file (or ``:memory:``). Its calls wait on the disk
-    (``blocking``): while a server runs, they are made from its journal writer thread
-    (``commit.GroupCommit``), one thread at a time."""
-
-    blocking = True
+    """A ``Journal`` in one SQLite file (or ``:memory:``). A commit writes the WAL (no fsync with
+    ``sync="normal"``); the commits that wait on the disk (each one with ``sync="full"``, and the
+    one that checkpoints a long WAL) say so (``waits``) and are made from the server's journal
+    writer thread (``commit.GroupCommit``), one thread at a time."""
 
     def __init__(self, path: str, *, sync: str = "normal", readonly: bool = False) -> None:
         """Open (or create) the database; ``readonly`` opens an existing one for reading
         only (``tongits export``, safe while a server writes to it)."""
         self.path = path
+        self._sync_each = sync == "full"
+        #: whether the file has a WAL to checkpoint (not ``:memory:``)
+        self._wal = False
+        #: the WAL's pages since its last checkpoint, estimated from above: each entry of a
+        #: commit may change a leaf of its own, plus one page per 4 KB of what it stores
+        self._wal_pages = 0
         self._next: dict[str, int] = {}
         #: what ``load`` read, for the first ``open_tables`` and ``last_table_number``
         self._loaded: list[list[Entry]] | None = None
@@ -144,10 +152,11 @@ class SQLiteJournal:
         except sqlite3.Error as exc:
             raise StoreError(f"{path}: {exc}") from exc
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
+            mode = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            self._wal = mode == "wal"
             self.db.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
             self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+            self.db.execute("PRAGMA wal_autocheckpoint=0")
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
                 raise StoreError(f"{path}: schema version {version}, this server knows "
@@ -181,6 +190,7 @@ class SQLiteJournal:
             row = db.execute("SELECT MAX(n) FROM entries WHERE table_id = ?", (table,)).fetchone()
             n = 0 if row[0] is None else row[0] + 1
         line = entry_line(entry)
+        self._wal_pages += 1 + len(line) // PAGE_BYTES
         if not db.in_transaction:
             db.execute("BEGIN IMMEDIATE")
         if finished is None and not isinstance(entry, CreateEntry):
@@ -197,11 +207,13 @@ class SQLiteJournal:
             db.execute("INSERT INTO entries (table_id, n, entry) VALUES (?, ?, ?)",
                        (table, n, line))
             if finished is not None:
+                record = _JSON.encode(finished["record"])
+                self._wal_pages += 1 + len(record) // PAGE_BYTES
                 db.execute(
                     "INSERT INTO hands (table_id, hand, names, record, finished) "
                     "VALUES (?, ?, ?, ?, ?)",
-                    (table, finished["hand"], json.dumps(finished["names"]),
-                     _JSON.encode(finished["record"]), time.time()),
+                    (table, finished["hand"], json.dumps(finished["names"]), record,
+                     time.time()),
                 )
         except BaseException:
             # A full disk may have rolled the whole transaction back already: then there is
@@ -216,12 +228,26 @@ class SQLiteJournal:
 
     def close_table(self, table: str) -> None:
         self.db.execute("UPDATE tables SET closed = ? WHERE id = ?", (time.time(), table))
+        self._wal_pages += 1
         self._next.pop(table, None)
 
     def commit(self) -> None:
-        """Commit the transaction that ``append`` and ``close_table`` opened, if any."""
+        """Commit the transaction that ``append`` and ``close_table`` opened, if any; then
+        checkpoint the WAL if it is due (``waits``). The checkpoint is PASSIVE: it copies what
+        no reader (``tongits export``, a backup) still needs, and the next commit starts the
+        WAL over once all of it is copied."""
+        due = self.waits()
         if self.db.in_transaction:
             self.db.execute("COMMIT")
+            self._wal_pages += 1
+        if due and self._wal:
+            self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            self._wal_pages = 0
+
+    def waits(self) -> bool:
+        """Whether the next ``commit`` waits on the disk: with ``sync="full"`` each one (its
+        fsync), else the one that checkpoints a WAL of ``WAL_CHECKPOINT_PAGES`` or more."""
+        return self._sync_each or (self._wal and self._wal_pages >= WAL_CHECKPOINT_PAGES)
 
     def load(self, *, skip_damaged: bool = False) -> list[str]:
         """Read every open table's log and the table ids now, before serving, so that damage

@@ -31,14 +31,14 @@ from tongits.server.table import TableLogState
 
 class Recorder:
     """A journal that writes down what it is asked, in one list with what the peers hear.
-    ``gate``: a blocking journal (written by the writer thread) whose commits wait for it."""
+    ``gate``: a journal whose commits wait for it (``waits``: they are written by the writer
+    thread)."""
 
     def __init__(self, events: list[str], fail: bool = False,
                  gate: threading.Event | None = None) -> None:
         self.events = events
         self.fail = fail
         self.gate = gate
-        self.blocking = gate is not None
 
     def append(self, table: str, entry: Entry, finished: Any = None) -> None:
         self.events.append(f"append {table}")
@@ -52,6 +52,9 @@ class Recorder:
         if self.fail:
             raise sqlite3.OperationalError("database or disk is full")
         self.events.append("commit")
+
+    def waits(self) -> bool:
+        return self.gate is not None
 
     def open_tables(self) -> list[list[Entry]]:
         return []
@@ -163,7 +166,7 @@ async def test_settled_waits_for_the_commit_of_what_was_journaled() -> None:
 
 
 async def test_the_loop_serves_while_the_writer_thread_commits() -> None:
-    """A blocking journal is written by a thread: while its commit waits on the disk, the loop
+    """A commit that waits on the disk is written by a thread: meanwhile the loop
     runs on and the next steps gather into the next batch; each peer hears the messages of a
     batch once that batch is committed, in order, and nothing earlier."""
     events: list[str] = []
