@@ -24,8 +24,9 @@ from tongits.protocol import Codec, Mode, SeatUpdate, State
 from tongits.server import Server
 from tongits.server.commit import GroupCommit
 from tongits.server.entries import CreateEntry, Entry, MoveEntry
+from tongits.server.journal import Journal
 from tongits.server.peer import Peer
-from tongits.server.store import SQLiteJournal, StoreError
+from tongits.server.store import WAL_CHECKPOINT_PAGES, SQLiteJournal, StoreError
 from tongits.server.table import TableLogState
 
 
@@ -89,7 +90,7 @@ def peers(*fakes: FakePeer) -> list[Peer]:
 
 
 @asynccontextmanager
-async def running(journal: Recorder) -> AsyncIterator[GroupCommit]:
+async def running(journal: Journal) -> AsyncIterator[GroupCommit]:
     """A ``GroupCommit`` over ``journal`` with its commit task parked, cancelled at the end."""
     commits = GroupCommit(journal)
     async with trio.open_nursery() as nursery:
@@ -338,3 +339,31 @@ async def test_a_client_that_stops_reading_over_tcp_is_dropped() -> None:
                 await play_hands(ana, 1)  # the table plays on
                 sock.close()
             nursery.cancel_scope.cancel()
+
+
+async def test_steady_commits_keep_the_wal_short(tmp_path: Path) -> None:
+    """Commits are made in the loop and SQLite's own checkpoints are off; the commit a long WAL
+    is due for (``waits``) goes to the writer thread, which checkpoints, and the next commit
+    starts the WAL over: under commits that never pause (a server busy for weeks) the
+    write-ahead log stays a few checkpoint intervals long instead of growing for ever."""
+    path = tmp_path / "server.db"
+    journal = SQLiteJournal(str(path))
+    events: list[str] = []
+    ana = FakePeer("ana", events)
+    waited = 0
+    try:
+        async with running(journal) as commits:
+            commits.append("t1", CreateEntry("t1", "test", 1))
+            for n in range(6 * WAL_CHECKPOINT_PAGES):
+                waited += journal.waits()
+                step(commits, "t1", ana, f"m{n}")
+                with trio.fail_after(5):
+                    await commits.settled()
+        assert len(events) == 6 * WAL_CHECKPOINT_PAGES  # every step heard, once committed
+        assert 3 <= waited <= 12  # a checkpoint every WAL_CHECKPOINT_PAGES pages or so
+        wal_pages = (path.with_name("server.db-wal").stat().st_size - 32) // (4096 + 24)
+        assert wal_pages <= 2 * WAL_CHECKPOINT_PAGES
+        stored = journal.db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        assert stored == 1 + 6 * WAL_CHECKPOINT_PAGES
+    finally:
+        journal.close()
