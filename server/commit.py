@@ -12,7 +12,7 @@ change is committed.
 A batch is written in the server's own thread, at once: with SQLite in WAL mode a commit only
 writes the log, a few pages, in less time than handing it to another thread and hearing back
 would take (that round trip, the thread's wake-ups and the interpreter lock passed back and
-forth, cost more than the commit itself: 31 system calls per action against 12, 16 of them
+forth, cost more than the commit itself: 36 system calls per action against 18, 16 of them
 futex calls). A batch whose commit waits on the disk (``Journal.waits``: an fsync, for the
 checkpoint of a long log or with ``db_sync = full``) is handed to a writer thread instead,
 which owns the journal until it is done: the loop serves on meanwhile, and what the tables
