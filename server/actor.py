@@ -222,7 +222,6 @@ class Table:
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed") from None
         self._idle = False
         self._queued += 1
-        self.journal.waiting += 1
 
     @property
     def number(self) -> int:
@@ -286,11 +285,7 @@ class Table:
             while not self.closed:
                 if self.wake_at <= trio.current_time():
                     await self._think()
-                    self.journal.waiting += 1  # a step of its own is coming
-                    try:
-                        await self.journal.settled()
-                    finally:
-                        self.journal.waiting -= 1
+                    await self.journal.settled()
                     corked, joinable = self._cork(), self.joinable
                     try:
                         self._wake()
@@ -323,7 +318,6 @@ class Table:
             finally:
                 self._idle, self._waiting = False, None
             self._queued -= 1
-            self.journal.waiting -= 1
             return request
         return None
 
@@ -1145,7 +1139,6 @@ class Table:
                 request = self._inbox.receive_nowait()
             except (trio.WouldBlock, trio.EndOfChannel):
                 break
-            self.journal.waiting -= 1
             if request.peer is not None and not isinstance(request.msg, Disconnected):
                 ref = getattr(request.msg, "id", None)
                 request.peer.send(error_frame(

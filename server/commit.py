@@ -19,11 +19,12 @@ which owns the journal until it is done: the loop serves on meanwhile, and what 
 journal in the meantime forms the next batch, handed over the moment the first one is
 committed (the classic group commit: the slower the disk, the larger the batches).
 
-When no batch is being written and no table has a step coming (a request waiting, a bot about
-to play), ``hold`` hands the batch over at once: waiting would cost a lone action a scheduling
-round and share the commit with nobody. Otherwise the commit task hands it over in the next
-round, after every table that ran in this one has added its entries and held its peers
-(PostgreSQL's ``commit_siblings`` works alike).
+A batch is handed over at the end of the event loop's round: when every task that was ready
+has run and the loop is about to wait for I/O again (``_EndOfRound``, a Trio instrument). A
+lone action is then committed the moment its step is done, with no task woken for it; the
+actions of all the tables that stepped in the same round share one commit, however many there
+are, and nothing waits for company that may never come (PostgreSQL's ``commit_delay`` waits
+for it instead).
 
 A peer may have messages in two batches (one being written, one gathering): each batch knows
 how many of the peer's held frames are its own, and the peer lets out exactly those when the
@@ -39,6 +40,7 @@ they were told is lost; a restart resumes every table from its last committed en
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -107,15 +109,33 @@ class _Thread:
                 return
 
 
+class _EndOfRound(trio.abc.Instrument):
+    """Hands the gathering batch over each time the event loop has run every task that was
+    ready and is about to wait for I/O. The loop has already chosen how long it will wait: if
+    the batch woke a task (one waiting in ``settled``, a writer of a full socket) while the
+    loop meant to sleep, the loop is woken at once (``run_sync_soon``) to run it."""
+
+    def __init__(self, commits: GroupCommit) -> None:
+        self.commits = commits
+        self._token = trio.lowlevel.current_trio_token()
+
+    def before_io_wait(self, timeout: float) -> None:
+        if (self.commits.end_of_round() and timeout > 0
+                and trio.lowlevel.current_statistics().tasks_runnable):
+            self._token.run_sync_soon(_nothing)
+
+
+def _nothing() -> None:
+    pass
+
+
 class GroupCommit:
     """A ``Journal`` for the tables and the lobby over the real one, plus ``hold``,
-    ``settled`` and the commit task ``run`` (started by the lobby with the table tasks)."""
+    ``settled`` and ``run``, started by the lobby with the table tasks: while it runs, batches
+    are handed over at the end of each round of the loop; before and after, at once."""
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
-        #: requests handed to tables and not yet taken, and tables about to act on their
-        #: own (kept by ``Table``): while there are some, more entries are on their way
-        self.waiting = 0
         #: set when a commit has failed; ``error`` says why
         self.failed = trio.Event()
         self.error: BaseException | None = None
@@ -127,11 +147,9 @@ class GroupCommit:
         self._held: dict[Peer, int] = {}
         #: the batch being written: its peers (None when none is)
         self._writing: dict[Peer, int] | None = None
-        self._scheduled = False
-        self._stopped = False  # the commit task has ended: everything is written here
+        self._rounds = False  # ``run`` is running: batches wait for the end of the round
         self._handed = 0  # batches handed to the writer so far
         self._written = 0  # ... and written (committed and let out)
-        self._wake = trio.lowlevel.ParkingLot()
         self._landed = trio.lowlevel.ParkingLot()
 
     # ----- the Journal calls of tables and the lobby ------------------------------------------
@@ -153,21 +171,17 @@ class GroupCommit:
 
     def hold(self, peers: list[Peer]) -> None:
         """Uncork ``peers`` once what has been journaled so far is committed: at once if
-        nothing is pending; else with the gathering batch, which is handed to the writer right
-        now if nothing is being written and no table has a step coming, else in the commit
-        task's round (or when the batch being written lands)."""
+        nothing is pending; else with the gathering batch, handed over at the end of this
+        round of the loop (or, while one is being written, at the end of the round in which
+        it lands)."""
         if not self._ops and not self._held and self._writing is None and not self.error:
             for peer in peers:
                 peer.uncork()
             return
         for peer in peers:
             self._held[peer] = peer.held()
-        if self._writing is not None or self.error or (self._scheduled and not self._stopped):
-            return
-        if self.waiting <= 0 or self._stopped:
-            self._hand_over()
-            return
-        self._schedule()
+        if not self._rounds:
+            self.end_of_round()
 
     async def settled(self) -> None:
         """Yield until what has been journaled so far is committed and its messages have left
@@ -178,15 +192,21 @@ class GroupCommit:
             await trio.lowlevel.checkpoint()
             return
         target = self._handed + (1 if gathering else 0)
-        if gathering and self._writing is None:
-            self._schedule()
+        if not self._rounds:
+            self.end_of_round()
         while self._written < target:
             await self._landed.park()
 
-    def _schedule(self) -> None:
-        if not self._scheduled:
-            self._scheduled = True
-            self._wake.unpark()
+    def end_of_round(self) -> bool:
+        """Hand the gathering batch over, unless one is being written (it follows that one
+        when it lands) or the journal has failed; whether it was."""
+        if self._writing is not None or self.error or not (self._ops or self._held):
+            return False
+        try:
+            self._hand_over()
+        except Exception as exc:  # noqa: BLE001 - e.g. letting a message out: a bug of ours
+            self._fail(exc)
+        return True
 
     def _hand_over(self) -> None:
         """Hand the gathering batch to the writer (nothing may be being written)."""
@@ -196,7 +216,7 @@ class GroupCommit:
         if not ops:  # only steps that journaled nothing, behind the batch that was being written
             self._written_back(None)
             return
-        if self.journal.waits() and not self._stopped:
+        if self.journal.waits() and self._rounds:
             if self._thread is None:
                 self._thread = _Thread(self.journal)
             self._thread.submit(ops, self._written_back)
@@ -224,8 +244,6 @@ class GroupCommit:
                 peer.release(count)
                 later[peer] = still - count
         self._landed.unpark_all()
-        if (self._ops or self._held) and not self._scheduled:
-            self._hand_over()  # everything gathered meanwhile, in one batch
 
     def _fail(self, error: BaseException) -> None:
         self.error = error
@@ -233,24 +251,25 @@ class GroupCommit:
                   "nothing unsaved is sent", type(error).__name__, error)
         self.failed.set()
 
-    # ----- the commit task -------------------------------------------------------------------
+    # ----- while the server runs -------------------------------------------------------------
 
     async def run(self) -> None:
-        """Hand batches over when asked to (``hold``, ``settled``), in the round after. When
-        cancelled (the server stops), the writer thread finishes its batch, what is still
-        gathered is written here, and the journal is the caller's again."""
+        """Hand batches over at the end of each round of the loop until cancelled (the server
+        stops); then the writer thread finishes its batch, what is still gathered is written
+        here, and the journal is the caller's again."""
+        instrument = _EndOfRound(self)
+        trio.lowlevel.add_instrument(instrument)
+        self._rounds = True
         try:
-            while True:
-                await self._wake.park()
-                self._scheduled = False
-                if self._writing is None and not self.error and (self._ops or self._held):
-                    self._hand_over()
+            await trio.sleep_forever()
         finally:
+            self._rounds = False
+            with contextlib.suppress(KeyError):  # removed by Trio if it ever raised
+                trio.lowlevel.remove_instrument(instrument)
             if self._thread is not None:
                 self._thread.stop()
                 self._thread = None
             self._writing = None
-            self._scheduled, self._stopped = False, True
             if self._ops and not self.error:
                 ops, self._ops = self._ops, []
                 try:

@@ -17,7 +17,7 @@ from typing import Any, cast
 import pytest
 import trio
 import trio.testing
-from server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect, until
+from server_support import TIME_CAP, next_of, play_hands, quick_config, tcp_connect
 from tongits.client.connection import ConnectionClosed
 from tongits.engine import Move
 from tongits.protocol import Codec, Mode, SeatUpdate, State
@@ -128,12 +128,15 @@ async def test_a_peer_lets_out_exactly_the_frames_it_is_told_to() -> None:
         peer.finish()
 
 
-async def test_a_lone_step_commits_at_once() -> None:
+async def test_a_lone_step_commits_at_the_end_of_its_round() -> None:
+    """The batch is handed over when the loop has run every ready task: a lone step's
+    messages leave in the same round, with no task woken and no waiting for company."""
     events: list[str] = []
     async with running(Recorder(events)) as commits:
         ana = FakePeer("ana", events)
         step(commits, "t1", ana, "m1")
-        # no table had a request waiting: no round is spent waiting for company
+        assert events == []  # the round is not over: nothing written, nobody heard
+        await trio.lowlevel.checkpoint()  # the round ends; this task runs in the next one
         assert events == ["append t1", "commit", "ana hears m1"]
         ben = FakePeer("ben", events)
         ben.say("chat")
@@ -142,19 +145,26 @@ async def test_a_lone_step_commits_at_once() -> None:
 
 
 async def test_steps_of_one_round_share_one_commit() -> None:
+    """Steps of two tables in one round (here one task; in a server, the tasks of the
+    requests that arrived together) are committed together, once, at the end of the round."""
     events: list[str] = []
-    async with running(Recorder(events)) as commits:
-        commits.waiting = 1  # a table has a request waiting: its entry will join this commit
-        step(commits, "t1", FakePeer("ana", events), "m1")
-        ben, cai = FakePeer("ben", events), FakePeer("cai", events)
+
+    async def other_table() -> None:
         commits.append("t2", MoveEntry(0, Move.draw()))
+        ben, cai = FakePeer("ben", events), FakePeer("cai", events)
         ben.say("m2")
         cai.say("m2")
         commits.hold(peers(ben, cai))
-        assert events == []  # gathered, not written: nobody heard yet
-        await trio.testing.wait_all_tasks_blocked()
-        assert events == ["append t1", "append t2", "commit", "ana hears m1", "ben hears m2",
-                          "cai hears m2"]
+
+    async with running(Recorder(events)) as commits, trio.open_nursery() as nursery:
+        nursery.start_soon(other_table)  # runs in the next round, with this task
+        await trio.lowlevel.checkpoint()
+        step(commits, "t1", FakePeer("ana", events), "m1")
+        assert "commit" not in events  # gathered, not written: nobody heard yet
+        await trio.lowlevel.checkpoint()
+        assert sorted(events) == sorted(["append t1", "append t2", "commit", "ana hears m1",
+                                         "ben hears m2", "cai hears m2"])
+        assert events.index("commit") == 2  # one commit, before anyone heard
 
 
 async def test_settled_waits_for_the_commit_of_what_was_journaled() -> None:
@@ -244,10 +254,8 @@ async def test_every_state_a_client_sees_is_already_committed(tmp_path: Path) ->
                                 await ana.next_hand()
                             elif msg is ana.last_state and msg.legal:
                                 await ana.move(msg.legal[-1])
-                # every request handed over was taken, once the bots (whose steps wait for
-                # the writer thread's commits) have played up to Ana's turn
-                with trio.fail_after(5):
-                    await until(lambda: server.lobby.journal.waiting == 0)
+                # the bots (whose steps wait for the commits) have played up to Ana's turn
+                await trio.testing.wait_all_tasks_blocked()
                 nursery.cancel_scope.cancel()
     finally:
         reader.close()
