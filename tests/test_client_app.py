@@ -11,7 +11,13 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput
 from screen_support import SETTLE_CAP, settle
-from tongits.client.tui.app import _LOCAL_COMMANDS, THINKING, TableScreen, screen_for
+from tongits.client.tui.app import (
+    _LOCAL_COMMANDS,
+    STILL_THINKING,
+    THINKING,
+    TableScreen,
+    screen_for,
+)
 from tongits.client.tui.commands import COMMANDS
 from tongits.client.tui.hint import choose_move, hint_lines
 from tongits.client.tui.session import FakeSession
@@ -174,6 +180,59 @@ def test_a_hint_for_a_position_that_is_gone_is_dropped() -> None:
         assert screen.hint_task is not None
         await screen.hint_task
         assert not any(line.text.startswith("best:") for line in screen.state.notes)
+
+    run_screen(scenario, hint=held, seed=4)
+
+
+def test_f4_again_while_the_hint_searches_starts_no_second_search() -> None:
+    """A second F4 before the hint arrives says it is still thinking and starts nothing (the
+    search runs in a thread that cannot be stopped: two would share the cores); the one
+    running shows its hint."""
+    held = HeldHint()
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None
+        pipe.send_text("\x1bOS")  # F4: hint
+        await settle(lambda: screen.state.message == THINKING and bool(held.asked))
+        first = screen.hint_task
+        pipe.send_text("\x1bOS")  # F4 again
+        await settle(lambda: screen.state.message != THINKING or len(held.asked) > 1)
+        assert screen.state.message == STILL_THINKING and screen.hint_task is first
+        held.release.set()
+        assert first is not None
+        await first
+        assert held.asked == [view] and screen.hint_task is first
+        assert [line.text for line in screen.state.notes] == hint_lines(view)
+        assert screen.state.message == ""
+
+    run_screen(scenario, hint=held, seed=4)
+
+
+def test_f4_again_after_the_game_moved_on_hints_the_new_position() -> None:
+    """F4, a move, F4 again while the first search still runs: the first hint (for a position
+    that is gone) is dropped and the search starts again for the position on the screen."""
+    held = HeldHint()
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None and view.legal
+        pipe.send_text("\x1bOS")  # F4: hint
+        await settle(lambda: bool(held.asked))
+        pipe.send_text(str(choose_move(view)) + "\r")
+        await settle(lambda: screen.state.view is not view)
+        pipe.send_text("\x1bOS")  # F4 again, for the new position
+        await settle(lambda: screen.state.message == STILL_THINKING)
+        first = screen.hint_task
+        held.release.set()
+        assert first is not None
+        await first
+        await settle(lambda: screen.hint_task is not first and len(held.asked) == 2)
+        assert screen.hint_task is not None
+        await screen.hint_task
+        now = screen.state.view
+        assert now is not None and held.asked == [view, now]
+        assert [line.text for line in screen.state.notes] == hint_lines(now)
 
     run_screen(scenario, hint=held, seed=4)
 

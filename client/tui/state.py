@@ -166,6 +166,8 @@ class LogKind(StrEnum):
     SEAT = "seat"  # someone came, went, lost connection…
     INFO = "info"
     ERROR = "error"
+    #: where the moves missed while away begin: about this hand only (a new deal drops it)
+    MISSED = "missed"
 
 
 @dataclass(slots=True)
@@ -257,15 +259,17 @@ class TableState:
         if update.missed:
             at = len(update.view.history) - update.missed
             moves = "move" if update.missed == 1 else "moves"
-            line = LogLine(LogKind.INFO, f"⋯ while you were away ({update.missed} {moves}):")
+            line = LogLine(LogKind.MISSED, f"⋯ while you were away ({update.missed} {moves}):")
             self.asides.append((max(at, 0), line))
         self.table = update.table or self.table
         self.deadline_at = now + update.deadline if update.deadline is not None else None
 
     def _new_hand(self, *, said_before: bool) -> None:
         """A view of a new hand (or the first view): what was kept about the last one goes,
-        but the last few lines heard, and the message line if it was about the last hand."""
-        self.asides = [(0, line) for _, line in self.asides[-6:]]
+        but the last few lines heard (not the mark of the moves we missed in it: those moves
+        are gone from the log), and the message line if it was about the last hand."""
+        heard = [line for _, line in self.asides if line.kind is not LogKind.MISSED]
+        self.asides = [(0, line) for line in heard[-6:]]
         self.back_at = {}
         self.result = None
         self.notes = []
