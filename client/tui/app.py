@@ -42,7 +42,8 @@ from .commands import CommandError, Local, help_lines, read_command
 from .completion import MoveCompleter
 from .hint import hint_lines
 from .session import Session
-from .state import TableState, Update
+from .state import LinkStatus, TableState, Update
+from .words import counted
 
 FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's
 THINKING = "thinking… (the hint searches; keep typing)"
@@ -270,12 +271,29 @@ class TableScreen:
         except CommandError as error:
             state.say(str(error), error=True)
             return
+        if not self._link_up(command):
+            return
         if isinstance(command, Move):
             state.notes = []
             state.say(f"sent: {command}")
             self.session.send_move(command)
             return
         self._local(command)
+
+    def _link_up(self, command: Move | Local) -> bool:
+        """Whether ``command`` may go: the screen's own commands always; a move or chat only
+        while connected. A move typed while the link is down is not kept for later: by the
+        time it is back the timer may have played that turn, and the move would land on
+        another."""
+        link = self.state.link
+        if link is LinkStatus.CONNECTED or (isinstance(command, Local) and command.name != "say"):
+            return True
+        if link is LinkStatus.LOST:
+            self.state.say("not sent: the connection is lost; type it again once it is back "
+                           "(your seat is kept)", error=True)
+        else:
+            self.state.say("not sent: disconnected", error=True)
+        return False
 
     def _local(self, command: Local) -> None:
         """A command the screen answers itself (nothing is sent but chat)."""
@@ -364,7 +382,9 @@ class TableScreen:
         def work() -> None:
             review = review_decisions(seat, points, worlds=REVIEW_WORLDS, progress=progress)
             if state.hands_seen == hand:  # still the same hand
-                state.note(render_review(review).splitlines())
+                heading = f"your {counted(len(review.decisions), 'decision')} this hand, " \
+                          "against the expert's search:"
+                state.note(render_review(review, heading).splitlines())
                 state.say("review done: Enter for the next hand")
             self.app.invalidate()
 
@@ -372,9 +392,14 @@ class TableScreen:
         threading.Thread(target=work, name="review", daemon=True).start()
 
     def scroll_log(self, lines: int) -> None:
-        """Scroll the log back (``lines`` > 0) or forward; 0 lines back is its end."""
-        total = len(self.state.log())
-        self.state.log_scroll = max(0, min(total - 1, self.state.log_scroll + lines))
+        """Scroll the log back (``lines`` > 0) or forward; 0 lines back is its end. Notes
+        longer than the log's panel (a review) stand in its place: they scroll instead."""
+        state, rows = self.state, log_rows(self.state)
+        if len(state.notes) > rows:
+            state.notes_scroll = max(0, render.notes_first(state, rows) - lines)
+        else:
+            total = len(state.log())
+            state.log_scroll = max(0, min(total - 1, state.log_scroll + lines))
         self.app.invalidate()
 
     def _bindings(self) -> KeyBindings:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, SeatView, best_arrangement
 
-from .state import LogKind, TableState, layoffs, pile_throwers, pretty_card
+from .state import LogKind, LogLine, TableState, layoffs, pile_throwers, pretty_card
 from .words import counted
 
 Line = list[tuple[str, str]]
@@ -485,12 +485,33 @@ def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
             b = right[i] if i < len(right) else []
             rows_out.append(fit([*a, ("class:dim", "│"), *b], cols))
         return join_lines(rows_out)
-    notes = state.notes[-rows:]
-    out = log_window(state, rows - len(notes)) if rows > len(notes) else []
-    for note in notes:
-        style = "class:error" if note.kind is LogKind.ERROR else "class:count"
-        out.append([(style, " " + note.text)])
+    if len(state.notes) > rows:
+        return join_lines([fit(line, cols) for line in notes_page(state, rows)])
+    out = log_window(state, rows - len(state.notes))
+    out.extend(_note_line(note) for note in state.notes)
     return join_lines([fit(line, cols) for line in out])
+
+
+def _note_line(note: LogLine) -> Line:
+    return [("class:error" if note.kind is LogKind.ERROR else "class:count", " " + note.text)]
+
+
+def notes_first(state: TableState, rows: int) -> int:
+    """The first note shown on a log panel of ``rows`` lines (notes longer than the panel, a
+    review at 80×24, are read a page at a time: PgDn, PgUp)."""
+    return max(0, min(state.notes_scroll, len(state.notes) - (rows - 1)))
+
+
+def notes_page(state: TableState, rows: int) -> list[Line]:
+    """A page of notes longer than the panel, from their beginning (where a review's table
+    of decisions is), and a last line saying how many more there are either side."""
+    first = notes_first(state, rows)
+    shown = state.notes[first : first + rows - 1]
+    after = len(state.notes) - first - len(shown)
+    marks = ([f"↑ {counted(first, 'line')} above (PgUp)"] if first else []) + (
+        [f"↓ {counted(after, 'more line')} (PgDn)"] if after else [])
+    mark = " " + " · ".join(marks)
+    return [*(_note_line(note) for note in shown), [("class:dim", mark)]]
 
 
 def standings(state: TableState) -> list[tuple[str, int]]:

@@ -190,6 +190,7 @@ class TableState:
     #: seats whose human came back, with the history length then (marked until they act)
     back_at: dict[int, int] = field(default_factory=dict)
     notes: list[LogLine] = field(default_factory=list)  # local output: help, hint, errors
+    notes_scroll: int = 0  # the first note shown, when they are more than the log's lines
     result: Result | None = None
     standings: dict[str, Any] | None = None
     hands_seen: int = 0
@@ -197,6 +198,7 @@ class TableState:
     message: str = ""
     message_is_error: bool = False
     banner: str | None = None
+    link: LinkStatus = LinkStatus.CONNECTED  # where the session's connection stands
     closed: bool = False
     lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
@@ -230,6 +232,7 @@ class TableState:
 
     def note(self, lines: Sequence[str], kind: LogKind = LogKind.INFO) -> None:
         self.notes = [LogLine(kind, line) for line in lines]
+        self.notes_scroll = 0
 
     def apply(self, update: Update, now: float | None = None) -> None:
         """Take one update from the session; ``now`` is ``time.monotonic()``, from which the
@@ -322,6 +325,7 @@ class TableState:
         self.lobby = update.tables
 
     def _connection(self, update: ConnectionChanged, _now: float) -> None:
+        self.link = update.status
         if update.status is LinkStatus.CONNECTED:
             self.banner = None
             self.say("")
