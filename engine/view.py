@@ -15,7 +15,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .cards import DECK, Card
 from .count import hand_count
@@ -253,10 +253,10 @@ def seat_view_dict(hand: Hand, seat: int | None) -> dict[str, Any]:
     made once per state and shared by every seat's view of it (and the history, once per step
     for the whole hand).
 
-    This is the server's fan-out path: a state goes to three seats and any spectators. The
-    result shares its lists and maps with other views, so it must be treated as read-only (the
-    server only encodes it). Tests check it equals ``seat_view(...).to_dict()`` for every seat
-    of every state, so both show exactly the same knowledge."""
+    For a whole view at once (a resume, a ``sync``); the server's fan-out encodes the parts
+    themselves (``view_parts``). The result shares its lists and maps with other views, so it
+    must be treated as read-only. Tests check it equals ``seat_view(...).to_dict()`` for every
+    seat of every state, so both show exactly the same knowledge."""
     shared, own = seat_view_parts(hand, seat)
     out = dict(shared)
     out.update(own)
@@ -265,18 +265,13 @@ def seat_view_dict(hand: Hand, seat: int | None) -> dict[str, Any]:
 
 def seat_view_parts(hand: Hand, seat: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``seat_view_dict(hand, seat)`` as two maps with no key in common: the entries every
-    seat's view of this state has alike (the same map for every seat, until the hand changes:
-    the server encodes it once per state) and the seat's own. Both are read-only."""
-    views = _views_of(hand)
-    common = views.common(hand)
-    own: dict[str, Any] = {"seat": seat, "hand": []}
-    if seat is not None:
-        own["hand"] = [_CARD_STR[c] for c in sorted(hand.hands[seat])]
-    if common.secret and not common.over:
-        own["melds"] = [common.full_melds[i] if owner == seat else m
-                        for i, (m, owner) in enumerate(common.public_melds)]
-        own["history"] = list(views.history(seat, False))
-    return common.shared, own
+    seat's view of this state has alike (the same map for every seat, until the hand changes)
+    and the seat's own. Both are read-only."""
+    parts = view_parts(hand)
+    own = parts.own(seat)
+    if parts.history is None:
+        own = {**own, "history": parts.history_of(seat)}
+    return parts.shared, own
 
 
 def seat_legal(hand: Hand, seat: int | None) -> list[dict[str, Any]]:
@@ -284,13 +279,24 @@ def seat_legal(hand: Hand, seat: int | None) -> list[dict[str, Any]]:
     once per state and shared: read-only. A ``state`` message carries it as ``legal``."""
     if seat is None or seat != hand.to_act or hand.over:
         return []
-    return _views_of(hand).common(hand).legal(hand)
+    return view_parts(hand).legal(hand)
+
+
+def view_parts(hand: Hand) -> ViewParts:
+    """The wire form of every view of ``hand``'s current state, in parts made once per state
+    and shared by all of them (read-only): the server encodes each part once per state, not
+    once per recipient."""
+    return _views_of(hand).parts(hand)
 
 
 # ----- what the views of one hand share ---------------------------------------------------------
 
 _CARD_STR: tuple[str, ...] = tuple(str(c) for c in DECK)
+#: A spectator's cards (shared, read-only).
+_NO_CARDS: list[str] = []
 _SECRET = Action.SECRET
+#: The moves that place a meld or add to one: the only ones that change the melds.
+_MELD_CHANGES = frozenset({Action.MELD, Action.SECRET, Action.PICK, Action.SAPAW})
 
 
 def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
@@ -319,18 +325,28 @@ def _step_forms(step: Step) -> tuple[dict[str, Any], dict[str, Any]]:
 
 class _HandViews:
     """Per hand, the parts of the views built once: each step's forms, as the history of each
-    seat and of spectators, and the shared parts of the latest state's wire form. A hand changes
-    only through ``Hand.apply``, which always adds a step, so the number of steps identifies
-    the state."""
+    seat and of spectators, the melds' forms until a step changes them, each seat's cards
+    until they change, and the parts of the latest state's wire form. A hand changes only
+    through ``Hand.apply``, which always adds a step, so the number of steps identifies the
+    state."""
 
-    __slots__ = ("steps", "full", "seen", "_common")
+    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_melds", "_cards", "_parts")
 
-    def __init__(self) -> None:
+    def __init__(self, hand: Hand) -> None:
         self.steps = 0
+        #: the entries of every view that stay the same for the whole hand
+        self.fixed: dict[str, Any] = {"dealer": hand.dealer,
+                                      "options": _options_dict(hand.options)}
         self.full: list[dict[str, Any]] = []
         #: the history of seats 0, 1, 2 and of a spectator (index 3) before the hand is over
         self.seen: tuple[list[dict[str, Any]], ...] = ([], [], [], [])
-        self._common: _CommonParts | None = None
+        #: the steps so far that placed a meld or added to one
+        self._meld_steps = 0
+        #: the melds' forms (``melds``), and the meld steps and end of hand they were made at
+        self._melds: tuple[int, bool, _MeldForms] | None = None
+        #: per seat: its cards when their wire form was made, and that form
+        self._cards: list[tuple[set[Card], list[str]] | None] = [None, None, None]
+        self._parts: ViewParts | None = None
 
     def _catch_up(self, hand: Hand) -> None:
         steps = hand.steps
@@ -339,6 +355,8 @@ class _HandViews:
             self.full.append(full)
             for perspective, seen in enumerate(self.seen):
                 seen.append(full if perspective == step.seat else public)
+            if step.move.action in _MELD_CHANGES:
+                self._meld_steps += 1
         self.steps = len(steps)
 
     def history(self, seat: int | None, over: bool) -> list[dict[str, Any]]:
@@ -348,44 +366,85 @@ class _HandViews:
             return self.full
         return self.seen[3 if seat is None else seat]
 
-    def common(self, hand: Hand) -> _CommonParts:
-        common = self._common
-        if common is None or common.steps != len(hand.steps):
-            self._catch_up(hand)
-            common = self._common = _CommonParts(hand, self)
-        return common
+    def melds(self, hand: Hand) -> _MeldForms:
+        """The melds' wire forms (after ``_catch_up``), made again only after a step that
+        placed a meld or added to one, or at the end of the hand (which reveals them)."""
+        over = hand.over
+        known = self._melds
+        if known is not None and known[:2] == (self._meld_steps, over):
+            return known[2]
+        full: list[dict[str, Any]] = []
+        public: list[tuple[dict[str, Any], int]] = []
+        secret = False
+        for m in hand.melds:
+            form: dict[str, Any] = {"id": m.id, "owner": m.owner, "secret": m.secret,
+                                    "cards": [_CARD_STR[c] for c in m.cards]}
+            if m.laid_off:
+                form["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
+            full.append(form)
+            if _sees_meld(m.secret, m.owner, None, over):
+                public.append((form, m.owner))
+            else:
+                public.append(({**form, "cards": None}, m.owner))
+                secret = True
+        forms = _MeldForms(full, public, secret)
+        self._melds = (self._meld_steps, over, forms)
+        return forms
+
+    def cards(self, cards: set[Card], seat: int) -> list[str]:
+        """The wire form of ``seat``'s ``cards`` (sorted), the same list as long as they are
+        the same cards (a seat's cards change only on its own turn)."""
+        known = self._cards[seat]
+        if known is None or known[0] != cards:
+            known = self._cards[seat] = (set(cards), [_CARD_STR[c] for c in sorted(cards)])
+        return known[1]
+
+    def parts(self, hand: Hand) -> ViewParts:
+        parts = self._parts
+        if parts is None or parts.steps != len(hand.steps):
+            parts = self._parts = ViewParts(hand, self)
+        return parts
 
 
-class _CommonParts:
-    """The wire form of one state's view without the seat's own parts (``seat``, ``hand``)
-    and, when a secret meld is on the table, without ``melds`` and ``history``: each seat's
-    view adds these (``seat_view_parts``). Also the legal moves of the seat to act
-    (``seat_legal``), which travel beside the view."""
+class _MeldForms(NamedTuple):
+    """The melds' wire forms: ``full`` as their owners see them (and everyone after the
+    hand), ``public`` with each owner as the other seats see them (no cards of a secret
+    meld), ``secret``: some meld shows no cards to some seat."""
 
-    __slots__ = ("steps", "over", "secret", "shared", "public_melds", "full_melds", "_legal")
+    full: list[dict[str, Any]]
+    public: list[tuple[dict[str, Any], int]]
+    secret: bool
+
+
+class ViewParts:
+    """The wire form of the views of one state, in parts shared by every view (``view_parts``):
+
+    - ``fixed``: the entries every seat's view has alike for the whole hand (the same map in
+      every state of the hand);
+    - ``base``: the other entries every seat's view has alike but ``history`` (and ``melds``
+      while a secret meld is on the table, when each seat sees other melds);
+    - ``history``: the history every view has alike, or None while a secret meld is on the
+      table (each seat's own: ``history_of``);
+    - ``own(seat)``: the seat's own entries (``seat``, ``hand``, and ``melds`` when they are
+      its own), no key in common with the others; its ``hand`` is the same list in each state
+      as long as the seat's cards are the same;
+    - ``legal``: the legal moves of the seat to act (they travel beside the view).
+
+    Everything is read-only, made at most once per state, and only good while the hand is in
+    that state (``own`` reads the cards then)."""
+
+    __slots__ = ("steps", "over", "fixed", "base", "history", "_views", "_hands", "_melds",
+                 "_own", "_histories", "_shared", "_legal")
 
     def __init__(self, hand: Hand, views: _HandViews) -> None:
         over = self.over = hand.over
         self.steps = len(hand.steps)
-        self.public_melds: list[tuple[dict[str, Any], int]] = []
-        self.full_melds: list[dict[str, Any]] = []
-        for m in hand.melds:
-            cards = [_CARD_STR[c] for c in m.cards]
-            full: dict[str, Any] = {"id": m.id, "owner": m.owner, "secret": m.secret,
-                                    "cards": cards}
-            if m.laid_off:
-                full["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
-            public = full
-            if not _sees_meld(m.secret, m.owner, None, over):
-                public = dict(full)
-                public["cards"] = None
-            self.full_melds.append(full)
-            self.public_melds.append((public, m.owner))
-        self.secret = any(m.secret for m in hand.melds)
+        #: the hand's cards per seat (not the hand: the parts live as long as the hand)
         hands = hand.hands
-        self.shared: dict[str, Any] = {
-            "dealer": hand.dealer,
-            "options": _options_dict(hand.options),
+        self._views, self._hands = views, hands
+        melds = self._melds = views.melds(hand)
+        self.fixed = views.fixed
+        self.base: dict[str, Any] = {
             "hand_sizes": [len(hands[0]), len(hands[1]), len(hands[2])],
             "stock": len(hand.stock),
             "discards": [_CARD_STR[c] for c in hand.discards],
@@ -396,14 +455,50 @@ class _CommonParts:
             "turn": hand.turn,
             "caller": hand.caller,
         }
-        if not self.secret or over:
-            self.shared["melds"] = self.full_melds if over else [m for m, _ in self.public_melds]
-            self.shared["history"] = list(views.history(None, over))
+        self.history: list[dict[str, Any]] | None = None
+        if not melds.secret:
+            self.base["melds"] = melds.full
+            self.history = list(views.history(None, over))
         if hand.result is not None:
-            self.shared["result"] = hand.result.to_dict()
+            self.base["result"] = hand.result.to_dict()
         if over:
-            self.shared["revealed"] = [[_CARD_STR[c] for c in sorted(h)] for h in hands]
+            self.base["revealed"] = [[_CARD_STR[c] for c in sorted(h)] for h in hands]
+        self._own: dict[int | None, dict[str, Any]] = {}
+        self._histories: dict[int | None, list[dict[str, Any]]] = {}
+        self._shared: dict[str, Any] | None = None
         self._legal: list[dict[str, Any]] | None = None
+
+    def own(self, seat: int | None) -> dict[str, Any]:
+        own = self._own.get(seat)
+        if own is None:
+            own = {"seat": seat,
+                   "hand": _NO_CARDS if seat is None else self._views.cards(self._hands[seat],
+                                                                             seat)}
+            if self.history is None:
+                full = self._melds.full
+                own["melds"] = [full[i] if owner == seat else m
+                                for i, (m, owner) in enumerate(self._melds.public)]
+            self._own[seat] = own
+        return own
+
+    def history_of(self, seat: int | None) -> list[dict[str, Any]]:
+        """The history as ``seat`` sees it: ``history`` when every view has the same."""
+        if self.history is not None:
+            return self.history
+        seen = self._histories.get(seat)
+        if seen is None:
+            seen = self._histories[seat] = list(self._views.history(seat, False))
+        return seen
+
+    @property
+    def shared(self) -> dict[str, Any]:
+        """``fixed`` and ``base`` with the ``history`` every view has alike (when they have):
+        the part of ``seat_view_parts`` shared by all seats."""
+        if self._shared is None:
+            self._shared = {**self.fixed, **self.base}
+            if self.history is not None:
+                self._shared["history"] = self.history
+        return self._shared
 
     def legal(self, hand: Hand) -> list[dict[str, Any]]:
         if self._legal is None:
@@ -413,18 +508,20 @@ class _CommonParts:
 
 #: Bound on the memoized move maps (the distinct moves seen; cleared when reached).
 _MOVE_DICTS_MAX = 50_000
-_MOVE_DICTS: dict[Move, dict[str, Any]] = {}
+#: Move maps by the id of the move (the legal moves are shared objects, ``moves.py``), which
+#: each entry holds, so that no other move takes its id.
+_MOVE_DICTS: dict[int, tuple[Move, dict[str, Any]]] = {}
 
 
 def _move_dict(move: Move) -> dict[str, Any]:
     """``move.to_dict()``, memoized and shared (read-only): the same discards, draws and
     lay-offs are legal state after state."""
-    out = _MOVE_DICTS.get(move)
-    if out is None:
+    hit = _MOVE_DICTS.get(id(move))
+    if hit is None or hit[0] is not move:
         if len(_MOVE_DICTS) >= _MOVE_DICTS_MAX:
             _MOVE_DICTS.clear()
-        out = _MOVE_DICTS[move] = move.to_dict()
-    return out
+        hit = _MOVE_DICTS[id(move)] = (move, move.to_dict())
+    return hit[1]
 
 
 #: Bound on the memoized history steps read from the wire (cleared when reached).
@@ -473,6 +570,7 @@ _VIEWS: weakref.WeakKeyDictionary[Hand, _HandViews] = weakref.WeakKeyDictionary(
 def _views_of(hand: Hand) -> _HandViews:
     views = _VIEWS.get(hand)
     if views is None:
-        views = _VIEWS[hand] = _HandViews()
-    views._catch_up(hand)
+        views = _VIEWS[hand] = _HandViews(hand)
+    if views.steps != len(hand.steps):
+        views._catch_up(hand)
     return views

@@ -19,6 +19,7 @@ is not a JSON object is only that line's fault (lines are self-delimiting): it r
 from __future__ import annotations
 
 import json
+import operator
 import struct
 from enum import Enum
 from typing import Any
@@ -76,18 +77,24 @@ class Shared:
 class ItemCache:
     """Items of lists that grow from message to message (a hand's history, one step more in
     each state), each encoded once per mode: ``Codec.encode_list`` then encodes only the new
-    ones. Items are known by identity and must not change; the cache holds them (an id names
-    an object only while it lives) until ``clear``."""
+    ones, after the encoding of the list given last when ``items`` starts with the same
+    objects. Items are known by
+    identity and must not change; the cache holds them (an id names an object only while it
+    lives) until ``clear``. Give each growing list a cache of its own."""
 
-    __slots__ = ("_binary", "_text")
+    __slots__ = ("_binary", "_text", "_prefix")
 
     def __init__(self) -> None:
         self._binary: dict[int, tuple[Any, bytes]] = {}
         self._text: dict[int, tuple[Any, bytes]] = {}
+        #: per mode (text or not): the items of the list encoded last and their encodings
+        #: one after the other (in text, comma-separated)
+        self._prefix: dict[bool, tuple[list[Any], bytes]] = {}
 
     def clear(self) -> None:
         self._binary.clear()
         self._text.clear()
+        self._prefix.clear()
 
 
 def _msgpack_entries(packer: msgpack.Packer, items: dict[str, Any]) -> bytes:
@@ -173,38 +180,70 @@ class Codec:
         for every message that holds them), ``own``, and ``nested`` (maps this method
         encoded, by key). No key may be in two of them. ``frame`` makes it a message."""
         nested = nested or {}
-        if self._mode is Mode.TEXT:
-            parts = [shared.text(), _json_entries(own) if own else b""]
-            parts.extend(_JSON.encode(key).encode("utf-8") + b":" + value
-                         for key, value in nested.items())
-            return b"{" + b",".join(p for p in parts if p) + b"}"
-        packer = self._packer
-        count = len(shared.items) + len(own) + len(nested)
-        parts = [packer.pack_map_header(count), shared.binary(packer)]
+        parts = [self.shared_entries(shared)]
         if own:
-            parts.append(_msgpack_entries(packer, own))
-        for key, value in nested.items():
-            parts.append(packer.pack(key))
-            parts.append(value)
+            parts.append(self.entries(own))
+        parts.extend(self.entry(key, value) for key, value in nested.items())
+        return self.join_map(len(shared.items) + len(own) + len(nested), parts)
+
+    def shared_entries(self, shared: Shared) -> bytes:
+        """The entries of ``shared`` for ``join_map``, encoded once per mode."""
+        return shared.text() if self._mode is Mode.TEXT else shared.binary(self._packer)
+
+    def entries(self, items: dict[str, Any]) -> bytes:
+        """The entries of ``items`` (not empty) for ``join_map``."""
+        if self._mode is Mode.TEXT:
+            return _json_entries(items)
+        return _msgpack_entries(self._packer, items)
+
+    def entry(self, key: str, value: bytes) -> bytes:
+        """One entry for ``join_map`` whose ``value`` is already encoded (``encode_list``,
+        ``join_map``)."""
+        if self._mode is Mode.TEXT:
+            return _JSON.encode(key).encode("utf-8") + b":" + value
+        key_bytes: bytes = self._packer.pack(key)
+        return key_bytes + value
+
+    def join_map(self, count: int, parts: list[bytes]) -> bytes:
+        """A map in this connection's mode, unframed, of ``count`` entries given as groups of
+        encoded entries (``shared_entries``, ``entries``, ``entry``) that have no key in
+        common: parts encoded once serve many messages. ``frame`` makes it a message."""
+        if self._mode is Mode.TEXT:
+            return b"{" + b",".join([p for p in parts if p]) + b"}"
+        header: bytes = self._packer.pack_map_header(count)
+        return header + b"".join(parts)
+
+    def join_entries(self, parts: list[bytes]) -> bytes:
+        """Groups of encoded entries (as ``join_map`` takes them) as one group."""
+        if self._mode is Mode.TEXT:
+            return b",".join([p for p in parts if p])
         return b"".join(parts)
 
     def encode_list(self, items: list[Any], cache: ItemCache) -> bytes:
         """The list ``items`` as a value in this connection's mode (for ``encode_map``'s
-        ``nested``), each item taken from ``cache`` if it was encoded before."""
+        ``nested``): what the cache holds of the list encoded before when it is a prefix of
+        ``items``, and each further item taken from the cache if it was encoded before."""
         text = self._mode is Mode.TEXT
-        known = cache._text if text else cache._binary
-        packer = self._packer
-        parts = []
-        for item in items:
-            hit = known.get(id(item))
-            if hit is None or hit[0] is not item:
-                encoded = _JSON.encode(item).encode("utf-8") if text else packer.pack(item)
-                hit = known[id(item)] = (item, encoded)
-            parts.append(hit[1])
+        done, body = cache._prefix.get(text, ((), b""))
+        count = len(done)
+        if count and (len(items) < count or not all(map(operator.is_, items, done))):
+            count, body = 0, b""
+        if len(items) > count:
+            known = cache._text if text else cache._binary
+            packer = self._packer
+            parts = [body] if count else []
+            for item in items[count:]:
+                hit = known.get(id(item))
+                if hit is None or hit[0] is not item:
+                    encoded = _JSON.encode(item).encode("utf-8") if text else packer.pack(item)
+                    hit = known[id(item)] = (item, encoded)
+                parts.append(hit[1])
+            body = (b"," if text else b"").join(parts)
+        cache._prefix[text] = (list(items), body)
         if text:
-            return b"[" + b",".join(parts) + b"]"
-        header: bytes = packer.pack_array_header(len(items))
-        return header + b"".join(parts)
+            return b"[" + body + b"]"
+        header: bytes = self._packer.pack_array_header(len(items))
+        return header + body
 
     def frame(self, encoded: bytes) -> bytes:
         """The bytes that carry a map made by ``encode_map`` to the peer: what ``encode`` gives

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 from tongits.engine import Action, Hand, IllegalMove, Move, hand_record, seat_view
-from tongits.engine.view import seat_legal, seat_view_dict, seat_view_parts
+from tongits.engine.view import seat_legal, seat_view_dict
 from tongits.protocol import (
     AddBot,
     Chat,
@@ -37,7 +37,6 @@ from tongits.protocol import (
     CreateTable,
     ErrorCode,
     HandResult,
-    ItemCache,
     Join,
     Joined,
     Leave,
@@ -51,7 +50,6 @@ from tongits.protocol import (
     RemoveBot,
     SeatChange,
     SeatUpdate,
-    Shared,
     Spectate,
     Start,
     State,
@@ -74,6 +72,7 @@ from .entries import (
     VacateEntry,
 )
 from .errors import error_frame, is_refusal
+from .fanout import HandCache, StateFrames
 from .journal import table_number
 from .requests import Disconnected, HostClose, HostRemove, Resume, TableRequest
 from .table import SEATS, TableLogState, new_token, token_digest
@@ -161,12 +160,10 @@ class Table:
         self.autoplaying: int | None = None
         self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
         #: the encoded steps of the current hand's history (``_broadcast``), and that hand
-        self._history = ItemCache()
+        self._hand_cache = HandCache()
         self._history_of: Hand | None = None
-        #: during ``_broadcast``: the history every seat sees alike (None if they differ),
-        #: and its encodings per mode
-        self._common_history: tuple[list[dict[str, Any]] | None, dict[Mode | None, bytes]] = (
-            None, {})
+        #: the seats as the last state showed them, and what they showed (``_shown_seats``)
+        self._shown: tuple[tuple[Any, ...] | None, list[dict[str, Any]]] | None = None
         #: a slow bot's decision made in a worker thread (``_think``): its seat, the hand's
         #: steps when it decided, and its move (or what it raised)
         self._decided: tuple[int, int, Move | Exception] | None = None
@@ -978,63 +975,52 @@ class Table:
     def _broadcast(self, index: int | None, *, timeout: bool = False) -> None:
         """Send the new state to every seat (its own view) and every spectator (the public one),
         all with the same ``seq``; ``index`` is the step of the hand that caused it. What all of
-        them see alike is encoded once (``Shared``), a spectators' frame once per mode."""
+        them see alike is built and encoded once (``StateFrames``), a spectators' frame once
+        per mode."""
         hand = self.state.hand
         assert hand is not None
         if self._history_of is not hand:
-            self._history_of = hand
-            self._history.clear()
-        outer = Shared(self._state_head(self._seats_info()))
-        common_view = self._told(seat_view_parts(hand, None)[0])
-        history: list[dict[str, Any]] | None = common_view.get("history")
-        if history is not None:
-            common_view = {k: v for k, v in common_view.items() if k != "history"}
-        common = Shared(common_view)
-        self._common_history = (history, {})
+            self._history_of, self._hand_cache = hand, HandCache()
+        to_offer = None if hand.over or hand.to_act == self.autoplaying else hand.to_act
+        frames = StateFrames(hand, self._state_head(self._shown_seats()), index, timeout,
+                             to_offer, self.state.autoplayed, self._hand_cache)
         for seat in SEATS:
             peer = self.seat_peers[seat]
             if peer is not None:
-                peer.send_frame(self._state_frame(peer.codec, outer, common, seat, index,
-                                                  timeout))
-        frames: dict[Mode | None, bytes] = {}
-        for peer in self.spectators:
-            mode = peer.codec.mode
-            frame = frames.get(mode)
-            if frame is None:
-                frame = frames[mode] = self._state_frame(peer.codec, outer, common, None, index,
-                                                         timeout)
-            peer.send_frame(frame)
+                peer.send_frame(self._state_frame(peer.codec, frames, seat))
+        if self.spectators:
+            spectated: dict[Mode | None, bytes] = {}
+            for peer in self.spectators:
+                mode = peer.codec.mode
+                frame = spectated.get(mode)
+                if frame is None:
+                    frame = spectated[mode] = self._state_frame(peer.codec, frames, None)
+                peer.send_frame(frame)
 
-    def _state_frame(self, codec: Codec, outer: Shared, common: Shared, seat: int | None,
-                     index: int | None, timeout: bool) -> bytes:
-        """The ``state`` message for ``seat`` (None: a spectator) as ``_state_message`` makes
-        it, encoded from the parts every recipient shares (``outer``: the message's head,
-        ``common``: the view's common part, and the history when every seat's is alike,
-        ``_common_history``) and the seat's own. The history's steps are encoded once per
-        hand (``ItemCache``), not again in every state."""
-        hand = self.state.hand
-        assert hand is not None
-        own_view = self._told(seat_view_parts(hand, seat)[1])
-        seen = own_view.get("history")
-        if seen is not None:  # a secret meld on the table: each seat's own history
-            own_view = {k: v for k, v in own_view.items() if k != "history"}
-            packed = codec.encode_list(seen, self._history)
-        else:
-            seen, encoded = self._common_history
-            assert seen is not None
-            packed = encoded.get(codec.mode) or encoded.setdefault(
-                codec.mode, codec.encode_list(seen, self._history))
-        own: dict[str, Any] = {}
-        if index is not None:
-            event = seen[index]
-            if timeout:
-                event = {**event, "timeout": True}
-            own["event"] = event
-        legal = self._legal(seat)
-        if legal:
-            own["legal"] = legal
-        view = codec.encode_map(common, own_view, {"history": packed})
-        return codec.frame(codec.encode_map(outer, own, {"view": view}))
+    def _state_frame(self, codec: Codec, frames: StateFrames, seat: int | None) -> bytes:
+        """The ``state`` frame of this change for ``seat`` (None: a spectator): a subclass may
+        tell a seat otherwise."""
+        return frames.frame(codec, seat)
+
+    def _shown_seats(self) -> list[dict[str, Any]]:
+        """``_seats_info()`` for the states of a step, made again only when something it shows
+        has changed (read-only: the same list may go out with many states)."""
+        key = self._seats_key()
+        shown = self._shown
+        if key is None or shown is None or shown[0] != key:
+            shown = self._shown = (key, self._seats_info())
+        return shown[1]
+
+    def _seats_key(self) -> tuple[Any, ...] | None:
+        """Everything ``_seats_info`` shows, or None when it shows a countdown (a grace
+        period runs)."""
+        if self.away_until:
+            return None
+        return (self._owner(), *(
+            None if info is None else (info.name, info.player, info.policy, info.stand_in,
+                                       info.timeouts, info.program, info.token_hash is None,
+                                       peer is None)
+            for info, peer in zip(self.state.seats, self.seat_peers, strict=True)))
 
     def _state_head(self, seats: list[dict[str, Any]]) -> dict[str, Any]:
         """What every recipient's ``state`` message of this change has alike, but the view."""
@@ -1050,7 +1036,7 @@ class Table:
     def _told(self, view: dict[str, Any]) -> dict[str, Any]:
         """``view`` (a whole view, or a part of one) as this table tells it: the steps played for
         a timed-out seat are marked in ``history``. The view's maps are shared
-        (``seat_view_parts``): changed ones are copies."""
+        (``seat_view_dict``): changed ones are copies."""
         marked = self.state.autoplayed
         if marked and "history" in view:
             history = list(view["history"])

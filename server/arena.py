@@ -44,13 +44,13 @@ from tongits.protocol import (
     PlayerKind,
     ProtocolError,
     SeatChange,
-    Shared,
     to_dict,
 )
 
 from . import bots
 from .actor import Table
 from .entries import DealEntry, SitEntry, StartEntry
+from .fanout import StateFrames
 from .table import SEATS, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -349,12 +349,11 @@ class ArenaTable(Table):
             raise
         self._late[seat] = 0
 
-    def _state_frame(self, codec: Codec, outer: Shared, common: Shared, seat: int | None,
-                     index: int | None, timeout: bool) -> bytes:
+    def _state_frame(self, codec: Codec, frames: StateFrames, seat: int | None) -> bytes:
         if seat is None or seat not in self.driver.external or self._plays(seat):
-            return super()._state_frame(codec, outer, common, seat, index, timeout)
-        return codec.encode(self._state_message(seat, index, outer.items["seats"],
-                                                timeout=timeout))
+            return super()._state_frame(codec, frames, seat)
+        return codec.encode(self._state_message(seat, frames.index, frames.seats,
+                                                timeout=frames.timeout))
 
     def _state_message(
         self,

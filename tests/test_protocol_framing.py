@@ -314,16 +314,18 @@ def test_a_growing_list_encoded_item_by_item_is_the_list(
     mode: Mode, items: list[dict[str, Any]], data: st.DataObject
 ) -> None:
     """A list that grows from message to message (a hand's history), its items encoded once
-    (``ItemCache``): every prefix, and a list where an item was replaced by a changed copy,
-    reads back as that list, in either mode, across msgpack's array header sizes."""
+    (``ItemCache``): prefixes in any order, a list where an item was replaced by a changed copy
+    (or by an equal one), and that list grown, read back as those lists, in either mode,
+    across msgpack's array header sizes."""
     sender, cache = Codec(mode), ItemCache()
-    cut = data.draw(st.integers(0, len(items)))
-    lists = [items[:cut], items, items[:cut]]
+    cuts = data.draw(st.lists(st.integers(0, len(items)), max_size=4))
+    lists = [items[:cut] for cut in cuts] + [items]
     if items:
-        changed = list(items)
         at = data.draw(st.integers(0, len(items) - 1))
-        changed[at] = {**changed[at], "timeout": True}
-        lists.append(changed)
+        for copy in ({**items[at], "timeout": True}, {**items[at]}):
+            changed = list(items)
+            changed[at] = copy
+            lists += [changed[: at + 1], changed, [*changed, copy]]
     receiver = Codec(mode)
     for value in lists:
         nested = sender.encode_map(Shared({}), {}, {"history": sender.encode_list(value, cache)})

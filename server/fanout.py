@@ -1,0 +1,172 @@
+"""The ``state`` messages of one change of a table, one per recipient, made from shared parts.
+
+A change goes to three seats and any spectators. Their messages differ only in the seat's own
+entries (``seat``, ``hand``, its ``legal`` moves when it is to act, and while a secret meld is on
+the table its ``melds``, ``history`` and ``event``), so the rest is built once per change and
+encoded once per codec mode; what stays the same from one change to the next (the seats, the
+hand's options, each step of the history, a seat's cards, the moves it may be offered) is
+encoded once per hand. A frame is then mostly encoded parts put end to end
+(``Codec.join_map``). Decoded, each frame is the message ``Table._state_message`` builds whole
+for the same recipient (tests check every frame of whole matches against it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from tongits.engine import Hand
+from tongits.engine.view import view_parts
+from tongits.protocol import Codec, ItemCache, Mode
+
+#: Who sees a history: a seat, the spectators (None), or everyone alike.
+_ALL = "all"
+
+
+class HandCache:
+    """What the states of one hand encode once, per codec mode: the history as each seat sees
+    it (an ``ItemCache`` each: every seat alike, or each seat and the spectators apart while a
+    secret meld is on the table), the steps played for a timed-out seat as they are shown,
+    marked ``timeout`` (one copy per step, so that the caches know them from one state to the
+    next), the legal moves offered (an ``ItemCache`` of the engine's shared move maps), and
+    values that stay the same over many states (the seats, the hand's fixed view entries, each
+    recipient's own view entries) until they are other objects."""
+
+    __slots__ = ("_items", "_marked", "_kept")
+
+    def __init__(self) -> None:
+        self._items: dict[int | str | None, ItemCache] = {}
+        self._marked: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._kept: dict[tuple[Any, ...], tuple[tuple[Any, ...], bytes]] = {}
+
+    def items(self, list_of: int | str | None) -> ItemCache:
+        """The cache of one kind of list: a history as a seat (or None: the spectators, or
+        ``_ALL``) sees it, or ``"legal"``."""
+        cache = self._items.get(list_of)
+        if cache is None:
+            cache = self._items[list_of] = ItemCache()
+        return cache
+
+    def told(self, history: list[dict[str, Any]], marked: list[int]) -> list[dict[str, Any]]:
+        """``history`` as the table tells it: the steps in ``marked`` (played for a seat whose
+        turn timed out) carry ``timeout``."""
+        if not marked:
+            return history
+        told = list(history)
+        for step in marked:
+            item = told[step]
+            copy = self._marked.get(id(item))
+            if copy is None or copy[0] is not item:
+                copy = self._marked[id(item)] = (item, {**item, "timeout": True})
+            told[step] = copy[1]
+        return told
+
+    def entries(self, codec: Codec, name: str, items: dict[str, Any], *values: Any) -> bytes:
+        """``codec.entries(items)``, kept under ``name`` and made again only when ``values``
+        (the objects ``items`` holds, which never change) are other objects than last time."""
+        key = (codec.mode, name)
+        known = self._kept.get(key)
+        if known is None or len(known[0]) != len(values) or not all(
+                map(_same, known[0], values)):
+            known = self._kept[key] = (values, codec.entries(items))
+        return known[1]
+
+
+def _same(a: object, b: object) -> bool:
+    return a is b
+
+
+class _Encoded(NamedTuple):
+    """One change's parts that every recipient shares, in one codec mode."""
+
+    head: bytes  # the message's entries but the view, ``event`` (per seat) and ``legal``
+    heads: int  # how many
+    view: bytes  # the view's entries but the recipient's own and ``history``
+    views: int  # how many
+    history: bytes | None  # the ``history`` entry, None if each seat has its own
+
+
+class StateFrames:
+    """The ``state`` frames of one change of ``hand``: ``frame(codec, seat)`` for each
+    recipient, while the hand is in that state.
+
+    ``head`` holds the message's entries but the view, ``event`` and ``legal``; ``index`` is
+    the step that caused the change (None: a deal), ``timeout`` whether the server played it
+    for a seat whose turn timed out; ``to_offer`` the seat offered its legal moves (None: no
+    seat); ``marked`` the steps of the hand played for timed-out seats."""
+
+    __slots__ = ("hand", "parts", "head", "index", "timeout", "_to_offer", "_marked", "_cache",
+                 "_common", "_encoded")
+
+    def __init__(self, hand: Hand, head: dict[str, Any], index: int | None,
+                 timeout: bool, to_offer: int | None, marked: list[int],
+                 cache: HandCache) -> None:
+        self.hand = hand
+        parts = self.parts = view_parts(hand)
+        self.head: dict[str, Any] = head
+        self.index: int | None = index
+        self.timeout: bool = timeout
+        self._to_offer, self._marked, self._cache = to_offer, marked, cache
+        common = parts.history
+        #: the history every recipient sees alike, as told (None: each seat its own)
+        self._common = None if common is None else cache.told(common, marked)
+        self._encoded: dict[Mode | None, _Encoded] = {}
+
+    @property
+    def seats(self) -> list[dict[str, Any]]:
+        seats: list[dict[str, Any]] = self.head["seats"]
+        return seats
+
+    def _event(self, history: list[dict[str, Any]]) -> dict[str, Any]:
+        assert self.index is not None
+        event = history[self.index]
+        return {**event, "timeout": True} if self.timeout else event
+
+    def _encode(self, codec: Codec) -> _Encoded:
+        """The parts every recipient shares, in ``codec``'s mode."""
+        cache, parts = self._cache, self.parts
+        head = dict(self.head)
+        seats = head.pop("seats")
+        if self._common is not None and self.index is not None:
+            head["event"] = self._event(self._common)
+        history = None
+        if self._common is not None:
+            history = codec.entry("history", codec.encode_list(self._common,
+                                                               cache.items(_ALL)))
+        encoded = self._encoded[codec.mode] = _Encoded(
+            codec.join_entries([codec.entries(head),
+                                cache.entries(codec, "seats", {"seats": seats}, seats)]),
+            len(head) + 1,
+            codec.join_entries([cache.entries(codec, "fixed", parts.fixed, parts.fixed),
+                                codec.entries(parts.base)]),
+            len(parts.fixed) + len(parts.base),
+            history)
+        return encoded
+
+    def frame(self, codec: Codec, seat: int | None) -> bytes:
+        """The ``state`` frame for ``seat`` (None: a spectator) in ``codec``'s mode."""
+        parts, cache = self.parts, self._cache
+        encoded = self._encoded.get(codec.mode) or self._encode(codec)
+        outer = [encoded.head]
+        count = encoded.heads + 1
+        history = encoded.history
+        if history is None:  # a secret meld on the table: each seat's own history and event
+            seen = parts.history_of(seat)
+            if self.index is not None:
+                outer.append(codec.entries({"event": self._event(seen)}))
+                count += 1
+            history = codec.entry("history", codec.encode_list(
+                cache.told(seen, self._marked), cache.items(seat)))
+        if seat is not None and seat == self._to_offer:
+            legal = parts.legal(self.hand)
+            if legal:
+                outer.append(codec.entry("legal", codec.encode_list(legal,
+                                                                    cache.items("legal"))))
+                count += 1
+        own = parts.own(seat)
+        view = codec.join_map(encoded.views + len(own) + 1, [
+            encoded.view,
+            cache.entries(codec, f"own {seat}", own, own["hand"], own.get("melds")),
+            history])
+        outer.append(codec.entry("view", view))
+        return codec.frame(codec.join_map(count, outer))
+
