@@ -138,6 +138,8 @@ class SQLiteJournal:
         #: the WAL's pages since its last checkpoint, estimated from above: each entry of a
         #: commit may change a leaf of its own, plus one page per 4 KB of what it stores
         self._wal_pages = 0
+        #: the open transaction began with the WAL due for a checkpoint: its commit makes it
+        self._checkpoint_due = False
         self._next: dict[str, int] = {}
         #: what ``load`` read, for the first ``open_tables`` and ``last_table_number``
         self._loaded: list[list[Entry]] | None = None
@@ -190,9 +192,8 @@ class SQLiteJournal:
             row = db.execute("SELECT MAX(n) FROM entries WHERE table_id = ?", (table,)).fetchone()
             n = 0 if row[0] is None else row[0] + 1
         line = entry_line(entry)
+        self._begin()
         self._wal_pages += 1 + len(line) // PAGE_BYTES
-        if not db.in_transaction:
-            db.execute("BEGIN IMMEDIATE")
         if finished is None and not isinstance(entry, CreateEntry):
             # the common case, a move: one statement, which succeeds or changes nothing
             db.execute("INSERT INTO entries (table_id, n, entry) VALUES (?, ?, ?)",
@@ -227,26 +228,37 @@ class SQLiteJournal:
         self._next[table] = n + 1
 
     def close_table(self, table: str) -> None:
+        self._begin()
         self.db.execute("UPDATE tables SET closed = ? WHERE id = ?", (time.time(), table))
         self._wal_pages += 1
         self._next.pop(table, None)
 
+    def _begin(self) -> None:
+        """Open the transaction of a batch, if none is open, noting whether its commit is the
+        one that checkpoints (``waits`` said so before the batch began)."""
+        if not self.db.in_transaction:
+            self._checkpoint_due = self._wal and self.waits()
+            self.db.execute("BEGIN IMMEDIATE")
+
     def commit(self) -> None:
         """Commit the transaction that ``append`` and ``close_table`` opened, if any; then
-        checkpoint the WAL if it is due (``waits``). The checkpoint is PASSIVE: it copies what
-        no reader (``tongits export``, a backup) still needs, and the next commit starts the
-        WAL over once all of it is copied."""
-        due = self.waits()
+        checkpoint the WAL if the WAL was due for it when the transaction began (``waits``,
+        which the writer of the batch asked: never in the middle of one, whose appends do not
+        make its own commit wait). The checkpoint is PASSIVE: it copies what no reader
+        (``tongits export``, a backup) still needs, and the next commit starts the WAL over
+        once all of it is copied."""
         if self.db.in_transaction:
             self.db.execute("COMMIT")
             self._wal_pages += 1
-        if due and self._wal:
+        if self._checkpoint_due:
+            self._checkpoint_due = False
             self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             self._wal_pages = 0
 
     def waits(self) -> bool:
-        """Whether the next ``commit`` waits on the disk: with ``sync="full"`` each one (its
-        fsync), else the one that checkpoints a WAL of ``WAL_CHECKPOINT_PAGES`` or more."""
+        """Whether the next batch's commit waits on the disk: with ``sync="full"`` each one
+        (its fsync), else the one that begins with ``WAL_CHECKPOINT_PAGES`` or more in the WAL
+        since its last checkpoint (and checkpoints it)."""
         return self._sync_each or (self._wal and self._wal_pages >= WAL_CHECKPOINT_PAGES)
 
     def load(self, *, skip_damaged: bool = False) -> list[str]:

@@ -166,6 +166,8 @@ class LogKind(StrEnum):
     SEAT = "seat"  # someone came, went, lost connection…
     INFO = "info"
     ERROR = "error"
+    #: where the moves missed while away begin: about this hand only (a new deal drops it)
+    MISSED = "missed"
 
 
 @dataclass(slots=True)
@@ -188,6 +190,7 @@ class TableState:
     #: seats whose human came back, with the history length then (marked until they act)
     back_at: dict[int, int] = field(default_factory=dict)
     notes: list[LogLine] = field(default_factory=list)  # local output: help, hint, errors
+    notes_scroll: int = 0  # the first note shown, when they are more than the log's lines
     result: Result | None = None
     standings: dict[str, Any] | None = None
     hands_seen: int = 0
@@ -195,6 +198,7 @@ class TableState:
     message: str = ""
     message_is_error: bool = False
     banner: str | None = None
+    link: LinkStatus = LinkStatus.CONNECTED  # where the session's connection stands
     closed: bool = False
     lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
@@ -228,6 +232,7 @@ class TableState:
 
     def note(self, lines: Sequence[str], kind: LogKind = LogKind.INFO) -> None:
         self.notes = [LogLine(kind, line) for line in lines]
+        self.notes_scroll = 0
 
     def apply(self, update: Update, now: float | None = None) -> None:
         """Take one update from the session; ``now`` is ``time.monotonic()``, from which the
@@ -257,15 +262,17 @@ class TableState:
         if update.missed:
             at = len(update.view.history) - update.missed
             moves = "move" if update.missed == 1 else "moves"
-            line = LogLine(LogKind.INFO, f"⋯ while you were away ({update.missed} {moves}):")
+            line = LogLine(LogKind.MISSED, f"⋯ while you were away ({update.missed} {moves}):")
             self.asides.append((max(at, 0), line))
         self.table = update.table or self.table
         self.deadline_at = now + update.deadline if update.deadline is not None else None
 
     def _new_hand(self, *, said_before: bool) -> None:
         """A view of a new hand (or the first view): what was kept about the last one goes,
-        but the last few lines heard, and the message line if it was about the last hand."""
-        self.asides = [(0, line) for _, line in self.asides[-6:]]
+        but the last few lines heard (not the mark of the moves we missed in it: those moves
+        are gone from the log), and the message line if it was about the last hand."""
+        heard = [line for _, line in self.asides if line.kind is not LogKind.MISSED]
+        self.asides = [(0, line) for line in heard[-6:]]
         self.back_at = {}
         self.result = None
         self.notes = []
@@ -318,6 +325,7 @@ class TableState:
         self.lobby = update.tables
 
     def _connection(self, update: ConnectionChanged, _now: float) -> None:
+        self.link = update.status
         if update.status is LinkStatus.CONNECTED:
             self.banner = None
             self.say("")
