@@ -428,10 +428,10 @@ class ViewParts:
 
     - ``fixed``: the entries every seat's view has alike for the whole hand (the same map in
       every state of the hand);
-    - ``base``: the other entries every seat's view has alike but ``history`` (and ``melds``
-      while a secret meld is on the table, when each seat sees other melds);
-    - ``history``: the history every view has alike, or None while a secret meld is on the
-      table (each seat's own: ``history_of``);
+    - ``base``: the other entries every seat's view has alike but ``melds`` and ``history``;
+    - ``melds`` and ``history``: the melds and the history every view has alike, or None
+      while a secret meld is on the table (each seat's own: ``own``, ``history_of``); the
+      same ``melds`` list in each state until a step places a meld or adds to one;
     - ``own(seat)``: the seat's own entries (``seat``, ``hand``, and ``melds`` when they are
       its own), no key in common with the others; its ``hand`` is the same list in each state
       as long as the seat's cards are the same;
@@ -440,7 +440,8 @@ class ViewParts:
     Everything is read-only, made at most once per state, and only good while the hand is in
     that state (``own`` reads the cards then)."""
 
-    __slots__ = ("steps", "over", "fixed", "base", "history", "_views", "_hands", "_melds",
+    __slots__ = ("steps", "over", "fixed", "base", "melds", "history", "_views", "_hands",
+                 "_melds",
                  "_own", "_own_melds", "_histories", "_shared", "_legal")
 
     def __init__(self, hand: Hand, views: _HandViews) -> None:
@@ -463,8 +464,9 @@ class ViewParts:
             "caller": hand.caller,
         }
         self.history: list[dict[str, Any]] | None = None
+        self.melds: list[dict[str, Any]] | None = None
         if not melds.secret:
-            self.base["melds"] = melds.full
+            self.melds = melds.full
             self.history = list(views.history(None, over))
         if hand.result is not None:
             self.base["result"] = hand.result.to_dict()
@@ -498,7 +500,8 @@ class ViewParts:
         return self._views.cards(self._hands[seat], seat)
 
     def own_melds(self, seat: int | None) -> list[dict[str, Any]] | None:
-        """``own(seat)["melds"]`` (None when the melds are in ``base``), made once per state."""
+        """``own(seat)["melds"]`` (None when every view has the same ``melds``), made once per
+        state."""
         if self.history is not None:
             return None
         melds = self._own_melds.get(seat)
@@ -524,6 +527,7 @@ class ViewParts:
         if self._shared is None:
             self._shared = {**self.fixed, **self.base}
             if self.history is not None:
+                self._shared["melds"] = self.melds
                 self._shared["history"] = self.history
         return self._shared
 
