@@ -332,8 +332,8 @@ class _HandViews:
     through ``Hand.apply``, which always adds a step, so the number of steps identifies the
     state."""
 
-    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_acted", "_melds", "_cards",
-                 "_parts")
+    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_acted", "_melds",
+                 "_meld_forms", "_cards", "_parts")
 
     def __init__(self, hand: Hand) -> None:
         self.steps = 0
@@ -347,6 +347,9 @@ class _HandViews:
         self._meld_steps = 0
         #: the melds' forms (``melds``), and the meld steps and end of hand they were made at
         self._melds: tuple[int, bool, _MeldForms] | None = None
+        #: per meld id: its size and lay-offs when its forms were made, its full form and the
+        #: form without cards
+        self._meld_forms: list[tuple[int, int, dict[str, Any], dict[str, Any]]] = []
         #: the steps each seat has played so far
         self._acted = [0, 0, 0]
         #: per seat: its steps played when its cards' wire form was made, and that form
@@ -382,16 +385,26 @@ class _HandViews:
         full: list[dict[str, Any]] = []
         public: list[tuple[dict[str, Any], int]] = []
         secret = False
+        made = self._meld_forms
         for m in hand.melds:
-            form: dict[str, Any] = {"id": m.id, "owner": m.owner, "secret": m.secret,
-                                    "cards": [_CARD_STR[c] for c in m.cards]}
-            if m.laid_off:
-                form["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
+            size, laid = len(m.cards), len(m.laid_off)
+            if m.id < len(made) and made[m.id][:2] == (size, laid):
+                form, hidden = made[m.id][2:]
+            else:
+                form = {"id": m.id, "owner": m.owner, "secret": m.secret,
+                        "cards": [_CARD_STR[c] for c in m.cards]}
+                if m.laid_off:
+                    form["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
+                hidden = {**form, "cards": None}
+                if m.id < len(made):
+                    made[m.id] = (size, laid, form, hidden)
+                else:
+                    made.append((size, laid, form, hidden))
             full.append(form)
             if _sees_meld(m.secret, m.owner, None, over):
                 public.append((form, m.owner))
             else:
-                public.append(({**form, "cards": None}, m.owner))
+                public.append((hidden, m.owner))
                 secret = True
         forms = _MeldForms(full, public, secret)
         self._melds = (self._meld_steps, over, forms)
