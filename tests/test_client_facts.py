@@ -111,7 +111,10 @@ def test_the_log_scrolls_back_to_the_start_of_the_hand() -> None:
     assert first not in text
     state.log_scroll = len(state.log())
     text = screen_text(state, now=0.0)
-    assert first in text and "↑ 0 earlier · ↓" in text
+    assert first in text and " ↓ " in text and "earlier" not in text  # nothing above it
+    state.log_scroll = 3
+    assert "↑ " in screen_text(state, now=0.0) and " earlier (PgUp) · ↓ 3 later" in screen_text(
+        state, now=0.0)
 
 
 def test_running_standings_stay_through_the_next_hand() -> None:

@@ -467,8 +467,9 @@ def log_window(state: TableState, rows: int) -> list[Line]:
         return lines[-rows:] if rows else []
     shown = lines[max(0, len(lines) - rows - scroll + 1) : len(lines) - scroll]
     above = len(lines) - scroll - len(shown)
-    mark = f" ↑ {above} earlier · ↓ {scroll} later (PgUp, PgDn, End)"
-    return [[("class:count", mark)], *shown]
+    marks = [f"↑ {above} earlier (PgUp)"] if above else []
+    marks.append(f"↓ {scroll} later (PgDn, End)")
+    return [[("class:count", " " + " · ".join(marks))], *shown]
 
 
 def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
