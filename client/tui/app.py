@@ -289,8 +289,8 @@ class TableScreen:
         if link is LinkStatus.CONNECTED or (isinstance(command, Local) and command.name != "say"):
             return True
         if link is LinkStatus.LOST:
-            self.state.say("not sent: the connection is lost; type it again once it is back "
-                           "(your seat is kept)", error=True)
+            self.state.say("not sent: reconnecting… type it again once the link is back",
+                           error=True)
         else:
             self.state.say("not sent: disconnected", error=True)
         return False

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from prompt_toolkit.styles import Style
-from tongits.engine import Card, End, Phase, SeatView, best_arrangement
+from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
 
 from .state import LogKind, LogLine, TableState, layoffs, pile_throwers, pretty_card
 from .words import counted
@@ -467,8 +467,9 @@ def log_window(state: TableState, rows: int) -> list[Line]:
         return lines[-rows:] if rows else []
     shown = lines[max(0, len(lines) - rows - scroll + 1) : len(lines) - scroll]
     above = len(lines) - scroll - len(shown)
-    mark = f" ↑ {above} earlier · ↓ {scroll} later (PgUp, PgDn, End)"
-    return [[("class:count", mark)], *shown]
+    marks = [f"↑ {above} earlier (PgUp)"] if above else []
+    marks.append(f"↓ {scroll} later (PgDn, End)")
+    return [[("class:count", " " + " · ".join(marks))], *shown]
 
 
 def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
@@ -564,34 +565,44 @@ def options_lines(state: TableState) -> list[str]:
     return ["Table options (RULES.md §10), * = house rule:", *rows]
 
 
+def result_head(state: TableState, result: Result) -> str:
+    """Who won the hand and how: a call lost to a challenger says so ("by call" would read as
+    if the winner had called)."""
+    view = state.view
+    me, caller = (view.seat, view.caller) if view is not None else (None, None)
+    if result.winner is None:
+        return "Hand over: no winner (void)"
+    won = "you win" if result.winner == me else f"{_name(state, result.winner)} wins"
+    if result.end is not End.CALL:
+        return f"Hand over: {won} {END_WORDS[result.end]}"
+    if caller is not None and caller != result.winner:
+        called = "your" if caller == me else f"{_name(state, caller)}'s"
+        return f"Hand over: {won}, challenging {called} call"
+    return f"Hand over: {won} by call " + (
+        "(challenged)" if result.challengers else "(nobody challenged)")
+
+
 def result_lines(state: TableState) -> list[Line]:
     """Who won and how, then one row per seat: its name in full, count, burned, chips."""
     result = state.result
     view = state.view
     assert result is not None
-    if result.winner is None:
-        head = "Hand over: no winner (void)"
-    elif view is not None and view.seat == result.winner:
-        head = f"Hand over: you win {END_WORDS[result.end]}"
-    else:
-        head = f"Hand over: {_name(state, result.winner)} wins {END_WORDS[result.end]}"
-    if result.end is End.CALL:
-        head += " (challenged)" if result.challengers else " (nobody challenged)"
-    lines: list[Line] = [[("class:turn", " " + head)]]
     names = [_name(state, seat) for seat in range(3)]
     column = max(len(n) for n in names)
-    for seat in range(3):
-        lines.append(
-            [
-                ("class:me" if view and view.seat == seat else "", f" {names[seat]:<{column}}"),
-                ("", f" count {result.counts[seat]:>3}"),
-                ("class:warn", " burned" if seat in result.burned else "       "),
-                ("class:count", f" {result.chips[seat]:+4d}"),
-            ]
-        )
-    lines.append([("class:turn", " Match over: ^Q to leave" if state.match_over
-                   else " Enter: next hand")])
-    return lines
+    rows: list[Line] = [
+        [
+            ("class:me" if view and view.seat == seat else "", f" {names[seat]:<{column}}"),
+            ("", f" count {result.counts[seat]:>3}"),
+            ("class:warn", " burned" if seat in result.burned else "       "),
+            ("class:count", f" {result.chips[seat]:+4d}"),
+        ]
+        for seat in range(3)
+    ]
+    # The head no wider than the rows or 48 columns: the log beside it keeps room.
+    head = wrap([("class:turn", " " + result_head(state, result))],
+                max(48, width(rows[0])), indent=2)
+    return [*head, *rows, [("class:turn", " Match over: ^Q to leave" if state.match_over
+                            else " Enter: next hand")]]
 
 
 def message_line(state: TableState, cols: int = 80) -> Line:
