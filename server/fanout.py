@@ -27,17 +27,20 @@ class HandCache:
     it (an ``ItemCache`` each: every seat alike, or each seat and the spectators apart while a
     secret meld is on the table), the steps played for a timed-out seat as they are shown,
     marked ``timeout`` (one copy per step, so that the caches know them from one state to the
-    next), the legal moves offered (an ``ItemCache`` of the engine's shared move maps), and
+    next), the legal moves offered (each list of them, and each move's map), and
     values that stay the same over many states (the seats, the hand's fixed view entries, each
     recipient's own view entries) until they are other objects."""
 
-    __slots__ = ("_items", "_marked", "_kept", "_own")
+    __slots__ = ("_items", "_marked", "_kept", "_own", "_legal")
 
     def __init__(self) -> None:
         self._items: dict[int | str | None, ItemCache] = {}
         self._marked: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._kept: dict[tuple[Mode | None, str], tuple[Any, bytes]] = {}
         self._own: dict[tuple[Mode | None, int | None], tuple[Any, Any, bytes]] = {}
+        #: the ``legal`` entries by mode and the ids of the moves' maps (which the item cache
+        #: of ``"legal"`` holds, so that no other map takes their ids)
+        self._legal: dict[tuple[Any, ...], bytes] = {}
 
     def items(self, list_of: int | str | None) -> ItemCache:
         """The cache of one kind of list: a history as a seat (or None: the spectators, or
@@ -71,6 +74,17 @@ class HandCache:
         if known is None or known[0] is not cards or known[1] is not melds:
             known = self._own[key] = (cards, melds, codec.entries(parts.own(seat)))
         return known[2]
+
+    def legal_entry(self, codec: Codec, legal: list[dict[str, Any]]) -> bytes:
+        """The ``legal`` entry of ``legal`` (the engine's shared move maps), kept for each list
+        of moves offered in the hand: a seat that may only draw, or answer a call, is offered
+        the same moves state after state."""
+        key = (codec.mode, *map(id, legal))
+        entry = self._legal.get(key)
+        if entry is None:
+            entry = self._legal[key] = codec.entry("legal", codec.encode_list(
+                legal, self.items("legal")))
+        return entry
 
     def entries(self, codec: Codec, name: str, items: dict[str, Any], value: Any) -> bytes:
         """``codec.entries(items)``, kept under ``name`` and made again only when ``value``
@@ -175,8 +189,7 @@ class StateFrames:
                     cache.told(seen, self._marked), cache.items(seat)))
             legal = parts.legal(self.hand) if offered else []
             if legal:
-                outer.append(codec.entry("legal", codec.encode_list(legal,
-                                                                    cache.items("legal"))))
+                outer.append(cache.legal_entry(codec, legal))
                 count += 1
             template = codec.template(outer, count, "view", encoded.view, encoded.views,
                                       history)
