@@ -118,7 +118,7 @@ def test_the_result_says_who_called_and_who_won(seed: int, head: str) -> None:
     the winner had called)."""
     state, _ = finished(seed)
     assert state.result is not None and state.result.end is End.CALL
-    assert result_head(state, state.result) == head
+    assert " ".join(result_head(state, state.result)) == head
     panel = [line.split("│")[0].strip() for line in screen_text(state, now=0.0).split("\n")]
     top = next(i for i, line in enumerate(panel) if line.startswith("Hand over:"))
     assert " ".join(panel[top : top + 2]).startswith(head)  # wrapped, if need be, not cut
