@@ -332,8 +332,8 @@ class _HandViews:
     through ``Hand.apply``, which always adds a step, so the number of steps identifies the
     state."""
 
-    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_acted", "_melds", "_cards",
-                 "_parts")
+    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_acted", "_melds",
+                 "_meld_forms", "_cards", "_parts")
 
     def __init__(self, hand: Hand) -> None:
         self.steps = 0
@@ -347,6 +347,9 @@ class _HandViews:
         self._meld_steps = 0
         #: the melds' forms (``melds``), and the meld steps and end of hand they were made at
         self._melds: tuple[int, bool, _MeldForms] | None = None
+        #: per meld id: its size and lay-offs when its forms were made, its full form and the
+        #: form without cards
+        self._meld_forms: list[tuple[int, int, dict[str, Any], dict[str, Any]]] = []
         #: the steps each seat has played so far
         self._acted = [0, 0, 0]
         #: per seat: its steps played when its cards' wire form was made, and that form
@@ -382,16 +385,26 @@ class _HandViews:
         full: list[dict[str, Any]] = []
         public: list[tuple[dict[str, Any], int]] = []
         secret = False
+        made = self._meld_forms
         for m in hand.melds:
-            form: dict[str, Any] = {"id": m.id, "owner": m.owner, "secret": m.secret,
-                                    "cards": [_CARD_STR[c] for c in m.cards]}
-            if m.laid_off:
-                form["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
+            size, laid = len(m.cards), len(m.laid_off)
+            if m.id < len(made) and made[m.id][:2] == (size, laid):
+                form, hidden = made[m.id][2:]
+            else:
+                form = {"id": m.id, "owner": m.owner, "secret": m.secret,
+                        "cards": [_CARD_STR[c] for c in m.cards]}
+                if m.laid_off:
+                    form["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
+                hidden = {**form, "cards": None}
+                if m.id < len(made):
+                    made[m.id] = (size, laid, form, hidden)
+                else:
+                    made.append((size, laid, form, hidden))
             full.append(form)
             if _sees_meld(m.secret, m.owner, None, over):
                 public.append((form, m.owner))
             else:
-                public.append(({**form, "cards": None}, m.owner))
+                public.append((hidden, m.owner))
                 secret = True
         forms = _MeldForms(full, public, secret)
         self._melds = (self._meld_steps, over, forms)
@@ -428,10 +441,10 @@ class ViewParts:
 
     - ``fixed``: the entries every seat's view has alike for the whole hand (the same map in
       every state of the hand);
-    - ``base``: the other entries every seat's view has alike but ``history`` (and ``melds``
-      while a secret meld is on the table, when each seat sees other melds);
-    - ``history``: the history every view has alike, or None while a secret meld is on the
-      table (each seat's own: ``history_of``);
+    - ``base``: the other entries every seat's view has alike but ``melds`` and ``history``;
+    - ``melds`` and ``history``: the melds and the history every view has alike, or None
+      while a secret meld is on the table (each seat's own: ``own``, ``history_of``); the
+      same ``melds`` list in each state until a step places a meld or adds to one;
     - ``own(seat)``: the seat's own entries (``seat``, ``hand``, and ``melds`` when they are
       its own), no key in common with the others; its ``hand`` is the same list in each state
       as long as the seat's cards are the same;
@@ -440,7 +453,8 @@ class ViewParts:
     Everything is read-only, made at most once per state, and only good while the hand is in
     that state (``own`` reads the cards then)."""
 
-    __slots__ = ("steps", "over", "fixed", "base", "history", "_views", "_hands", "_melds",
+    __slots__ = ("steps", "over", "fixed", "base", "melds", "history", "_views", "_hands",
+                 "_melds",
                  "_own", "_own_melds", "_histories", "_shared", "_legal")
 
     def __init__(self, hand: Hand, views: _HandViews) -> None:
@@ -463,8 +477,9 @@ class ViewParts:
             "caller": hand.caller,
         }
         self.history: list[dict[str, Any]] | None = None
+        self.melds: list[dict[str, Any]] | None = None
         if not melds.secret:
-            self.base["melds"] = melds.full
+            self.melds = melds.full
             self.history = list(views.history(None, over))
         if hand.result is not None:
             self.base["result"] = hand.result.to_dict()
@@ -498,7 +513,8 @@ class ViewParts:
         return self._views.cards(self._hands[seat], seat)
 
     def own_melds(self, seat: int | None) -> list[dict[str, Any]] | None:
-        """``own(seat)["melds"]`` (None when the melds are in ``base``), made once per state."""
+        """``own(seat)["melds"]`` (None when every view has the same ``melds``), made once per
+        state."""
         if self.history is not None:
             return None
         melds = self._own_melds.get(seat)
@@ -524,6 +540,7 @@ class ViewParts:
         if self._shared is None:
             self._shared = {**self.fixed, **self.base}
             if self.history is not None:
+                self._shared["melds"] = self.melds
                 self._shared["history"] = self.history
         return self._shared
 

@@ -87,7 +87,7 @@ class _Encoded(NamedTuple):
 
     head: bytes  # the message's entries but the view, ``event`` (per seat) and ``legal``
     heads: int  # how many
-    view: bytes  # the view's entries but the recipient's own and ``history``
+    view: list[bytes]  # the view's entries but the recipient's own and ``history``
     views: int  # how many in all, the recipient's own and ``history`` too
     #: the ``history`` entry and the frame, but the recipient's own view entries
     #: (``Codec.fill``), of recipients offered no moves; None while each seat has its own
@@ -141,14 +141,17 @@ class StateFrames:
         head_entries = codec.join_entries([
             codec.entries(head), cache.entries(codec, "seats", {"seats": seats}, seats)])
         heads = len(head) + 1
-        view = codec.join_entries([cache.entries(codec, "fixed", parts.fixed, parts.fixed),
-                                   codec.entries(parts.base)])
+        view = [cache.entries(codec, "fixed", parts.fixed, parts.fixed),
+                codec.entries(parts.base)]
         views = len(parts.fixed) + len(parts.base) + parts.own_count + 1
+        if parts.melds is not None:
+            view.append(cache.entries(codec, "melds", {"melds": parts.melds}, parts.melds))
+            views += 1
         history = common = None
         if self._common is not None:
             history = codec.entry("history", codec.encode_list(self._common,
                                                                cache.items(_ALL)))
-            common = codec.template([head_entries], heads, "view", [view], views, history)
+            common = codec.template([head_entries], heads, "view", view, views, history)
         encoded = self._encoded[codec.mode] = _Encoded(head_entries, heads, view, views,
                                                        history, common)
         return encoded
@@ -175,6 +178,6 @@ class StateFrames:
                 outer.append(codec.entry("legal", codec.encode_list(legal,
                                                                     cache.items("legal"))))
                 count += 1
-            template = codec.template(outer, count, "view", [encoded.view], encoded.views,
+            template = codec.template(outer, count, "view", encoded.view, encoded.views,
                                       history)
         return codec.fill(template, cache.own_entries(codec, seat, parts))
