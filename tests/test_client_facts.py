@@ -118,10 +118,30 @@ def test_the_result_says_who_called_and_who_won(seed: int, head: str) -> None:
     the winner had called)."""
     state, _ = finished(seed)
     assert state.result is not None and state.result.end is End.CALL
-    assert result_head(state, state.result) == head
+    assert " ".join(result_head(state, state.result)) == head
     panel = [line.split("│")[0].strip() for line in screen_text(state, now=0.0).split("\n")]
     top = next(i for i, line in enumerate(panel) if line.startswith("Hand over:"))
     assert " ".join(panel[top : top + 2]).startswith(head)  # wrapped, if need be, not cut
+
+
+def test_a_hint_goes_once_the_game_moves_on_from_its_position() -> None:
+    """A hint advises one position: the same view delivered again (a resume) keeps it, any
+    move (here the bots', after ours) takes it away; help is about no position and stays."""
+    session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    session.start(state.apply)
+    view = state.view
+    assert view is not None and view.legal
+    state.note(["best: hold"], about=view)
+    state.apply(StateUpdate(view, session.seats(), None, table="local"))
+    assert "best: hold" in screen_text(state, now=0.0)
+    session.send_move(choose_move(view))
+    assert state.view is not view and "best: hold" not in screen_text(state, now=0.0)
+    state.note(["help stays"])
+    later = state.view
+    assert later is not None
+    session.send_move(choose_move(later))
+    assert state.view is not later and "help stays" in screen_text(state, now=0.0)
 
 
 def test_the_log_scrolls_back_to_the_start_of_the_hand() -> None:

@@ -354,7 +354,7 @@ class TableScreen:
         state = self.state
         waiting = state.message in (THINKING, STILL_THINKING)
         if state.view is view:
-            state.note(lines)
+            state.note(lines, about=view)
             if waiting:
                 state.say("")
         elif self._hint_again and state.view is not None:

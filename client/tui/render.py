@@ -565,21 +565,21 @@ def options_lines(state: TableState) -> list[str]:
     return ["Table options (RULES.md §10), * = house rule:", *rows]
 
 
-def result_head(state: TableState, result: Result) -> str:
-    """Who won the hand and how: a call lost to a challenger says so ("by call" would read as
-    if the winner had called)."""
+def result_head(state: TableState, result: Result) -> tuple[str, str]:
+    """Who won the hand, and how (``""`` for a void hand): a call lost to a challenger says
+    so ("by call" would read as if the winner had called)."""
     view = state.view
     me, caller = (view.seat, view.caller) if view is not None else (None, None)
     if result.winner is None:
-        return "Hand over: no winner (void)"
-    won = "you win" if result.winner == me else f"{_name(state, result.winner)} wins"
+        return "Hand over: no winner (void)", ""
+    won = "Hand over: " + ("you win" if result.winner == me else
+                           f"{_name(state, result.winner)} wins")
     if result.end is not End.CALL:
-        return f"Hand over: {won} {END_WORDS[result.end]}"
+        return won, END_WORDS[result.end]
     if caller is not None and caller != result.winner:
         called = "your" if caller == me else f"{_name(state, caller)}'s"
-        return f"Hand over: {won}, challenging {called} call"
-    return f"Hand over: {won} by call " + (
-        "(challenged)" if result.challengers else "(nobody challenged)")
+        return won + ",", f"challenging {called} call"
+    return won, "by call " + ("(challenged)" if result.challengers else "(nobody challenged)")
 
 
 def result_lines(state: TableState) -> list[Line]:
@@ -598,9 +598,13 @@ def result_lines(state: TableState) -> list[Line]:
         ]
         for seat in range(3)
     ]
-    # The head no wider than the rows or 48 columns: the log beside it keeps room.
-    head = wrap([("class:turn", " " + result_head(state, result))],
-                max(48, width(rows[0])), indent=2)
+    won, how = result_head(state, result)
+    # How on a line of its own when the head would be wider than the rows and 48 columns:
+    # the log beside it keeps room.
+    if len(won) + len(how) + 2 <= max(48, width(rows[0])):
+        head = [[("class:turn", f" {won} {how}".rstrip())]]
+    else:
+        head = [[("class:turn", " " + won)], [("class:turn", "   " + how)]]
     return [*head, *rows, [("class:turn", " Match over: ^Q to leave" if state.match_over
                             else " Enter: next hand")]]
 

@@ -191,6 +191,8 @@ class TableState:
     back_at: dict[int, int] = field(default_factory=dict)
     notes: list[LogLine] = field(default_factory=list)  # local output: help, hint, errors
     notes_scroll: int = 0  # the first note shown, when they are more than the log's lines
+    #: the view the notes are about (a hint), when they are about one: they go when it does
+    notes_about: SeatView | None = None
     result: Result | None = None
     standings: dict[str, Any] | None = None
     hands_seen: int = 0
@@ -230,9 +232,14 @@ class TableState:
         self.message = text
         self.message_is_error = error
 
-    def note(self, lines: Sequence[str], kind: LogKind = LogKind.INFO) -> None:
+    def note(
+        self, lines: Sequence[str], kind: LogKind = LogKind.INFO, about: SeatView | None = None
+    ) -> None:
+        """Show ``lines`` in the log's place; ``about``: the position they advise (a hint),
+        after which they would mislead, so they go once the game has moved on from it."""
         self.notes = [LogLine(kind, line) for line in lines]
         self.notes_scroll = 0
+        self.notes_about = about
 
     def apply(self, update: Update, now: float | None = None) -> None:
         """Take one update from the session; ``now`` is ``time.monotonic()``, from which the
@@ -250,6 +257,10 @@ class TableState:
             self._new_hand(said_before=old is not None)
         else:
             self._moved_on(old.history, update.view)
+        about = self.notes_about
+        if about is not None and (about.history, about.phase) != (
+                update.view.history, update.view.phase):
+            self.notes, self.notes_about = [], None
         self.view = update.view
         if len(update.view.legal) > 1:
             self.choices.append(update.view)
@@ -275,7 +286,7 @@ class TableState:
         self.asides = [(0, line) for line in heard[-6:]]
         self.back_at = {}
         self.result = None
-        self.notes = []
+        self.notes, self.notes_about = [], None
         self.choices = []
         self.hands_seen += 1
         self.drawn = None
