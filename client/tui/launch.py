@@ -197,7 +197,7 @@ class PlaySession(NetSession):
                     sink(ServerRefused("records", f"hand record not written: {error}"))
                     return
                 if written:
-                    sink(Notice(f"saved for tongits replay: {written[-1]}"))
+                    sink(Notice(f"saved for tongits replay: {written[-1]}", this_hand=True))
 
         super().start(recording)
 
