@@ -176,7 +176,8 @@ class LogLine:
     text: str
     seat: int | None = None
     #: about this hand only (where the moves missed while away begin, where its record was
-    #: saved): the next deal drops it, where the lines heard are kept a while
+    #: saved, that we came back to it): the next deal drops it, where the lines heard are
+    #: kept a while
     this_hand: bool = False
 
 
