@@ -18,6 +18,7 @@ from tongits.client.tui.state import (
     ChatReceived,
     ConnectionChanged,
     LinkStatus,
+    Notice,
     SeatsChanged,
     StateUpdate,
     TableState,
@@ -236,12 +237,15 @@ def test_the_mark_of_the_missed_moves_goes_with_its_hand() -> None:
     state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     state.apply(StateUpdate(over, SEATS, None, table="t1", missed=missed))
     marker = f"⋯ while you were away ({missed} moves):"
-    assert marker in [line.text for line in state.log()]
+    state.apply(Notice("hand record saved", this_hand=True))
+    state.apply(Notice("friends join: tongits connect 10.0.0.2:7777"))
+    assert {marker, "hand record saved"} <= {line.text for line in state.log()}
     session.next_hand()
     state.apply(StateUpdate(views[-1], SEATS, None, table="t1"))
     assert state.hands_seen == 2 and not state.hand_over
     log = [line.text for line in state.log()]
     assert "Bob: brb" in log and not any("while you were away" in text for text in log)
+    assert "friends join: tongits connect 10.0.0.2:7777" in log and "hand record saved" not in log
     assert "while you were away" not in screen_text(state, now=0.0)
 
 

@@ -450,7 +450,7 @@ def log_lines(state: TableState) -> list[Line]:
     for entry in state.log():
         if entry.kind is LogKind.CHAT:
             out.append([("class:chat", " » " + entry.text)])
-        elif entry.kind in (LogKind.SEAT, LogKind.INFO, LogKind.MISSED):
+        elif entry.kind is LogKind.SEAT or entry.kind is LogKind.INFO:
             style = "class:warn" if entry.kind is LogKind.SEAT else "class:dim"
             out.append([(style, " " + entry.text)])
         else:

@@ -120,9 +120,11 @@ class ConnectionChanged:
 @dataclass(frozen=True, slots=True)
 class Notice:
     """Something the session wants the player to read now (back in the seat, an address, the
-    invite link of their private table): shown on the message line and kept in the log."""
+    invite link of their private table): shown on the message line and kept in the log;
+    ``this_hand``: about the hand being played (where its record was saved), not kept after."""
 
     text: str
+    this_hand: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +168,6 @@ class LogKind(StrEnum):
     SEAT = "seat"  # someone came, went, lost connection…
     INFO = "info"
     ERROR = "error"
-    #: where the moves missed while away begin: about this hand only (a new deal drops it)
-    MISSED = "missed"
 
 
 @dataclass(slots=True)
@@ -175,6 +175,10 @@ class LogLine:
     kind: LogKind
     text: str
     seat: int | None = None
+    #: about this hand only (where the moves missed while away begin, where its record was
+    #: saved, that we came back to it): the next deal drops it, where the lines heard are
+    #: kept a while
+    this_hand: bool = False
 
 
 @dataclass(slots=True)
@@ -273,16 +277,18 @@ class TableState:
         if update.missed:
             at = len(update.view.history) - update.missed
             moves = "move" if update.missed == 1 else "moves"
-            line = LogLine(LogKind.MISSED, f"⋯ while you were away ({update.missed} {moves}):")
+            line = LogLine(LogKind.INFO, f"⋯ while you were away ({update.missed} {moves}):",
+                           this_hand=True)
             self.asides.append((max(at, 0), line))
         self.table = update.table or self.table
         self.deadline_at = now + update.deadline if update.deadline is not None else None
 
     def _new_hand(self, *, said_before: bool) -> None:
         """A view of a new hand (or the first view): what was kept about the last one goes,
-        but the last few lines heard (not the mark of the moves we missed in it: those moves
-        are gone from the log), and the message line if it was about the last hand."""
-        heard = [line for _, line in self.asides if line.kind is not LogKind.MISSED]
+        but the last few lines heard (not those about that hand only, such as the mark of the
+        moves we missed in it: those moves are gone from the log), and the message line if it
+        was about the last hand."""
+        heard = [line for _, line in self.asides if not line.this_hand]
         self.asides = [(0, line) for line in heard[-6:]]
         self.back_at = {}
         self.result = None
@@ -328,7 +334,7 @@ class TableState:
 
     def _notice(self, update: Notice, _now: float) -> None:
         self.say(update.text)
-        self._aside(LogLine(LogKind.INFO, update.text))
+        self._aside(LogLine(LogKind.INFO, update.text, this_hand=update.this_hand))
 
     def _listed(self, update: TablesListed, _now: float) -> None:
         if self.lobby is not None and update.tables is None:
