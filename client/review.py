@@ -45,9 +45,10 @@ class Bar:
         self.stream.flush()
 
 
-def render(review: SeatReview) -> str:
-    """The plain table and summary of one seat's review."""
-    lines = [f"seat {review.seat}: {len(review.decisions)} decisions"]
+def render(review: SeatReview, heading: str | None = None) -> str:
+    """The plain table and summary of one seat's review, under ``heading`` (by default the
+    seat's number and its count of decisions)."""
+    lines = [heading or f"seat {review.seat}: {len(review.decisions)} decisions"]
     lines.append(f"  {'#':>3} {'turn':>4}  {'played':<26} {'best':<26} {'loss':>6}")
     for d in review.decisions:
         mark = "!" if d.loss >= COSTLY else " "

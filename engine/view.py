@@ -292,6 +292,8 @@ def view_parts(hand: Hand) -> ViewParts:
 # ----- what the views of one hand share ---------------------------------------------------------
 
 _CARD_STR: tuple[str, ...] = tuple(str(c) for c in DECK)
+#: Each phase's wire form.
+_PHASES: dict[Phase, str] = {phase: phase.value for phase in Phase}
 #: A spectator's cards (shared, read-only).
 _NO_CARDS: list[str] = []
 _SECRET = Action.SECRET
@@ -330,7 +332,8 @@ class _HandViews:
     through ``Hand.apply``, which always adds a step, so the number of steps identifies the
     state."""
 
-    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_melds", "_cards", "_parts")
+    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_acted", "_melds",
+                 "_meld_forms", "_cards", "_parts")
 
     def __init__(self, hand: Hand) -> None:
         self.steps = 0
@@ -344,8 +347,13 @@ class _HandViews:
         self._meld_steps = 0
         #: the melds' forms (``melds``), and the meld steps and end of hand they were made at
         self._melds: tuple[int, bool, _MeldForms] | None = None
-        #: per seat: its cards when their wire form was made, and that form
-        self._cards: list[tuple[set[Card], list[str]] | None] = [None, None, None]
+        #: per meld id: its size and lay-offs when its forms were made, its full form and the
+        #: form without cards
+        self._meld_forms: list[tuple[int, int, dict[str, Any], dict[str, Any]]] = []
+        #: the steps each seat has played so far
+        self._acted = [0, 0, 0]
+        #: per seat: its steps played when its cards' wire form was made, and that form
+        self._cards: list[tuple[int, list[str]] | None] = [None, None, None]
         self._parts: ViewParts | None = None
 
     def _catch_up(self, hand: Hand) -> None:
@@ -357,6 +365,7 @@ class _HandViews:
                 seen.append(full if perspective == step.seat else public)
             if step.move.action in _MELD_CHANGES:
                 self._meld_steps += 1
+            self._acted[step.seat] += 1
         self.steps = len(steps)
 
     def history(self, seat: int | None, over: bool) -> list[dict[str, Any]]:
@@ -376,27 +385,38 @@ class _HandViews:
         full: list[dict[str, Any]] = []
         public: list[tuple[dict[str, Any], int]] = []
         secret = False
+        made = self._meld_forms
         for m in hand.melds:
-            form: dict[str, Any] = {"id": m.id, "owner": m.owner, "secret": m.secret,
-                                    "cards": [_CARD_STR[c] for c in m.cards]}
-            if m.laid_off:
-                form["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
+            size, laid = len(m.cards), len(m.laid_off)
+            if m.id < len(made) and made[m.id][:2] == (size, laid):
+                form, hidden = made[m.id][2:]
+            else:
+                form = {"id": m.id, "owner": m.owner, "secret": m.secret,
+                        "cards": [_CARD_STR[c] for c in m.cards]}
+                if m.laid_off:
+                    form["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
+                hidden = {**form, "cards": None}
+                if m.id < len(made):
+                    made[m.id] = (size, laid, form, hidden)
+                else:
+                    made.append((size, laid, form, hidden))
             full.append(form)
             if _sees_meld(m.secret, m.owner, None, over):
                 public.append((form, m.owner))
             else:
-                public.append(({**form, "cards": None}, m.owner))
+                public.append((hidden, m.owner))
                 secret = True
         forms = _MeldForms(full, public, secret)
         self._melds = (self._meld_steps, over, forms)
         return forms
 
     def cards(self, cards: set[Card], seat: int) -> list[str]:
-        """The wire form of ``seat``'s ``cards`` (sorted), the same list as long as they are
-        the same cards (a seat's cards change only on its own turn)."""
+        """The wire form of ``seat``'s ``cards`` (after ``_catch_up``), sorted: the same list
+        until the seat plays a step (only its own moves change its cards)."""
         known = self._cards[seat]
-        if known is None or known[0] != cards:
-            known = self._cards[seat] = (set(cards), [_CARD_STR[c] for c in sorted(cards)])
+        acted = self._acted[seat]
+        if known is None or known[0] != acted:
+            known = self._cards[seat] = (acted, [_CARD_STR[c] for c in sorted(cards)])
         return known[1]
 
     def parts(self, hand: Hand) -> ViewParts:
@@ -421,10 +441,10 @@ class ViewParts:
 
     - ``fixed``: the entries every seat's view has alike for the whole hand (the same map in
       every state of the hand);
-    - ``base``: the other entries every seat's view has alike but ``history`` (and ``melds``
-      while a secret meld is on the table, when each seat sees other melds);
-    - ``history``: the history every view has alike, or None while a secret meld is on the
-      table (each seat's own: ``history_of``);
+    - ``base``: the other entries every seat's view has alike but ``melds`` and ``history``;
+    - ``melds`` and ``history``: the melds and the history every view has alike, or None
+      while a secret meld is on the table (each seat's own: ``own``, ``history_of``); the
+      same ``melds`` list in each state until a step places a meld or adds to one;
     - ``own(seat)``: the seat's own entries (``seat``, ``hand``, and ``melds`` when they are
       its own), no key in common with the others; its ``hand`` is the same list in each state
       as long as the seat's cards are the same;
@@ -433,8 +453,9 @@ class ViewParts:
     Everything is read-only, made at most once per state, and only good while the hand is in
     that state (``own`` reads the cards then)."""
 
-    __slots__ = ("steps", "over", "fixed", "base", "history", "_views", "_hands", "_melds",
-                 "_own", "_histories", "_shared", "_legal")
+    __slots__ = ("steps", "over", "fixed", "base", "melds", "history", "_views", "_hands",
+                 "_melds",
+                 "_own", "_own_melds", "_histories", "_shared", "_legal")
 
     def __init__(self, hand: Hand, views: _HandViews) -> None:
         over = self.over = hand.over
@@ -451,35 +472,57 @@ class ViewParts:
             "opened": [hand.opened(0), hand.opened(1), hand.opened(2)],
             "blocked": [hand.call_blocked(0), hand.call_blocked(1), hand.call_blocked(2)],
             "to_act": None if over else hand.to_act,
-            "phase": hand.phase.value,
+            "phase": _PHASES[hand.phase],
             "turn": hand.turn,
             "caller": hand.caller,
         }
         self.history: list[dict[str, Any]] | None = None
+        self.melds: list[dict[str, Any]] | None = None
         if not melds.secret:
-            self.base["melds"] = melds.full
+            self.melds = melds.full
             self.history = list(views.history(None, over))
         if hand.result is not None:
             self.base["result"] = hand.result.to_dict()
         if over:
             self.base["revealed"] = [[_CARD_STR[c] for c in sorted(h)] for h in hands]
         self._own: dict[int | None, dict[str, Any]] = {}
+        self._own_melds: dict[int | None, list[dict[str, Any]]] = {}
         self._histories: dict[int | None, list[dict[str, Any]]] = {}
         self._shared: dict[str, Any] | None = None
         self._legal: list[dict[str, Any]] | None = None
 
+    @property
+    def own_count(self) -> int:
+        """How many entries ``own`` has (the same for every seat)."""
+        return 2 if self.history is not None else 3
+
     def own(self, seat: int | None) -> dict[str, Any]:
         own = self._own.get(seat)
         if own is None:
-            own = {"seat": seat,
-                   "hand": _NO_CARDS if seat is None else self._views.cards(self._hands[seat],
-                                                                             seat)}
-            if self.history is None:
-                full = self._melds.full
-                own["melds"] = [full[i] if owner == seat else m
-                                for i, (m, owner) in enumerate(self._melds.public)]
+            own = {"seat": seat, "hand": self.cards(seat)}
+            melds = self.own_melds(seat)
+            if melds is not None:
+                own["melds"] = melds
             self._own[seat] = own
         return own
+
+    def cards(self, seat: int | None) -> list[str]:
+        """``own(seat)["hand"]``: the same list as long as the seat's cards are the same."""
+        if seat is None:
+            return _NO_CARDS
+        return self._views.cards(self._hands[seat], seat)
+
+    def own_melds(self, seat: int | None) -> list[dict[str, Any]] | None:
+        """``own(seat)["melds"]`` (None when every view has the same ``melds``), made once per
+        state."""
+        if self.history is not None:
+            return None
+        melds = self._own_melds.get(seat)
+        if melds is None:
+            full = self._melds.full
+            melds = self._own_melds[seat] = [full[i] if owner == seat else m
+                                             for i, (m, owner) in enumerate(self._melds.public)]
+        return melds
 
     def history_of(self, seat: int | None) -> list[dict[str, Any]]:
         """The history as ``seat`` sees it: ``history`` when every view has the same."""
@@ -497,6 +540,7 @@ class ViewParts:
         if self._shared is None:
             self._shared = {**self.fixed, **self.base}
             if self.history is not None:
+                self._shared["melds"] = self.melds
                 self._shared["history"] = self.history
         return self._shared
 

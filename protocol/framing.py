@@ -213,6 +213,31 @@ class Codec:
         header: bytes = self._packer.pack_map_header(count)
         return header + b"".join(parts)
 
+    def template(self, outer: list[bytes], outer_count: int, key: str, inner: list[bytes],
+                 inner_count: int, tail: bytes) -> tuple[bytes, bytes]:
+        """A message that many recipients get alike but for a few entries of one nested map,
+        as the bytes before those entries and after them (``fill`` puts them in): a map of the
+        ``outer`` entries (``outer_count`` of them, groups as ``join_map`` takes them) and,
+        under ``key``, a map of the ``inner`` entries, the recipient's, and ``tail`` (one
+        group); ``inner_count`` counts the recipient's entries too."""
+        if self._mode is Mode.TEXT:
+            head = self.join_entries([*outer, _JSON.encode(key).encode("utf-8") + b":{"])
+            inside = self.join_entries(inner)
+            return (b"{" + head + inside + (b"," if inside else b""),
+                    (b"," + tail if tail else b"") + b"}}\n")
+        packer = self._packer
+        before = b"".join([packer.pack_map_header(outer_count + 1), *outer, packer.pack(key),
+                           packer.pack_map_header(inner_count), *inner])
+        return before, tail
+
+    def fill(self, template: tuple[bytes, bytes], entries: bytes) -> bytes:
+        """The frame of a ``template`` with ``entries`` (encoded entries, not empty) in it."""
+        before, after = template
+        if self._mode is Mode.TEXT:
+            return before + entries + after
+        return b"".join((_HEADER.pack(len(before) + len(entries) + len(after)), before,
+                         entries, after))
+
     def join_entries(self, parts: list[bytes]) -> bytes:
         """Groups of encoded entries (as ``join_map`` takes them) as one group."""
         if self._mode is Mode.TEXT:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import operator
 import random
 import secrets
 from dataclasses import dataclass, field, replace
@@ -82,6 +83,10 @@ if TYPE_CHECKING:
     from .peer import Peer
 
 log = logging.getLogger("tongits.server")
+
+#: What ``Table._seats_info`` shows of a seat.
+_SHOWN_FIELDS = operator.attrgetter("name", "player", "policy", "stand_in", "timeouts",
+                                    "program", "token_hash")
 
 #: Safety bound on moves the server plays for one timed-out decision.
 _MAX_AUTOPLAY = 40
@@ -1006,15 +1011,12 @@ class Table:
         return shown[1]
 
     def _seats_key(self) -> tuple[Any, ...] | None:
-        """Everything ``_seats_info`` shows, or None when it shows a countdown (a grace
-        period runs)."""
+        """Everything ``_seats_info`` shows (the owner follows from it), or None when it shows
+        a countdown (a grace period runs)."""
         if self.away_until:
             return None
-        return (self._owner(), *(
-            None if info is None else (info.name, info.player, info.policy, info.stand_in,
-                                       info.timeouts, info.program, info.token_hash is None,
-                                       peer is None)
-            for info, peer in zip(self.state.seats, self.seat_peers, strict=True)))
+        return (*self.seat_peers,
+                *[None if info is None else _SHOWN_FIELDS(info) for info in self.state.seats])
 
     def _state_head(self, seats: list[dict[str, Any]]) -> dict[str, Any]:
         """What every recipient's ``state`` message of this change has alike, but the view."""

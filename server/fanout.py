@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from tongits.engine import Hand
-from tongits.engine.view import view_parts
+from tongits.engine.view import ViewParts, view_parts
 from tongits.protocol import Codec, ItemCache, Mode
 
 #: Who sees a history: a seat, the spectators (None), or everyone alike.
@@ -27,16 +27,20 @@ class HandCache:
     it (an ``ItemCache`` each: every seat alike, or each seat and the spectators apart while a
     secret meld is on the table), the steps played for a timed-out seat as they are shown,
     marked ``timeout`` (one copy per step, so that the caches know them from one state to the
-    next), the legal moves offered (an ``ItemCache`` of the engine's shared move maps), and
+    next), the legal moves offered (each list of them, and each move's map), and
     values that stay the same over many states (the seats, the hand's fixed view entries, each
     recipient's own view entries) until they are other objects."""
 
-    __slots__ = ("_items", "_marked", "_kept")
+    __slots__ = ("_items", "_marked", "_kept", "_own", "_legal")
 
     def __init__(self) -> None:
         self._items: dict[int | str | None, ItemCache] = {}
         self._marked: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
-        self._kept: dict[tuple[Any, ...], tuple[tuple[Any, ...], bytes]] = {}
+        self._kept: dict[tuple[Mode | None, str], tuple[Any, bytes]] = {}
+        self._own: dict[tuple[Mode | None, int | None], tuple[Any, Any, bytes]] = {}
+        #: the ``legal`` entries by mode and the ids of the moves' maps (which the item cache
+        #: of ``"legal"`` holds, so that no other map takes their ids)
+        self._legal: dict[tuple[Any, ...], bytes] = {}
 
     def items(self, list_of: int | str | None) -> ItemCache:
         """The cache of one kind of list: a history as a seat (or None: the spectators, or
@@ -60,19 +64,36 @@ class HandCache:
             told[step] = copy[1]
         return told
 
-    def entries(self, codec: Codec, name: str, items: dict[str, Any], *values: Any) -> bytes:
-        """``codec.entries(items)``, kept under ``name`` and made again only when ``values``
-        (the objects ``items`` holds, which never change) are other objects than last time."""
+    def own_entries(self, codec: Codec, seat: int | None, parts: ViewParts) -> bytes:
+        """``codec.entries(parts.own(seat))``, made again only when the seat's cards or (while
+        a secret meld is out) its melds are other lists than last time (the engine gives the
+        same lists while they are the same)."""
+        key = (codec.mode, seat)
+        cards, melds = parts.cards(seat), parts.own_melds(seat)
+        known = self._own.get(key)
+        if known is None or known[0] is not cards or known[1] is not melds:
+            known = self._own[key] = (cards, melds, codec.entries(parts.own(seat)))
+        return known[2]
+
+    def legal_entry(self, codec: Codec, legal: list[dict[str, Any]]) -> bytes:
+        """The ``legal`` entry of ``legal`` (the engine's shared move maps), kept for each list
+        of moves offered in the hand: a seat that may only draw, or answer a call, is offered
+        the same moves state after state."""
+        key = (codec.mode, *map(id, legal))
+        entry = self._legal.get(key)
+        if entry is None:
+            entry = self._legal[key] = codec.entry("legal", codec.encode_list(
+                legal, self.items("legal")))
+        return entry
+
+    def entries(self, codec: Codec, name: str, items: dict[str, Any], value: Any) -> bytes:
+        """``codec.entries(items)``, kept under ``name`` and made again only when ``value``
+        (the object ``items`` holds, which never changes) is another object than last time."""
         key = (codec.mode, name)
         known = self._kept.get(key)
-        if known is None or len(known[0]) != len(values) or not all(
-                map(_same, known[0], values)):
-            known = self._kept[key] = (values, codec.entries(items))
+        if known is None or known[0] is not value:
+            known = self._kept[key] = (value, codec.entries(items))
         return known[1]
-
-
-def _same(a: object, b: object) -> bool:
-    return a is b
 
 
 class _Encoded(NamedTuple):
@@ -80,9 +101,12 @@ class _Encoded(NamedTuple):
 
     head: bytes  # the message's entries but the view, ``event`` (per seat) and ``legal``
     heads: int  # how many
-    view: bytes  # the view's entries but the recipient's own and ``history``
-    views: int  # how many
-    history: bytes | None  # the ``history`` entry, None if each seat has its own
+    view: list[bytes]  # the view's entries but the recipient's own and ``history``
+    views: int  # how many in all, the recipient's own and ``history`` too
+    #: the ``history`` entry and the frame, but the recipient's own view entries
+    #: (``Codec.fill``), of recipients offered no moves; None while each seat has its own
+    history: bytes | None
+    common: tuple[bytes, bytes] | None
 
 
 class StateFrames:
@@ -128,45 +152,45 @@ class StateFrames:
         seats = head.pop("seats")
         if self._common is not None and self.index is not None:
             head["event"] = self._event(self._common)
-        history = None
+        head_entries = codec.join_entries([
+            codec.entries(head), cache.entries(codec, "seats", {"seats": seats}, seats)])
+        heads = len(head) + 1
+        view = [cache.entries(codec, "fixed", parts.fixed, parts.fixed),
+                codec.entries(parts.base)]
+        views = len(parts.fixed) + len(parts.base) + parts.own_count + 1
+        if parts.melds is not None:
+            view.append(cache.entries(codec, "melds", {"melds": parts.melds}, parts.melds))
+            views += 1
+        history = common = None
         if self._common is not None:
             history = codec.entry("history", codec.encode_list(self._common,
                                                                cache.items(_ALL)))
-        encoded = self._encoded[codec.mode] = _Encoded(
-            codec.join_entries([codec.entries(head),
-                                cache.entries(codec, "seats", {"seats": seats}, seats)]),
-            len(head) + 1,
-            codec.join_entries([cache.entries(codec, "fixed", parts.fixed, parts.fixed),
-                                codec.entries(parts.base)]),
-            len(parts.fixed) + len(parts.base),
-            history)
+            common = codec.template([head_entries], heads, "view", view, views, history)
+        encoded = self._encoded[codec.mode] = _Encoded(head_entries, heads, view, views,
+                                                       history, common)
         return encoded
 
     def frame(self, codec: Codec, seat: int | None) -> bytes:
         """The ``state`` frame for ``seat`` (None: a spectator) in ``codec``'s mode."""
         parts, cache = self.parts, self._cache
         encoded = self._encoded.get(codec.mode) or self._encode(codec)
-        outer = [encoded.head]
-        count = encoded.heads + 1
-        history = encoded.history
-        if history is None:  # a secret meld on the table: each seat's own history and event
-            seen = parts.history_of(seat)
-            if self.index is not None:
-                outer.append(codec.entries({"event": self._event(seen)}))
-                count += 1
-            history = codec.entry("history", codec.encode_list(
-                cache.told(seen, self._marked), cache.items(seat)))
-        if seat is not None and seat == self._to_offer:
-            legal = parts.legal(self.hand)
+        template = encoded.common
+        offered = seat is not None and seat == self._to_offer
+        if template is None or offered:
+            outer = [encoded.head]
+            count = encoded.heads
+            history = encoded.history
+            if history is None:  # a secret meld on the table: each seat's own history, event
+                seen = parts.history_of(seat)
+                if self.index is not None:
+                    outer.append(codec.entries({"event": self._event(seen)}))
+                    count += 1
+                history = codec.entry("history", codec.encode_list(
+                    cache.told(seen, self._marked), cache.items(seat)))
+            legal = parts.legal(self.hand) if offered else []
             if legal:
-                outer.append(codec.entry("legal", codec.encode_list(legal,
-                                                                    cache.items("legal"))))
+                outer.append(cache.legal_entry(codec, legal))
                 count += 1
-        own = parts.own(seat)
-        view = codec.join_map(encoded.views + len(own) + 1, [
-            encoded.view,
-            cache.entries(codec, f"own {seat}", own, own["hand"], own.get("melds")),
-            history])
-        outer.append(codec.entry("view", view))
-        return codec.frame(codec.join_map(count, outer))
-
+            template = codec.template(outer, count, "view", encoded.view, encoded.views,
+                                      history)
+        return codec.fill(template, cache.own_entries(codec, seat, parts))

@@ -4,30 +4,44 @@ keys in, moves out through the session, text on the screen."""
 from __future__ import annotations
 
 import asyncio
+import io
 import threading
 from collections.abc import Awaitable, Callable
 
+from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
-from prompt_toolkit.output import DummyOutput
+from prompt_toolkit.output import DummyOutput, Output
+from prompt_toolkit.output.vt100 import Vt100_Output
 from screen_support import SETTLE_CAP, settle
-from tongits.client.tui.app import _LOCAL_COMMANDS, THINKING, TableScreen, screen_for
-from tongits.client.tui.commands import COMMANDS
+from tongits.client.tui.app import (
+    _LOCAL_COMMANDS,
+    STILL_THINKING,
+    THINKING,
+    TableScreen,
+    screen_for,
+)
+from tongits.client.tui.commands import COMMANDS, help_lines
 from tongits.client.tui.hint import choose_move, hint_lines
+from tongits.client.tui.render import log_panel, to_text
 from tongits.client.tui.session import FakeSession
+from tongits.client.tui.state import ConnectionChanged, LinkStatus
 from tongits.engine import Action, Phase, SeatView
 
 Scenario = Callable[[TableScreen, PipeInput, FakeSession], Awaitable[None]]
 
 
 def run_screen(
-    scenario: Scenario, hint: Callable[[SeatView], list[str]] = hint_lines, **session_args: object
+    scenario: Scenario,
+    hint: Callable[[SeatView], list[str]] = hint_lines,
+    output: Output | None = None,
+    **session_args: object,
 ) -> TableScreen:
     async def main() -> TableScreen:
         with create_pipe_input() as pipe:
             session = FakeSession(names=("Ana", "Bob", "Cara"), **session_args)  # type: ignore[arg-type]
             screen = TableScreen(
-                session, input=pipe, output=DummyOutput(), colour=False, hint=hint
+                session, input=pipe, output=output or DummyOutput(), colour=False, hint=hint
             )
             task = asyncio.create_task(screen.run())
             await settle(lambda: screen.state.view is not None)
@@ -176,6 +190,113 @@ def test_a_hint_for_a_position_that_is_gone_is_dropped() -> None:
         assert not any(line.text.startswith("best:") for line in screen.state.notes)
 
     run_screen(scenario, hint=held, seed=4)
+
+
+def test_f4_again_while_the_hint_searches_starts_no_second_search() -> None:
+    """A second F4 before the hint arrives says it is still thinking and starts nothing (the
+    search runs in a thread that cannot be stopped: two would share the cores); the one
+    running shows its hint."""
+    held = HeldHint()
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None
+        pipe.send_text("\x1bOS")  # F4: hint
+        await settle(lambda: screen.state.message == THINKING and bool(held.asked))
+        first = screen.hint_task
+        pipe.send_text("\x1bOS")  # F4 again
+        await settle(lambda: screen.state.message != THINKING or len(held.asked) > 1)
+        assert screen.state.message == STILL_THINKING and screen.hint_task is first
+        held.release.set()
+        assert first is not None
+        await first
+        assert held.asked == [view] and screen.hint_task is first
+        assert [line.text for line in screen.state.notes] == hint_lines(view)
+        assert screen.state.message == ""
+
+    run_screen(scenario, hint=held, seed=4)
+
+
+def test_f4_again_after_the_game_moved_on_hints_the_new_position() -> None:
+    """F4, a move, F4 again while the first search still runs: the first hint (for a position
+    that is gone) is dropped and the search starts again for the position on the screen."""
+    held = HeldHint()
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None and view.legal
+        pipe.send_text("\x1bOS")  # F4: hint
+        await settle(lambda: bool(held.asked))
+        pipe.send_text(str(choose_move(view)) + "\r")
+        await settle(lambda: screen.state.view is not view)
+        pipe.send_text("\x1bOS")  # F4 again, for the new position
+        await settle(lambda: screen.state.message == STILL_THINKING)
+        first = screen.hint_task
+        held.release.set()
+        assert first is not None
+        await first
+        await settle(lambda: screen.hint_task is not first and len(held.asked) == 2)
+        assert screen.hint_task is not None
+        await screen.hint_task
+        now = screen.state.view
+        assert now is not None and held.asked == [view, now]
+        assert [line.text for line in screen.state.notes] == hint_lines(now)
+
+    run_screen(scenario, hint=held, seed=4)
+
+
+def test_notes_longer_than_the_log_are_read_a_page_at_a_time() -> None:
+    """On an 80×20 terminal the log has 3 lines and ``help`` 6: the panel shows help from its
+    beginning and says how much more there is; PgDn and PgUp turn its pages."""
+    terminal = Vt100_Output(io.StringIO(), lambda: Size(rows=20, columns=80), enable_cpr=False)
+    pages: list[list[str]] = []
+
+    def panel(screen: TableScreen) -> list[str]:
+        return to_text(log_panel(screen.state, 3)).split("\n")
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        pipe.send_text("help\r")
+        await settle(lambda: bool(screen.state.notes))
+        pages.append(panel(screen))
+        pipe.send_text("\x1b[6~")  # PgDn
+        await settle(lambda: screen.state.notes_scroll > 0)
+        pages.append(panel(screen))
+        pipe.send_text("\x1b[5~")  # PgUp
+        await settle(lambda: screen.state.notes_scroll == 0)
+        pages.append(panel(screen))
+
+    run_screen(scenario, output=terminal, seed=4)
+    lines = [" " + line for line in help_lines()]
+    assert len(lines) > 3
+    first, second, back = ([line.rstrip() for line in page] for page in pages)
+    assert first == [*lines[:2], f" ↓ {len(lines) - 2} more lines (PgDn)"]
+    assert second[:2] == lines[2:4] and second[2].startswith(" ↑ 2 lines above (PgUp) · ↓ ")
+    assert back == first
+
+
+def test_a_move_typed_while_the_connection_is_lost_is_not_sent() -> None:
+    """While reconnecting, a move (or chat) is refused with the reason, not kept to be sent
+    once the link is back, when the turn it was meant for may be gone; then it goes."""
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        view = screen.state.view
+        assert view is not None and view.legal
+        move = str(choose_move(view))
+        screen.on_update(ConnectionChanged(LinkStatus.LOST, "(the server closed; retry in 1s)"))
+        pipe.send_text(move + "\r")
+        await settle(lambda: screen.state.message_is_error)
+        assert "not sent: reconnecting… type it again once the link is back" in screen_for(
+            screen.state)
+        pipe.send_text("say anyone there?\r")
+        await settle(lambda: screen.buffer.text == "")
+        pipe.send_text("sort\r")  # the screen's own commands still work
+        await settle(lambda: screen.state.sort_by_rank)
+        assert session.accepted == [] and "anyone" not in screen_for(screen.state)
+        screen.on_update(ConnectionChanged(LinkStatus.CONNECTED))
+        pipe.send_text(move + "\r")
+        await settle(lambda: bool(session.accepted))
+        assert str(session.accepted[0]) == move
+
+    run_screen(scenario, seed=4)
 
 
 def test_ctrl_c_clears_the_line_and_never_quits() -> None:

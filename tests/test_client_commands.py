@@ -44,6 +44,7 @@ def c(text: str) -> Card:
         ("hint", Local("hint")),
         ("sort", Local("sort")),
         ("say  magandang gabi ", Local("say", "magandang gabi")),
+        ("say gg · wp", Local("say", "gg · wp")),
         ("help", Local("help")),
         ("quit", Local("quit")),
     ],
@@ -70,6 +71,8 @@ def test_parse(line: str, expected: object) -> None:
         ("discard 7h 8h", "usage"),
         ("say", "usage"),
         ("hint now", "takes nothing"),
+        ("pick 9♣ J♣ · discard 7♣", "one move at a time: pick 9♣ J♣ first, then the next"),
+        ("meld 4c 5c 6c · sapaw 8d 3", "one move at a time: meld 4c 5c 6c first"),
     ],
 )
 def test_parse_errors(line: str, reason: str) -> None:

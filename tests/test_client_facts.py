@@ -4,9 +4,10 @@ standings, the table's name and id, long runs whole."""
 
 from __future__ import annotations
 
+import pytest
 from client_positions import position
 from tongits.client.tui.hint import choose_move
-from tongits.client.tui.render import options_lines, screen_text, to_text, wrap
+from tongits.client.tui.render import options_lines, result_head, screen_text, to_text, wrap
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
     SeatsChanged,
@@ -16,7 +17,7 @@ from tongits.client.tui.state import (
     layoffs,
     pile_throwers,
 )
-from tongits.engine import Action, Options, Phase, Step
+from tongits.engine import Action, End, Options, Phase, Step
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human"},
@@ -103,6 +104,46 @@ def test_the_result_stands_beside_the_end_of_the_log() -> None:
     assert "takes you back to this seat." in screen_text(state, now=0.0)  # not cut
 
 
+@pytest.mark.parametrize(
+    ("seed", "head"),
+    [
+        (2, "Hand over: you win by call (nobody challenged)"),
+        (11, "Hand over: Cara wins by call (challenged)"),
+        (29, "Hand over: Cara wins, challenging your call"),
+        (91, "Hand over: you win, challenging Bob's call"),
+    ],
+)
+def test_the_result_says_who_called_and_who_won(seed: int, head: str) -> None:
+    """A call won by a challenger reads as such, not as a win "by call" (which reads as if
+    the winner had called)."""
+    state, _ = finished(seed)
+    assert state.result is not None and state.result.end is End.CALL
+    assert " ".join(result_head(state, state.result)) == head
+    panel = [line.split("│")[0].strip() for line in screen_text(state, now=0.0).split("\n")]
+    top = next(i for i, line in enumerate(panel) if line.startswith("Hand over:"))
+    assert " ".join(panel[top : top + 2]).startswith(head)  # wrapped, if need be, not cut
+
+
+def test_a_hint_goes_once_the_game_moves_on_from_its_position() -> None:
+    """A hint advises one position: the same view delivered again (a resume) keeps it, any
+    move (here the bots', after ours) takes it away; help is about no position and stays."""
+    session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    session.start(state.apply)
+    view = state.view
+    assert view is not None and view.legal
+    state.note(["best: hold"], about=view)
+    state.apply(StateUpdate(view, session.seats(), None, table="local"))
+    assert "best: hold" in screen_text(state, now=0.0)
+    session.send_move(choose_move(view))
+    assert state.view is not view and "best: hold" not in screen_text(state, now=0.0)
+    state.note(["help stays"])
+    later = state.view
+    assert later is not None
+    session.send_move(choose_move(later))
+    assert state.view is not later and "help stays" in screen_text(state, now=0.0)
+
+
 def test_the_log_scrolls_back_to_the_start_of_the_hand() -> None:
     state, _ = finished(5)
     state.result = None  # the log alone, as during the hand
@@ -111,7 +152,10 @@ def test_the_log_scrolls_back_to_the_start_of_the_hand() -> None:
     assert first not in text
     state.log_scroll = len(state.log())
     text = screen_text(state, now=0.0)
-    assert first in text and "↑ 0 earlier · ↓" in text
+    assert first in text and " ↓ " in text and "earlier" not in text  # nothing above it
+    state.log_scroll = 3
+    assert "↑ " in screen_text(state, now=0.0) and " earlier (PgUp) · ↓ 3 later" in screen_text(
+        state, now=0.0)
 
 
 def test_running_standings_stay_through_the_next_hand() -> None:

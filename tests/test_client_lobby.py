@@ -9,7 +9,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from server_support import memory_server, next_of
 from tongits.client.tui.app import TableScreen
-from tongits.client.tui.listing import LOBBY_HELP, describe
+from tongits.client.tui.listing import LOBBY_COMMANDS, LOBBY_HELP, describe
 from tongits.client.tui.lobby import (
     CREATE_USAGE,
     LobbyChoice,
@@ -44,8 +44,17 @@ def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
     "line", ["", "create", "create x bots", "create x hands two", "join", "join t1 x", "dance"]
 )
 def test_parse_lobby_errors(line: str) -> None:
-    with pytest.raises(LobbyError):
+    """Each refusal fits the message line of an 80-column screen (" ✗ " before it)."""
+    with pytest.raises(LobbyError) as refused:
         parse_lobby(line)
+    assert len(str(refused.value)) <= 77, str(refused.value)
+
+
+def test_an_unknown_lobby_command_names_the_commands() -> None:
+    with pytest.raises(LobbyError, match="unknown command 'dance': create NAME · join TABLE"):
+        parse_lobby("dance")
+    with pytest.raises(LobbyError, match=r"^usage: watch TABLE$"):
+        parse_lobby("watch")
 
 
 def test_create_private() -> None:
@@ -114,7 +123,8 @@ def test_help_in_the_lobby_is_help_not_an_error() -> None:
             return screen.state
 
     state = asyncio.run(main())
-    assert state.message == LOBBY_HELP and not state.message_is_error
+    assert state.message == LobbyJoin.help and not state.message_is_error
+    assert state.message.startswith(LOBBY_COMMANDS) and len(state.message) <= 79
 
 
 async def test_create_with_hands_declares_the_match_length() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
 from client_positions import position
+from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import (
     centre_line,
     hand_line,
@@ -16,6 +18,7 @@ from tongits.client.tui.state import (
     ChatReceived,
     ConnectionChanged,
     LinkStatus,
+    Notice,
     SeatsChanged,
     StateUpdate,
     TableState,
@@ -120,6 +123,34 @@ def test_banner_and_seat_changes() -> None:
     assert "connection lost" not in text and "bot stands in" in text
 
 
+REFUSED = "([Errno 111] Connect call failed ('127.0.0.1', 37123); retry in 5s)"
+
+
+@pytest.mark.parametrize("cols", [80, 100])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ConnectionChanged(LinkStatus.LOST, REFUSED),
+        ConnectionChanged(LinkStatus.CLOSED, "the server's certificate is not the trusted one: "
+                                             "^Q to read what to do"),
+    ],
+)
+def test_a_long_banner_wraps_within_the_width(cols: int, change: ConnectionChanged) -> None:
+    """The banner says all it has to say, the seat kept and the reason, in lines that fit the
+    screen, which keeps its height: the log gives up the lines the banner takes."""
+    state = state_for(_views(seed=5)[-3])  # a log longer than the screen
+    state.apply(ChatReceived(1, "Bob", "brb"))
+    before = screen_text(state, now=100.0, cols=cols).split("\n")
+    state.apply(change)
+    lines = screen_text(state, now=100.0, cols=cols).split("\n")
+    assert all(len(line) <= cols for line in lines), max(lines, key=len)
+    assert len(lines) == len(before) <= 23  # the 24th is the command line
+    assert state.banner is not None
+    top = next(i for i, line in enumerate(lines) if "│" in line)  # the opponents' panels
+    assert " ".join(line.strip() for line in lines[:top]) == "⚠ " + state.banner
+    assert "» Bob: brb" in lines[-3]  # the newest line of the log is still in view
+
+
 def test_away_stand_in_and_back_marks_with_a_log_line_each() -> None:
     """We are Bob (seat 1). Ana drops: a mark with the grace time left, then a bot stands in,
     then she is back; each change is a line of the log. Our own seat's changes are not."""
@@ -185,6 +216,37 @@ def test_resumed_state_marks_where_the_missed_events_begin() -> None:
         *events[known:],
     ]
     assert state.hands_seen == 1 and state.banner is None
+
+
+def test_the_mark_of_the_missed_moves_goes_with_its_hand() -> None:
+    """Back in the seat after the hand ended: the log marks where the moves we missed begin;
+    once the next hand is dealt that mark is gone (the moves it announced are not in the log
+    any more), while the chat heard before stays."""
+    session = FakeSession(seed=5, names=("Ana", "Bob", "Cara"))
+    views: list = []  # type: ignore[type-arg]
+    session.start(lambda u: views.append(u.view) if isinstance(u, StateUpdate) else None)
+    while views[-1].legal:
+        session.send_move(choose_move(views[-1]))
+    before, over = views[2], views[-1]
+    assert over.result is not None
+    missed = len(over.history) - len(before.history)
+    state = TableState()
+    state.apply(StateUpdate(before, SEATS, None, table="t1"))
+    state.apply(ChatReceived(1, "Bob", "brb"))
+    state.apply(ConnectionChanged(LinkStatus.LOST))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
+    state.apply(StateUpdate(over, SEATS, None, table="t1", missed=missed))
+    marker = f"⋯ while you were away ({missed} moves):"
+    state.apply(Notice("hand record saved", this_hand=True))
+    state.apply(Notice("friends join: tongits connect 10.0.0.2:7777"))
+    assert {marker, "hand record saved"} <= {line.text for line in state.log()}
+    session.next_hand()
+    state.apply(StateUpdate(views[-1], SEATS, None, table="t1"))
+    assert state.hands_seen == 2 and not state.hand_over
+    log = [line.text for line in state.log()]
+    assert "Bob: brb" in log and not any("while you were away" in text for text in log)
+    assert "friends join: tongits connect 10.0.0.2:7777" in log and "hand record saved" not in log
+    assert "while you were away" not in screen_text(state, now=0.0)
 
 
 def test_a_resume_that_missed_nothing_leaves_the_screen_as_it_was() -> None:

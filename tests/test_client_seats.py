@@ -259,7 +259,12 @@ def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> 
             else:
                 await asyncio.sleep(0.01)
         await settle(lambda: "saved for tongits replay" in screen.state.message)
-        return screen.state.message
+        said = screen.state.message
+        assert any("saved for tongits replay" in line.text for line in screen.state.log())
+        screen.submit("")  # Enter: the next hand, whose log the saved record is no part of
+        await settle(lambda: screen.state.hands_seen == 2 and screen.state.result is None)
+        assert not any("saved for tongits replay" in line.text for line in screen.state.log())
+        return said
 
     session = PlaySession("127.0.0.1", 0, name="You", join=create, prelude=embedded,
                           seats=SeatStore(tmp_path / "seats"), server_key=f"play:{db}",

@@ -309,6 +309,41 @@ def test_a_map_encoded_from_shared_parts_is_the_map(
     assert drain(receiver) == [whole, whole]
 
 
+def _split(data: st.DataObject, items: dict[str, Any]) -> list[dict[str, Any]]:
+    """``items`` cut into groups (some empty), in order."""
+    keys = list(items)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(keys)), max_size=3)))
+    bounds = [0, *cuts, len(keys)]
+    return [{k: items[k] for k in keys[a:b]} for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+@given(st.sampled_from(list(Mode)), st.dictionaries(st.text(max_size=8), json_values, max_size=20),
+       st.dictionaries(st.text(max_size=8), json_values, max_size=20),
+       st.lists(st.text(max_size=8), min_size=1, max_size=18, unique=True), st.data())
+def test_a_template_filled_for_each_recipient_is_the_whole_map(
+    mode: Mode, outer: dict[str, Any], inner: dict[str, Any], own_keys: list[str],
+    data: st.DataObject,
+) -> None:
+    """A message many recipients get alike but for a few entries of a nested map
+    (``Codec.template``), filled with each recipient's entries (``Codec.fill``), reads back as
+    the whole map for each, in either mode, with the shared entries given in groups (empty
+    ones too), across msgpack's header sizes."""
+    key = data.draw(st.text(max_size=8).filter(lambda k: k not in outer))
+    tail = data.draw(st.dictionaries(st.text(max_size=8), json_values, max_size=2))
+    tail = {k: v for k, v in tail.items() if k not in own_keys}
+    inner = {k: v for k, v in inner.items() if k not in own_keys and k not in tail}
+    fills = data.draw(st.lists(st.fixed_dictionaries({k: json_values for k in own_keys}),
+                               min_size=1, max_size=3))
+    sender, receiver = Codec(mode), Codec(mode)
+    template = sender.template(
+        [sender.entries(group) if group else b"" for group in _split(data, outer)], len(outer),
+        key, [sender.entries(group) if group else b"" for group in _split(data, inner)],
+        len(inner) + len(own_keys) + len(tail), sender.entries(tail) if tail else b"")
+    for fill in fills:
+        receiver.receive_data(sender.fill(template, sender.entries(fill)))
+    assert drain(receiver) == [{**outer, key: {**inner, **fill, **tail}} for fill in fills]
+
+
 @given(st.sampled_from(list(Mode)), st.lists(json_maps, max_size=40), st.data())
 def test_a_growing_list_encoded_item_by_item_is_the_list(
     mode: Mode, items: list[dict[str, Any]], data: st.DataObject

@@ -42,15 +42,19 @@ from .commands import CommandError, Local, help_lines, read_command
 from .completion import MoveCompleter
 from .hint import hint_lines
 from .session import Session
-from .state import TableState, Update
+from .state import LinkStatus, TableState, Update
+from .words import counted
 
 FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's
 THINKING = "thinking… (the hint searches; keep typing)"
+#: F4 again while the search runs: one search at a time (a thread cannot be stopped).
+STILL_THINKING = "still thinking about the hint… (keep typing)"
 REVIEW_WORLDS = 24  # worlds per move in the end-of-hand review: a few seconds for a hand
 
 
-def log_rows() -> int:
-    return max(3, _rows() - FIXED_ROWS)
+def log_rows(state: TableState) -> int:
+    """The log's lines: what the other regions leave (a banner may take more than one)."""
+    return max(3, _rows() - FIXED_ROWS - (render.title_rows(state, _cols()) - 1))
 
 
 def _cols() -> int:
@@ -95,14 +99,15 @@ def table_body(state: TableState, command_line: Window) -> HSplit:
 
     return HSplit(
         [
-            Window(_text(lambda: render.title_line(state, now(), _cols())), height=1),
+            Window(_text(lambda: render.title_line(state, now(), _cols())),
+                   height=lambda: render.title_rows(state, _cols())),
             opponents_row(state),
             Window(_text(lambda: render.standings_rule(state, _cols())), height=1),
             Window(_text(lambda: render.centre_line(state, _cols())), height=1),
             Window(_text(lambda: render.options_rule(state, _cols())), height=1),
             Window(_text(lambda: render.me_panel(state, _cols(), now())), height=render.ME_ROWS),
             _rule(),
-            Window(_text(lambda: render.log_panel(state, log_rows(), _cols()))),
+            Window(_text(lambda: render.log_panel(state, log_rows(state), _cols()))),
             Window(_text(lambda: render.message_line(state, _cols())), height=1),
             Window(_text(lambda: render.keys_line(state, _cols())), height=1),
             command_line,
@@ -113,8 +118,10 @@ def table_body(state: TableState, command_line: Window) -> HSplit:
 def lobby_body(state: TableState, command_line: Window) -> HSplit:
     return HSplit(
         [
-            Window(_text(lambda: render.lobby_title(state, _cols())), height=1),
-            Window(_text(lambda: render.lobby_panel(state, _rows() - 4, _cols()))),
+            Window(_text(lambda: render.lobby_title(state, _cols())),
+                   height=lambda: render.title_rows(state, _cols())),
+            Window(_text(lambda: render.lobby_panel(
+                state, _rows() - 3 - render.title_rows(state, _cols()), _cols()))),
             Window(_text(lambda: render.message_line(state, _cols())), height=1),
             Window(_text(lambda: [("class:dim", " Enter a command · help · quit")]), height=1),
             command_line,
@@ -158,6 +165,8 @@ class TableScreen:
         self.hint = hint
         #: The last hint being computed (``None`` before the first): tests await it.
         self.hint_task: asyncio.Task[None] | None = None
+        #: F4 was pressed again, for a newer position, while a hint was being computed.
+        self._hint_again = False
         self.lobby = lobby
         self.state = state or TableState()
         self.completer = MoveCompleter(lambda: self.state.view)
@@ -262,12 +271,29 @@ class TableScreen:
         except CommandError as error:
             state.say(str(error), error=True)
             return
+        if not self._link_up(command):
+            return
         if isinstance(command, Move):
             state.notes = []
             state.say(f"sent: {command}")
             self.session.send_move(command)
             return
         self._local(command)
+
+    def _link_up(self, command: Move | Local) -> bool:
+        """Whether ``command`` may go: the screen's own commands always; a move or chat only
+        while connected. A move typed while the link is down is not kept for later: by the
+        time it is back the timer may have played that turn, and the move would land on
+        another."""
+        link = self.state.link
+        if link is LinkStatus.CONNECTED or (isinstance(command, Local) and command.name != "say"):
+            return True
+        if link is LinkStatus.LOST:
+            self.state.say("not sent: reconnecting… type it again once the link is back",
+                           error=True)
+        else:
+            self.state.say("not sent: disconnected", error=True)
+        return False
 
     def _local(self, command: Local) -> None:
         """A command the screen answers itself (nothing is sent but chat)."""
@@ -283,7 +309,7 @@ class TableScreen:
         state.say("hand sorted by " + ("rank" if state.sort_by_rank else "suit"))
 
     def _log(self, _command: Local) -> None:
-        self.scroll_log(log_rows() - 1)
+        self.scroll_log(log_rows(self.state) - 1)
 
     def _options(self, _command: Local) -> None:
         self.state.note(render.options_lines(self.state))
@@ -307,19 +333,33 @@ class TableScreen:
         if state.view is None:
             state.say("no hand yet", error=True)
             return
-        state.say(THINKING)
-        self.hint_task = self.app.create_background_task(self._show_hint(state.view))
+        if self.hint_task is not None and not self.hint_task.done():
+            # One search at a time: a second one would only halve the speed of both. Asked
+            # for a position the running search is not about, it follows that one.
+            self._hint_again = True
+            state.say(STILL_THINKING)
+            return
+        self._start_hint(state.view)
+
+    def _start_hint(self, view: SeatView) -> None:
+        self._hint_again = False
+        self.state.say(THINKING)
+        self.hint_task = self.app.create_background_task(self._show_hint(view))
 
     async def _show_hint(self, view: SeatView) -> None:
         """Show the hint for ``view`` once computed, unless the game moved on meanwhile (a
-        stale hint would advise a position that is gone: it is dropped, and says so)."""
+        stale hint would advise a position that is gone: it is dropped, and says so, or the
+        search starts again for the new position when F4 was pressed again meanwhile)."""
         lines = await asyncio.to_thread(self.hint, view)
         state = self.state
+        waiting = state.message in (THINKING, STILL_THINKING)
         if state.view is view:
-            state.note(lines)
-            if state.message == THINKING:
+            state.note(lines, about=view)
+            if waiting:
                 state.say("")
-        elif state.message == THINKING:
+        elif self._hint_again and state.view is not None:
+            self._start_hint(state.view)
+        elif waiting:
             state.say("the game moved on: hint dropped (F4 for a new one)")
         self.app.invalidate()
 
@@ -342,7 +382,9 @@ class TableScreen:
         def work() -> None:
             review = review_decisions(seat, points, worlds=REVIEW_WORLDS, progress=progress)
             if state.hands_seen == hand:  # still the same hand
-                state.note(render_review(review).splitlines())
+                heading = f"your {counted(len(review.decisions), 'decision')} this hand, " \
+                          "against the expert's search:"
+                state.note(render_review(review, heading).splitlines())
                 state.say("review done: Enter for the next hand")
             self.app.invalidate()
 
@@ -350,17 +392,22 @@ class TableScreen:
         threading.Thread(target=work, name="review", daemon=True).start()
 
     def scroll_log(self, lines: int) -> None:
-        """Scroll the log back (``lines`` > 0) or forward; 0 lines back is its end."""
-        total = len(self.state.log())
-        self.state.log_scroll = max(0, min(total - 1, self.state.log_scroll + lines))
+        """Scroll the log back (``lines`` > 0) or forward; 0 lines back is its end. Notes
+        longer than the log's panel (a review) stand in its place: they scroll instead."""
+        state, rows = self.state, log_rows(self.state)
+        if len(state.notes) > rows:
+            state.notes_scroll = max(0, render.notes_first(state, rows) - lines)
+        else:
+            total = len(state.log())
+            state.log_scroll = max(0, min(total - 1, state.log_scroll + lines))
         self.app.invalidate()
 
     def _bindings(self) -> KeyBindings:
         """Log scrolling, ^C (clears the line), ^Q and ^D (ask to quit), F2-F5, and Tab."""
         empty = Condition(lambda: not self.buffer.text)
         keys: list[tuple[str, Callable[[KeyPressEvent], None], FilterOrBool]] = [
-            ("pageup", lambda _: self.scroll_log(log_rows() - 1), True),
-            ("pagedown", lambda _: self.scroll_log(-(log_rows() - 1)), True),
+            ("pageup", lambda _: self.scroll_log(log_rows(self.state) - 1), True),
+            ("pagedown", lambda _: self.scroll_log(-(log_rows(self.state) - 1)), True),
             ("end", lambda _: self.scroll_log(-self.state.log_scroll), empty),
             ("c-c", lambda _: self._clear_line(), True),
             ("c-q", lambda _: self.ask_quit(), True),

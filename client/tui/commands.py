@@ -43,7 +43,7 @@ COMMANDS: dict[str, CommandSpec] = {
     spec.name: spec
     for spec in (
         CommandSpec("draw", Args.NONE, "draw", "take top stock card", Action.DRAW),
-        CommandSpec("pick", Args.PICK, "pick 7h 7s", "discard into a meld", Action.PICK),
+        CommandSpec("pick", Args.PICK, "pick 7h 7s", "meld the top discard", Action.PICK),
         CommandSpec("meld", Args.CARDS, "meld 4c 5c 6c", "lay a meld face up", Action.MELD),
         CommandSpec(
             "secret",
@@ -68,6 +68,11 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("quit", Args.NONE, "quit", "leave the game"),
     )
 }
+
+
+#: Between the moves of a turn the hint suggests ("pick 9♣ J♣ · discard 7♣"), which a player
+#: may type as shown: each move is a line of its own.
+TURN_SEPARATOR = "·"
 
 
 class CommandError(Exception):
@@ -144,6 +149,9 @@ def parse_command(line: str) -> Command:
     spec = resolve(head)
     if spec is None:
         raise CommandError(_unknown(head))
+    if TURN_SEPARATOR in rest and spec.args is not Args.TEXT:
+        first = text.partition(TURN_SEPARATOR)[0].strip()
+        raise CommandError(f"one move at a time: {first} first, then the next")
     return _PARSE[spec.args](spec, rest)
 
 

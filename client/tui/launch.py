@@ -188,7 +188,7 @@ class PlaySession(NetSession):
             if isinstance(update, StateUpdate) and self.resume_notice:
                 if not self.created:
                     for line in self.resume_notice:
-                        sink(Notice(line))
+                        sink(Notice(line, this_hand=True))
                 self.resume_notice = []
             if isinstance(update, HandOver) and self.table:
                 try:
@@ -197,7 +197,7 @@ class PlaySession(NetSession):
                     sink(ServerRefused("records", f"hand record not written: {error}"))
                     return
                 if written:
-                    sink(Notice(f"saved for tongits replay: {written[-1]}"))
+                    sink(Notice(f"saved for tongits replay: {written[-1]}", this_hand=True))
 
         super().start(recording)
 

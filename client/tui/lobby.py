@@ -15,7 +15,7 @@ import trio
 from ..connection import Connection, ServerError
 from .app import TableScreen
 from .dial import Target
-from .listing import CREATE_FORM, LOBBY_HELP
+from .listing import CREATE_FORM, LOBBY_COMMANDS
 from .net import JoinStep, NetSession
 from .seats import SeatStore
 from .state import ServerRefused, TablesListed
@@ -42,33 +42,40 @@ class LobbyChoice:
 def parse_lobby(line: str) -> LobbyChoice:
     words = line.split()
     if not words:
-        raise LobbyError(LOBBY_HELP)
+        raise LobbyError(f"type a command: {LOBBY_COMMANDS}")
     head, args = words[0].lower(), words[1:]
     if head == "create":
-        if not args:
-            raise LobbyError(CREATE_USAGE)
-        name, rest = args[0], args[1:]
-        private = "private" in rest
-        rest = [word for word in rest if word != "private"]
-        opts: dict[str, str] = {}
-        while rest:
-            if len(rest) < 2 or rest[0] not in ("bots", "timer", "hands"):
-                raise LobbyError(CREATE_USAGE)
-            opts[rest[0]], rest = rest[1], rest[2:]
-        try:
-            bots = int(opts.get("bots", "0"))
-            timer = float(opts["timer"]) if "timer" in opts else None
-            hands = int(opts["hands"]) if "hands" in opts else None
-        except ValueError:
-            raise LobbyError("bots, timer and hands take numbers") from None
-        return LobbyChoice("create", name, bots=bots, timer=timer, private=private, hands=hands)
+        return _create(args)
     if head == "join" and args:
         if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
             raise LobbyError("usage: join TABLE [SEAT]")
         return LobbyChoice("join", args[0], seat=int(args[1]) if len(args) == 2 else None)
     if head in ("watch", "spectate") and len(args) == 1:
         return LobbyChoice("watch", args[0])
-    raise LobbyError(LOBBY_HELP)
+    if head in ("join", "watch", "spectate"):
+        raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else ""))
+    raise LobbyError(f"unknown command {words[0]!r}: {LOBBY_COMMANDS}")
+
+
+def _create(args: list[str]) -> LobbyChoice:
+    """``create NAME [bots N] [timer S] [hands N] [private]``, the words after ``create``."""
+    if not args:
+        raise LobbyError(CREATE_USAGE)
+    name, rest = args[0], args[1:]
+    private = "private" in rest
+    rest = [word for word in rest if word != "private"]
+    opts: dict[str, str] = {}
+    while rest:
+        if len(rest) < 2 or rest[0] not in ("bots", "timer", "hands"):
+            raise LobbyError(CREATE_USAGE)
+        opts[rest[0]], rest = rest[1], rest[2:]
+    try:
+        bots = int(opts.get("bots", "0"))
+        timer = float(opts["timer"]) if "timer" in opts else None
+        hands = int(opts["hands"]) if "hands" in opts else None
+    except ValueError:
+        raise LobbyError("bots, timer and hands take numbers") from None
+    return LobbyChoice("create", name, bots=bots, timer=timer, private=private, hands=hands)
 
 
 def table_id(tables: list[dict[str, Any]], word: str) -> str:
@@ -88,7 +95,7 @@ def table_id(tables: list[dict[str, Any]], word: str) -> str:
 class LobbyJoin:
     """The join step: refreshes the table list until ``choose`` is called from the screen."""
 
-    help = LOBBY_HELP
+    help = f"{LOBBY_COMMANDS} (their forms are listed above)"
 
     def __init__(self) -> None:
         self.session: NetSession | None = None

@@ -289,7 +289,7 @@ class NetSession:
             after_view.append(named)
         if resumed and self._token_from_disk:
             self._token_from_disk = False
-            after_view.append(Notice(f"back in your seat at {self.table}"))
+            after_view.append(Notice(f"back in your seat at {self.table}", this_hand=True))
         return after_view
 
     async def _listen(self, conn: Connection, after_view: list[Update]) -> None:

@@ -9,9 +9,9 @@ import os
 from collections.abc import Iterable, Sequence
 
 from prompt_toolkit.styles import Style
-from tongits.engine import Card, End, Phase, SeatView, best_arrangement
+from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
 
-from .state import LogKind, TableState, layoffs, pile_throwers, pretty_card
+from .state import LogKind, LogLine, TableState, layoffs, pile_throwers, pretty_card
 from .words import counted
 
 Line = list[tuple[str, str]]
@@ -20,6 +20,8 @@ HIDDEN = "▒▒"
 ME_MELD_ROWS = 2
 #: The panel holding our seat: header, melds, hand.
 ME_ROWS = ME_MELD_ROWS + 2
+#: Lines a banner may take at the top of the screen (the log gives them up).
+BANNER_ROWS = 3
 SUIT_STYLE = ("class:club", "class:diamond", "class:heart", "class:spade")
 PHASE_WORDS = {
     Phase.START: "draw or pick",
@@ -161,9 +163,27 @@ def table_title(state: TableState) -> str:
     return table
 
 
+def banner_lines(banner: str, cols: int = 80) -> list[str]:
+    """The banner (connection lost, disconnected…) broken at spaces into lines of ``cols``
+    columns: the reason it carries is as long as the system's error, and what it says about
+    the seat must not be cut at 80 columns. At most ``BANNER_ROWS`` lines, the last one cut."""
+    rows = [to_text(line) for line in wrap([("", " ⚠ " + banner)], cols)]
+    if len(rows) > BANNER_ROWS:
+        rest = " ".join(row.strip() for row in rows[BANNER_ROWS - 1:])
+        rows = [*rows[: BANNER_ROWS - 1], to_text(fit([("", "   " + rest)], cols))]
+    return [to_text(fit([("", row)], cols)) for row in rows]
+
+
+def title_rows(state: TableState, cols: int = 80) -> int:
+    """The lines the title takes: one, or those of the banner that replaces it."""
+    return len(banner_lines(state.banner, cols)) if state.banner else 1
+
+
 def title_line(state: TableState, now: float, cols: int = 80) -> Line:
+    """The table's title and whose turn it is, or the banner in its place (``title_rows``
+    lines)."""
     if state.banner:
-        return fit([("class:banner", " ⚠ " + state.banner)], cols)
+        return join_lines([[("class:banner", row)] for row in banner_lines(state.banner, cols)])
     view = state.view
     left = f" Tongits · {table_title(state)} · hand {max(state.hands_seen, 1)}"
     if view is None:
@@ -447,8 +467,9 @@ def log_window(state: TableState, rows: int) -> list[Line]:
         return lines[-rows:] if rows else []
     shown = lines[max(0, len(lines) - rows - scroll + 1) : len(lines) - scroll]
     above = len(lines) - scroll - len(shown)
-    mark = f" ↑ {above} earlier · ↓ {scroll} later (PgUp, PgDn, End)"
-    return [[("class:count", mark)], *shown]
+    marks = [f"↑ {above} earlier (PgUp)"] if above else []
+    marks.append(f"↓ {scroll} later (PgDn, End)")
+    return [[("class:count", " " + " · ".join(marks))], *shown]
 
 
 def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
@@ -465,12 +486,33 @@ def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
             b = right[i] if i < len(right) else []
             rows_out.append(fit([*a, ("class:dim", "│"), *b], cols))
         return join_lines(rows_out)
-    notes = state.notes[-rows:]
-    out = log_window(state, rows - len(notes)) if rows > len(notes) else []
-    for note in notes:
-        style = "class:error" if note.kind is LogKind.ERROR else "class:count"
-        out.append([(style, " " + note.text)])
+    if len(state.notes) > rows:
+        return join_lines([fit(line, cols) for line in notes_page(state, rows)])
+    out = log_window(state, rows - len(state.notes))
+    out.extend(_note_line(note) for note in state.notes)
     return join_lines([fit(line, cols) for line in out])
+
+
+def _note_line(note: LogLine) -> Line:
+    return [("class:error" if note.kind is LogKind.ERROR else "class:count", " " + note.text)]
+
+
+def notes_first(state: TableState, rows: int) -> int:
+    """The first note shown on a log panel of ``rows`` lines (notes longer than the panel, a
+    review at 80×24, are read a page at a time: PgDn, PgUp)."""
+    return max(0, min(state.notes_scroll, len(state.notes) - (rows - 1)))
+
+
+def notes_page(state: TableState, rows: int) -> list[Line]:
+    """A page of notes longer than the panel, from their beginning (where a review's table
+    of decisions is), and a last line saying how many more there are either side."""
+    first = notes_first(state, rows)
+    shown = state.notes[first : first + rows - 1]
+    after = len(state.notes) - first - len(shown)
+    marks = ([f"↑ {counted(first, 'line')} above (PgUp)"] if first else []) + (
+        [f"↓ {counted(after, 'more line')} (PgDn)"] if after else [])
+    mark = " " + " · ".join(marks)
+    return [*(_note_line(note) for note in shown), [("class:dim", mark)]]
 
 
 def standings(state: TableState) -> list[tuple[str, int]]:
@@ -523,34 +565,48 @@ def options_lines(state: TableState) -> list[str]:
     return ["Table options (RULES.md §10), * = house rule:", *rows]
 
 
+def result_head(state: TableState, result: Result) -> tuple[str, str]:
+    """Who won the hand, and how (``""`` for a void hand): a call lost to a challenger says
+    so ("by call" would read as if the winner had called)."""
+    view = state.view
+    me, caller = (view.seat, view.caller) if view is not None else (None, None)
+    if result.winner is None:
+        return "Hand over: no winner (void)", ""
+    won = "Hand over: " + ("you win" if result.winner == me else
+                           f"{_name(state, result.winner)} wins")
+    if result.end is not End.CALL:
+        return won, END_WORDS[result.end]
+    if caller is not None and caller != result.winner:
+        called = "your" if caller == me else f"{_name(state, caller)}'s"
+        return won + ",", f"challenging {called} call"
+    return won, "by call " + ("(challenged)" if result.challengers else "(nobody challenged)")
+
+
 def result_lines(state: TableState) -> list[Line]:
     """Who won and how, then one row per seat: its name in full, count, burned, chips."""
     result = state.result
     view = state.view
     assert result is not None
-    if result.winner is None:
-        head = "Hand over: no winner (void)"
-    elif view is not None and view.seat == result.winner:
-        head = f"Hand over: you win {END_WORDS[result.end]}"
-    else:
-        head = f"Hand over: {_name(state, result.winner)} wins {END_WORDS[result.end]}"
-    if result.end is End.CALL:
-        head += " (challenged)" if result.challengers else " (nobody challenged)"
-    lines: list[Line] = [[("class:turn", " " + head)]]
     names = [_name(state, seat) for seat in range(3)]
     column = max(len(n) for n in names)
-    for seat in range(3):
-        lines.append(
-            [
-                ("class:me" if view and view.seat == seat else "", f" {names[seat]:<{column}}"),
-                ("", f" count {result.counts[seat]:>3}"),
-                ("class:warn", " burned" if seat in result.burned else "       "),
-                ("class:count", f" {result.chips[seat]:+4d}"),
-            ]
-        )
-    lines.append([("class:turn", " Match over: ^Q to leave" if state.match_over
-                   else " Enter: next hand")])
-    return lines
+    rows: list[Line] = [
+        [
+            ("class:me" if view and view.seat == seat else "", f" {names[seat]:<{column}}"),
+            ("", f" count {result.counts[seat]:>3}"),
+            ("class:warn", " burned" if seat in result.burned else "       "),
+            ("class:count", f" {result.chips[seat]:+4d}"),
+        ]
+        for seat in range(3)
+    ]
+    won, how = result_head(state, result)
+    # How on a line of its own when the head would be wider than the rows and 48 columns:
+    # the log beside it keeps room.
+    if len(won) + len(how) + 2 <= max(48, width(rows[0])):
+        head = [[("class:turn", f" {won} {how}".rstrip())]]
+    else:
+        head = [[("class:turn", " " + won)], [("class:turn", "   " + how)]]
+    return [*head, *rows, [("class:turn", " Match over: ^Q to leave" if state.match_over
+                            else " Enter: next hand")]]
 
 
 def message_line(state: TableState, cols: int = 80) -> Line:
@@ -617,7 +673,7 @@ def _wrapped(text: str, separator: str, width: int) -> list[str]:
 
 def lobby_title(state: TableState, cols: int = 80) -> Line:
     if state.banner:
-        return fit([("class:banner", " ⚠ " + state.banner)], cols)
+        return join_lines([[("class:banner", row)] for row in banner_lines(state.banner, cols)])
     return fit([("class:title", " Tongits · lobby (bots are marked *)")], cols)
 
 
@@ -640,7 +696,7 @@ def screen_text(state: TableState, now: float, cols: int = 80, rows: int = 24) -
         to_text(options_rule(state, cols)),
         to_text(me_panel(state, cols, now)),
         "─" * cols,
-        to_text(log_panel(state, rows - 13 - ME_ROWS, cols)),
+        to_text(log_panel(state, rows - 12 - ME_ROWS - title_rows(state, cols), cols)),
         to_text(message_line(state, cols)),
         to_text(keys_line(state, cols)),
     ]

@@ -120,9 +120,11 @@ class ConnectionChanged:
 @dataclass(frozen=True, slots=True)
 class Notice:
     """Something the session wants the player to read now (back in the seat, an address, the
-    invite link of their private table): shown on the message line and kept in the log."""
+    invite link of their private table): shown on the message line and kept in the log;
+    ``this_hand``: about the hand being played (where its record was saved), not kept after."""
 
     text: str
+    this_hand: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +175,10 @@ class LogLine:
     kind: LogKind
     text: str
     seat: int | None = None
+    #: about this hand only (where the moves missed while away begin, where its record was
+    #: saved, that we came back to it): the next deal drops it, where the lines heard are
+    #: kept a while
+    this_hand: bool = False
 
 
 @dataclass(slots=True)
@@ -188,6 +194,9 @@ class TableState:
     #: seats whose human came back, with the history length then (marked until they act)
     back_at: dict[int, int] = field(default_factory=dict)
     notes: list[LogLine] = field(default_factory=list)  # local output: help, hint, errors
+    notes_scroll: int = 0  # the first note shown, when they are more than the log's lines
+    #: the view the notes are about (a hint), when they are about one: they go when it does
+    notes_about: SeatView | None = None
     result: Result | None = None
     standings: dict[str, Any] | None = None
     hands_seen: int = 0
@@ -195,6 +204,7 @@ class TableState:
     message: str = ""
     message_is_error: bool = False
     banner: str | None = None
+    link: LinkStatus = LinkStatus.CONNECTED  # where the session's connection stands
     closed: bool = False
     lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
@@ -226,8 +236,14 @@ class TableState:
         self.message = text
         self.message_is_error = error
 
-    def note(self, lines: Sequence[str], kind: LogKind = LogKind.INFO) -> None:
+    def note(
+        self, lines: Sequence[str], kind: LogKind = LogKind.INFO, about: SeatView | None = None
+    ) -> None:
+        """Show ``lines`` in the log's place; ``about``: the position they advise (a hint),
+        after which they would mislead, so they go once the game has moved on from it."""
         self.notes = [LogLine(kind, line) for line in lines]
+        self.notes_scroll = 0
+        self.notes_about = about
 
     def apply(self, update: Update, now: float | None = None) -> None:
         """Take one update from the session; ``now`` is ``time.monotonic()``, from which the
@@ -245,6 +261,10 @@ class TableState:
             self._new_hand(said_before=old is not None)
         else:
             self._moved_on(old.history, update.view)
+        about = self.notes_about
+        if about is not None and (about.history, about.phase) != (
+                update.view.history, update.view.phase):
+            self.notes, self.notes_about = [], None
         self.view = update.view
         if len(update.view.legal) > 1:
             self.choices.append(update.view)
@@ -257,18 +277,22 @@ class TableState:
         if update.missed:
             at = len(update.view.history) - update.missed
             moves = "move" if update.missed == 1 else "moves"
-            line = LogLine(LogKind.INFO, f"⋯ while you were away ({update.missed} {moves}):")
+            line = LogLine(LogKind.INFO, f"⋯ while you were away ({update.missed} {moves}):",
+                           this_hand=True)
             self.asides.append((max(at, 0), line))
         self.table = update.table or self.table
         self.deadline_at = now + update.deadline if update.deadline is not None else None
 
     def _new_hand(self, *, said_before: bool) -> None:
         """A view of a new hand (or the first view): what was kept about the last one goes,
-        but the last few lines heard, and the message line if it was about the last hand."""
-        self.asides = [(0, line) for _, line in self.asides[-6:]]
+        but the last few lines heard (not those about that hand only, such as the mark of the
+        moves we missed in it: those moves are gone from the log), and the message line if it
+        was about the last hand."""
+        heard = [line for _, line in self.asides if not line.this_hand]
+        self.asides = [(0, line) for line in heard[-6:]]
         self.back_at = {}
         self.result = None
-        self.notes = []
+        self.notes, self.notes_about = [], None
         self.choices = []
         self.hands_seen += 1
         self.drawn = None
@@ -310,7 +334,7 @@ class TableState:
 
     def _notice(self, update: Notice, _now: float) -> None:
         self.say(update.text)
-        self._aside(LogLine(LogKind.INFO, update.text))
+        self._aside(LogLine(LogKind.INFO, update.text, this_hand=update.this_hand))
 
     def _listed(self, update: TablesListed, _now: float) -> None:
         if self.lobby is not None and update.tables is None:
@@ -318,6 +342,7 @@ class TableState:
         self.lobby = update.tables
 
     def _connection(self, update: ConnectionChanged, _now: float) -> None:
+        self.link = update.status
         if update.status is LinkStatus.CONNECTED:
             self.banner = None
             self.say("")
