@@ -20,7 +20,6 @@ from .framing import (
     Codec,
     ItemCache,
     Mode,
-    Shared,
     encode_value,
     sniff,
 )
@@ -110,7 +109,6 @@ __all__ = [
     "Reply",
     "SeatUpdate",
     "ServerMessage",
-    "Shared",
     "ItemCache",
     "Spectate",
     "Start",

@@ -51,29 +51,6 @@ def sniff(first: int) -> Mode:
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-class Shared:
-    """Entries of a map that many messages have in common (what every seat sees alike in one
-    state of a table): encoded once per mode, by the first ``Codec.encode_map`` that needs them,
-    and copied into every message after that. Read-only once made."""
-
-    __slots__ = ("items", "_binary", "_text")
-
-    def __init__(self, items: dict[str, Any]) -> None:
-        self.items = items
-        self._binary: bytes | None = None
-        self._text: bytes | None = None
-
-    def binary(self, packer: msgpack.Packer) -> bytes:
-        if self._binary is None:
-            self._binary = _msgpack_entries(packer, self.items)
-        return self._binary
-
-    def text(self) -> bytes:
-        if self._text is None:
-            self._text = _json_entries(self.items)
-        return self._text
-
-
 class ItemCache:
     """Items of lists that grow from message to message (a hand's history, one step more in
     each state), each encoded once per mode: ``Codec.encode_list`` then encodes only the new
@@ -173,23 +150,6 @@ class Codec:
         payload: bytes = self._packer.pack(msg)
         return _HEADER.pack(len(payload)) + payload
 
-    def encode_map(
-        self, shared: Shared, own: dict[str, Any], nested: dict[str, bytes] | None = None
-    ) -> bytes:
-        """A map in this connection's mode, unframed: the entries of ``shared`` (encoded once
-        for every message that holds them), ``own``, and ``nested`` (maps this method
-        encoded, by key). No key may be in two of them. ``frame`` makes it a message."""
-        nested = nested or {}
-        parts = [self.shared_entries(shared)]
-        if own:
-            parts.append(self.entries(own))
-        parts.extend(self.entry(key, value) for key, value in nested.items())
-        return self.join_map(len(shared.items) + len(own) + len(nested), parts)
-
-    def shared_entries(self, shared: Shared) -> bytes:
-        """The entries of ``shared`` for ``join_map``, encoded once per mode."""
-        return shared.text() if self._mode is Mode.TEXT else shared.binary(self._packer)
-
     def entries(self, items: dict[str, Any]) -> bytes:
         """The entries of ``items`` (not empty) for ``join_map``."""
         if self._mode is Mode.TEXT:
@@ -206,8 +166,8 @@ class Codec:
 
     def join_map(self, count: int, parts: list[bytes]) -> bytes:
         """A map in this connection's mode, unframed, of ``count`` entries given as groups of
-        encoded entries (``shared_entries``, ``entries``, ``entry``) that have no key in
-        common: parts encoded once serve many messages. ``frame`` makes it a message."""
+        encoded entries (``entries``, ``entry``) that have no key in common: parts encoded
+        once serve many messages. ``frame`` makes it a message."""
         if self._mode is Mode.TEXT:
             return b"{" + b",".join([p for p in parts if p]) + b"}"
         header: bytes = self._packer.pack_map_header(count)
@@ -245,9 +205,9 @@ class Codec:
         return b"".join(parts)
 
     def encode_list(self, items: list[Any], cache: ItemCache) -> bytes:
-        """The list ``items`` as a value in this connection's mode (for ``encode_map``'s
-        ``nested``): what the cache holds of the list encoded before when it is a prefix of
-        ``items``, and each further item taken from the cache if it was encoded before."""
+        """The list ``items`` as a value in this connection's mode (for ``entry``): what the
+        cache holds of the list encoded before when it is a prefix of ``items``, and each further
+        item taken from the cache if it was encoded before."""
         text = self._mode is Mode.TEXT
         done, body = cache._prefix.get(text, ((), b""))
         count = len(done)
@@ -271,7 +231,7 @@ class Codec:
         return header + body
 
     def frame(self, encoded: bytes) -> bytes:
-        """The bytes that carry a map made by ``encode_map`` to the peer: what ``encode`` gives
+        """The bytes that carry a map made by ``join_map`` to the peer: what ``encode`` gives
         for the same map."""
         if self._mode is Mode.TEXT:
             return encoded + b"\n"

@@ -19,7 +19,6 @@ from tongits.protocol import (
     ItemCache,
     MalformedFrame,
     Mode,
-    Shared,
     sniff,
 )
 
@@ -283,6 +282,14 @@ def test_garbage_text_raises_only_protocol_errors(chunks: list[bytes]) -> None:
             server.next_message()
 
 
+def _split(data: st.DataObject, items: dict[str, Any]) -> list[dict[str, Any]]:
+    """``items`` cut into groups (some empty), in order."""
+    keys = list(items)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(keys)), max_size=3)))
+    bounds = [0, *cuts, len(keys)]
+    return [{k: items[k] for k in keys[a:b]} for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
 @given(st.sampled_from(list(Mode)), st.dictionaries(st.text(max_size=8), json_values, max_size=20),
        st.dictionaries(st.text(max_size=8), json_values, max_size=20),
        st.dictionaries(st.text(max_size=8), json_values, max_size=3), st.data())
@@ -290,31 +297,29 @@ def test_a_map_encoded_from_shared_parts_is_the_map(
     mode: Mode, shared: dict[str, Any], own: dict[str, Any], inner: dict[str, Any],
     data: st.DataObject,
 ) -> None:
-    """A map made of entries encoded once for many messages (``Shared``), the message's own,
-    and a nested map made the same way, reads back as the whole map, in either mode, whether
-    the maps have fewer or more than 16 entries (msgpack's header changes)."""
+    """A map joined from groups of entries encoded apart (``Codec.entries``, ``entry``,
+    ``join_map``; empty groups too), the shared ones made once for many messages, with a
+    nested map made the same way, reads back as the whole map, in either mode, whether the
+    maps have fewer or more than 16 entries (msgpack's header changes)."""
     own = {k: v for k, v in own.items() if k not in shared}
     key = data.draw(st.text(max_size=8).filter(lambda k: k not in shared and k not in own))
     inner_own = data.draw(st.dictionaries(st.text(max_size=8), json_values, max_size=18))
     inner_own = {k: v for k, v in inner_own.items() if k not in inner}
     sender = Codec(mode)
-    common = Shared(shared)
-    nested = sender.encode_map(Shared(inner), inner_own)
-    first = sender.frame(sender.encode_map(common, own, {key: nested}))
-    again = sender.frame(sender.encode_map(common, own, {key: nested}))  # from the cache
+
+    def groups(items: dict[str, Any]) -> list[bytes]:
+        return [sender.entries(group) if group else b"" for group in _split(data, items)]
+
+    common = groups(shared)
+    nested = sender.join_map(len(inner) + len(inner_own), groups(inner) + groups(inner_own))
+    first, again = (sender.frame(sender.join_map(
+        len(shared) + len(own) + 1, [*common, *groups(own), sender.entry(key, nested)]))
+        for _ in range(2))
     whole = {**shared, **own, key: {**inner, **inner_own}}
     assert first == again
     receiver = Codec(mode)
     receiver.receive_data(first + sender.encode(whole))
     assert drain(receiver) == [whole, whole]
-
-
-def _split(data: st.DataObject, items: dict[str, Any]) -> list[dict[str, Any]]:
-    """``items`` cut into groups (some empty), in order."""
-    keys = list(items)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(keys)), max_size=3)))
-    bounds = [0, *cuts, len(keys)]
-    return [{k: items[k] for k in keys[a:b]} for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
 @given(st.sampled_from(list(Mode)), st.dictionaries(st.text(max_size=8), json_values, max_size=20),
@@ -363,7 +368,7 @@ def test_a_growing_list_encoded_item_by_item_is_the_list(
             lists += [changed[: at + 1], changed, [*changed, copy]]
     receiver = Codec(mode)
     for value in lists:
-        nested = sender.encode_map(Shared({}), {}, {"history": sender.encode_list(value, cache)})
+        nested = sender.join_map(1, [sender.entry("history", sender.encode_list(value, cache))])
         receiver.receive_data(sender.frame(nested))
     assert drain(receiver) == [{"history": value} for value in lists]
 
