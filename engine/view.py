@@ -333,7 +333,7 @@ class _HandViews:
     state."""
 
     __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_acted", "_melds",
-                 "_meld_forms", "_cards", "_parts")
+                 "_meld_forms", "_cards", "_parts", "__weakref__")
 
     def __init__(self, hand: Hand) -> None:
         self.steps = 0
@@ -462,7 +462,9 @@ class ViewParts:
         self.steps = len(hand.steps)
         #: the hand's cards per seat (not the hand: the parts live as long as the hand)
         hands = hand.hands
-        self._views, self._hands = views, hands
+        #: the views' parts are kept by the views (``_HandViews.parts``): a strong reference
+        #: back would make each hand's views a cycle, garbage only a full collection frees
+        self._views, self._hands = weakref.ref(views), hands
         melds = self._melds = views.melds(hand)
         self.fixed = views.fixed
         self.base: dict[str, Any] = {
@@ -510,7 +512,7 @@ class ViewParts:
         """``own(seat)["hand"]``: the same list as long as the seat's cards are the same."""
         if seat is None:
             return _NO_CARDS
-        return self._views.cards(self._hands[seat], seat)
+        return self._live_views().cards(self._hands[seat], seat)
 
     def own_melds(self, seat: int | None) -> list[dict[str, Any]] | None:
         """``own(seat)["melds"]`` (None when every view has the same ``melds``), made once per
@@ -530,8 +532,13 @@ class ViewParts:
             return self.history
         seen = self._histories.get(seat)
         if seen is None:
-            seen = self._histories[seat] = list(self._views.history(seat, False))
+            seen = self._histories[seat] = list(self._live_views().history(seat, False))
         return seen
+
+    def _live_views(self) -> _HandViews:
+        views = self._views()
+        assert views is not None, "a state's view parts are read while its hand lives"
+        return views
 
     @property
     def shared(self) -> dict[str, Any]:
