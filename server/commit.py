@@ -120,8 +120,7 @@ class _EndOfRound(trio.abc.Instrument):
         self._token = trio.lowlevel.current_trio_token()
 
     def before_io_wait(self, timeout: float) -> None:
-        if (self.commits.end_of_round() and timeout > 0
-                and trio.lowlevel.current_statistics().tasks_runnable):
+        if self.commits.end_of_round() and timeout > 0:
             self._token.run_sync_soon(_nothing)
 
 
@@ -148,6 +147,7 @@ class GroupCommit:
         #: the batch being written: its peers (None when none is)
         self._writing: dict[Peer, int] | None = None
         self._rounds = False  # ``run`` is running: batches wait for the end of the round
+        self._woke = False  # a batch let out woke a task (``end_of_round``)
         self._handed = 0  # batches handed to the writer so far
         self._written = 0  # ... and written (committed and let out)
         self._landed = trio.lowlevel.ParkingLot()
@@ -199,14 +199,16 @@ class GroupCommit:
 
     def end_of_round(self) -> bool:
         """Hand the gathering batch over, unless one is being written (it follows that one
-        when it lands) or the journal has failed; whether it was."""
+        when it lands) or the journal has failed; whether that woke a task (one waiting in
+        ``settled``, a peer's writer, or every task when the journal failed)."""
         if self._writing is not None or self.error or not (self._ops or self._held):
             return False
+        self._woke = False
         try:
             self._hand_over()
         except Exception as exc:  # noqa: BLE001 - e.g. letting a message out: a bug of ours
             self._fail(exc)
-        return True
+        return self._woke
 
     def _hand_over(self) -> None:
         """Hand the gathering batch to the writer (nothing may be being written)."""
@@ -236,17 +238,19 @@ class GroupCommit:
         held, self._writing = self._writing or {}, None
         self._written += 1
         later = self._held
+        woke = False
         for peer, count in held.items():
             still = later.get(peer)
             if still is None:
-                peer.uncork()
+                woke = peer.uncork() or woke
             else:
-                peer.release(count)
+                woke = peer.release(count) or woke
                 later[peer] = still - count
-        self._landed.unpark_all()
+        self._woke = bool(self._landed.unpark_all()) or woke or self._woke
 
     def _fail(self, error: BaseException) -> None:
         self.error = error
+        self._woke = True
         log.error("the journal cannot commit (%s: %s): stopping; nothing more is saved and "
                   "nothing unsaved is sent", type(error).__name__, error)
         self.failed.set()

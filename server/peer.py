@@ -174,41 +174,45 @@ class Peer:
         if self._cork is None:
             self._cork = []
 
-    def uncork(self) -> None:
+    def uncork(self) -> bool:
         """Send what was held since ``cork``, in order, as one piece. A closed peer's writer
-        waits for the cork to go before it ends, so it is woken even when nothing was held."""
+        waits for the cork to go before it ends, so it is woken even when nothing was held.
+        Whether a task was woken (the writer: what the socket did not take waits for it)."""
         held, self._cork = self._cork, None
-        if held:
-            self._let_out(held)
+        woke = self._let_out(held) if held else False
         if self.closed:
-            self._wake.unpark()
+            woke = bool(self._wake.unpark()) or woke
+        return woke
 
     def held(self) -> int:
         """How many frames are held (0 when not corked)."""
         return len(self._cork) if self._cork is not None else 0
 
-    def release(self, count: int) -> None:
+    def release(self, count: int) -> bool:
         """Send the first ``count`` held frames, as one piece, and keep holding the rest (the
-        messages of a change committed before the changes of the rest, ``GroupCommit``)."""
+        messages of a change committed before the changes of the rest, ``GroupCommit``).
+        Whether a task was woken, as ``uncork`` says."""
         held = self._cork
         if held is None or count <= 0:
-            return
+            return False
         self._cork = held[count:]
-        self._let_out(held[:count])
+        return self._let_out(held[:count])
 
-    def _let_out(self, held: list[bytes]) -> None:
+    def _let_out(self, held: list[bytes]) -> bool:
         data = b"".join(held) if len(held) > 1 else held[0]
         if not self.closed:
-            self._push(data)
-        elif not self._drop:  # kicked meanwhile: the writer sends it before the last frame
+            return self._push(data)
+        if not self._drop:  # kicked meanwhile: the writer sends it before the last frame
             self._pending.append(data)
-            self._wake.unpark()
+            return bool(self._wake.unpark())
+        return False
 
-    def _push(self, data: bytes) -> None:
+    def _push(self, data: bytes) -> bool:
+        """Write ``data`` now, or queue it and wake the writer: whether a task was woken."""
         if not self._pending and not self._writing and self._socket is not None:
             written = self._write_now(data)
             if written == len(data):
-                return
+                return False
             if written:
                 data = data[written:]
                 self._partial = True
@@ -218,10 +222,10 @@ class Peer:
                         len(self._pending), self._queued)
             self.kick(ErrorCode.SLOW_READER, "too many unread messages", flush=False)
             self._write_scope.cancel()  # it is not reading: nothing more will reach it
-            return
+            return True
         self._pending.append(data)
         self._queued += len(data)
-        self._wake.unpark()
+        return bool(self._wake.unpark())
 
     async def receive(self) -> bytes | bytearray:
         """The next chunk the peer sent (b"" at the end of the connection). A plain socket is
