@@ -240,7 +240,7 @@ class SQLiteJournal:
         """Open the transaction of a batch, if none is open, noting whether its commit is the
         one that checkpoints (``waits`` said so before the batch began)."""
         if not self.db.in_transaction:
-            self._checkpoint_due = self._wal and self.waits()
+            self._checkpoint_due = self._wal_is_long()
             self.db.execute("BEGIN IMMEDIATE")
 
     def commit(self) -> None:
@@ -262,7 +262,10 @@ class SQLiteJournal:
         """Whether the next batch's commit waits on the disk: with ``sync="full"`` each one
         (its fsync), else the one that begins with ``WAL_CHECKPOINT_PAGES`` or more in the WAL
         since its last checkpoint (and checkpoints it)."""
-        return self._sync_each or (self._wal and self._wal_pages >= WAL_CHECKPOINT_PAGES)
+        return self._sync_each or self._wal_is_long()
+
+    def _wal_is_long(self) -> bool:
+        return self._wal and self._wal_pages >= WAL_CHECKPOINT_PAGES
 
     def load(self, *, skip_damaged: bool = False) -> list[str]:
         """Read every open table's log and the table ids now, before serving, so that damage
