@@ -13,6 +13,9 @@ Measured with the thread's CPU clock, so the client side and other processes do 
 - *step*: the whole step of a move (the engine's apply, the journal in memory, ``ok``, the
   fan-out, the commit that lets the frames out);
 - *broadcast*: ``Table._broadcast`` alone, per action and per ``state`` frame it made;
+- *hand end*: the steps that end a hand (its record, its result, and the next deal, at once:
+  the clients said ``auto_next``), per step and as a ratio to the other steps: what a burst of
+  tables ending their hands together costs the server (bench/server_load.py ``--lock-step``);
 - *floor*: ``msgpack.packb`` of one seat's whole ``state`` message as a plain map, measured in
   the same rounds (the cost of encoding a state once with nothing shared or cached): figures
   are also printed as ratios to it, since this machine's speed varies from hour to hour.
@@ -127,6 +130,9 @@ class Round:
     broadcast_us: float  # per action
     frame_us: float  # broadcast per state frame
     floor_us: float  # msgpack.packb of one whole state message
+    hand_ends: int  # steps that ended a hand (and dealt the next)
+    hand_end_us: float  # per such step
+    other_us: float  # per other step
 
 
 async def _seated_table(server: Server, nursery: trio.Nursery, mode: Mode, seed: int,
@@ -169,6 +175,7 @@ async def _round(mode: Mode, actions: int, spectators: int, seed: int, policy: s
         policies = [get_policy(policy, seed=seed + i) for i in range(3)]
         peers = table.seat_peers
         floor_ns = 0
+        end_ns = ends = 0
         for meter in (_STEP, _BROADCAST, _FRAMES):
             meter.ns = meter.calls = 0
         record = not moves
@@ -187,15 +194,20 @@ async def _round(mode: Mode, actions: int, spectators: int, seed: int, policy: s
                 floor_ns += time.thread_time_ns() - start
             if profile is not None:
                 profile.enable()
+            before = _STEP.ns
             await table.call(peer, MoveRequest(id=n, move=moves[n]))
             if profile is not None:
                 profile.disable()
+            if table.state.hand is not hand:
+                ends += 1
+                end_ns += _STEP.ns - before
             await trio.lowlevel.checkpoint()  # the writers and the readers take what was sent
         nursery.cancel_scope.cancel()
     floors = (actions + 9) // 10
     return Round(actions, _FRAMES.calls, _STEP.ns / 1000 / actions,
                  _BROADCAST.ns / 1000 / actions, _BROADCAST.ns / 1000 / max(1, _FRAMES.calls),
-                 floor_ns / 1000 / floors)
+                 floor_ns / 1000 / floors, ends, end_ns / 1000 / max(1, ends),
+                 (_STEP.ns - end_ns) / 1000 / max(1, actions - ends))
 
 
 def main() -> None:
@@ -228,14 +240,19 @@ def main() -> None:
                   f"{live.step_us:.1f} µs/action ({live.step_us / live.floor_us:.2f}× floor), "
                   f"broadcast {live.broadcast_us:.1f} µs/action ({live.frame_us:.1f} µs/frame)")
         best = {field: min(getattr(r, field) for r in rounds)
-                for field in ("step_us", "broadcast_us", "frame_us", "floor_us")}
+                for field in ("step_us", "broadcast_us", "frame_us", "floor_us", "hand_end_us",
+                              "other_us")}
         floor = best["floor_us"]
         print(f"{mode.value:6}  {rounds[0].actions} actions, {rounds[0].frames} state frames; "
               f"best of {args.rounds}: step {best['step_us']:.1f} µs/action "
               f"({best['step_us'] / floor:.2f}× floor), broadcast {best['broadcast_us']:.1f} "
               f"µs/action ({best['broadcast_us'] / floor:.2f}×), {best['frame_us']:.1f} µs/frame"
               f"; floor (packb of one state) {floor:.1f} µs")
+        print(f"{mode.value:6}  {rounds[0].hand_ends} steps ended a hand and dealt the next: "
+              f"{best['hand_end_us']:.1f} µs each, {best['hand_end_us'] / best['other_us']:.2f}× "
+              f"the other steps ({best['other_us']:.1f} µs)")
         figures[mode.value] = {**best, "actions": rounds[0].actions,
+                               "hand_ends": rounds[0].hand_ends,
                                "frames": rounds[0].frames,
                                "step_per_floor": best["step_us"] / floor,
                                "broadcast_per_floor": best["broadcast_us"] / floor}
