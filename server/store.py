@@ -238,18 +238,19 @@ class SQLiteJournal:
 
     def _begin(self) -> None:
         """Open the transaction of a batch, if none is open, noting whether its commit is the
-        one that checkpoints (``waits`` said so before the batch began)."""
+        one that checkpoints: the WAL was long when the batch began (so ``waits`` said so to
+        the batch's writer; with ``sync="full"`` it says so of every batch, which does not
+        make each one checkpoint)."""
         if not self.db.in_transaction:
             self._checkpoint_due = self._wal_is_long()
             self.db.execute("BEGIN IMMEDIATE")
 
     def commit(self) -> None:
         """Commit the transaction that ``append`` and ``close_table`` opened, if any; then
-        checkpoint the WAL if the WAL was due for it when the transaction began (``waits``,
-        which the writer of the batch asked: never in the middle of one, whose appends do not
-        make its own commit wait). The checkpoint is PASSIVE: it copies what no reader
-        (``tongits export``, a backup) still needs, and the next commit starts the WAL over
-        once all of it is copied."""
+        checkpoint the WAL if it was long when the transaction began (``_begin``: never in the
+        middle of a batch, whose own appends do not make its commit wait). The checkpoint is
+        PASSIVE: it copies what no reader (``tongits export``, a backup) still needs, and the
+        next commit starts the WAL over once all of it is copied."""
         if self.db.in_transaction:
             self.db.execute("COMMIT")
             self._wal_pages += 1
