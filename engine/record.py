@@ -10,6 +10,7 @@ from .errors import RecordCode, RecordError, ReplayError, RuleError
 from .hand import Hand
 from .moves import Move
 from .options import Options
+from .view import step_forms
 
 FORMAT = "tongits-hand/1"
 
@@ -75,13 +76,16 @@ class HandRecord:
 
 
 def hand_record(hand: Hand) -> dict[str, Any]:
-    """The record of a hand so far (with ``result`` once it is over)."""
+    """The record of a hand so far (with ``result`` once it is over). Its actions are the
+    views' own maps of the steps (``step_forms``: shared, read-only): a server ends hands by
+    the thousand, and converting every step again cost more than the rest of the record."""
     out: dict[str, Any] = {
         "format": FORMAT,
         "options": hand.options.to_dict(),
         "dealer": hand.dealer,
         "deck": [str(c) for c in hand.deck],
-        "actions": [step.to_dict() for step in hand.steps if not step.auto],
+        "actions": [form for form, step in zip(step_forms(hand), hand.steps, strict=True)
+                    if not step.auto],
     }
     if hand.result is not None:
         out["result"] = hand.result.to_dict()

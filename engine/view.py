@@ -282,6 +282,13 @@ def seat_legal(hand: Hand, seat: int | None) -> list[dict[str, Any]]:
     return view_parts(hand).legal(hand)
 
 
+def step_forms(hand: Hand) -> list[dict[str, Any]]:
+    """Each step's ``Step.to_dict()`` so far, as its own seat (and everyone, after the hand)
+    sees it: made once per step for the views and shared with them (read-only). The hand
+    record's actions are these, less the ``auto`` folds."""
+    return _views_of(hand).full
+
+
 def view_parts(hand: Hand) -> ViewParts:
     """The wire form of every view of ``hand``'s current state, in parts made once per state
     and shared by all of them (read-only): the server encodes each part once per state, not

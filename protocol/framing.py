@@ -156,9 +156,16 @@ class Codec:
             return _json_entries(items)
         return _msgpack_entries(self._packer, items)
 
+    def value(self, value: Any) -> bytes:
+        """``value`` encoded alone, as it appears inside a message (for ``entry``)."""
+        if self._mode is Mode.TEXT:
+            return _JSON.encode(value).encode("utf-8")
+        packed: bytes = self._packer.pack(value)
+        return packed
+
     def entry(self, key: str, value: bytes) -> bytes:
-        """One entry for ``join_map`` whose ``value`` is already encoded (``encode_list``,
-        ``join_map``)."""
+        """One entry for ``join_map`` whose ``value`` is already encoded (``value``,
+        ``encode_list``, ``join_map``)."""
         if self._mode is Mode.TEXT:
             return _JSON.encode(key).encode("utf-8") + b":" + value
         key_bytes: bytes = self._packer.pack(key)

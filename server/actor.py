@@ -690,9 +690,7 @@ class Table:
         start a full table that auto-starts."""
         seats = self._seats_info()
         what = {"seat": seat, "change": change.value} if seat is not None and change else None
-        update = to_dict(SeatUpdate(table=self.id, seats=seats, change=what))
-        for peer in self._audience():
-            peer.send(update)
+        self._tell(to_dict(SeatUpdate(table=self.id, seats=seats, change=what)))
         if self.state.full and not self.state.started and self.state.auto_start:
             self._start()
 
@@ -729,6 +727,17 @@ class Table:
 
     def _audience(self) -> list[Peer]:
         return [p for p in self.seat_peers if p is not None] + list(self.spectators)
+
+    def _tell(self, message: dict[str, Any]) -> None:
+        """Send ``message`` to everyone at the table, encoded once per codec mode (a hand's
+        result, with every seat's cards and the standings, goes to three seats or more)."""
+        frames: dict[Mode | None, bytes] = {}
+        for peer in self._audience():
+            mode = peer.codec.mode
+            frame = frames.get(mode)
+            if frame is None:
+                frame = frames[mode] = peer.codec.encode(message)
+            peer.send_frame(frame)
 
     def _deserted(self) -> bool:
         """A table closes once no human is connected to a seat, nobody watches, and no seat
@@ -802,8 +811,7 @@ class Table:
         log.info("table %s: hand %d over: %s, winner %s, chips %s", self.id,
                  message["standings"]["hands"], result["end"], result["winner"],
                  result["chips"])
-        for peer in self._audience():
-            peer.send(message)
+        self._tell(message)
         reason = self.state.match_over
         if reason is not None:
             self._match_over(reason)
@@ -815,8 +823,7 @@ class Table:
         standings, and the table closes (the players are back in the lobby)."""
         over = to_dict(MatchOver(table=self.id, reason=reason,
                                  standings=self.state.standings()))
-        for peer in self._audience():
-            peer.send(over)
+        self._tell(over)
         log.info("table %s: match over (%s) after %d hands", self.id, reason,
                  self.state.hand_number)
         self.closed = True
@@ -1121,9 +1128,8 @@ class Table:
         if not text or any(not ch.isprintable() for ch in text):
             raise ProtocolError(ErrorCode.BAD_FIELD, "chat text is empty or has control characters")
         peer.send(to_dict(Ok(id=msg.id)))
-        line = to_dict(ChatLine(table=self.id, seat=peer.seat, name=peer.name or "?", text=text))
-        for other in self._audience():
-            other.send(line)
+        self._tell(to_dict(ChatLine(table=self.id, seat=peer.seat, name=peer.name or "?",
+                                    text=text)))
 
     # ----- closing ------------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ class HandCache:
     it (an ``ItemCache`` each: every seat alike, or each seat and the spectators apart while a
     secret meld is on the table), the steps played for a timed-out seat as they are shown,
     marked ``timeout`` (one copy per step, so that the caches know them from one state to the
-    next), the legal moves offered (each list of them, and each move's map), and
+    next), the legal moves offered (each list of them), and
     values that stay the same over many states (the seats, the hand's fixed view entries, each
     recipient's own view entries) until they are other objects."""
 
@@ -38,13 +38,13 @@ class HandCache:
         self._marked: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._kept: dict[tuple[Mode | None, str], tuple[Any, bytes]] = {}
         self._own: dict[tuple[Mode | None, int | None], tuple[Any, Any, bytes]] = {}
-        #: the ``legal`` entries by mode and the ids of the moves' maps (which the item cache
-        #: of ``"legal"`` holds, so that no other map takes their ids)
-        self._legal: dict[tuple[Any, ...], bytes] = {}
+        #: the ``legal`` entries by mode and the ids of the moves' maps, with the list of them
+        #: (held, so that no other map takes their ids while the entry is kept)
+        self._legal: dict[tuple[Any, ...], tuple[list[dict[str, Any]], bytes]] = {}
 
     def items(self, list_of: int | str | None) -> ItemCache:
         """The cache of one kind of list: a history as a seat (or None: the spectators, or
-        ``_ALL``) sees it, or ``"legal"``."""
+        ``_ALL``) sees it."""
         cache = self._items.get(list_of)
         if cache is None:
             cache = self._items[list_of] = ItemCache()
@@ -78,13 +78,14 @@ class HandCache:
     def legal_entry(self, codec: Codec, legal: list[dict[str, Any]]) -> bytes:
         """The ``legal`` entry of ``legal`` (the engine's shared move maps), kept for each list
         of moves offered in the hand: a seat that may only draw, or answer a call, is offered
-        the same moves state after state."""
+        the same moves state after state. A list met for the first time is encoded whole, in
+        one call: the discards and melds offered change with every card drawn, and looking up
+        each move's own encoding cost three times as much as encoding them all."""
         key = (codec.mode, *map(id, legal))
-        entry = self._legal.get(key)
-        if entry is None:
-            entry = self._legal[key] = codec.entry("legal", codec.encode_list(
-                legal, self.items("legal")))
-        return entry
+        known = self._legal.get(key)
+        if known is None:
+            known = self._legal[key] = (legal, codec.entry("legal", codec.value(legal)))
+        return known[1]
 
     def entries(self, codec: Codec, name: str, items: dict[str, Any], value: Any) -> bytes:
         """``codec.entries(items)``, kept under ``name`` and made again only when ``value``
