@@ -60,6 +60,7 @@ from .messages import (
     Sync,
     Tables,
     Welcome,
+    ok_message,
     parse_client,
     parse_server,
     to_dict,
@@ -124,5 +125,6 @@ __all__ = [
     "parse_client",
     "parse_server",
     "sniff",
+    "ok_message",
     "to_dict",
 ]

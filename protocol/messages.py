@@ -394,6 +394,12 @@ def to_dict(msg: Message) -> JSONMap:
     return d
 
 
+def ok_message(ref: RequestId | None) -> JSONMap:
+    """``to_dict(Ok(id=ref))``, without making and checking an ``Ok``: ``ref`` is the id of a
+    request already parsed, and the server answers every move with one."""
+    return {"type": Ok.TYPE} if ref is None else {"type": Ok.TYPE, "id": ref}
+
+
 _FIELD_NAMES: dict[type[Message], tuple[str, ...]] = {}
 
 

@@ -45,7 +45,6 @@ from tongits.protocol import (
     Mode,
     MoveRequest,
     NextHand,
-    Ok,
     PlayerKind,
     ProtocolError,
     RemoveBot,
@@ -57,6 +56,7 @@ from tongits.protocol import (
     Sync,
     encode_value,
     error_message,
+    ok_message,
     to_dict,
 )
 
@@ -432,7 +432,7 @@ class Table:
 
     def _leave_request(self, peer: Peer, msg: Leave) -> None:
         self._leave(peer)
-        peer.send(to_dict(Ok(id=msg.id)))
+        peer.send(ok_message(msg.id))
 
     def _host_remove(self, peer: Peer, msg: HostRemove) -> None:
         if peer.table is self:
@@ -669,7 +669,7 @@ class Table:
             self._sit_bot(seat, msg.policy)
         except (KeyError, ValueError) as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc).strip("'\"")) from None
-        peer.send(to_dict(Ok(id=msg.id)))
+        peer.send(ok_message(msg.id))
         self._seats_changed(seat, SeatChange.SAT)
 
     def _remove_bot(self, peer: Peer, msg: RemoveBot) -> None:
@@ -682,7 +682,7 @@ class Table:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"seat {seat} holds no bot")
         self.policies.pop(seat, None)
         self._commit(VacateEntry(seat))
-        peer.send(to_dict(Ok(id=msg.id)))
+        peer.send(ok_message(msg.id))
         self._seats_changed(seat, SeatChange.LEFT)
 
     def _seats_changed(self, seat: int | None = None, change: SeatChange | None = None) -> None:
@@ -761,7 +761,7 @@ class Table:
         self._commit(self._deal_entry(StartEntry))
         if reply is not None:
             peer, ref = reply
-            peer.send(to_dict(Ok(id=ref)))
+            peer.send(ok_message(ref))
         self._hand_dealt()
 
     def _hand_dealt(self) -> None:
@@ -798,7 +798,7 @@ class Table:
         self._commit(MoveEntry(seat, move, timeout))
         if reply is not None:
             peer, ref = reply
-            peer.send(to_dict(Ok(id=ref)))
+            peer.send(ok_message(ref))
         self.actions += 1
         self._schedule()
         self._broadcast(index, timeout=timeout)
@@ -843,7 +843,7 @@ class Table:
         spectator) during the match, a ``seat_update`` before it."""
         if peer.table is not self:
             raise ProtocolError(ErrorCode.NOT_SEATED, "not at this table")
-        peer.send(to_dict(Ok(id=msg.id)))
+        peer.send(ok_message(msg.id))
         seats = self._seats_info()
         if self.state.hand is None:
             peer.send(to_dict(SeatUpdate(table=self.id, seats=seats)))
@@ -855,7 +855,7 @@ class Table:
             raise ProtocolError(ErrorCode.NOT_SEATED, "only a seated player may ask")
         if not self.state.hand_over:
             raise ProtocolError(ErrorCode.NOT_READY, "the hand is not over")
-        peer.send(to_dict(Ok(id=msg.id)))
+        peer.send(ok_message(msg.id))
         self.ready.add(peer.seat)
         self._deal_if_ready()
 
@@ -1127,7 +1127,7 @@ class Table:
             )
         if not text or any(not ch.isprintable() for ch in text):
             raise ProtocolError(ErrorCode.BAD_FIELD, "chat text is empty or has control characters")
-        peer.send(to_dict(Ok(id=msg.id)))
+        peer.send(ok_message(msg.id))
         self._tell(to_dict(ChatLine(table=self.id, seat=peer.seat, name=peer.name or "?",
                                     text=text)))
 
