@@ -20,6 +20,7 @@ in this process, on another core than the servers when there are two or more:
     python bench/server_load.py --tables 200 --flat-tables 60 --seconds 10
     python bench/server_load.py --db both                 # each phase with :memory: and a file
     python bench/server_load.py --only b --minutes 10 --lock-step   # the long run
+    python bench/server_load.py --only b --lock-step --seconds 75 --series  # second by second
     python bench/server_load.py --only d              # the lobby scenario alone
     python bench/server_load.py --only a --only b --tls --tables 300 --seconds 10
     python bench/server_load.py --only b --tls --tls-rounds 3 --tables 300 --seconds 10
@@ -402,9 +403,14 @@ async def paced_tables(
     ``extra(port, nursery)``, once the tables are seated, starts more clients for the window
     and returns what reports their figures. With ``lock_step`` every table starts its first
     hand in the same second (no untimed warm-up), so their hands keep ending, and new ones
-    being dealt, within the same second or two."""
+    being dealt, within the same second or two. The figures also come second by second
+    (``series``, from when each timed action was played and the CPU of the server and of the
+    clients every quarter of a second)."""
     port = child.port
     samples: list[float] = []
+    #: when (seconds into the window) each sample's action was played
+    played: list[float] = []
+    cpu_marks: list[tuple[float, float, float]] = []
     async with trio.open_nursery() as nursery:
         groups = [await _seat_table(port, nursery, t, echo) for t in range(tables)]
         await trio.sleep(0.5)
@@ -422,6 +428,13 @@ async def paced_tables(
         cpu0, wall0, own0 = child.cpu(), time.perf_counter(), _own_cpu()
         begin = trio.current_time()
 
+        async def mark_cpu() -> None:
+            while True:
+                cpu_marks.append((trio.current_time() - begin, child.cpu(), _own_cpu()))
+                await trio.sleep(0.25)
+
+        nursery.start_soon(mark_cpu)
+
         async def drive(index: int, group: list[Client]) -> None:
             # A fixed schedule, spread evenly over each second: a late action does not move
             # the table's next one (pacing from each action's end would bunch up, after any
@@ -433,8 +446,12 @@ async def paced_tables(
                     start = time.perf_counter()
                     await group[index % 3].request({"type": "move", "move": {"action": "draw"}})
                     samples.append(time.perf_counter() - start)
+                    played.append(tick - begin)
                 else:
+                    taken = len(samples)
                     await _table_step(group, samples)
+                    if len(samples) > taken:
+                        played.append(tick - begin)
                 tick += 1.0
 
         async with trio.open_nursery() as drivers:
@@ -444,7 +461,38 @@ async def paced_tables(
         cpu, clients_cpu = (child.cpu() - cpu0) / wall, (_own_cpu() - own0) / wall
         nursery.cancel_scope.cancel()
     return {"samples": samples, "cpu": cpu, "clients_cpu": clients_cpu, "rss_ready_kb": rss_ready,
-            **extra_report()}
+            "series": _series(samples, played, cpu_marks), **extra_report()}
+
+
+def _print_series(db: str, rows: list[dict[str, Any]], wanted: bool) -> None:
+    """``--series``: one line per second of a (b) window."""
+    for row in rows if wanted else []:
+        print(f"(b) [{db}] second {row['second']:4d}: {row['actions']:5d} actions, p50 "
+              f"{row['p50_us']} µs, p99 {row['p99_us']} µs, max {row['max_us']} µs; server "
+              f"CPU {row['server_cpu_pct']} %, the clients' {row['clients_cpu_pct']} %",
+              flush=True)
+
+
+def _series(samples: list[float], played: list[float],
+            cpu_marks: list[tuple[float, float, float]]) -> list[dict[str, Any]]:
+    """Second by second of a (b) window: the actions played in it, their p50, p99 and max, and
+    the CPU the server and the clients used in it (a burst of hand ends shows in its seconds)."""
+    by_second: dict[int, list[float]] = {}
+    for when, took in zip(played, samples, strict=True):
+        by_second.setdefault(int(when), []).append(took)
+    cpu: dict[int, tuple[float, float, float]] = {}
+    for (t0, s0, c0), (t1, s1, c1) in zip(cpu_marks, cpu_marks[1:], strict=False):
+        span, server, clients = cpu.get(int(t0), (0.0, 0.0, 0.0))
+        cpu[int(t0)] = (span + t1 - t0, server + s1 - s0, clients + c1 - c0)
+    rows = []
+    for second in sorted(by_second.keys() | cpu.keys()):
+        times = by_second.get(second, [])
+        span, server, clients = cpu.get(second, (0.0, 0.0, 0.0))
+        rows.append({"second": second, "actions": len(times), "p50_us": pct(times, 0.5),
+                     "p99_us": pct(times, 0.99), "max_us": us(max(times)) if times else None,
+                     "server_cpu_pct": round(100 * server / span, 1) if span else None,
+                     "clients_cpu_pct": round(100 * clients / span, 1) if span else None})
+    return rows
 
 
 def _own_cpu() -> float:
@@ -831,6 +879,9 @@ def main() -> None:
     parser.add_argument("--lock-step", action="store_true",
                         help="(b) without its untimed warm-up: every table starts its first "
                         "hand together, and their hands keep ending together")
+    parser.add_argument("--series", action="store_true",
+                        help="(b) second by second too: the actions, p50, p99, max and the CPU "
+                        "of the server and of the clients in each second of the window")
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
     args = parser.parse_args()
     if args.child:
@@ -896,6 +947,7 @@ def main() -> None:
             paced, rss0 = measure("tongits", lambda child: paced_tables(
                 child, args.tables, paced_s, False, lock_step=args.lock_step), db)
             samples = paced["samples"]
+            _print_series(db, paced["series"], args.series)
             floor99 = report["b_floor_p99_us"]
             p99, p999 = pct(samples, 0.99), pct(samples, 0.999)
             report[f"b{tag}_server_p50_us"] = pct(samples, 0.5)
