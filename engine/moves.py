@@ -78,7 +78,7 @@ class Move:
             raise InvalidMove(RuleCode.BAD_MOVE, "sapaw: a meld id is needed")
         if action not in (Action.SAPAW, Action.PICK):
             meld = None
-        return cls(action, cards, card, meld)
+        return _shared(action, cards, card, meld) or cls(action, cards, card, meld)
 
     @classmethod
     def parse(cls, text: str) -> Move:
@@ -146,11 +146,24 @@ CALL = Move(Action.CALL)
 CHALLENGE = Move(Action.CHALLENGE)
 FOLD = Move(Action.FOLD)
 DISCARD_MOVES: tuple[Move, ...] = tuple(Move(Action.DISCARD, card=c) for c in DECK)
+#: The moves that are their action alone.
+_PLAIN_MOVES: dict[Action, Move] = {move.action: move for move in (DRAW, CALL, CHALLENGE, FOLD)}
 _MELD_MOVES: dict[int, Move] = {}
 _SECRET_MOVES: dict[int, Move] = {}
 _PICK_MOVES: dict[int, Move] = {}
 _PICK_SAPAW_MOVES: dict[int, Move] = {}
 _SAPAW_MOVES: dict[tuple[int, int], Move] = {}
+
+
+def _shared(action: Action, cards: tuple[Card, ...], card: Card | None,
+            meld: int | None) -> Move | None:
+    """The shared object of a move that nearly every turn makes (a draw, a discard), if it is
+    one: the legal moves are those objects too, and a server reads a move per action."""
+    if cards or meld is not None:
+        return None
+    if card is None:
+        return _PLAIN_MOVES.get(action)
+    return DISCARD_MOVES[card] if action is Action.DISCARD else None
 
 
 def _cards_move(memo: dict[int, Move], action: Action, mask: int) -> Move:

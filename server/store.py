@@ -78,8 +78,11 @@ CREATE TABLE IF NOT EXISTS hands (
 """
 
 
-#: The stored JSON of each move met (bounded: cleared when it reaches ``_MOVE_LINES_MAX``).
-_MOVE_LINES: dict[Move, str] = {}
+#: The stored JSON of each move met, by the move's id, with the move (held, so that no other
+#: move takes its id; bounded: cleared when it reaches ``_MOVE_LINES_MAX``). By id, not by
+#: value: a move's own hash is a dataclass's, computed in Python, and the moves played are
+#: nearly all the engine's shared objects (``Move.from_dict``).
+_MOVE_LINES: dict[int, tuple[Move, str]] = {}
 _MOVE_LINES_MAX = 50_000
 
 
@@ -90,11 +93,12 @@ def entry_line(entry: Entry) -> str:
     inserts (and the writer thread shares the interpreter with the event loop)."""
     if type(entry) is not MoveEntry:
         return _JSON.encode(entry.to_dict())
-    move = _MOVE_LINES.get(entry.move)
-    if move is None:
+    known = _MOVE_LINES.get(id(entry.move))
+    if known is None or known[0] is not entry.move:
         if len(_MOVE_LINES) >= _MOVE_LINES_MAX:
             _MOVE_LINES.clear()
-        move = _MOVE_LINES[entry.move] = _JSON.encode(entry.move.to_dict())
+        known = _MOVE_LINES[id(entry.move)] = (entry.move, _JSON.encode(entry.move.to_dict()))
+    move = known[1]
     timeout = ',"timeout":true' if entry.timeout else ""
     return f'{{"kind":"move","seat":{entry.seat},"move":{move}{timeout}}}'
 
