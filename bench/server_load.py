@@ -448,9 +448,9 @@ async def paced_tables(
                     samples.append(time.perf_counter() - start)
                     played.append(tick - begin)
                 else:
-                    taken = len(samples)
-                    await _table_step(group, samples)
-                    if len(samples) > taken:
+                    took = await _table_step(group)
+                    if took is not None:
+                        samples.append(took)
                         played.append(tick - begin)
                 tick += 1.0
 
@@ -522,27 +522,25 @@ async def _seat_table(port: int, nursery: trio.Nursery, t: int, echo: bool) -> l
     return group
 
 
-async def _table_step(group: list[Client], samples: list[float] | None) -> None:
-    """One step of a table: the next hand if it is over, else the seat to act plays; the
-    action's time goes to ``samples`` (None: untimed)."""
+async def _table_step(group: list[Client]) -> float | None:
+    """One step of a table: the next hand if it is over (None), else the seat to act plays
+    (the action's time)."""
     state = await newest_state(group)
     if state["view"]["phase"] == "over":
         for client in group:
             await client.request({"type": "next_hand"})
         await wait_newer(group[0], state["seq"])  # the deal, before the next step
-        return
+        return None
     actor = group[state["view"]["to_act"]]
     while (actor.state is None or actor.state["seq"] < state["seq"]
            or not actor.state.get("legal")):
         await actor.states.wait()
-    took = await act_and_wait(actor)
-    if samples is not None:
-        samples.append(took)
+    return await act_and_wait(actor)
 
 
 async def _warm_up(group: list[Client], moves: int) -> None:
     for _ in range(moves):
-        await _table_step(group, None)
+        await _table_step(group)
 
 
 # ----- (c) flat out ----------------
