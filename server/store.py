@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterable, Iterator
@@ -37,15 +38,24 @@ log = logging.getLogger("tongits.server")
 
 SCHEMA_VERSION = 1
 
-#: The WAL is copied back into the database file (checkpointed) by the first commit after it has
-#: grown about this many pages. The copy and its two fsyncs wait on the disk, so that commit is
-#: made from the journal writer thread (``waits``) while the server serves on; every other
-#: commit only writes the WAL and is made in the server's own thread. SQLite's own automatic
-#: checkpoints are off: one inside an ordinary commit would stall the event loop. While a
-#: checkpoint is written the changes made meanwhile wait for it, so a short one is better: at
-#: 1,000 paced tables (bench/server_load.py (b), file) p99 was 6.9 ms with 100 pages against
-#: 10-11 ms with 250 and 21-22 ms with 1,000 (the floor's p99: 0.6 ms).
+#: Each time the WAL has grown about this many pages, it is copied back into the database file
+#: (checkpointed) by the journal's checkpointer: a thread with a connection of its own, while the
+#: server's commits go on (``_Checkpointer``). SQLite's own automatic checkpoints are off: one
+#: inside an ordinary commit would stall the event loop. A checkpoint waits on the disk (two
+#: fsyncs: 9 ms for 100 commits here); made by the commit that found the WAL long, as before,
+#: it held up every change made meanwhile, and instant bots (bench/server_load.py (c)) played
+#: 27 % fewer actions with a file than in memory.
 WAL_CHECKPOINT_PAGES = 100
+
+#: A copy made while commits go on never catches up with the last of them, and SQLite writes
+#: the WAL over from its start only at a commit that finds all of it copied: so the first commit
+#: after the WAL has grown about this many pages checkpoints what is left itself, from the
+#: journal writer thread (``waits``) while the server serves on and no other commit is made,
+#: and the next commit starts the WAL over. That copy is short (the checkpointer has copied the
+#: rest), and it is made once every this many pages instead of every ``WAL_CHECKPOINT_PAGES``.
+#: The file stays under about twice this many pages (a copy of the checkpointer's under way at
+#: that moment can put the start over off by one round).
+WAL_RESTART_PAGES = 800
 
 #: The bytes of a WAL page (SQLite's default page size), for the estimate of ``_wal_pages``.
 PAGE_BYTES = 4096
@@ -129,11 +139,62 @@ def empty_file_warning(path: str) -> str | None:
             f"are lost{leftover}; restore a backup to get them back. Starting with no tables.")
 
 
+class _Checkpointer:
+    """Copies the WAL back into the database file (a PASSIVE checkpoint: what no reader still
+    needs) whenever it is asked, from a thread and a connection of its own: the copy and its
+    fsyncs hold up no commit, and SQLite releases the interpreter lock while it works. A failed
+    copy loses nothing (the WAL holds every commit): it is logged, and the next one retries."""
+
+    def __init__(self, path: str) -> None:
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._asked = threading.Event()
+        #: held while a copy is made, here or by ``SQLiteJournal.commit`` (``held``)
+        self._copying = threading.Lock()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="journal checkpointer",
+                                        daemon=True)
+        self._thread.start()
+
+    def ask(self) -> None:
+        self._asked.set()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """No copy of the checkpointer's while this lasts (the one under way is waited for, the
+        one asked for is dropped): a checkpoint of the journal's own then copies all the WAL,
+        which a copy of the checkpointer's running beside it would leave in part to the other,
+        and so the WAL would never start over."""
+        with self._copying:
+            self._asked.clear()
+            yield
+
+    def stop(self) -> None:
+        """Finish the copy under way, if any, and close the connection."""
+        self._stopping = True
+        self._asked.set()
+        self._thread.join()
+        self._db.close()
+
+    def _run(self) -> None:
+        while True:
+            self._asked.wait()
+            self._asked.clear()
+            if self._stopping:
+                return
+            try:
+                with self._copying:
+                    self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            except sqlite3.Error as exc:
+                log.warning("the journal's WAL could not be copied back (%s); retrying later",
+                            exc)
+
+
 class SQLiteJournal:
     """A ``Journal`` in one SQLite file (or ``:memory:``). A commit writes the WAL (no fsync with
-    ``sync="normal"``); the commits that wait on the disk (each one with ``sync="full"``, and the
-    one that checkpoints a long WAL) say so (``waits``) and are made from the server's journal
-    writer thread (``commit.GroupCommit``), one thread at a time."""
+    ``sync="normal"``), which the checkpointer copies back meanwhile; the commits that wait on
+    the disk (each one with ``sync="full"``, and the one that starts a long WAL over) say so
+    (``waits``) and are made from the server's journal writer thread (``commit.GroupCommit``),
+    one thread at a time."""
 
     def __init__(self, path: str, *, sync: str = "normal", readonly: bool = False) -> None:
         """Open (or create) the database; ``readonly`` opens an existing one for reading
@@ -142,10 +203,13 @@ class SQLiteJournal:
         self._sync_each = sync == "full"
         #: whether the file has a WAL to checkpoint (not ``:memory:``)
         self._wal = False
-        #: the WAL's pages since its last checkpoint, estimated from above: each entry of a
-        #: commit may change a leaf of its own, plus one page per 4 KB of what it stores
+        #: the WAL's pages since it was last started over, estimated from above: each entry of
+        #: a commit may change a leaf of its own, plus one page per 4 KB of what it stores
         self._wal_pages = 0
-        #: the open transaction began with the WAL due for a checkpoint: its commit makes it
+        #: ``_wal_pages`` when the checkpointer was last asked to copy the WAL back
+        self._asked_at = 0
+        self._checkpointer: _Checkpointer | None = None
+        #: the open transaction began with the WAL due to start over: its commit makes it
         self._checkpoint_due = False
         self._next: dict[str, int] = {}
         #: what ``load`` read, for the first ``open_tables`` and ``last_table_number``
@@ -175,11 +239,16 @@ class SQLiteJournal:
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise StoreError(f"{path}: {exc}") from exc
+        if self._wal:
+            self._checkpointer = _Checkpointer(path)
 
     def close(self) -> None:
         """Commit what is pending and close (SQLite checkpoints the WAL). If that commit fails
         (a full disk), what was pending is rolled back, the file closed, and ``StoreError``
         raised: nobody was told of uncommitted entries."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
         try:
             if self.db.in_transaction:
                 self.db.execute("COMMIT")
@@ -250,27 +319,35 @@ class SQLiteJournal:
             self.db.execute("BEGIN IMMEDIATE")
 
     def commit(self) -> None:
-        """Commit the transaction that ``append`` and ``close_table`` opened, if any; then
-        checkpoint the WAL if it was long when the transaction began (``_begin``: never in the
-        middle of a batch, whose own appends do not make its commit wait). The checkpoint is
-        PASSIVE: it copies what no reader (``tongits export``, a backup) still needs, and the
-        next commit starts the WAL over once all of it is copied."""
+        """Commit the transaction that ``append`` and ``close_table`` opened, if any, and ask
+        the checkpointer to copy the WAL back each ``WAL_CHECKPOINT_PAGES`` pages; if the WAL
+        was ``WAL_RESTART_PAGES`` long when the transaction began (``_begin``: never in the
+        middle of a batch, whose own appends do not make its commit wait), checkpoint what is
+        left, so that the next commit starts the WAL over. Every checkpoint is PASSIVE: it
+        copies what no reader (``tongits export``, a backup) still needs, and never waits for
+        one."""
         if self.db.in_transaction:
             self.db.execute("COMMIT")
             self._wal_pages += 1
         if self._checkpoint_due:
             self._checkpoint_due = False
-            self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            self._wal_pages = 0
+            with (self._checkpointer.held() if self._checkpointer is not None
+                  else contextlib.nullcontext()):
+                self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            self._wal_pages = self._asked_at = 0
+        elif (self._checkpointer is not None
+              and self._wal_pages - self._asked_at >= WAL_CHECKPOINT_PAGES):
+            self._asked_at = self._wal_pages
+            self._checkpointer.ask()
 
     def waits(self) -> bool:
         """Whether the next batch's commit waits on the disk: with ``sync="full"`` each one
-        (its fsync), else the one that begins with ``WAL_CHECKPOINT_PAGES`` or more in the WAL
-        since its last checkpoint (and checkpoints it)."""
+        (its fsync), else the one that begins with ``WAL_RESTART_PAGES`` or more in the WAL
+        since it last started over (and starts it over)."""
         return self._sync_each or self._wal_is_long()
 
     def _wal_is_long(self) -> bool:
-        return self._wal and self._wal_pages >= WAL_CHECKPOINT_PAGES
+        return self._wal and self._wal_pages >= WAL_RESTART_PAGES
 
     def load(self, *, skip_damaged: bool = False) -> list[str]:
         """Read every open table's log and the table ids now, before serving, so that damage

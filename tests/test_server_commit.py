@@ -26,7 +26,12 @@ from tongits.server.commit import GroupCommit
 from tongits.server.entries import CreateEntry, Entry, MoveEntry
 from tongits.server.journal import Journal
 from tongits.server.peer import Peer
-from tongits.server.store import WAL_CHECKPOINT_PAGES, SQLiteJournal, StoreError
+from tongits.server.store import (
+    WAL_CHECKPOINT_PAGES,
+    WAL_RESTART_PAGES,
+    SQLiteJournal,
+    StoreError,
+)
 from tongits.server.table import TableLogState
 
 
@@ -350,28 +355,60 @@ async def test_a_client_that_stops_reading_over_tcp_is_dropped() -> None:
 
 
 async def test_steady_commits_keep_the_wal_short(tmp_path: Path) -> None:
-    """Commits are made in the loop and SQLite's own checkpoints are off; the commit a long WAL
-    is due for (``waits``) goes to the writer thread, which checkpoints, and the next commit
-    starts the WAL over: under commits that never pause (a server busy for weeks) the
-    write-ahead log stays a few checkpoint intervals long instead of growing for ever."""
+    """Commits are made in the loop and SQLite's own checkpoints are off; the checkpointer
+    copies the WAL back beside them, and the commit a long WAL is due for (``waits``) goes to
+    the writer thread, which copies what is left, and the next commit starts the WAL over:
+    under commits that never pause (a server busy for weeks) the write-ahead log stays a
+    bounded length instead of growing for ever."""
     path = tmp_path / "server.db"
     journal = SQLiteJournal(str(path))
     events: list[str] = []
     ana = FakePeer("ana", events)
     waited = 0
+    steps = 3 * WAL_RESTART_PAGES  # two pages each, estimated: about six starts over
     try:
         async with running(journal) as commits:
             commits.append("t1", CreateEntry("t1", "test", 1))
-            for n in range(6 * WAL_CHECKPOINT_PAGES):
+            for n in range(steps):
                 waited += journal.waits()
                 step(commits, "t1", ana, f"m{n}")
                 with trio.fail_after(5):
                     await commits.settled()
-        assert len(events) == 6 * WAL_CHECKPOINT_PAGES  # every step heard, once committed
-        assert 3 <= waited <= 12  # a checkpoint every WAL_CHECKPOINT_PAGES pages or so
+        assert len(events) == steps  # every step heard, once committed
+        assert 4 <= waited <= 8  # a wait every WAL_RESTART_PAGES pages or so, no more
         wal_pages = (path.with_name("server.db-wal").stat().st_size - 32) // (4096 + 24)
-        assert wal_pages <= 2 * WAL_CHECKPOINT_PAGES
+        assert wal_pages <= 2 * WAL_RESTART_PAGES
         stored = journal.db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-        assert stored == 1 + 6 * WAL_CHECKPOINT_PAGES
+        assert stored == 1 + steps
+    finally:
+        journal.close()
+
+
+async def test_the_checkpointer_copies_the_wal_back_while_no_commit_waits(
+        tmp_path: Path) -> None:
+    """Between two starts over, the WAL is copied back into the database file by the
+    journal's checkpointer, and no commit waits for it: the database file grows with what the
+    commits wrote while ``waits`` stays false (a commit that checkpointed itself, as before,
+    held up every change made while it waited on the disk)."""
+    path = tmp_path / "server.db"
+    journal = SQLiteJournal(str(path))
+    ana = FakePeer("ana", [])
+    try:
+        async with running(journal) as commits:
+            commits.append("t1", CreateEntry("t1", "test", 1))
+            await commits.settled()
+            before = path.stat().st_size
+            for n in range(2, 2 + WAL_RESTART_PAGES // 4):  # about two copies asked
+                assert not journal.waits()
+                table = f"t{n}"  # a table of its own, and a page for its name of 3 KB
+                commits.append(table, CreateEntry(table, "x" * 3000, n))
+                ana.say(table)
+                commits.hold(peers(ana))
+                await commits.settled()
+            with trio.fail_after(TIME_CAP):
+                while path.stat().st_size <= before + 50 * 4096:  # noqa: ASYNC110 - a file's size
+                    # has no event to await
+                    await trio.sleep(0.01)
+        assert WAL_CHECKPOINT_PAGES < WAL_RESTART_PAGES // 2
     finally:
         journal.close()
