@@ -26,7 +26,7 @@ from tongits.client.tui.hint import choose_move, hint_lines
 from tongits.client.tui.render import log_panel, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import ConnectionChanged, LinkStatus
-from tongits.engine import Action, Phase, SeatView
+from tongits.engine import Action, Options, Phase, SeatView
 
 Scenario = Callable[[TableScreen, PipeInput, FakeSession], Awaitable[None]]
 
@@ -86,6 +86,24 @@ def test_a_whole_hand_through_the_keyboard() -> None:
     assert all(len(line) <= 80 for line in text.split("\n")) and len(text.split("\n")) <= 23
     assert "hand 2" in str(seen["second"]) and screen.state.view is not None
     assert screen.state.view.phase is not Phase.OVER
+
+
+def test_score_says_the_chips_and_the_ante_pot() -> None:
+    seen: dict[str, str] = {}
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        await play_hand(screen, pipe, session)
+        await settle(lambda: screen.state.standings is not None)
+        pipe.send_text("score\r")
+        await settle(lambda: screen.state.message.startswith("chips:"))
+        seen["said"] = screen.state.message
+
+    screen = run_screen(scenario, seed=5, options=Options.from_dict({"ante": 5}))
+    standings = screen.state.standings
+    assert standings is not None and standings["pot"] == 15
+    ledger = standings["ledger"]
+    assert seen["said"] == (
+        f"chips: Ana {ledger[0]:+d} · Bob {ledger[1]:+d} · Cara {ledger[2]:+d} · pot 15")
 
 
 def test_refused_input_is_not_sent_and_says_why() -> None:

@@ -224,3 +224,28 @@ def test_a_long_run_wraps_and_its_far_end_stays_on_screen() -> None:
     lines_of(text)
     assert "K♠" in text and "…" not in text
     assert all(len(to_text(line)) <= 20 for line in wrap([("", "#0 " + run)], 20))
+
+
+def test_the_ante_pot_is_shown_and_who_takes_it() -> None:
+    """With an ante, a hand's chips are its settlement alone (RULES.md §13): the end of a hand
+    says what the pot holds, and who took it, else the standings jump by chips no line
+    explains."""
+    state, session = finished(5, Options.from_dict({"ante": 5}))
+    said: list[str] = []
+    for _ in range(12):
+        standings = state.standings
+        assert standings is not None
+        panel = [line.split("│")[0].strip() for line in lines_of(screen_text(state, now=0.0))]
+        if standings["pot"]:
+            assert f"pot {standings['pot']}" in panel
+            said.append("pot")
+        else:
+            winner = state.result.winner if state.result is not None else None
+            assert winner is not None
+            who = "you take" if winner == 0 else f"{SEATS[winner]['name']} takes"
+            assert f"{who} the pot: +{standings['pot_taken']}" in panel
+            said.append("taken")
+        session.next_hand()
+        while state.view is not None and state.view.legal:
+            session.send_move(choose_move(state.view))
+    assert {"pot", "taken"} <= set(said)

@@ -317,8 +317,10 @@ class TableScreen:
 
     def _score(self, _command: Local) -> None:
         scores = render.standings(self.state)
+        pot = render.pot_words(self.state)
         self.state.say(
-            "chips: " + " · ".join(f"{name} {chips:+d}" for name, chips in scores)
+            "chips: " + " · ".join(
+                [*(f"{name} {chips:+d}" for name, chips in scores), *([pot] if pot else [])])
             if scores else "no hand has been settled yet"
         )
 

@@ -523,6 +523,23 @@ def standings(state: TableState) -> list[tuple[str, int]]:
     return [(_name(state, seat), int(values[seat])) for seat in range(3)]
 
 
+def pot_words(state: TableState) -> str:
+    """The match's ante pot (RULES.md §9) as the standings tell it: who took it with the hand
+    just settled, or what it holds; ``""`` without a pot. A hand's chips are its settlement
+    alone (§13): without these words a pot taken shows only as a jump in the standings."""
+    standings = state.standings or {}
+    taken, pot = standings.get("pot_taken"), standings.get("pot")
+    result = state.result
+    if isinstance(taken, int) and taken > 0 and result is not None and result.winner is not None:
+        view = state.view
+        who = ("you take" if view is not None and view.seat == result.winner
+               else f"{_name(state, result.winner)} takes")
+        return f"{who} the pot: +{taken}"
+    if isinstance(pot, int) and pot > 0:
+        return f"pot {pot}"
+    return ""
+
+
 def standings_rule(state: TableState, cols: int = 80) -> Line:
     """The rule under the opponents, carrying the running standings of the match."""
     scores = standings(state)
@@ -605,8 +622,10 @@ def result_lines(state: TableState) -> list[Line]:
         head = [[("class:turn", f" {won} {how}".rstrip())]]
     else:
         head = [[("class:turn", " " + won)], [("class:turn", "   " + how)]]
-    return [*head, *rows, [("class:turn", " Match over: ^Q to leave" if state.match_over
-                            else " Enter: next hand")]]
+    pot = pot_words(state)
+    return [*head, *rows, *([[("class:count", f" {pot}")]] if pot else []),
+            [("class:turn", " Match over: ^Q to leave" if state.match_over
+              else " Enter: next hand")]]
 
 
 def message_line(state: TableState, cols: int = 80) -> Line:
