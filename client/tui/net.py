@@ -313,7 +313,8 @@ class NetSession:
             if table.get("table") == self.table and table.get("name"):
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
-                return TableNamed(str(table["name"]), played, self.table, conn.seat)
+                return TableNamed(str(table["name"]), played, self.table, conn.seat,
+                                  table.get("private") is True)
         return None
 
     async def _send_loop(self, conn: Connection) -> None:

@@ -347,10 +347,14 @@ def opponent_panel(
 
 def waiting_for(state: TableState) -> str:
     """What a table with no hand dealt yet waits for: the players still to come, and what they
-    type to sit down (the table's name, or its id when the name is not one word)."""
+    type to sit down (the table's name, or its id when the name is not one word; a private
+    table's invite link, which its creator was given, since the name alone is refused)."""
     empty = sum(info.empty for info in state.seats)
     if not state.table or not 0 < empty < len(state.seats):
         return "waiting for the server…"
+    if state.table_private:
+        return (f"waiting for {counted(empty, 'player')}: private table: "
+                "friends `join` its invite link")
     name = state.table_name if state.table_name and len(state.table_name.split()) == 1 \
         else state.table
     return (f"waiting for {counted(empty, 'player')}: friends type `join {name}`; "
