@@ -104,6 +104,10 @@ class NetSession:
         #: (what to check, and the command that accepts a new certificate) fits no status line
         self.farewell: str | None = None
         self.match_over = False  # the match ended (match_over): a lost connection is not retried
+        #: ``next_hand`` was asked for the hand now over, and whether it still waits to be sent:
+        #: a server restarted meanwhile has forgotten it (as the SDK's bots do, it is asked
+        #: again on resuming a hand that is still over)
+        self._asked_next_hand = self._next_hand_unsent = False
 
     # ----- the Session interface, called on the screen's side -----------------------------------
 
@@ -139,6 +143,7 @@ class NetSession:
         self._post("chat", text)
 
     def next_hand(self) -> None:
+        self._asked_next_hand = self._next_hand_unsent = True
         self._post("next_hand")
 
     def leave(self) -> None:
@@ -253,7 +258,7 @@ class NetSession:
                 self.table = conn.table or self.table
                 self._save_seat()
                 self.sink(ConnectionChanged(LinkStatus.CONNECTED))
-                await self._listen(conn, await self._said_after_the_view(conn, resumed))
+                await self._listen(conn, await self._said_after_the_view(conn, resumed), resumed)
                 if conn.closed_by:
                     return conn.closed_by.code
                 return conn.lost or "the server closed"
@@ -292,8 +297,10 @@ class NetSession:
             after_view.append(Notice(f"back in your seat at {self.table}", this_hand=True))
         return after_view
 
-    async def _listen(self, conn: Connection, after_view: list[Update]) -> None:
-        """Deliver the server's messages (and send ours) until the connection ends."""
+    async def _listen(self, conn: Connection, after_view: list[Update], resumed: bool) -> None:
+        """Deliver the server's messages (and send ours) until the connection ends; a resumed
+        seat whose hand is still over asks for the next one again if it had (``next_hand``)."""
+        first = True
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._send_loop, conn)
             try:
@@ -303,6 +310,10 @@ class NetSession:
                         for update in after_view:
                             self.sink(update)
                         after_view.clear()
+                        if first and resumed and msg.view.get("result") is not None and \
+                                self._asked_next_hand and not self._next_hand_unsent:
+                            self.next_hand()
+                        first = False
             finally:
                 nursery.cancel_scope.cancel()
 
@@ -325,6 +336,7 @@ class NetSession:
                 elif kind == "chat":
                     await conn.chat(payload)
                 elif kind == "next_hand":
+                    self._next_hand_unsent = False
                     await conn.next_hand()
                 elif kind == "leave":
                     self._forget_seat()
@@ -361,6 +373,8 @@ class NetSession:
             # Resumed with a token read from disk, without a seq heard: nothing to mark.
             heard = self.seq is not None
             self.seq = msg.seq
+            if msg.view.get("result") is None:
+                self._asked_next_hand = False
             try:
                 view = SeatView.from_dict(msg.view, msg.legal)
             except (KeyError, TypeError, ValueError, RuleError) as exc:
