@@ -95,3 +95,29 @@ def test_play_help_offers_a_new_game(capsys: pytest.CaptureFixture[str]) -> None
     out = " ".join(capsys.readouterr().out.split())
     assert "--new give up the saved game (if any) and start a new one with these flags" in out
     assert "resumes the saved game" in out
+
+
+def test_offline_play_has_the_bots_asked_for_and_no_turn_timer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``tongits play --offline`` showed a turn timer that counted down to 0:00 with nothing
+    to play for the seat (no server), and its bots were greedy whatever ``--policy`` said."""
+    from tongits.client.tui import launch
+    from tongits.client.tui.session import FakeSession
+    from tongits.client.tui.state import StateUpdate, Update
+    from tongits.engine.policies.strong import StrongPolicy
+
+    sessions: list[FakeSession] = []
+
+    def screen(session: FakeSession) -> int:
+        sessions.append(session)
+        return 0
+
+    monkeypatch.setattr(launch, "run_screen", screen)
+    assert launch.play(timer=30.0, bot_policy="strong", bot_delay=0.0, offline=True, seed=3) == 0
+    (session,) = sessions
+    updates: list[Update] = []
+    session.start(updates.append)
+    states = [u for u in updates if isinstance(u, StateUpdate)]
+    assert states and all(state.deadline is None for state in states)
+    assert isinstance(session.policy, StrongPolicy)

@@ -34,7 +34,7 @@ from .logs import quiet_logging
 from .net import NetSession, Sink
 from .play_setup import PlaySetup, SetupStore
 from .seats import SeatStore, data_dir
-from .session import FakeSession, Session
+from .session import FakeSession, Session, local_policy
 from .state import HandOver, Notice, ServerRefused, StateUpdate, Update
 from .words import counted
 
@@ -77,13 +77,15 @@ def play(
     if offline:
         from tongits.engine import Options
 
+        # No turn timer: with no server, nothing would play for us when it ran out (the
+        # countdown stopped at 0:00 and the turn waited on).
         return run_screen(
             FakeSession(
                 names=(name, "Bot 1", "Bot 2"),
                 options=Options.from_dict(options),
                 seed=seed if seed is not None else secrets.token_hex(4),
                 bot_delay=bot_delay,
-                timer=timer or None,
+                policy=local_policy(bot_policy),
             )
         )
     home = home if home is not None else data_dir()
