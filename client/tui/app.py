@@ -400,7 +400,7 @@ class TableScreen:
         if len(state.notes) > rows:
             state.notes_scroll = max(0, render.notes_first(state, rows) - lines)
         else:
-            total = len(state.log())
+            total = len(render.log_lines(state, _cols()))  # a long chat line is wrapped
             state.log_scroll = max(0, min(total - 1, state.log_scroll + lines))
         self.app.invalidate()
 

@@ -448,12 +448,14 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
     return join_lines([*lines, fit(hand_line(state), cols)])
 
 
-def log_lines(state: TableState) -> list[Line]:
-    """The whole log of this hand as styled lines, oldest first."""
+def log_lines(state: TableState, cols: int | None = None) -> list[Line]:
+    """The whole log of this hand as styled lines, oldest first; a chat line longer than
+    ``cols`` is wrapped (what a person said is read in full; a move's line is one line)."""
     out: list[Line] = []
     for entry in state.log():
         if entry.kind is LogKind.CHAT:
-            out.append([("class:chat", " » " + entry.text)])
+            said: Line = [("class:chat", " » " + entry.text)]
+            out.extend(wrap(said, cols) if cols is not None else [said])
         elif entry.kind is LogKind.SEAT or entry.kind is LogKind.INFO:
             style = "class:warn" if entry.kind is LogKind.SEAT else "class:dim"
             out.append([(style, " " + entry.text)])
@@ -462,10 +464,10 @@ def log_lines(state: TableState) -> list[Line]:
     return out
 
 
-def log_window(state: TableState, rows: int) -> list[Line]:
-    """The ``rows`` lines of the log in view: the newest, or earlier ones after PgUp; a
-    first line says how many are above or below."""
-    lines = log_lines(state)
+def log_window(state: TableState, rows: int, cols: int | None = None) -> list[Line]:
+    """The ``rows`` lines of the log in view (``cols`` wide): the newest, or earlier ones after
+    PgUp; a first line says how many are above or below."""
+    lines = log_lines(state, cols)
     scroll = min(state.log_scroll, max(0, len(lines) - rows + 1))
     if scroll == 0:
         return lines[-rows:] if rows else []
@@ -483,7 +485,7 @@ def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
     if state.hand_over and not state.notes:
         left = result_lines(state)
         side = max(width(line) for line in left) + 1
-        right = log_window(state, rows)
+        right = log_window(state, rows, cols - side - 1)
         rows_out = []
         for i in range(min(rows, max(len(left), len(right)))):
             a = fit(left[i], side) if i < len(left) else fit([], side)
@@ -492,7 +494,7 @@ def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
         return join_lines(rows_out)
     if len(state.notes) > rows:
         return join_lines([fit(line, cols) for line in notes_page(state, rows)])
-    out = log_window(state, rows - len(state.notes))
+    out = log_window(state, rows - len(state.notes), cols)
     out.extend(_note_line(note) for note in state.notes)
     return join_lines([fit(line, cols) for line in out])
 
