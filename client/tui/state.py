@@ -364,7 +364,11 @@ class TableState:
             return
         ours = [i for i, step in enumerate(new, len(before)) if step.seat == view.seat]
         if ours:
-            self.drawn = self._just_drawn(view)
+            # Named until the turn ends: a meld or a lay-off after the draw keeps it (unless
+            # it is the card that left the hand).
+            drawn = self._just_drawn(view)
+            kept = self.drawn in view.hand and view.to_act == view.seat
+            self.drawn = drawn if drawn is not None else (self.drawn if kept else None)
         auto = [i for i in ours if view.history[i].timeout]
         if view.seat is not None and auto:
             # The whole turn the server played (its steps may arrive one state at a time).
