@@ -387,3 +387,30 @@ def test_f3_always_opens_the_picks_and_never_plays_by_itself() -> None:
 def test_every_command_the_screen_answers_itself_has_a_handler() -> None:
     """``TableScreen._local`` dispatches on the command's name: a new one needs its entry."""
     assert {name for name, spec in COMMANDS.items() if spec.action is None} == set(_LOCAL_COMMANDS)
+
+
+def test_a_spectator_at_the_end_of_a_hand_is_not_offered_the_next_deal() -> None:
+    """A spectator's screen said "Enter: next hand" when a hand ended, and Enter asked the
+    server, which refused it (``not_seated``: only a seated player may ask)."""
+    from tongits.client.tui.render import screen_text
+    from tongits.client.tui.state import HandOver, StateUpdate, TableState
+    from tongits.engine import seat_view
+
+    session = FakeSession(seed=5, names=("Ana", "Bob", "Cara"))
+    played = TableState()
+    session.start(played.apply)
+    while played.view is not None and played.view.legal:
+        session.send_move(choose_move(played.view))
+    hand = session.hand
+    assert hand.over and hand.result is not None
+    watching = TableState()
+    watching.apply(StateUpdate(seat_view(hand, None), session.seats(), None, table="t1"))
+    watching.apply(HandOver(hand.result.to_dict(), session.match.to_dict()))
+    text = screen_text(watching, now=0.0)
+    assert "Enter: next hand" not in text and " the players deal the next hand" in text
+    with create_pipe_input() as pipe:
+        screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                             state=watching)
+        screen.submit("")
+    assert session.hand is hand  # nothing asked: FakeSession.next_hand would have dealt
+    assert watching.message == "the players deal the next hand" and not watching.message_is_error

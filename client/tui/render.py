@@ -605,6 +605,10 @@ def result_head(state: TableState, result: Result) -> tuple[str, str]:
     return won, "by call " + ("(challenged)" if result.challengers else "(nobody challenged)")
 
 
+#: The end of a hand for a spectator: the seated players ask for the next deal, not we.
+NEXT_DEAL_WATCHING = "the players deal the next hand"
+
+
 def result_lines(state: TableState) -> list[Line]:
     """Who won and how, then one row per seat: its name in full, count, burned, chips."""
     result = state.result
@@ -629,9 +633,14 @@ def result_lines(state: TableState) -> list[Line]:
     else:
         head = [[("class:turn", " " + won)], [("class:turn", "   " + how)]]
     pot = pot_words(state)
+    if state.match_over:
+        last = " Match over: ^Q to leave"
+    elif view is not None and view.seat is None:
+        last = " " + NEXT_DEAL_WATCHING
+    else:
+        last = " Enter: next hand"
     return [*head, *rows, *([[("class:count", f" {pot}")]] if pot else []),
-            [("class:turn", " Match over: ^Q to leave" if state.match_over
-              else " Enter: next hand")]]
+            [("class:turn", last)]]
 
 
 def message_line(state: TableState, cols: int = 80) -> Line:
