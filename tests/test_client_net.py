@@ -496,3 +496,45 @@ def test_the_next_deal_asked_for_is_asked_again_after_a_server_restart() -> None
 
     asyncio.run(main())
     assert seen["over"] and not seen["message"].startswith("server refused")
+
+
+@pytest.mark.parametrize(("table", "code"), [("t99", None), ("private", "wrong-code")])
+def test_an_invite_to_a_table_that_refuses_it_ends_the_session(
+    table: str, code: str | None
+) -> None:
+    """``tongits connect LINK`` with a link to a table that is gone (or a wrong code) said
+    "connection lost, reconnecting (your seat is kept)… (no_such_table; retry in 3s)" and
+    asked again and again: there was no seat, and the answer could not change."""
+    embedded = EmbeddedServer()
+    attempts: list[str] = []
+    seen: dict[str, Any] = {}
+
+    async def invited(conn: Connection) -> None:
+        attempts.append("join")
+        if code is None:
+            await conn.join(table)
+            return
+        async with open_connection("127.0.0.1", embedded.port, name="Host") as host:
+            private = await host.create_table("private", private=True)
+            await conn.join(private.table, code=code)
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Friend", join=invited, prelude=embedded,
+                                 retry_delays=(0.01,))
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                await settle(lambda: screen.state.closed)
+                await asyncio.sleep(0.1)  # a retry would have come meanwhile
+                seen["banner"], seen["message"] = screen.state.banner, screen.state.message
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    refused = "no_such_table" if code is None else "bad_join_code"
+    assert attempts == ["join"]
+    assert seen["banner"] == f"disconnected: {refused}"
+    assert seen["message"].startswith("server refused: ") and seen["message"].endswith(
+        f"({refused})")

@@ -52,6 +52,12 @@ Prelude = Callable[[trio.Nursery], Awaitable[tuple[str, int]]]
 FINAL = {"replaced", "bad_token", "version_unsupported", "bad_name", "bad_password",
          "tls_required", "removed_by_host", "closed_by_host", "untrusted certificate"}
 
+#: Refusals of the join step (``join``, ``create_table``, ``spectate``; an invite link's table
+#: gone or full, a wrong code): asking again gets the same answer, so the session ends with it
+#: rather than retrying under "reconnecting (your seat is kept)".
+JOIN_REFUSED = {"no_such_table", "table_full", "seat_taken", "bad_join_code", "table_started",
+                "already_seated", "too_many_tables", "bad_options"}
+
 #: The banner when a reconnection meets a certificate that is not trusted (one that changed).
 UNTRUSTED = "the server's certificate is not the trusted one: ^Q to read what to do"
 
@@ -196,7 +202,7 @@ class NetSession:
                 self.sink(Notice(f"your saved seat at {self.table or 'the table'} is gone "
                                  "(the table has closed)"))
                 continue
-            if reason in FINAL:
+            if reason in FINAL or reason in JOIN_REFUSED:
                 detail = UNTRUSTED if reason == "untrusted certificate" else reason
                 self.sink(ConnectionChanged(LinkStatus.CLOSED, detail))
                 return
