@@ -137,7 +137,8 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     play.add_argument(
         "--offline",
         action="store_true",
-        help="no server at all: an in-process hand against local bots",
+        help="no server at all: a game in this process against two local bots (--policy), "
+        "with no turn timer and nothing saved",
     )
     connect = sub.add_parser("connect", help="join a server: lobby, then the table")
     connect.add_argument(

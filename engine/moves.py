@@ -55,7 +55,12 @@ class Move:
 
     @classmethod
     def from_dict(cls, data: Any) -> Move:
-        """Read a hand-record action (``seat`` is ignored); raise ``InvalidMove`` if malformed."""
+        """Read a hand-record action (``seat`` is ignored); raise ``InvalidMove`` if malformed.
+
+        Every move field present is kept, those its action does not take too, so that the
+        rules refuse such a move (``malformed_move``) instead of playing another one: a
+        ``pick`` naming both ``cards`` and a ``meld`` is no lay-off, a ``discard`` with
+        ``cards`` no discard."""
         if not isinstance(data, dict):
             raise InvalidMove(RuleCode.BAD_MOVE, "a move must be an object")
         action = _named_action(data.get("action"))
@@ -64,20 +69,18 @@ class Move:
         meld = data.get("meld")
         if meld is not None and (isinstance(meld, bool) or not isinstance(meld, int)):
             raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: meld must be an integer id")
-        if action in _NEEDS_CARDS or (action is Action.PICK and meld is None):
-            raw = data.get("cards")
+        raw = data.get("cards")
+        if raw is not None or action in _NEEDS_CARDS or (action is Action.PICK and meld is None):
             if not isinstance(raw, list | tuple | str):
                 raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: a list of cards is needed")
             cards = parse_cards(raw)
-        if action in _NEEDS_CARD:
-            raw_card = data.get("card")
-            if raw_card is None:
-                raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: a card is needed")
+        raw_card = data.get("card")
+        if raw_card is not None:
             card = Card.parse(raw_card)
+        elif action in _NEEDS_CARD:
+            raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: a card is needed")
         if action is Action.SAPAW and meld is None:
             raise InvalidMove(RuleCode.BAD_MOVE, "sapaw: a meld id is needed")
-        if action not in (Action.SAPAW, Action.PICK):
-            meld = None
         return _shared(action, cards, card, meld) or cls(action, cards, card, meld)
 
     @classmethod

@@ -56,7 +56,7 @@ class ErrorCode(StrEnum):
     TABLE_STARTED = "table_started", 2009, "The table's match has already started."
     TOO_MANY_TABLES = "too_many_tables", 2010, "The server or player has too many open tables."
     BAD_OPTIONS = "bad_options", 2011, "The table options, timer or bot count are not valid."
-    NOT_TABLE_OWNER = "not_table_owner", 2012, "Only the table's creator may do this."
+    NOT_TABLE_OWNER = "not_table_owner", 2012, "Only the table's owner may do this."
     CHAT_TOO_LONG = "chat_too_long", 2013, "The chat text is too long."
     BAD_NAME = "bad_name", 2014, "The player or table name is empty, too long or not allowed."
     NOT_READY = "not_ready", 2015, "Not now: the match or hand has not begun, or is not over."

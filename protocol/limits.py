@@ -51,10 +51,14 @@ def is_request_id(value: object) -> TypeGuard[int | str]:
 def check_request(raw: dict[Any, Any]) -> None:
     """Raise ``ProtocolError(bad_field)`` unless every value in ``raw`` keeps the limits:
     maps, lists, strings, finite numbers, booleans and null, nothing else (a map key is one of
-    the scalars: a key that is no field name is ignored like any unknown field)."""
+    the scalars: a key that is no field name is ignored like any unknown field), and an ``id``
+    that its reply may echo (``is_request_id``)."""
     problem = _problem(raw, 1)
+    ref = raw.get("id")
+    if problem is None and ref is not None and not is_request_id(ref):
+        problem = (f"id must be an integer within ±{MAX_INT} or a string of at most "
+                   f"{MAX_ID} characters")
     if problem is not None:
-        ref = raw.get("id")
         raise ProtocolError(ErrorCode.BAD_FIELD, problem,
                             ref if is_request_id(ref) else None)
 

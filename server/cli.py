@@ -27,7 +27,7 @@ _HELP = {
     "name": "server name shown to clients",
     "timer": "default seconds per decision for new tables (0 = no timer)",
     "bot_delay": "seconds a server bot waits before it plays",
-    "bot_policy": "default policy of server bots (random, greedy, strong)",
+    "bot_policy": "default policy of server bots (random, greedy, strong, expert)",
     "grace": "seconds a disconnected player keeps the seat before a server bot stands in",
     "pregame_grace": "seconds a disconnected player keeps the seat of a table whose match has "
     "not started (a table nobody is left at closes then)",

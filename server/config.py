@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from tongits.engine.policies import POLICIES
 from tongits.protocol import DEFAULT_MAX_FRAME_SIZE
 from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT
 
@@ -107,6 +108,9 @@ class ServerConfig:
             for name in names:
                 if not within(getattr(self, name)):
                     raise ValueError(f"{name} must be {words}")
+        if self.bot_policy not in POLICIES:  # else every table that seats a bot would fail
+            raise ValueError(f"bot_policy must be one of {', '.join(sorted(POLICIES))}, "
+                             f"not {self.bot_policy!r}")
         self._check_tls_and_db()
 
     def _check_tls_and_db(self) -> None:

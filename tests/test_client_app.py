@@ -26,7 +26,7 @@ from tongits.client.tui.hint import choose_move, hint_lines
 from tongits.client.tui.render import log_panel, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import ConnectionChanged, LinkStatus
-from tongits.engine import Action, Phase, SeatView
+from tongits.engine import Action, Options, Phase, SeatView
 
 Scenario = Callable[[TableScreen, PipeInput, FakeSession], Awaitable[None]]
 
@@ -86,6 +86,24 @@ def test_a_whole_hand_through_the_keyboard() -> None:
     assert all(len(line) <= 80 for line in text.split("\n")) and len(text.split("\n")) <= 23
     assert "hand 2" in str(seen["second"]) and screen.state.view is not None
     assert screen.state.view.phase is not Phase.OVER
+
+
+def test_score_says_the_chips_and_the_ante_pot() -> None:
+    seen: dict[str, str] = {}
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        await play_hand(screen, pipe, session)
+        await settle(lambda: screen.state.standings is not None)
+        pipe.send_text("score\r")
+        await settle(lambda: screen.state.message.startswith("chips:"))
+        seen["said"] = screen.state.message
+
+    screen = run_screen(scenario, seed=5, options=Options.from_dict({"ante": 5}))
+    standings = screen.state.standings
+    assert standings is not None and standings["pot"] == 15
+    ledger = standings["ledger"]
+    assert seen["said"] == (
+        f"chips: Ana {ledger[0]:+d} · Bob {ledger[1]:+d} · Cara {ledger[2]:+d} · pot 15")
 
 
 def test_refused_input_is_not_sent_and_says_why() -> None:
@@ -369,3 +387,30 @@ def test_f3_always_opens_the_picks_and_never_plays_by_itself() -> None:
 def test_every_command_the_screen_answers_itself_has_a_handler() -> None:
     """``TableScreen._local`` dispatches on the command's name: a new one needs its entry."""
     assert {name for name, spec in COMMANDS.items() if spec.action is None} == set(_LOCAL_COMMANDS)
+
+
+def test_a_spectator_at_the_end_of_a_hand_is_not_offered_the_next_deal() -> None:
+    """A spectator's screen said "Enter: next hand" when a hand ended, and Enter asked the
+    server, which refused it (``not_seated``: only a seated player may ask)."""
+    from tongits.client.tui.render import screen_text
+    from tongits.client.tui.state import HandOver, StateUpdate, TableState
+    from tongits.engine import seat_view
+
+    session = FakeSession(seed=5, names=("Ana", "Bob", "Cara"))
+    played = TableState()
+    session.start(played.apply)
+    while played.view is not None and played.view.legal:
+        session.send_move(choose_move(played.view))
+    hand = session.hand
+    assert hand.over and hand.result is not None
+    watching = TableState()
+    watching.apply(StateUpdate(seat_view(hand, None), session.seats(), None, table="t1"))
+    watching.apply(HandOver(hand.result.to_dict(), session.match.to_dict()))
+    text = screen_text(watching, now=0.0)
+    assert "Enter: next hand" not in text and " the players deal the next hand" in text
+    with create_pipe_input() as pipe:
+        screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                             state=watching)
+        screen.submit("")
+    assert session.hand is hand  # nothing asked: FakeSession.next_hand would have dealt
+    assert watching.message == "the players deal the next hand" and not watching.message_is_error

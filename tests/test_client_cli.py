@@ -3,6 +3,7 @@ line on stderr and exit status 2, as argparse does; without a terminal, one line
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,3 +96,71 @@ def test_play_help_offers_a_new_game(capsys: pytest.CaptureFixture[str]) -> None
     out = " ".join(capsys.readouterr().out.split())
     assert "--new give up the saved game (if any) and start a new one with these flags" in out
     assert "resumes the saved game" in out
+
+
+def test_offline_play_has_the_bots_asked_for_and_no_turn_timer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``tongits play --offline`` showed a turn timer that counted down to 0:00 with nothing
+    to play for the seat (no server), and its bots were greedy whatever ``--policy`` said."""
+    from tongits.client.tui import launch
+    from tongits.client.tui.session import FakeSession
+    from tongits.client.tui.state import StateUpdate, Update
+    from tongits.engine.policies.strong import StrongPolicy
+
+    sessions: list[FakeSession] = []
+
+    def screen(session: FakeSession) -> int:
+        sessions.append(session)
+        return 0
+
+    monkeypatch.setattr(launch, "run_screen", screen)
+    assert launch.play(timer=30.0, bot_policy="strong", bot_delay=0.0, offline=True, seed=3) == 0
+    (session,) = sessions
+    updates: list[Update] = []
+    session.start(updates.append)
+    states = [u for u in updates if isinstance(u, StateUpdate)]
+    assert states and all(state.deadline is None for state in states)
+    assert isinstance(session.policy, StrongPolicy)
+
+
+@pytest.mark.parametrize("bots", [1, 2])
+def test_play_with_a_free_seat_says_where_a_friend_connects(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bots: int
+) -> None:
+    """``tongits play --bots 1`` waited for a friend who could not come: the embedded server
+    listens on 127.0.0.1 at a port of the moment, which nothing said (only ``--listen`` for
+    the LAN named an address). With a seat to fill, the screen says the port."""
+    import asyncio
+
+    from screen_support import settle
+    from tongits.client.tui import launch
+    from tongits.client.tui.state import Notice, StateUpdate, Update
+
+    said: list[str] = []
+
+    def screen(session: launch.PlaySession) -> int:
+        updates: list[Update] = []
+
+        async def main() -> None:
+            session.start(updates.append)
+            try:
+                await settle(lambda: any(isinstance(u, StateUpdate) for u in updates) or (
+                    session.table != "" and any(isinstance(u, Notice) for u in updates)))
+            finally:
+                session.close()
+                await session.wait_closed()
+
+        asyncio.run(main())
+        said.extend(u.text for u in updates if isinstance(u, Notice))
+        return 0
+
+    monkeypatch.setattr(launch, "run_screen", screen)
+    assert launch.play(bots=bots, bot_delay=0.0, home=tmp_path) == 0
+    friends = [line for line in said if line.startswith("friends")]
+    if bots == 2:
+        assert friends == []
+    else:
+        (line,) = friends
+        assert re.fullmatch(r"friends on this computer join: tongits connect 127\.0\.0\.1:\d+ "
+                            r"--name NAME", line) and len(line) < 80

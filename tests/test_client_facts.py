@@ -17,7 +17,7 @@ from tongits.client.tui.state import (
     layoffs,
     pile_throwers,
 )
-from tongits.engine import Action, End, Options, Phase, Step
+from tongits.engine import Action, End, Move, Options, Phase, Step
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human"},
@@ -81,6 +81,26 @@ def test_the_card_just_drawn_is_named_and_highlighted_until_the_turn_ends() -> N
     assert marked == [drawn.pretty()]
     while state.view.to_act == 0 and state.view.legal:
         session.send_move(choose_move(state.view))
+    assert state.drawn is None
+
+
+def test_the_card_just_drawn_stays_named_through_a_meld_after_the_draw() -> None:
+    """The header's ``drew K♥`` went with the first meld or lay-off after the draw, though it
+    is meant to name the drawn card until the turn ends."""
+    session = FakeSession(seed=1, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    session.start(state.apply)
+    assert state.view is not None
+    while state.view.phase is not Phase.START or state.view.to_act != 0:
+        session.send_move(choose_move(state.view))
+    before = set(state.view.hand)
+    session.send_move(next(m for m in state.view.legal if m.action is Action.DRAW))
+    drawn = (set(state.view.hand) - before).pop()
+    meld = Move.parse("meld 5d 6d 7d")
+    assert str(drawn) == "Kh" and meld in state.view.legal
+    session.send_move(meld)
+    assert state.drawn == drawn and f"· drew {drawn.pretty()}" in screen_text(state, now=0.0)
+    session.send_move(Move.parse("discard Kh"))
     assert state.drawn is None
 
 
@@ -224,3 +244,28 @@ def test_a_long_run_wraps_and_its_far_end_stays_on_screen() -> None:
     lines_of(text)
     assert "K♠" in text and "…" not in text
     assert all(len(to_text(line)) <= 20 for line in wrap([("", "#0 " + run)], 20))
+
+
+def test_the_ante_pot_is_shown_and_who_takes_it() -> None:
+    """With an ante, a hand's chips are its settlement alone (RULES.md §13): the end of a hand
+    says what the pot holds, and who took it, else the standings jump by chips no line
+    explains."""
+    state, session = finished(5, Options.from_dict({"ante": 5}))
+    said: list[str] = []
+    for _ in range(12):
+        standings = state.standings
+        assert standings is not None
+        panel = [line.split("│")[0].strip() for line in lines_of(screen_text(state, now=0.0))]
+        if standings["pot"]:
+            assert f"pot {standings['pot']}" in panel
+            said.append("pot")
+        else:
+            winner = state.result.winner if state.result is not None else None
+            assert winner is not None
+            who = "you take" if winner == 0 else f"{SEATS[winner]['name']} takes"
+            assert f"{who} the pot: +{standings['pot_taken']}" in panel
+            said.append("taken")
+        session.next_hand()
+        while state.view is not None and state.view.legal:
+            session.send_move(choose_move(state.view))
+    assert {"pot", "taken"} <= set(said)

@@ -8,6 +8,7 @@ import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from server_support import memory_server, next_of
+from tongits.client.connection import ServerError
 from tongits.client.tui.app import TableScreen
 from tongits.client.tui.listing import LOBBY_COMMANDS, LOBBY_HELP, describe
 from tongits.client.tui.lobby import (
@@ -18,6 +19,7 @@ from tongits.client.tui.lobby import (
     parse_lobby,
     table_id,
 )
+from tongits.client.tui.net import NetSession
 from tongits.client.tui.render import lobby_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import SeatsChanged, TableNamed, TablesListed, TableState
@@ -155,3 +157,41 @@ async def test_a_table_created_in_the_lobby_waits_for_friends_and_says_how_they_
     text = screen_text(state, now=0.0, cols=80)
     assert "waiting for 2 players: friends type `join friday`; bots: `create NAME bots 2`" in text
     assert "(empty) [human]" not in text and "seat 1 (empty)" in text
+
+
+def test_join_takes_an_invite_link() -> None:
+    assert parse_lobby("join tongits://127.0.0.1:7790/t/t9?code=hnes5rbjkm") == LobbyChoice(
+        "join", "t9", code="hnes5rbjkm", server="127.0.0.1:7790")
+    with pytest.raises(LobbyError, match="ends in /t/TABLE"):
+        parse_lobby("join tongits://127.0.0.1:7790/t9")
+    assert "join INVITE-LINK" in LOBBY_HELP
+
+
+def test_an_invite_link_for_another_server_is_not_joined_here() -> None:
+    """The link's table id means a table of the link's server: joining it on this server would
+    seat the player at another table, or be refused."""
+    lobby = LobbyJoin()
+    lobby.session = NetSession("127.0.0.1", 7790, name="Ben", join=lobby)
+    assert lobby.choose("join tongits://10.0.0.1:7777/t/t1?code=x") == (
+        "that invite is for 10.0.0.1:7777, not this server: tongits connect LINK")
+    assert lobby.choose("join tongits://127.0.0.1:7790/t/t1?code=x") == "not connected yet"
+
+
+async def test_a_private_table_is_joined_from_the_lobby_with_its_invite_link() -> None:
+    """The creator of a private table is told that friends join with its invite link (the
+    name alone is refused: ``bad_join_code``), and the lobby's ``join LINK`` seats them."""
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        await LobbyJoin._take(ana, parse_lobby("create friday private"))
+        update = await next_of(ana, SeatUpdate)
+        assert ana.invite is not None and "code=" in ana.invite
+        async with connect("Ben") as ben:
+            with pytest.raises(ServerError, match="join code"):
+                await LobbyJoin._take(ben, parse_lobby("join " + str(ana.table)))
+            await LobbyJoin._take(ben, parse_lobby("join " + ana.invite))
+            assert ben.table == ana.table and ben.seat == 1
+    state = TableState()
+    state.apply(TableNamed("friday", 0, str(ana.table), 0, private=True), now=0.0)
+    state.apply(SeatsChanged(update.seats), now=0.0)
+    text = screen_text(state, now=0.0, cols=80)
+    assert "waiting for 2 players: private table: friends `join` its invite link" in text
+    assert "join friday" not in text

@@ -4,6 +4,7 @@ asyncio loop, an embedded server with two server bots, a whole hand typed throug
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -452,3 +453,88 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
     asyncio.run(main())
     assert joins == ["join"] and seen["watching"] == "t1"
     assert "connection lost" not in seen["screen"] and "(watching)" in seen["screen"]
+
+
+def test_the_next_deal_asked_for_is_asked_again_after_a_server_restart() -> None:
+    """Ana pressed Enter for the next hand, which waits for Ben; then the server restarted,
+    which forgets who asked (the tables come back from the journal). She has asked, so back in
+    her seat the session asks again (as the SDK's bots do); before, the table waited for her
+    to press Enter a second time (with no timer, for ever)."""
+    embedded = EmbeddedServer()
+    ben = Ben(embedded)
+    table: dict[str, str] = {}
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with ana_with_ben(embedded, ben, table) as (screen, pipe, session):
+            assert embedded.server is not None
+            actor = embedded.server.lobby.tables
+
+            def moved_on(before: int) -> bool:
+                view = screen.state.view
+                return screen.state.hand_over or (view is not None and len(view.history) > before)
+
+            embedded.in_trio(session, ben.may_play.set)
+            while not screen.state.hand_over:
+                view = screen.state.view
+                if view is not None and view.legal:
+                    played = len(view.history)
+                    pipe.send_text(str(choose_move(view)) + "\r")
+                    await settle(functools.partial(moved_on, played))
+                else:
+                    await asyncio.sleep(0.005)
+            await settle(lambda: screen.state.standings is not None)
+            pipe.send_text("\r")  # Enter: the next hand (Ben does not ask: it waits for him)
+            await settle(lambda: 0 in actor[table["id"]].ready)
+            embedded.in_trio(session, actor[table["id"]].ready.clear)  # what a restart forgets
+            embedded.drop(session, "Ana")
+            await settle(lambda: "reconnecting" in (screen.state.banner or ""))
+            await settle(lambda: screen.state.banner is None)
+            await settle(lambda: 0 in actor[table["id"]].ready)
+            seen["over"] = actor[table["id"]].state.hand.over  # type: ignore[union-attr]
+            seen["message"] = screen.state.message
+
+    asyncio.run(main())
+    assert seen["over"] and not seen["message"].startswith("server refused")
+
+
+@pytest.mark.parametrize(("table", "code"), [("t99", None), ("private", "wrong-code")])
+def test_an_invite_to_a_table_that_refuses_it_ends_the_session(
+    table: str, code: str | None
+) -> None:
+    """``tongits connect LINK`` with a link to a table that is gone (or a wrong code) said
+    "connection lost, reconnecting (your seat is kept)… (no_such_table; retry in 3s)" and
+    asked again and again: there was no seat, and the answer could not change."""
+    embedded = EmbeddedServer()
+    attempts: list[str] = []
+    seen: dict[str, Any] = {}
+
+    async def invited(conn: Connection) -> None:
+        attempts.append("join")
+        if code is None:
+            await conn.join(table)
+            return
+        async with open_connection("127.0.0.1", embedded.port, name="Host") as host:
+            private = await host.create_table("private", private=True)
+            await conn.join(private.table, code=code)
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Friend", join=invited, prelude=embedded,
+                                 retry_delays=(0.01,))
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                await settle(lambda: screen.state.closed)
+                await asyncio.sleep(0.1)  # a retry would have come meanwhile
+                seen["banner"], seen["message"] = screen.state.banner, screen.state.message
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    refused = "no_such_table" if code is None else "bad_join_code"
+    assert attempts == ["join"]
+    assert seen["banner"] == f"disconnected: {refused}"
+    assert seen["message"].startswith("server refused: ") and seen["message"].endswith(
+        f"({refused})")

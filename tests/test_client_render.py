@@ -293,3 +293,25 @@ def test_no_colour_style() -> None:
     plain = make_style(colour=False)
     coloured = make_style(colour=True)
     assert "#ff5f5f" in str(coloured.style_rules) and "#ff5f5f" not in str(plain.style_rules)
+
+
+@pytest.mark.parametrize("cols", [80, 100])
+def test_a_long_chat_line_is_read_in_full(cols: int) -> None:
+    """Chat may be 200 characters; the log cut it at the screen's edge (``…``), and what was
+    said past it could not be read anywhere. It wraps now, during the hand and beside the
+    result at its end."""
+    said = " ".join(f"word{i:02d}" for i in range(30))  # 209 characters
+    state = state_for(VIEW)
+    state.apply(ChatReceived(1, "Bob", said))
+    lines = screen_text(state, now=100.0, cols=cols).split("\n")
+    assert all(len(line) <= cols for line in lines) and len(lines) <= 23
+    start = next(i for i, line in enumerate(lines) if line.startswith(" » Bob: word00"))
+    shown = " ".join(line.strip() for line in lines[start:start + 4])
+    assert f"» Bob: {said}" in shown and "…" not in shown
+    finished = state_for(_views(seed=5)[-1])
+    assert finished.hand_over
+    finished.apply(ChatReceived(1, "Bob", said))
+    lines = screen_text(finished, now=100.0, cols=cols).split("\n")
+    right = [line.split("│ ", 1)[1] for line in lines if "│ " in line]
+    start = next(i for i, line in enumerate(right) if line.startswith("» Bob: word00"))
+    assert f"» Bob: {said}" in " ".join(line.strip() for line in right[start:])

@@ -790,3 +790,58 @@ def test_malformed_pick_is_refused() -> None:
         with pytest.raises(IllegalMove):
             hand.apply(1, move)
     assert not hand.melds and hand.discards
+
+
+def _laid_off_or_picked() -> Hand:
+    """Seat 1 to act, with the discard top ``6d`` that it may pick with ``7d 8d`` or, with
+    ``pick_to_sapaw``, lay off onto seat 0's meld 0 (``pick 0``)."""
+    hand = new_hand(["6d 3d 4d 5d", "7d 8d 9h", ""], pick_to_sapaw=True)
+    play(hand, "0 meld 3d 4d 5d; 0 discard 6d")
+    assert legal(hand, "pick 7d 8d") and legal(hand, "pick 0")
+    return hand
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"action": "pick", "cards": ["7d", "8d"], "meld": 0},
+        {"action": "draw", "card": "9h"},
+        {"action": "draw", "meld": 0},
+        {"action": "call", "cards": ["9h"]},
+    ],
+    ids=json.dumps,
+)
+def test_a_wire_move_with_fields_its_action_does_not_take_is_refused(
+    action: dict[str, Any],
+) -> None:
+    """The protocol's and the record's form of a move (``Move.from_dict``) keeps the fields
+    its action does not take, so that the rules refuse it (``malformed_move``): ``pick`` with
+    cards and a meld id is not played as the lay-off ``pick 0``."""
+    hand = _laid_off_or_picked()
+    before = json.dumps(hand_record(hand))
+    with pytest.raises(IllegalMove) as info:
+        hand.apply(1, Move.from_dict(action))
+    assert info.value.code == "malformed_move"
+    assert json.dumps(hand_record(hand)) == before
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"action": "discard", "card": "9h", "cards": ["9h"]},
+        {"action": "discard", "card": "9h", "meld": 1},
+        {"action": "sapaw", "card": "9h", "meld": 1, "cards": ["9h"]},
+        {"action": "meld", "cards": ["6d", "7d", "8d"], "card": "9h"},
+    ],
+    ids=json.dumps,
+)
+def test_a_wire_play_with_fields_its_action_does_not_take_is_refused(
+    action: dict[str, Any],
+) -> None:
+    hand = _laid_off_or_picked()
+    play(hand, "1 pick 7d 8d")
+    before = json.dumps(hand_record(hand))
+    with pytest.raises(IllegalMove) as info:
+        hand.apply(1, Move.from_dict(action))
+    assert info.value.code == "malformed_move"
+    assert json.dumps(hand_record(hand)) == before

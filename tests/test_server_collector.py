@@ -94,6 +94,18 @@ def test_collection_intervals_must_be_positive() -> None:
     assert (config.gc_young, config.gc_full) == (0.2, 3600.0)
 
 
+def test_an_unknown_bot_policy_is_refused_at_start(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--bot-policy stronger`` started a server on which every table seating a server bot
+    (``create_table`` with ``bots``, a stand-in for a dropped player) failed: ``table_failed``
+    and a traceback in the log. The typo is now said at once, and the server does not start."""
+    with pytest.raises(ValueError, match="bot_policy must be one of .*strong"):
+        ServerConfig.from_mapping({"bot_policy": "stronger"})
+    assert main(["--bot-policy", "stronger", "--db", ":memory:"]) == 2
+    assert "bot_policy must be one of expert, greedy, random, strong, not 'stronger'" in (
+        capsys.readouterr().err)
+    assert load_config(["--bot-policy", "expert"]).bot_policy == "expert"
+
+
 def test_a_taken_port_is_one_clear_line_and_exit_status_1(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

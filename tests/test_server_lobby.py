@@ -170,6 +170,31 @@ async def test_bots_owner_and_manual_start() -> None:
 
 
 @capped
+async def test_while_the_creator_is_away_the_lowest_connected_human_owns_the_table() -> None:
+    """docs/PROTOCOL.md (``owner``): the creator owns the table; while the creator is
+    disconnected, the connected human in the lowest seat does, so a table whose creator
+    dropped is not stuck without a ``start``. The creator back owns it again."""
+    async with memory_server() as (_server, connect), connect("Ben") as ben:
+        async with connect("Ana") as ana:
+            joined = await ana.create_table("Owners", auto_start=False)
+            await ben.join(joined.table, seat=2)
+            with pytest.raises(ServerError) as exc:
+                await ben.add_bot(1)
+            assert exc.value.code == "not_table_owner"
+            token = ana.token
+        update = await next_of(ben, SeatUpdate, lambda u: u.seats[0].get("away", False))
+        assert update.seats[2].get("owner") is True and "owner" not in update.seats[0]
+        await ben.add_bot(1)
+        async with connect("Ana", token=token) as ana:
+            update = await next_of(ben, SeatUpdate, lambda u: not u.seats[0].get("away"))
+            assert update.seats[0].get("owner") is True and "owner" not in update.seats[2]
+            with pytest.raises(ServerError) as exc:
+                await ben.start()
+            assert exc.value.code == "not_table_owner"
+            await ana.start()
+
+
+@capped
 async def test_leave_before_and_during_the_match() -> None:
     async with memory_server() as (_server, connect), connect("Ana") as ana, connect("Ben") as ben:
         joined = await ana.create_table("Leavers", bots=1, auto_start=False)

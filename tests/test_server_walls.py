@@ -99,6 +99,17 @@ def test_an_id_that_cannot_be_echoed_is_not() -> None:
         assert refused.value.ref is None
 
 
+@pytest.mark.parametrize("bad", ["x" * 65, "\ud800", 2**60, True, 1.5])
+def test_a_request_whose_id_cannot_be_echoed_is_refused(bad: object) -> None:
+    """docs/PROTOCOL.md: a request breaking a bound (an ``id`` longer than 64 characters is
+    one) is refused with ``bad_field``, and such an id is never echoed; a ``ping`` with a
+    65-character id was answered with a ``pong`` carrying it."""
+    with pytest.raises(ProtocolError) as refused:
+        parse_client({"type": "ping", "id": bad})
+    assert refused.value.code == "bad_field" and refused.value.ref is None
+    assert parse_client({"type": "ping", "id": "x" * 64}).id == "x" * 64
+
+
 def _server() -> Server:
     return Server(quick_config(), MemoryJournal())
 

@@ -243,6 +243,18 @@ class TableScreen:
         else:
             state.say("still playing")
 
+    def _enter_after_the_hand(self) -> None:
+        """Enter once the hand is over: ask for the next deal (a spectator does not: the
+        seated players do), or say that the match is over."""
+        state = self.state
+        if state.match_over:
+            state.say("the match is over: ^Q to leave")
+        elif state.view is not None and state.view.seat is None:
+            state.say(render.NEXT_DEAL_WATCHING)
+        else:
+            self.session.next_hand()
+            state.say("waiting for the next deal…")
+
     def submit(self, text: str) -> None:
         """Act on one typed line (also used by the key bindings)."""
         state = self.state
@@ -259,12 +271,8 @@ class TableScreen:
             error = self.lobby.choose(text)
             state.say(error or "asking the server…", error=error is not None)
             return
-        if not text.strip() and state.match_over:
-            state.say("the match is over: ^Q to leave")
-            return
-        if not text.strip() and state.hand_over:
-            self.session.next_hand()
-            state.say("waiting for the next deal…")
+        if not text.strip() and (state.match_over or state.hand_over):
+            self._enter_after_the_hand()
             return
         try:
             command = read_command(text, state.view, state.names)
@@ -317,8 +325,10 @@ class TableScreen:
 
     def _score(self, _command: Local) -> None:
         scores = render.standings(self.state)
+        pot = render.pot_words(self.state)
         self.state.say(
-            "chips: " + " · ".join(f"{name} {chips:+d}" for name, chips in scores)
+            "chips: " + " · ".join(
+                [*(f"{name} {chips:+d}" for name, chips in scores), *([pot] if pot else [])])
             if scores else "no hand has been settled yet"
         )
 
@@ -398,7 +408,7 @@ class TableScreen:
         if len(state.notes) > rows:
             state.notes_scroll = max(0, render.notes_first(state, rows) - lines)
         else:
-            total = len(state.log())
+            total = len(render.log_lines(state, _cols()))  # a long chat line is wrapped
             state.log_scroll = max(0, min(total - 1, state.log_scroll + lines))
         self.app.invalidate()
 

@@ -34,7 +34,7 @@ from .logs import quiet_logging
 from .net import NetSession, Sink
 from .play_setup import PlaySetup, SetupStore
 from .seats import SeatStore, data_dir
-from .session import FakeSession, Session
+from .session import FakeSession, Session, local_policy
 from .state import HandOver, Notice, ServerRefused, StateUpdate, Update
 from .words import counted
 
@@ -77,13 +77,15 @@ def play(
     if offline:
         from tongits.engine import Options
 
+        # No turn timer: with no server, nothing would play for us when it ran out (the
+        # countdown stopped at 0:00 and the turn waited on).
         return run_screen(
             FakeSession(
                 names=(name, "Bot 1", "Bot 2"),
                 options=Options.from_dict(options),
                 seed=seed if seed is not None else secrets.token_hex(4),
                 bot_delay=bot_delay,
-                timer=timer or None,
+                policy=local_policy(bot_policy),
             )
         )
     home = home if home is not None else data_dir()
@@ -112,9 +114,9 @@ def play(
         )
         listeners = await nursery.start(Server(config, journal).serve)
         bound = listeners[0].socket.getsockname()[1]
-        if not _is_loopback(listen):
-            session.sink(Notice(f"friends join: tongits connect {lan_address()}:{bound} "
-                                "--name NAME (or tongits discover)"))
+        friends = _friends_join(listen, bound, seated_bots)
+        if friends is not None:
+            session.sink(friends)
         return "127.0.0.1", bound
 
     seats = SeatStore(home / "seats")
@@ -123,6 +125,8 @@ def play(
     if new:
         seats.forget(server_key, name)
     setup = PlaySetup(bots, timer, bot_policy, dict(options or {}))
+    saved = setups.load(name) if seats.load(server_key, name) is not None else None
+    seated_bots = saved.bots if saved is not None else bots  # a saved game keeps its bots
 
     async def sit_down(conn: Connection) -> None:
         await conn.create_table("play", options=options or {}, timer=timer, bots=bots)
@@ -200,6 +204,19 @@ class PlaySession(NetSession):
                     sink(Notice(f"saved for tongits replay: {written[-1]}", this_hand=True))
 
         super().start(recording)
+
+
+def _friends_join(listen: str, port: int, bots: int) -> Notice | None:
+    """How friends join the game served at ``listen``:``port``: from the LAN; or, with a seat
+    left to them (``bots`` < 2), from this computer (the port is one of the moment, not
+    7777: nothing else says it)."""
+    if not _is_loopback(listen):
+        return Notice(f"friends join: tongits connect {lan_address()}:{port} --name NAME "
+                      "(or tongits discover)")
+    if bots < 2:
+        return Notice(f"friends on this computer join: tongits connect 127.0.0.1:{port} "
+                      "--name NAME")
+    return None
 
 
 def resume_notice(saved: PlaySetup | None, typed: dict[str, Any]) -> list[str]:

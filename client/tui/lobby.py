@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import trio
+from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from ..connection import Connection, ServerError
 from .app import TableScreen
@@ -37,6 +38,9 @@ class LobbyChoice:
     timer: float | None = None
     private: bool = False  # a private table: its creator gets an invite link
     hands: int | None = None  # the match's declared length (None: the server's, open-ended)
+    code: str | None = None  # the join code of a private table (from its invite link)
+    #: the server of the invite link joined (``HOST:PORT``): the lobby's own, or refused
+    server: str | None = None
 
 
 def parse_lobby(line: str) -> LobbyChoice:
@@ -46,6 +50,13 @@ def parse_lobby(line: str) -> LobbyChoice:
     head, args = words[0].lower(), words[1:]
     if head == "create":
         return _create(args)
+    if head == "join" and len(args) == 1 and Invite.looks_like(args[0]):
+        try:
+            invite = Invite.parse(args[0])
+        except AddressError as error:
+            raise LobbyError(str(error)) from None
+        return LobbyChoice("join", invite.table, code=invite.code,
+                           server=invite.endpoint.hostport)
     if head == "join" and args:
         if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
             raise LobbyError("usage: join TABLE [SEAT]")
@@ -107,7 +118,13 @@ class LobbyJoin:
         """Called by the screen with a typed line; returns an error to show, or None."""
         try:
             choice = parse_lobby(line)
-            if choice.action in ("join", "watch"):
+            if choice.server is not None:
+                session = self.session
+                here = Endpoint(session.host, session.port).hostport if session else None
+                if choice.server != here:
+                    return (f"that invite is for {choice.server}, not this server: "
+                            "tongits connect LINK")
+            elif choice.action in ("join", "watch"):
                 choice = replace(choice, table=table_id(self.tables, choice.table))
         except LobbyError as error:
             return str(error)
@@ -139,7 +156,7 @@ class LobbyJoin:
             await conn.create_table(choice.table, bots=choice.bots, timer=choice.timer,
                                     private=choice.private, hands=choice.hands)
         elif choice.action == "join":
-            await conn.join(choice.table, choice.seat)
+            await conn.join(choice.table, choice.seat, code=choice.code)
         else:
             await conn.spectate(choice.table)
 

@@ -52,6 +52,12 @@ Prelude = Callable[[trio.Nursery], Awaitable[tuple[str, int]]]
 FINAL = {"replaced", "bad_token", "version_unsupported", "bad_name", "bad_password",
          "tls_required", "removed_by_host", "closed_by_host", "untrusted certificate"}
 
+#: Refusals of the join step (``join``, ``create_table``, ``spectate``; an invite link's table
+#: gone or full, a wrong code): asking again gets the same answer, so the session ends with it
+#: rather than retrying under "reconnecting (your seat is kept)".
+JOIN_REFUSED = {"no_such_table", "table_full", "seat_taken", "bad_join_code", "table_started",
+                "already_seated", "too_many_tables", "bad_options"}
+
 #: The banner when a reconnection meets a certificate that is not trusted (one that changed).
 UNTRUSTED = "the server's certificate is not the trusted one: ^Q to read what to do"
 
@@ -104,6 +110,10 @@ class NetSession:
         #: (what to check, and the command that accepts a new certificate) fits no status line
         self.farewell: str | None = None
         self.match_over = False  # the match ended (match_over): a lost connection is not retried
+        #: ``next_hand`` was asked for the hand now over, and whether it still waits to be sent:
+        #: a server restarted meanwhile has forgotten it (as the SDK's bots do, it is asked
+        #: again on resuming a hand that is still over)
+        self._asked_next_hand = self._next_hand_unsent = False
 
     # ----- the Session interface, called on the screen's side -----------------------------------
 
@@ -139,6 +149,7 @@ class NetSession:
         self._post("chat", text)
 
     def next_hand(self) -> None:
+        self._asked_next_hand = self._next_hand_unsent = True
         self._post("next_hand")
 
     def leave(self) -> None:
@@ -191,7 +202,7 @@ class NetSession:
                 self.sink(Notice(f"your saved seat at {self.table or 'the table'} is gone "
                                  "(the table has closed)"))
                 continue
-            if reason in FINAL:
+            if reason in FINAL or reason in JOIN_REFUSED:
                 detail = UNTRUSTED if reason == "untrusted certificate" else reason
                 self.sink(ConnectionChanged(LinkStatus.CLOSED, detail))
                 return
@@ -253,7 +264,7 @@ class NetSession:
                 self.table = conn.table or self.table
                 self._save_seat()
                 self.sink(ConnectionChanged(LinkStatus.CONNECTED))
-                await self._listen(conn, await self._said_after_the_view(conn, resumed))
+                await self._listen(conn, await self._said_after_the_view(conn, resumed), resumed)
                 if conn.closed_by:
                     return conn.closed_by.code
                 return conn.lost or "the server closed"
@@ -292,8 +303,10 @@ class NetSession:
             after_view.append(Notice(f"back in your seat at {self.table}", this_hand=True))
         return after_view
 
-    async def _listen(self, conn: Connection, after_view: list[Update]) -> None:
-        """Deliver the server's messages (and send ours) until the connection ends."""
+    async def _listen(self, conn: Connection, after_view: list[Update], resumed: bool) -> None:
+        """Deliver the server's messages (and send ours) until the connection ends; a resumed
+        seat whose hand is still over asks for the next one again if it had (``next_hand``)."""
+        first = True
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._send_loop, conn)
             try:
@@ -303,6 +316,10 @@ class NetSession:
                         for update in after_view:
                             self.sink(update)
                         after_view.clear()
+                        if first and resumed and msg.view.get("result") is not None and \
+                                self._asked_next_hand and not self._next_hand_unsent:
+                            self.next_hand()
+                        first = False
             finally:
                 nursery.cancel_scope.cancel()
 
@@ -313,7 +330,8 @@ class NetSession:
             if table.get("table") == self.table and table.get("name"):
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
-                return TableNamed(str(table["name"]), played, self.table, conn.seat)
+                return TableNamed(str(table["name"]), played, self.table, conn.seat,
+                                  table.get("private") is True)
         return None
 
     async def _send_loop(self, conn: Connection) -> None:
@@ -324,6 +342,7 @@ class NetSession:
                 elif kind == "chat":
                     await conn.chat(payload)
                 elif kind == "next_hand":
+                    self._next_hand_unsent = False
                     await conn.next_hand()
                 elif kind == "leave":
                     self._forget_seat()
@@ -360,6 +379,8 @@ class NetSession:
             # Resumed with a token read from disk, without a seq heard: nothing to mark.
             heard = self.seq is not None
             self.seq = msg.seq
+            if msg.view.get("result") is None:
+                self._asked_next_hand = False
             try:
                 view = SeatView.from_dict(msg.view, msg.legal)
             except (KeyError, TypeError, ValueError, RuleError) as exc:

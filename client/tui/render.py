@@ -347,10 +347,14 @@ def opponent_panel(
 
 def waiting_for(state: TableState) -> str:
     """What a table with no hand dealt yet waits for: the players still to come, and what they
-    type to sit down (the table's name, or its id when the name is not one word)."""
+    type to sit down (the table's name, or its id when the name is not one word; a private
+    table's invite link, which its creator was given, since the name alone is refused)."""
     empty = sum(info.empty for info in state.seats)
     if not state.table or not 0 < empty < len(state.seats):
         return "waiting for the server…"
+    if state.table_private:
+        return (f"waiting for {counted(empty, 'player')}: private table: "
+                "friends `join` its invite link")
     name = state.table_name if state.table_name and len(state.table_name.split()) == 1 \
         else state.table
     return (f"waiting for {counted(empty, 'player')}: friends type `join {name}`; "
@@ -444,12 +448,14 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
     return join_lines([*lines, fit(hand_line(state), cols)])
 
 
-def log_lines(state: TableState) -> list[Line]:
-    """The whole log of this hand as styled lines, oldest first."""
+def log_lines(state: TableState, cols: int | None = None) -> list[Line]:
+    """The whole log of this hand as styled lines, oldest first; a chat line longer than
+    ``cols`` is wrapped (what a person said is read in full; a move's line is one line)."""
     out: list[Line] = []
     for entry in state.log():
         if entry.kind is LogKind.CHAT:
-            out.append([("class:chat", " » " + entry.text)])
+            said: Line = [("class:chat", " » " + entry.text)]
+            out.extend(wrap(said, cols) if cols is not None else [said])
         elif entry.kind is LogKind.SEAT or entry.kind is LogKind.INFO:
             style = "class:warn" if entry.kind is LogKind.SEAT else "class:dim"
             out.append([(style, " " + entry.text)])
@@ -458,10 +464,10 @@ def log_lines(state: TableState) -> list[Line]:
     return out
 
 
-def log_window(state: TableState, rows: int) -> list[Line]:
-    """The ``rows`` lines of the log in view: the newest, or earlier ones after PgUp; a
-    first line says how many are above or below."""
-    lines = log_lines(state)
+def log_window(state: TableState, rows: int, cols: int | None = None) -> list[Line]:
+    """The ``rows`` lines of the log in view (``cols`` wide): the newest, or earlier ones after
+    PgUp; a first line says how many are above or below."""
+    lines = log_lines(state, cols)
     scroll = min(state.log_scroll, max(0, len(lines) - rows + 1))
     if scroll == 0:
         return lines[-rows:] if rows else []
@@ -479,7 +485,7 @@ def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
     if state.hand_over and not state.notes:
         left = result_lines(state)
         side = max(width(line) for line in left) + 1
-        right = log_window(state, rows)
+        right = log_window(state, rows, cols - side - 1)
         rows_out = []
         for i in range(min(rows, max(len(left), len(right)))):
             a = fit(left[i], side) if i < len(left) else fit([], side)
@@ -488,7 +494,7 @@ def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
         return join_lines(rows_out)
     if len(state.notes) > rows:
         return join_lines([fit(line, cols) for line in notes_page(state, rows)])
-    out = log_window(state, rows - len(state.notes))
+    out = log_window(state, rows - len(state.notes), cols)
     out.extend(_note_line(note) for note in state.notes)
     return join_lines([fit(line, cols) for line in out])
 
@@ -521,6 +527,23 @@ def standings(state: TableState) -> list[tuple[str, int]]:
     if not isinstance(values, list) or len(values) != 3:
         return []
     return [(_name(state, seat), int(values[seat])) for seat in range(3)]
+
+
+def pot_words(state: TableState) -> str:
+    """The match's ante pot (RULES.md §9) as the standings tell it: who took it with the hand
+    just settled, or what it holds; ``""`` without a pot. A hand's chips are its settlement
+    alone (§13): without these words a pot taken shows only as a jump in the standings."""
+    standings = state.standings or {}
+    taken, pot = standings.get("pot_taken"), standings.get("pot")
+    result = state.result
+    if isinstance(taken, int) and taken > 0 and result is not None and result.winner is not None:
+        view = state.view
+        who = ("you take" if view is not None and view.seat == result.winner
+               else f"{_name(state, result.winner)} takes")
+        return f"{who} the pot: +{taken}"
+    if isinstance(pot, int) and pot > 0:
+        return f"pot {pot}"
+    return ""
 
 
 def standings_rule(state: TableState, cols: int = 80) -> Line:
@@ -582,6 +605,10 @@ def result_head(state: TableState, result: Result) -> tuple[str, str]:
     return won, "by call " + ("(challenged)" if result.challengers else "(nobody challenged)")
 
 
+#: The end of a hand for a spectator: the seated players ask for the next deal, not we.
+NEXT_DEAL_WATCHING = "the players deal the next hand"
+
+
 def result_lines(state: TableState) -> list[Line]:
     """Who won and how, then one row per seat: its name in full, count, burned, chips."""
     result = state.result
@@ -605,8 +632,15 @@ def result_lines(state: TableState) -> list[Line]:
         head = [[("class:turn", f" {won} {how}".rstrip())]]
     else:
         head = [[("class:turn", " " + won)], [("class:turn", "   " + how)]]
-    return [*head, *rows, [("class:turn", " Match over: ^Q to leave" if state.match_over
-                            else " Enter: next hand")]]
+    pot = pot_words(state)
+    if state.match_over:
+        last = " Match over: ^Q to leave"
+    elif view is not None and view.seat is None:
+        last = " " + NEXT_DEAL_WATCHING
+    else:
+        last = " Enter: next hand"
+    return [*head, *rows, *([[("class:count", f" {pot}")]] if pot else []),
+            [("class:turn", last)]]
 
 
 def message_line(state: TableState, cols: int = 80) -> Line:

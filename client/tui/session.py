@@ -103,8 +103,9 @@ class FakeSession:
         if self.hand.over and not self._settled:
             self._settled = True
             assert self.hand.result is not None
-            self.match.settle(self.hand.result)
-            self.sink(HandOver(self.hand.result.to_dict(), self.match.to_dict()))
+            taken = self.match.settle(self.hand.result)
+            standings = {**self.match.to_dict(), "pot_taken": taken}
+            self.sink(HandOver(self.hand.result.to_dict(), standings))
 
     def send_move(self, move: Move) -> None:
         try:

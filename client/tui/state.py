@@ -137,6 +137,7 @@ class TableNamed:
     hands_played: int | None = None
     table: str = ""
     seat: int | None = None
+    private: bool = False  # joining needs the table's code (its invite link)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +212,7 @@ class TableState:
     choices: list[SeatView] = field(default_factory=list)
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
     table_name: str = ""
+    table_private: bool = False  # friends join with the invite link, not by the name
     drawn: Card | None = None  # the card we just drew, until our turn ends
     log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
     match_over: bool = False  # the match reached its declared length: no hand follows
@@ -326,6 +328,7 @@ class TableState:
 
     def _named(self, update: TableNamed, _now: float) -> None:
         self.table_name = update.name
+        self.table_private = update.private
         self.table = update.table or self.table
         self.seat = update.seat
         if update.hands_played is not None and self.view is not None:
@@ -361,7 +364,11 @@ class TableState:
             return
         ours = [i for i, step in enumerate(new, len(before)) if step.seat == view.seat]
         if ours:
-            self.drawn = self._just_drawn(view)
+            # Named until the turn ends: a meld or a lay-off after the draw keeps it (unless
+            # it is the card that left the hand).
+            drawn = self._just_drawn(view)
+            kept = self.drawn in view.hand and view.to_act == view.seat
+            self.drawn = drawn if drawn is not None else (self.drawn if kept else None)
         auto = [i for i in ours if view.history[i].timeout]
         if view.seat is not None and auto:
             # The whole turn the server played (its steps may arrive one state at a time).
