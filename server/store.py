@@ -446,10 +446,12 @@ def export(db_path: str, out_dir: str, table: str | None = None) -> list[Path]:
     replayed logs, and per player name); returns the files written. From a damaged file it
     writes what can be read: each hand record or table log that cannot be is logged as a
     warning and listed in ``standings.json`` under ``skipped``; damage that stops the reading
-    altogether raises ``StoreError``."""
+    altogether raises ``StoreError``, and so does a ``table`` the file never held (a mistyped
+    id would otherwise export nothing, and say so as if all were well)."""
     store = SQLiteJournal(db_path, readonly=True)
     store.db.text_factory = _text
     skipped: list[str] = []
+    _refuse_unknown_table(store, table)
     try:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -490,6 +492,18 @@ def export(db_path: str, out_dir: str, table: str | None = None) -> list[Path]:
         raise StoreError(f"{db_path} is damaged past reading ({exc}); restore a backup") from exc
     finally:
         store.close()
+
+
+def _refuse_unknown_table(store: SQLiteJournal, table: str | None) -> None:
+    """``StoreError`` (and ``store`` closed) if ``table`` is named and the file never held it;
+    a list of tables that cannot be read is left to ``export``, which names the damage."""
+    try:
+        known = table is None or table in (t["table"] for t in store.tables())
+    except sqlite3.DatabaseError:
+        return
+    if not known:
+        store.close()
+        raise StoreError(f"{store.path} holds no table {table}")
 
 
 def _text(data: bytes) -> str:

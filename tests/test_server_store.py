@@ -21,7 +21,7 @@ from tongits.engine import Card, Hand, HandRecord, Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, State
 from tongits.server.entries import CreateEntry, DealEntry, MoveEntry, StartEntry
-from tongits.server.store import SQLiteJournal, StoreError
+from tongits.server.store import SQLiteJournal, StoreError, export
 
 
 def test_journal_round_trip_and_closing(tmp_path: Path) -> None:
@@ -302,3 +302,20 @@ def test_a_full_disk_is_one_log_line_and_exit_status_1(tmp_path: Path) -> None:
         store.close()
     assert len(acked) > 0
     assert stored[: len(acked)] == acked
+
+
+def test_export_of_a_table_the_file_never_held_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``tongits export --table`` with a mistyped id says so and exits 1, instead of writing
+    nothing and reporting "0 hand records" as if all were well."""
+    path = tmp_path / "t.db"
+    store = SQLiteJournal(str(path))
+    store.append("t1", CreateEntry("t1", "one", 1))
+    store.commit()
+    store.close()
+    with pytest.raises(StoreError, match="no table t9"):
+        export(str(path), str(tmp_path / "out"), "t9")
+    assert tongits_main(["export", "--db", str(path), "--out", str(tmp_path / "out"),
+                         "--table", "t9"]) == 1
+    assert "no table t9" in capsys.readouterr().err
+    assert len(export(str(path), str(tmp_path / "out"), "t1")) == 1  # standings.json alone
