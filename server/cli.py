@@ -13,6 +13,7 @@ import trio
 from .access import load_password
 from .admin import serve_admin
 from .app import Server
+from .bots import policy_names
 from .collector import Collector
 from .config import ServerConfig
 from .tls import ServerTLS, TLSSetupError
@@ -27,7 +28,7 @@ _HELP = {
     "name": "server name shown to clients",
     "timer": "default seconds per decision for new tables (0 = no timer)",
     "bot_delay": "seconds a server bot waits before it plays",
-    "bot_policy": "default policy of server bots (random, greedy, strong, expert)",
+    "bot_policy": f"default policy of server bots ({', '.join(policy_names())})",
     "grace": "seconds a disconnected player keeps the seat before a server bot stands in",
     "pregame_grace": "seconds a disconnected player keeps the seat of a table whose match has "
     "not started (a table nobody is left at closes then)",

@@ -13,9 +13,10 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from tongits.engine.policies import POLICIES
 from tongits.protocol import DEFAULT_MAX_FRAME_SIZE
 from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT
+
+from .bots import policy_names
 
 #: ``ServerConfig.check``: the numeric settings, what each must be, in words.
 _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
@@ -108,8 +109,8 @@ class ServerConfig:
             for name in names:
                 if not within(getattr(self, name)):
                     raise ValueError(f"{name} must be {words}")
-        if self.bot_policy not in POLICIES:  # else every table that seats a bot would fail
-            raise ValueError(f"bot_policy must be one of {', '.join(sorted(POLICIES))}, "
+        if self.bot_policy not in policy_names():  # else every table seating a bot would fail
+            raise ValueError(f"bot_policy must be one of {', '.join(policy_names())}, "
                              f"not {self.bot_policy!r}")
         self._check_tls_and_db()
 

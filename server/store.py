@@ -451,8 +451,8 @@ def export(db_path: str, out_dir: str, table: str | None = None) -> list[Path]:
     store = SQLiteJournal(db_path, readonly=True)
     store.db.text_factory = _text
     skipped: list[str] = []
-    _refuse_unknown_table(store, table)
     try:
+        _refuse_unknown_table(store, table)
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written: list[Path] = []
@@ -495,14 +495,8 @@ def export(db_path: str, out_dir: str, table: str | None = None) -> list[Path]:
 
 
 def _refuse_unknown_table(store: SQLiteJournal, table: str | None) -> None:
-    """``StoreError`` (and ``store`` closed) if ``table`` is named and the file never held it;
-    a list of tables that cannot be read is left to ``export``, which names the damage."""
-    try:
-        known = table is None or table in (t["table"] for t in store.tables())
-    except sqlite3.DatabaseError:
-        return
-    if not known:
-        store.close()
+    """``StoreError`` if ``table`` is named and the file never held it."""
+    if table is not None and table not in (t["table"] for t in store.tables()):
         raise StoreError(f"{store.path} holds no table {table}")
 
 

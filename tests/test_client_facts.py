@@ -17,7 +17,7 @@ from tongits.client.tui.state import (
     layoffs,
     pile_throwers,
 )
-from tongits.engine import Action, End, Move, Options, Phase, Step
+from tongits.engine import Action, Card, End, Move, Options, Phase, Step
 
 SEATS = [
     {"seat": 0, "name": "Ana", "kind": "human"},
@@ -62,8 +62,9 @@ def test_who_threw_the_top_discard_and_who_laid_off_each_card() -> None:
     assert "(7♦ …bot-2)" in screen_text(state, now=0.0)
 
 
-def test_the_card_just_drawn_is_named_and_highlighted_until_the_turn_ends() -> None:
-    session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
+def drawn_at_our_turn(seed: int) -> tuple[TableState, FakeSession, Card]:
+    """A local game played up to Ana's first turn, where she draws: the card she drew."""
+    session = FakeSession(seed=seed, names=("Ana", "Bob", "Cara"))
     state = TableState()
     session.start(state.apply)
     assert state.view is not None
@@ -71,7 +72,12 @@ def test_the_card_just_drawn_is_named_and_highlighted_until_the_turn_ends() -> N
         session.send_move(choose_move(state.view))
     before = set(state.view.hand)
     session.send_move(next(m for m in state.view.legal if m.action is Action.DRAW))
-    drawn = (set(state.view.hand) - before).pop()
+    return state, session, (set(state.view.hand) - before).pop()
+
+
+def test_the_card_just_drawn_is_named_and_highlighted_until_the_turn_ends() -> None:
+    state, session, drawn = drawn_at_our_turn(4)
+    assert state.view is not None
     assert state.drawn == drawn
     text = screen_text(state, now=0.0)
     assert f"· drew {drawn.pretty()}" in text
@@ -87,15 +93,8 @@ def test_the_card_just_drawn_is_named_and_highlighted_until_the_turn_ends() -> N
 def test_the_card_just_drawn_stays_named_through_a_meld_after_the_draw() -> None:
     """The header's ``drew K♥`` went with the first meld or lay-off after the draw, though it
     is meant to name the drawn card until the turn ends."""
-    session = FakeSession(seed=1, names=("Ana", "Bob", "Cara"))
-    state = TableState()
-    session.start(state.apply)
+    state, session, drawn = drawn_at_our_turn(1)
     assert state.view is not None
-    while state.view.phase is not Phase.START or state.view.to_act != 0:
-        session.send_move(choose_move(state.view))
-    before = set(state.view.hand)
-    session.send_move(next(m for m in state.view.legal if m.action is Action.DRAW))
-    drawn = (set(state.view.hand) - before).pop()
     meld = Move.parse("meld 5d 6d 7d")
     assert str(drawn) == "Kh" and meld in state.view.legal
     session.send_move(meld)
