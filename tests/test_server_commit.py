@@ -9,6 +9,7 @@ import json
 import socket
 import sqlite3
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,7 +23,7 @@ from tongits.client.connection import ConnectionClosed
 from tongits.engine import Move
 from tongits.protocol import Codec, Mode, SeatUpdate, State
 from tongits.server import Server
-from tongits.server.commit import GroupCommit
+from tongits.server.commit import ROUND_SLICE, GroupCommit
 from tongits.server.entries import CreateEntry, Entry, MoveEntry
 from tongits.server.journal import Journal
 from tongits.server.peer import Peer
@@ -170,6 +171,35 @@ async def test_steps_of_one_round_share_one_commit() -> None:
         assert sorted(events) == sorted(["append t1", "append t2", "commit", "ana hears m1",
                                          "ben hears m2", "cai hears m2"])
         assert events.index("commit") == 2  # one commit, before anyone heard
+
+
+async def test_a_long_round_tells_its_first_steps_before_its_last() -> None:
+    """A round whose steps have taken ``ROUND_SLICE`` of CPU hands its batch over after the
+    step under way: two tables whose steps each take longer than that, woken in the same
+    round, commit apart, and the second one's step sees the first one's peer told already
+    (whichever of the two the loop runs first). Before, the first waited for the last."""
+    events: list[str] = []
+    ready = trio.Event()
+    told_before_me: dict[str, bool] = {}
+
+    async def table(name: str, other: str) -> None:
+        await ready.wait()
+        peer = FakePeer(name, events)
+        step(commits, name, peer, "m")
+        busy_until = time.thread_time() + 2 * ROUND_SLICE
+        while time.thread_time() < busy_until:  # a long step: the deal of a new hand
+            pass
+        told_before_me[name] = f"{other} hears m" in events
+
+    async with running(Recorder(events)) as commits, trio.open_nursery() as nursery:
+        nursery.start_soon(table, "t1", "t2")
+        nursery.start_soon(table, "t2", "t1")
+        await trio.testing.wait_all_tasks_blocked()
+        ready.set()  # both tables run in the next round
+    assert sorted(told_before_me.values()) == [False, True]
+    first, second = sorted(told_before_me, key=told_before_me.__getitem__)
+    assert events == [f"append {first}", "commit", f"{first} hears m",
+                      f"append {second}", "commit", f"{second} hears m"]
 
 
 async def test_settled_waits_for_the_commit_of_what_was_journaled() -> None:
