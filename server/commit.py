@@ -22,9 +22,10 @@ committed (the classic group commit: the slower the disk, the larger the batches
 A batch is handed over at the end of the event loop's round: when every task that was ready
 has run and the loop is about to wait for I/O again (``_EndOfRound``, a Trio instrument). A
 lone action is then committed the moment its step is done, with no task woken for it; the
-actions of all the tables that stepped in the same round share one commit, however many there
-are, and nothing waits for company that may never come (PostgreSQL's ``commit_delay`` waits
-for it instead).
+actions of all the tables that stepped in the same round share one commit, and nothing waits
+for company that may never come (PostgreSQL's ``commit_delay`` waits for it instead). Only a
+round that runs long (``ROUND_SLICE`` of CPU: the hands of many tables ending together) is
+committed in slices, so that its first tables are not told of their changes after its last.
 
 A peer may have messages in two batches (one being written, one gathering): each batch knows
 how many of the peer's held frames are its own, and the peer lets out exactly those when the
