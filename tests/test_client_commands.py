@@ -37,6 +37,10 @@ def c(text: str) -> Card:
         ("secret Qc Qd Qh Qs", Move(Action.SECRET, (c("Qc"), c("Qd"), c("Qh"), c("Qs")))),
         ("sapaw 8d 3", Move(Action.SAPAW, card=c("8d"), meld=3)),
         ("sapaw 3 8d", Move(Action.SAPAW, card=c("8d"), meld=3)),
+        # the screen names melds "#3": typed as shown, the number is read the same
+        ("sapaw 8d #3", Move(Action.SAPAW, card=c("8d"), meld=3)),
+        ("sapaw #3 8d", Move(Action.SAPAW, card=c("8d"), meld=3)),
+        ("pick #3", Move(Action.PICK, meld=3)),
         ("discard kd", Move(Action.DISCARD, card=c("Kd"))),
         ("call", Move(Action.CALL)),
         ("challenge", Move(Action.CHALLENGE)),
@@ -67,6 +71,7 @@ def test_parse(line: str, expected: object) -> None:
         ("meld 7h 7x", "'7x' is not a card"),
         ("sapaw 8d", "usage"),
         ("sapaw 8d x", "not a meld number"),
+        ("sapaw 8d #x", "not a meld number"),
         ("discard", "usage"),
         ("discard 7h 8h", "usage"),
         ("say", "usage"),

@@ -134,10 +134,15 @@ def parse_cards(tokens: Sequence[str]) -> tuple[Card, ...]:
     return cards
 
 
+def _is_meld_id(token: str) -> bool:
+    """A meld number as typed: ``3``, or ``#3`` as the screen shows it."""
+    return token.removeprefix("#").isdigit()
+
+
 def _meld_id(token: str) -> int:
-    if not token.isdigit():
+    if not _is_meld_id(token):
         raise CommandError(f"{token!r} is not a meld number")
-    return int(token)
+    return int(token.removeprefix("#"))
 
 
 def parse_command(line: str) -> Command:
@@ -189,7 +194,7 @@ def _card_meld_args(spec: CommandSpec, rest: str) -> Command:
     if len(tokens) != 2:
         raise CommandError(f"usage: {spec.usage} (a card, then a meld number)")
     first, second = tokens
-    if first.isdigit() and not second.isdigit():
+    if _is_meld_id(first) and not _is_meld_id(second):
         first, second = second, first
     return Move(_move_of(spec), card=parse_card(first), meld=_meld_id(second))
 
@@ -197,8 +202,8 @@ def _card_meld_args(spec: CommandSpec, rest: str) -> Command:
 def _pick_args(spec: CommandSpec, rest: str) -> Command:
     """Cards from the hand, or (option pick_to_sapaw) the number of the meld to lay off on."""
     tokens = _words_after(rest)
-    if len(tokens) == 1 and tokens[0].isdigit():
-        return Move(_move_of(spec), meld=int(tokens[0]))
+    if len(tokens) == 1 and _is_meld_id(tokens[0]):
+        return Move(_move_of(spec), meld=_meld_id(tokens[0]))
     return _cards_args(spec, rest)
 
 
