@@ -32,6 +32,9 @@ from tongits.protocol import SeatUpdate
         ("create Friday", LobbyChoice("create", "Friday", bots=0)),
         ("create Friday bots 1 timer 20", LobbyChoice("create", "Friday", bots=1, timer=20.0)),
         ("create Friday hands 2 bots 0", LobbyChoice("create", "Friday", bots=0, hands=2)),
+        # the words after the name in any case, as the table's commands (DRAW, Discard kd)
+        ("create Friday BOTS 2 Hands 3 PRIVATE",
+         LobbyChoice("create", "Friday", bots=2, hands=3, private=True)),
         ("join t1", LobbyChoice("join", "t1")),
         ("join t1 2", LobbyChoice("join", "t1", seat=2)),
         ("watch t3", LobbyChoice("watch", "t3")),
