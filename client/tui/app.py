@@ -308,7 +308,7 @@ class TableScreen:
         _LOCAL_COMMANDS[command.name](self, command)
 
     def _help(self, _command: Local) -> None:
-        self.state.note(help_lines())
+        self.state.note(help_lines(_cols()))
         self.state.say("")
 
     def _sort(self, _command: Local) -> None:
@@ -320,7 +320,7 @@ class TableScreen:
         self.scroll_log(log_rows(self.state) - 1)
 
     def _options(self, _command: Local) -> None:
-        self.state.note(render.options_lines(self.state))
+        self.state.note(render.options_lines(self.state, _cols()))
         self.state.say("")
 
     def _score(self, _command: Local) -> None:

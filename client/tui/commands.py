@@ -352,13 +352,22 @@ def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) ->
     return command
 
 
-def help_lines() -> list[str]:
+def help_lines(cols: int = 80) -> list[str]:
     """The moves two to a line, then the client's own commands on one line, so that help
-    fits the log of an 80×24 screen."""
+    fits the log of an 80×24 screen; on a narrower screen (``cols``) one move to a line and
+    the client's commands over as many lines as they need, so that nothing is cut off."""
     moves = [f"{spec.usage:<19}{spec.help:<20}" for spec in COMMANDS.values() if spec.action]
     local = [spec.usage for spec in COMMANDS.values() if spec.action is None]
-    return [
-        *("".join(f"{cell:<40}" for cell in moves[i : i + 2]).rstrip()
-          for i in range(0, len(moves), 2)),
-        "also: " + " · ".join(local),
-    ]
+    if cols >= 80:
+        return [
+            *("".join(f"{cell:<40}" for cell in moves[i : i + 2]).rstrip()
+              for i in range(0, len(moves), 2)),
+            "also: " + " · ".join(local),
+        ]
+    rows: list[list[str]] = [[]]
+    for word in local:
+        if rows[-1] and len("also: " + " · ".join([*rows[-1], word])) > cols - 2:
+            rows.append([])
+        rows[-1].append(word)
+    return [*(move.rstrip() for move in moves),
+            *(("also: " if i == 0 else "      ") + " · ".join(row) for i, row in enumerate(rows))]
