@@ -96,6 +96,7 @@ NAMES = ["Ana", "Bob", "Cara"]
         (START, "pick 5h 6h", "5h 6h with 7c is not a meld"),
         (START, "pick 7h", "two or more of your cards"),
         (START, "pick 7h 7d", "7d not in your hand"),
+        (START, "pick 7h 7s 7c", "7c is the discard you take: name only your own cards"),
         (START, "pick 0", "may only be picked into a new meld"),
         (START, "discard Kd", "draw or pick first"),
         (START, "meld 7h 7s 7c", "draw or pick first"),

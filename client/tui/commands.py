@@ -280,7 +280,11 @@ def _not_your_turn(move: Move, view: SeatView, names: Sequence[str]) -> str:
 
 def _not_in_hand(move: Move, view: SeatView, names: Sequence[str]) -> str:
     named = (*move.cards, *([move.card] if move.card is not None else []))
-    return f"{_show([c for c in named if c not in view.hand])} not in your hand"
+    missing = [c for c in named if c not in view.hand]
+    top = view.discards[-1] if view.discards else None
+    if move.action is Action.PICK and missing == [top]:
+        return f"{top} is the discard you take: name only your own cards (pick 7h 7s)"
+    return f"{_show(missing)} not in your hand"
 
 
 def _dealer_first_turn(move: Move, view: SeatView, names: Sequence[str]) -> str:
