@@ -1,0 +1,51 @@
+"""What docs/PROTOCOL.md tells a bot author about messages a client meets without asking: a
+``seat_update`` with no ``change``, a second ``hello``, and a ``state`` whose ``history`` grew
+by more than its ``event``. Each is pinned against the server and looked up in the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+from server_support import capped, memory_server, next_of
+from tongits.client.connection import ServerError
+from tongits.protocol import Pong, SeatUpdate, State
+
+DOC = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
+
+
+def _section(title: str) -> str:
+    return DOC.split(title, 1)[1].split("\n### ", 1)[0]
+
+
+@capped
+async def test_a_spectator_arriving_pushes_a_seat_update_without_change(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with memory_server(bot_delay=1.0) as (_server, connect), connect("Ana") as ana:
+        joined = await ana.create_table("Watched", bots=2, timer=0)
+        before = await next_of(ana, SeatUpdate)  # the seats create_table filled
+        await next_of(ana, State)  # the match has begun
+        async with connect("Sam") as sam:
+            await sam.spectate(joined.table)
+            update = await next_of(ana, SeatUpdate)
+            assert update.change is None and update.seats == before.seats
+    assert "whenever a spectator\narrives or leaves" in _section("### `seat_update`")
+
+
+@capped
+async def test_a_second_hello_is_refused_with_bad_field_as_documented(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        with pytest.raises(ServerError) as refused:
+            await ana.request({"type": "hello", "version": 1, "name": "Ana", "kind": "human"})
+        assert refused.value.code == "bad_field"
+        assert isinstance(await ana.request({"type": "ping"}), Pong)  # still open
+    assert "`bad_field` for a second `hello`" in _section("### `hello`")
+
+
+def test_the_view_section_says_an_automatic_fold_has_no_state_of_its_own() -> None:
+    view = _section("### `view` (in `state`)")
+    assert "the automatic fold has no `state` of its own" in view
