@@ -162,6 +162,24 @@ async def test_a_table_created_in_the_lobby_waits_for_friends_and_says_how_they_
     assert "(empty) [human]" not in text and "seat 1 (empty)" in text
 
 
+async def test_a_full_table_that_waits_for_its_owners_start_says_so() -> None:
+    """Cara takes the last seat of a table its owner made with ``auto_start`` false (a script or
+    bot can): nothing is dealt until Ben sends ``start``, and the screen said only "waiting for
+    the server…"; it names the owner it waits for. The owner's own screen does not."""
+    async with memory_server() as (_server, connect), connect("Ben") as ben, \
+            connect("Cara") as cara:
+        created = await ben.create_table("Bens", bots=1, timer=0, auto_start=False)
+        await LobbyJoin._take(cara, parse_lobby(f"join {created.table} 2"))
+        update = await next_of(cara, SeatUpdate, lambda u: u.change is not None)
+    for seat, owner_named in ((2, True), (0, False)):
+        state = TableState()
+        state.apply(TableNamed("Bens", 0, created.table, seat), now=0.0)
+        state.apply(SeatsChanged(update.seats), now=0.0)
+        text = screen_text(state, now=0.0, cols=80)
+        waits = "every seat is taken: waiting for Ben, the table's owner, to start"
+        assert (waits in text) is owner_named, text
+
+
 def test_join_takes_an_invite_link() -> None:
     assert parse_lobby("join tongits://127.0.0.1:7790/t/t9?code=hnes5rbjkm") == LobbyChoice(
         "join", "t9", code="hnes5rbjkm", server="127.0.0.1:7790")

@@ -30,6 +30,7 @@ class SeatInfo:
     away: bool = False  # the human dropped and may take the seat back
     grace_until: float | None = None  # time.monotonic() at which a bot stands in
     empty: bool = False  # nobody sits here yet
+    owner: bool = False  # owns the table: may add bots and ``start`` the match
 
     @classmethod
     def from_dict(cls, seat: int, data: dict[str, Any] | None, now: float = 0.0) -> SeatInfo:
@@ -45,6 +46,7 @@ class SeatInfo:
             away=away,
             grace_until=now + grace if isinstance(grace, int | float) and away else None,
             empty=not data.get("name"),
+            owner=bool(data.get("owner")),
         )
 
 
