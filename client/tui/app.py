@@ -336,6 +336,13 @@ class TableScreen:
         self.session.send_chat(command.text)
         self.state.say("")
 
+    def _start(self, _command: Local) -> None:
+        if self.state.view is not None:
+            self.state.say("the match has begun", error=True)
+            return
+        self.session.start_match()
+        self.state.say("")
+
     def _hint(self, _command: Local) -> None:
         """Ask for the hint in a worker thread: the search takes a moment and the screen must
         keep taking keys and updates meanwhile (the engine itself stays single-threaded)."""
@@ -484,6 +491,7 @@ _LOCAL_COMMANDS: dict[str, Callable[[TableScreen, Local], None]] = {
     "options": TableScreen._options,
     "score": TableScreen._score,
     "say": TableScreen._say,
+    "start": TableScreen._start,
     "review": lambda screen, _: screen._review(),
     "hint": TableScreen._hint,
 }

@@ -64,6 +64,7 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("score", Args.NONE, "score", "chips in the match"),
         CommandSpec("options", Args.NONE, "options", "the table's rules"),
         CommandSpec("say", Args.TEXT, "say TEXT", "chat at the table"),
+        CommandSpec("start", Args.NONE, "start", "deal (owner of a full table)"),
         CommandSpec("help", Args.NONE, "help", "this list"),
         CommandSpec("quit", Args.NONE, "quit", "leave the game"),
     )
@@ -87,7 +88,7 @@ class CommandError(Exception):
 @dataclass(frozen=True, slots=True)
 class Local:
     """A command handled by the client itself: ``hint``, ``sort``, ``log``, ``score``,
-    ``options``, ``say``, ``help``, ``quit``."""
+    ``options``, ``say``, ``start``, ``help``, ``quit``."""
 
     name: str
     text: str = ""
@@ -357,21 +358,17 @@ def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) ->
 
 
 def help_lines(cols: int = 80) -> list[str]:
-    """The moves two to a line, then the client's own commands on one line, so that help
-    fits the log of an 80×24 screen; on a narrower screen (``cols``) one move to a line and
-    the client's commands over as many lines as they need, so that nothing is cut off."""
+    """The moves two to a line, then the client's own commands, so that help fits the log of
+    an 80×24 screen; on a narrower screen (``cols``) one move to a line. The client's commands
+    take as many lines as they need, so that nothing is cut off."""
     moves = [f"{spec.usage:<19}{spec.help:<20}" for spec in COMMANDS.values() if spec.action]
     local = [spec.usage for spec in COMMANDS.values() if spec.action is None]
-    if cols >= 80:
-        return [
-            *("".join(f"{cell:<40}" for cell in moves[i : i + 2]).rstrip()
-              for i in range(0, len(moves), 2)),
-            "also: " + " · ".join(local),
-        ]
+    per_line = 2 if cols >= 80 else 1
     rows: list[list[str]] = [[]]
     for word in local:
         if rows[-1] and len("also: " + " · ".join([*rows[-1], word])) > cols - 2:
             rows.append([])
         rows[-1].append(word)
-    return [*(move.rstrip() for move in moves),
+    return [*("".join(f"{cell:<40}" for cell in moves[i : i + per_line]).rstrip()
+              for i in range(0, len(moves), per_line)),
             *(("also: " if i == 0 else "      ") + " · ".join(row) for i, row in enumerate(rows))]

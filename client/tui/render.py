@@ -350,11 +350,13 @@ def waiting_for(state: TableState) -> str:
     type to sit down (the table's name, or its id when the name is not one word; a private
     table's invite link, which its creator was given, since the name alone is refused)."""
     empty = sum(info.empty for info in state.seats)
-    owners = [info.name for seat, info in enumerate(state.seats)
-              if info.owner and seat != state.seat]
+    owners = [seat for seat, info in enumerate(state.seats) if info.owner]
     if state.table and empty == 0 and owners:
         # A full table with no deal was made with auto_start false: its owner sends ``start``.
-        return f"every seat is taken: waiting for {owners[0]}, the table's owner, to start"
+        if owners[0] == state.seat:
+            return "every seat is taken: type `start` to deal the first hand"
+        return (f"every seat is taken: waiting for {state.seats[owners[0]].name}, "
+                "the table's owner, to start")
     if not state.table or not 0 < empty < len(state.seats):
         return "waiting for the server…"
     if state.table_private:
