@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from server_support import capped, memory_server, next_of
+from server_support import capped, memory_server, next_of, play_hands
 from tongits.client.connection import ServerError
 from tongits.protocol import Pong, SeatUpdate, State
 
@@ -49,3 +49,20 @@ async def test_a_second_hello_is_refused_with_bad_field_as_documented(
 def test_the_view_section_says_an_automatic_fold_has_no_state_of_its_own() -> None:
     view = _section("### `view` (in `state`)")
     assert "the automatic fold has no `state` of its own" in view
+
+
+@capped
+async def test_a_catching_up_state_after_a_hand_result_is_one_seq_below_it(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A client that drops every state whose ``seq`` it has passed (as a careful one might,
+    reading "seq increases by one per state") would drop this one: the page says to take it."""
+    async with memory_server(bot_delay=1.0) as (_server, connect), connect("Ana") as ana:
+        await ana.create_table("Caught", bots=2, timer=0)
+        (result,) = await play_hands(ana, 1)
+        await ana.request({"type": "sync"})
+        synced = await next_of(ana, State)
+        assert synced.seq == result.seq - 1 and synced.view["phase"] == "over"
+    state = _section("### `state`")
+    assert "do not drop it as old or as a duplicate" in state
+    assert "below your `seq` if you last had a `hand_result`" in _section("### Resuming a seat")
