@@ -437,3 +437,20 @@ def test_a_spectator_at_the_end_of_a_hand_is_not_offered_the_next_deal() -> None
         screen.submit("")
     assert session.hand is hand  # nothing asked: FakeSession.next_hand would have dealt
     assert watching.message == "the players deal the next hand" and not watching.message_is_error
+
+
+def test_a_spectator_asking_for_a_hint_is_told_on_the_message_line() -> None:
+    """F4 while watching put "you are watching: no advice" in the log's place as a hint's note,
+    which goes with the next move: at a table of bots a spectator typing ``hint`` saw nothing."""
+    from tongits.client.tui.state import StateUpdate, TableState
+    from tongits.engine import seat_view
+
+    session = FakeSession(seed=5, names=("Ana", "Bob", "Cara"))
+    watching = TableState()
+    watching.apply(StateUpdate(seat_view(session.hand, None), session.seats(), None, table="t1"))
+    with create_pipe_input() as pipe:
+        screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                             state=watching)
+        screen.submit("hint")
+    assert watching.message == "you are watching: hints are for the players"
+    assert watching.message_is_error and screen.hint_task is None and not watching.notes

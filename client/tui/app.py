@@ -350,6 +350,11 @@ class TableScreen:
         if state.view is None:
             state.say("no hand yet", error=True)
             return
+        if state.view.seat is None:
+            # A spectator has no hand to advise: said on the message line, which stays, not as
+            # a hint's note, which goes with the next move (at once, at a table of bots).
+            state.say("you are watching: hints are for the players", error=True)
+            return
         if self.hint_task is not None and not self.hint_task.done():
             # One search at a time: a second one would only halve the speed of both. Asked
             # for a position the running search is not about, it follows that one.
