@@ -383,8 +383,16 @@ class TableState:
             played = ", ".join(lines[i].text.removeprefix("you ").removesuffix(AUTOPLAYED)
                                for i in auto)
             self.say(f"your time ran out: the server played for you ({played})", error=True)
-        elif not self.message_is_error or ours:
+        elif not self.message_is_error or ours or self._turn_came(view):
+            # A refusal stays to be read, but not past the start of our turn: "not your turn:
+            # Bob is to play" would then say the opposite of the title.
             self.say("")
+
+    def _turn_came(self, view: SeatView) -> bool:
+        """Whether ``view`` hands us the turn, which the view before it did not."""
+        old = self.view
+        return view.seat is not None and view.to_act == view.seat and (
+            old is None or old.to_act != view.seat)
 
     def _just_drawn(self, view: SeatView) -> Card | None:
         """The card our last step drew (the one card new in our hand), if that step was a
