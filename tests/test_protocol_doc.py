@@ -11,6 +11,7 @@ import trio
 from server_support import capped, memory_server, next_of, play_hands
 from tongits.client.connection import ServerError
 from tongits.protocol import Pong, SeatUpdate, State
+from tongits.server.bots import policy_names
 
 DOC = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
 
@@ -66,3 +67,11 @@ async def test_a_catching_up_state_after_a_hand_result_is_one_seq_below_it(
     state = _section("### `state`")
     assert "do not drop it as old or as a duplicate" in state
     assert "below your `seq` if you last had a `hand_result`" in _section("### Resuming a seat")
+
+
+def test_the_seat_entry_names_every_policy_a_server_bot_may_have() -> None:
+    """The seat entries' ``policy`` row named three policies; a table may seat ``expert`` too
+    (``add_bot`` takes it, ``welcome`` lists ``bot:expert``)."""
+    row = next(line for line in _section("### Seat entries").splitlines()
+               if line.startswith("| `policy?`"))
+    assert all(f"`{name}`" in row for name in policy_names()), row
