@@ -75,3 +75,19 @@ def test_the_seat_entry_names_every_policy_a_server_bot_may_have() -> None:
     row = next(line for line in _section("### Seat entries").splitlines()
                if line.startswith("| `policy?`"))
     assert all(f"`{name}`" in row for name in policy_names()), row
+
+
+@capped
+async def test_a_remote_bot_alone_with_server_bots_keeps_its_table_open(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The page said a table closes when "no human" holds a seat, while a remote bot's seat
+    reads ``player: "bot"``: a bot author could not tell whether such a table lasts."""
+    async with memory_server(bot_delay=1.0) as (_server, connect), \
+            connect("Robo", kind="bot") as robo:
+        await robo.create_table("Bots only", bots=2, timer=0)
+        (result,) = await play_hands(robo, 1)
+        assert result.standings["hands"] == 1
+        (entry,) = await robo.list_tables()
+        assert entry["humans"] == 0 and entry["seats"][0]["remote"] is True
+    assert 'client that said `kind: "bot"` counts as a human' in DOC
