@@ -292,6 +292,29 @@ def test_notes_longer_than_the_log_are_read_a_page_at_a_time() -> None:
     assert back == first
 
 
+def test_help_and_options_on_a_60_column_screen_are_not_cut_off() -> None:
+    """At 60×20 the two-column help ("pick 7h 7s        …") and options ("sapaw_block =
+    ne…") lost their second column at the screen's edge: they come one to a line there."""
+    terminal = Vt100_Output(io.StringIO(), lambda: Size(rows=20, columns=60), enable_cpr=False)
+    noted: list[list[str]] = []
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        for command in ("help", "options"):
+            pipe.send_text(command + "\r")
+            await settle(lambda: bool(screen.state.notes)
+                         and len(noted) < 2 and screen.state.notes[0].text not in
+                         [page[0] for page in noted])
+            noted.append([line.text for line in screen.state.notes])
+
+    run_screen(scenario, output=terminal, seed=4)
+    helped, options = noted
+    assert all(len(" " + line) <= 60 for line in [*helped, *options])
+    assert any(line.startswith("secret Qc Qd Qh Qs") and "hidden" in line for line in helped)
+    assert any("quit" in line for line in helped)
+    assert any("sapaw_block = next_turn" in line for line in options)
+    assert help_lines(80) == help_lines()  # the 80-column screen keeps its two columns
+
+
 def test_a_move_typed_while_the_connection_is_lost_is_not_sent() -> None:
     """While reconnecting, a move (or chat) is refused with the reason, not kept to be sent
     once the link is back, when the turn it was meant for may be gone; then it goes."""
@@ -414,3 +437,20 @@ def test_a_spectator_at_the_end_of_a_hand_is_not_offered_the_next_deal() -> None
         screen.submit("")
     assert session.hand is hand  # nothing asked: FakeSession.next_hand would have dealt
     assert watching.message == "the players deal the next hand" and not watching.message_is_error
+
+
+def test_a_spectator_asking_for_a_hint_is_told_on_the_message_line() -> None:
+    """F4 while watching put "you are watching: no advice" in the log's place as a hint's note,
+    which goes with the next move: at a table of bots a spectator typing ``hint`` saw nothing."""
+    from tongits.client.tui.state import StateUpdate, TableState
+    from tongits.engine import seat_view
+
+    session = FakeSession(seed=5, names=("Ana", "Bob", "Cara"))
+    watching = TableState()
+    watching.apply(StateUpdate(seat_view(session.hand, None), session.seats(), None, table="t1"))
+    with create_pipe_input() as pipe:
+        screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                             state=watching)
+        screen.submit("hint")
+    assert watching.message == "you are watching: hints are for the players"
+    assert watching.message_is_error and screen.hint_task is None and not watching.notes

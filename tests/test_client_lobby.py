@@ -32,6 +32,9 @@ from tongits.protocol import SeatUpdate
         ("create Friday", LobbyChoice("create", "Friday", bots=0)),
         ("create Friday bots 1 timer 20", LobbyChoice("create", "Friday", bots=1, timer=20.0)),
         ("create Friday hands 2 bots 0", LobbyChoice("create", "Friday", bots=0, hands=2)),
+        # the words after the name in any case, as the table's commands (DRAW, Discard kd)
+        ("create Friday BOTS 2 Hands 3 PRIVATE",
+         LobbyChoice("create", "Friday", bots=2, hands=3, private=True)),
         ("join t1", LobbyChoice("join", "t1")),
         ("join t1 2", LobbyChoice("join", "t1", seat=2)),
         ("watch t3", LobbyChoice("watch", "t3")),
@@ -157,6 +160,24 @@ async def test_a_table_created_in_the_lobby_waits_for_friends_and_says_how_they_
     text = screen_text(state, now=0.0, cols=80)
     assert "waiting for 2 players: friends type `join friday`; bots: `create NAME bots 2`" in text
     assert "(empty) [human]" not in text and "seat 1 (empty)" in text
+
+
+async def test_a_full_table_that_waits_for_its_owners_start_says_so() -> None:
+    """Cara takes the last seat of a table its owner made with ``auto_start`` false (a script or
+    bot can): nothing is dealt until Ben sends ``start``, and the screen said only "waiting for
+    the server…"; it names the owner it waits for. The owner's own screen does not."""
+    async with memory_server() as (_server, connect), connect("Ben") as ben, \
+            connect("Cara") as cara:
+        created = await ben.create_table("Bens", bots=1, timer=0, auto_start=False)
+        await LobbyJoin._take(cara, parse_lobby(f"join {created.table} 2"))
+        update = await next_of(cara, SeatUpdate, lambda u: u.change is not None)
+    for seat, owner_named in ((2, True), (0, False)):
+        state = TableState()
+        state.apply(TableNamed("Bens", 0, created.table, seat), now=0.0)
+        state.apply(SeatsChanged(update.seats), now=0.0)
+        text = screen_text(state, now=0.0, cols=80)
+        waits = "every seat is taken: waiting for Ben, the table's owner, to start"
+        assert (waits in text) is owner_named, text
 
 
 def test_join_takes_an_invite_link() -> None:

@@ -538,3 +538,36 @@ def test_an_invite_to_a_table_that_refuses_it_ends_the_session(
     assert seen["banner"] == f"disconnected: {refused}"
     assert seen["message"].startswith("server refused: ") and seen["message"].endswith(
         f"({refused})")
+
+
+def test_the_owner_of_a_full_table_that_waits_for_start_types_start() -> None:
+    """A table made with ``auto_start`` false deals only on its owner's ``start``, which the
+    screen had no command for: an owner there (its creator, or the lowest connected human when
+    the creator is gone) waited for ever. The screen says to type ``start``, and it deals."""
+    seen: dict[str, Any] = {}
+    embedded = EmbeddedServer()
+
+    async def held(conn: Connection) -> None:
+        await conn.create_table("held", timer=0, bots=2, auto_start=False)
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Ana", join=held, prelude=embedded)
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                await settle(lambda: all(not s.empty for s in screen.state.seats)
+                             and any(s.owner for s in screen.state.seats))
+                await asyncio.sleep(0.2)  # nothing is dealt by itself
+                seen["waiting"] = screen_for(screen.state)
+                seen["dealt_alone"] = screen.state.view is not None
+                pipe.send_text("start\r")
+                await settle(lambda: screen.state.view is not None)
+                seen["dealt"] = screen.state.view is not None
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    assert "every seat is taken: type `start` to deal the first hand" in seen["waiting"]
+    assert seen["dealt_alone"] is False and seen["dealt"] is True

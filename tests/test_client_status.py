@@ -164,3 +164,31 @@ def test_a_state_whose_history_cannot_be_read_is_said_not_a_crash() -> None:
     refused = [u for u in heard if isinstance(u, ServerRefused)]
     assert [u.code for u in refused] == ["bad_view"] * 4
     assert isinstance(heard[-1], StateUpdate) and heard[-1].view.seat == 0
+
+
+def test_a_not_your_turn_refusal_goes_when_the_turn_comes() -> None:
+    """"draw" typed while a bot played was refused ("not your turn: Bob is to play"), and the
+    line still said so once the turn was ours, under a title saying YOUR TURN. A refusal stays
+    while others play, and goes when our turn begins."""
+    session = FakeSession(seed=5, names=("Ana", "Bob", "Cara"))
+    updates: list[Update] = []
+    session.start(updates.append)
+    while True:  # play our turns until the bots have had theirs in between
+        views = [u.view for u in updates if isinstance(u, StateUpdate)]
+        if any(v.to_act != 0 for v in views) and views[-1].to_act == 0 and views[-1].legal:
+            break
+        session.send_move(choose_move(views[-1]))
+    others = [i for i, u in enumerate(updates) if isinstance(u, StateUpdate) and u.view.to_act != 0]
+    start = others[0]
+    theirs = next(i for i in range(start, len(updates)) if i not in others)
+    assert theirs - start >= 2  # a bot's turn takes more than one state
+    state = TableState()
+    for update in updates[: start + 1]:
+        state.apply(update, now=0.0)
+    state.say("not your turn: Bob is to play", error=True)
+    state.apply(updates[start + 1], now=0.0)
+    assert state.message_is_error  # still the others' turn: it stays to be read
+    for update in updates[start + 2 : theirs + 1]:
+        state.apply(update, now=0.0)
+    assert state.view is not None and state.view.to_act == 0
+    assert state.message == "" and not state.message_is_error

@@ -4,6 +4,7 @@ restart from the journal. All on the virtual clock."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -254,3 +255,34 @@ async def test_a_resume_sync_and_late_spectator_get_the_matchs_standings(
                 await sam.spectate(joined.table)
                 watched = await next_of(sam, State)
                 assert watched.standings == result.standings
+
+
+@capped
+async def test_resumed_between_hands_the_table_waits_for_next_hand_as_documented(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A bot that dropped after a ``hand_result`` and before its ``next_hand`` resumes into
+    the over state with no ``hand_result`` again (its ``seq`` covers it): the table, with no
+    turn timer, deals only on a ``next_hand`` sent then. PROTOCOL.md says so, since a bot
+    written from it would otherwise wait for ever."""
+    async with memory_server(bot_delay=1.0, grace=60.0) as (_server, connect):
+        async with connect("Ana") as ana:
+            await ana.create_table("Between", bots=2, timer=0)
+            token = ana.token
+            (result,) = await play_hands(ana, 1)
+        async with connect("Ana", token=token, seq=result.seq) as back:
+            snapshot = await next_of(back, State)
+            assert snapshot.view["phase"] == "over" and snapshot.seq <= result.seq
+            with trio.move_on_after(30):  # nothing else comes: no hand_result, no deal
+                extra = await back.receive()
+                assert not isinstance(extra, HandResult | State), extra
+            await back.next_hand()
+            dealt = await next_of(back, State)
+            assert dealt.hand == 2 and dealt.view["phase"] != "over"
+            with pytest.raises(ServerError) as refused:
+                await back.next_hand()
+            assert refused.value.code == "not_ready"
+    doc = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
+    section = doc.split("### Resuming a seat", 1)[1].split("\n## ", 1)[0]
+    assert "Between hands, ask for the next one again" in section
+    assert "may or may not have been served" in section

@@ -308,7 +308,7 @@ class TableScreen:
         _LOCAL_COMMANDS[command.name](self, command)
 
     def _help(self, _command: Local) -> None:
-        self.state.note(help_lines())
+        self.state.note(help_lines(_cols()))
         self.state.say("")
 
     def _sort(self, _command: Local) -> None:
@@ -320,7 +320,7 @@ class TableScreen:
         self.scroll_log(log_rows(self.state) - 1)
 
     def _options(self, _command: Local) -> None:
-        self.state.note(render.options_lines(self.state))
+        self.state.note(render.options_lines(self.state, _cols()))
         self.state.say("")
 
     def _score(self, _command: Local) -> None:
@@ -336,12 +336,24 @@ class TableScreen:
         self.session.send_chat(command.text)
         self.state.say("")
 
+    def _start(self, _command: Local) -> None:
+        if self.state.view is not None:
+            self.state.say("the match has begun", error=True)
+            return
+        self.session.start_match()
+        self.state.say("")
+
     def _hint(self, _command: Local) -> None:
         """Ask for the hint in a worker thread: the search takes a moment and the screen must
         keep taking keys and updates meanwhile (the engine itself stays single-threaded)."""
         state = self.state
         if state.view is None:
             state.say("no hand yet", error=True)
+            return
+        if state.view.seat is None:
+            # A spectator has no hand to advise: said on the message line, which stays, not as
+            # a hint's note, which goes with the next move (at once, at a table of bots).
+            state.say("you are watching: hints are for the players", error=True)
             return
         if self.hint_task is not None and not self.hint_task.done():
             # One search at a time: a second one would only halve the speed of both. Asked
@@ -484,6 +496,7 @@ _LOCAL_COMMANDS: dict[str, Callable[[TableScreen, Local], None]] = {
     "options": TableScreen._options,
     "score": TableScreen._score,
     "say": TableScreen._say,
+    "start": TableScreen._start,
     "review": lambda screen, _: screen._review(),
     "hint": TableScreen._hint,
 }

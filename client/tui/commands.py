@@ -64,6 +64,7 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("score", Args.NONE, "score", "chips in the match"),
         CommandSpec("options", Args.NONE, "options", "the table's rules"),
         CommandSpec("say", Args.TEXT, "say TEXT", "chat at the table"),
+        CommandSpec("start", Args.NONE, "start", "deal (owner of a full table)"),
         CommandSpec("help", Args.NONE, "help", "this list"),
         CommandSpec("quit", Args.NONE, "quit", "leave the game"),
     )
@@ -87,7 +88,7 @@ class CommandError(Exception):
 @dataclass(frozen=True, slots=True)
 class Local:
     """A command handled by the client itself: ``hint``, ``sort``, ``log``, ``score``,
-    ``options``, ``say``, ``help``, ``quit``."""
+    ``options``, ``say``, ``start``, ``help``, ``quit``."""
 
     name: str
     text: str = ""
@@ -134,10 +135,15 @@ def parse_cards(tokens: Sequence[str]) -> tuple[Card, ...]:
     return cards
 
 
+def _is_meld_id(token: str) -> bool:
+    """A meld number as typed: ``3``, or ``#3`` as the screen shows it."""
+    return token.removeprefix("#").isdigit()
+
+
 def _meld_id(token: str) -> int:
-    if not token.isdigit():
+    if not _is_meld_id(token):
         raise CommandError(f"{token!r} is not a meld number")
-    return int(token)
+    return int(token.removeprefix("#"))
 
 
 def parse_command(line: str) -> Command:
@@ -189,7 +195,7 @@ def _card_meld_args(spec: CommandSpec, rest: str) -> Command:
     if len(tokens) != 2:
         raise CommandError(f"usage: {spec.usage} (a card, then a meld number)")
     first, second = tokens
-    if first.isdigit() and not second.isdigit():
+    if _is_meld_id(first) and not _is_meld_id(second):
         first, second = second, first
     return Move(_move_of(spec), card=parse_card(first), meld=_meld_id(second))
 
@@ -197,8 +203,8 @@ def _card_meld_args(spec: CommandSpec, rest: str) -> Command:
 def _pick_args(spec: CommandSpec, rest: str) -> Command:
     """Cards from the hand, or (option pick_to_sapaw) the number of the meld to lay off on."""
     tokens = _words_after(rest)
-    if len(tokens) == 1 and tokens[0].isdigit():
-        return Move(_move_of(spec), meld=int(tokens[0]))
+    if len(tokens) == 1 and _is_meld_id(tokens[0]):
+        return Move(_move_of(spec), meld=_meld_id(tokens[0]))
     return _cards_args(spec, rest)
 
 
@@ -275,7 +281,11 @@ def _not_your_turn(move: Move, view: SeatView, names: Sequence[str]) -> str:
 
 def _not_in_hand(move: Move, view: SeatView, names: Sequence[str]) -> str:
     named = (*move.cards, *([move.card] if move.card is not None else []))
-    return f"{_show([c for c in named if c not in view.hand])} not in your hand"
+    missing = [c for c in named if c not in view.hand]
+    top = view.discards[-1] if view.discards else None
+    if move.action is Action.PICK and missing == [top]:
+        return f"{top} is the discard you take: name only your own cards (pick 7h 7s)"
+    return f"{_show(missing)} not in your hand"
 
 
 def _dealer_first_turn(move: Move, view: SeatView, names: Sequence[str]) -> str:
@@ -347,13 +357,18 @@ def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) ->
     return command
 
 
-def help_lines() -> list[str]:
-    """The moves two to a line, then the client's own commands on one line, so that help
-    fits the log of an 80×24 screen."""
+def help_lines(cols: int = 80) -> list[str]:
+    """The moves two to a line, then the client's own commands, so that help fits the log of
+    an 80×24 screen; on a narrower screen (``cols``) one move to a line. The client's commands
+    take as many lines as they need, so that nothing is cut off."""
     moves = [f"{spec.usage:<19}{spec.help:<20}" for spec in COMMANDS.values() if spec.action]
     local = [spec.usage for spec in COMMANDS.values() if spec.action is None]
-    return [
-        *("".join(f"{cell:<40}" for cell in moves[i : i + 2]).rstrip()
-          for i in range(0, len(moves), 2)),
-        "also: " + " · ".join(local),
-    ]
+    per_line = 2 if cols >= 80 else 1
+    rows: list[list[str]] = [[]]
+    for word in local:
+        if rows[-1] and len("also: " + " · ".join([*rows[-1], word])) > cols - 2:
+            rows.append([])
+        rows[-1].append(word)
+    return [*("".join(f"{cell:<40}" for cell in moves[i : i + per_line]).rstrip()
+              for i in range(0, len(moves), per_line)),
+            *(("also: " if i == 0 else "      ") + " · ".join(row) for i, row in enumerate(rows))]

@@ -155,6 +155,7 @@ def _command_words(s: Suggestion, view: SeatView | None) -> list[Candidate]:
         if (spec.action is None or spec.action in actions)
         and name.startswith(s.word.lower())
         and (over or name != "review")  # a review grades a finished hand
+        and (view is None or name != "start")  # a start deals a match's first hand
     ]
     return sorted(out, key=lambda c: COMMANDS[c.text.strip()].action is None)
 

@@ -72,7 +72,7 @@ def _create(args: list[str]) -> LobbyChoice:
     """``create NAME [bots N] [timer S] [hands N] [private]``, the words after ``create``."""
     if not args:
         raise LobbyError(CREATE_USAGE)
-    name, rest = args[0], args[1:]
+    name, rest = args[0], [word.lower() for word in args[1:]]  # keywords in any case, as moves
     private = "private" in rest
     rest = [word for word in rest if word != "private"]
     opts: dict[str, str] = {}

@@ -152,6 +152,9 @@ class NetSession:
         self._asked_next_hand = self._next_hand_unsent = True
         self._post("next_hand")
 
+    def start_match(self) -> None:
+        self._post("start")
+
     def leave(self) -> None:
         """Give the seat up for good (a bot plays it to the end of the match); the saved
         token is forgotten. The screen closes the session afterwards."""
@@ -344,6 +347,8 @@ class NetSession:
                 elif kind == "next_hand":
                     self._next_hand_unsent = False
                     await conn.next_hand()
+                elif kind == "start":
+                    await conn.start()
                 elif kind == "leave":
                     self._forget_seat()
                     await conn.leave()

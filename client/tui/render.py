@@ -350,6 +350,13 @@ def waiting_for(state: TableState) -> str:
     type to sit down (the table's name, or its id when the name is not one word; a private
     table's invite link, which its creator was given, since the name alone is refused)."""
     empty = sum(info.empty for info in state.seats)
+    owners = [seat for seat, info in enumerate(state.seats) if info.owner]
+    if state.table and empty == 0 and owners:
+        # A full table with no deal was made with auto_start false: its owner sends ``start``.
+        if owners[0] == state.seat:
+            return "every seat is taken: type `start` to deal the first hand"
+        return (f"every seat is taken: waiting for {state.seats[owners[0]].name}, "
+                "the table's owner, to start")
     if not state.table or not 0 < empty < len(state.seats):
         return "waiting for the server…"
     if state.table_private:
@@ -573,9 +580,10 @@ def _word(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def options_lines(state: TableState) -> list[str]:
+def options_lines(state: TableState, cols: int = 80) -> list[str]:
     """Every option of the table (RULES.md §10), two to a line so that they fit the log of an
-    80×24 screen, the house rules first and marked."""
+    80×24 screen (one to a line on a narrower one, ``cols``), the house rules first and
+    marked."""
     view = state.view
     if view is None:
         return ["no table yet"]
@@ -583,8 +591,9 @@ def options_lines(state: TableState) -> list[str]:
     every = view.options.to_dict(omit_defaults=False)
     keys = [*changed, *(key for key in every if key not in changed)]  # house rules first
     cells = [f"{'*' if key in changed else ' '} {key} = {_word(every[key])}" for key in keys]
-    rows = ["".join(f"{cell:<40}" for cell in cells[i : i + 2]).rstrip()
-            for i in range(0, len(cells), 2)]
+    per_row = 2 if cols >= 80 else 1
+    rows = ["".join(f"{cell:<40}" for cell in cells[i : i + per_row]).rstrip()
+            for i in range(0, len(cells), per_row)]
     return ["Table options (RULES.md §10), * = house rule:", *rows]
 
 

@@ -31,6 +31,11 @@ class Session(Protocol):
 
     def next_hand(self) -> None: ...
 
+    def start_match(self) -> None:
+        """As the owner of a full table made with ``auto_start`` false, have the first hand
+        dealt (the server refuses anyone else)."""
+        ...
+
     def leave(self) -> None:
         """Give the seat up for good before ``close``."""
         ...
@@ -127,6 +132,9 @@ class FakeSession:
         self._settled = False
         self._publish()
         self._continue()
+
+    def start_match(self) -> None:
+        """Nothing to ask: this game deals at once."""
 
     def leave(self) -> None:
         """Nothing to give up: the match ends with the screen."""

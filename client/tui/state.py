@@ -30,6 +30,7 @@ class SeatInfo:
     away: bool = False  # the human dropped and may take the seat back
     grace_until: float | None = None  # time.monotonic() at which a bot stands in
     empty: bool = False  # nobody sits here yet
+    owner: bool = False  # owns the table: may add bots and ``start`` the match
 
     @classmethod
     def from_dict(cls, seat: int, data: dict[str, Any] | None, now: float = 0.0) -> SeatInfo:
@@ -45,6 +46,7 @@ class SeatInfo:
             away=away,
             grace_until=now + grace if isinstance(grace, int | float) and away else None,
             empty=not data.get("name"),
+            owner=bool(data.get("owner")),
         )
 
 
@@ -381,8 +383,16 @@ class TableState:
             played = ", ".join(lines[i].text.removeprefix("you ").removesuffix(AUTOPLAYED)
                                for i in auto)
             self.say(f"your time ran out: the server played for you ({played})", error=True)
-        elif not self.message_is_error or ours:
+        elif not self.message_is_error or ours or self._turn_came(view):
+            # A refusal stays to be read, but not past the start of our turn: "not your turn:
+            # Bob is to play" would then say the opposite of the title.
             self.say("")
+
+    def _turn_came(self, view: SeatView) -> bool:
+        """Whether ``view`` hands us the turn, which the view before it did not."""
+        old = self.view
+        return view.seat is not None and view.to_act == view.seat and (
+            old is None or old.to_act != view.seat)
 
     def _just_drawn(self, view: SeatView) -> Card | None:
         """The card our last step drew (the one card new in our hand), if that step was a
