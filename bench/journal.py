@@ -28,7 +28,7 @@ from tongits.server.store import SQLiteJournal
 
 
 def moves() -> list[MoveEntry]:
-    """The entries a table journals turn after turn: a draw, then a discard."""
+    """The entries the tables journal in turn: a draw, then three discards."""
     cards = [Card.parse(text) for text in ("7H", "KS", "2D", "TC")]
     return [MoveEntry(0, Move.draw()), *(MoveEntry(s, Move.discard(c))
                                          for s, c in enumerate(cards[:3]))]
