@@ -6,7 +6,7 @@ the table its ``melds``, ``history`` and ``event``), so the rest is built once p
 encoded once per codec mode; what stays the same from one change to the next (the seats, the
 hand's options, each step of the history, a seat's cards, the moves it may be offered) is
 encoded once per hand. A frame is then mostly encoded parts put end to end
-(``Codec.join_map``). Decoded, each frame is the message ``Table._state_message`` builds whole
+(``Codec.join_map``). Decoded, each frame is the message ``Audience.state_message`` builds whole
 for the same recipient (tests check every frame of whole matches against it).
 """
 

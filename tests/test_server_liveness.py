@@ -87,7 +87,7 @@ async def test_spectators_flooding_a_table_cannot_fill_its_inbox_or_drop_a_disco
                 spectate = {"type": "spectate", "table": joined.table}
                 await client.send_all(Codec(Mode.BINARY).encode(hello)
                                       + Codec(Mode.BINARY).encode(spectate))
-            await until(lambda: len(table.spectators) >= watchers)
+            await until(lambda: len(table.audience.spectators) >= watchers)
             sizes: list[int] = []
 
             async def watch_the_inbox() -> None:
