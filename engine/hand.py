@@ -237,12 +237,15 @@ class Hand:
         answers: dict[int, Action] | None = None,
         opened: Sequence[bool] = (False, False, False),
         blocked: Sequence[bool] = (False, False, False),
+        block_turns: Sequence[int | None] | None = None,
     ) -> Hand:
         """A hand in the given state, without the moves that led there: a position to ask
         questions of (``why_illegal``, ``legal_moves``, ``count``) or to try a seat's moves on.
 
         It has no deck order and no steps, so it makes no hand record. ``stock`` lists the
-        stock bottom first; a ``blocked`` seat was laid off onto before this turn."""
+        stock bottom first; a ``blocked`` seat was laid off onto before this turn. Whoever
+        knows the turn of each seat's blocking lay-off (None: not blocked) gives
+        ``block_turns`` instead, so that each block ends exactly when play would end it."""
         hand = cls.__new__(cls)
         hand.options, hand.dealer, hand.deck = options, dealer, ()
         hand.hands = [set(h) for h in hands]
@@ -255,7 +258,8 @@ class Hand:
         hand.answers = dict(answers or {})
         hand.result = None
         hand._opened = list(opened)
-        hand._block_turn = [turn - 1 if b else None for b in blocked]
+        hand._block_turn = (list(block_turns) if block_turns is not None
+                            else [turn - 1 if b else None for b in blocked])
         hand._legal = None
         return hand
 
