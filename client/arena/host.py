@@ -43,9 +43,9 @@ from tongits.server.config import ServerConfig
 from tongits.server.entries import CreateEntry
 from tongits.server.lobby import join_code
 
-from .arena_bots import BotKind, BotSpec
-from .arena_play import ArenaConfig, DealBook
-from .arena_stats import ROTATIONS, BotTally, ChunkResult
+from .play import ArenaConfig, DealBook
+from .specs import BotKind, BotSpec
+from .stats import ROTATIONS, BotTally, ChunkResult
 
 log = logging.getLogger("tongits.arena")
 
