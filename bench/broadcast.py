@@ -45,6 +45,7 @@ import trio
 import trio.testing
 from tongits.engine import seat_view
 from tongits.engine.policies import get_policy
+from tongits.engine.wire import MoveMap
 from tongits.protocol import Codec, Mode, MoveRequest
 from tongits.server import MemoryJournal, Server, ServerConfig
 from tongits.server.actor import Table
@@ -161,7 +162,7 @@ async def _seated_table(server: Server, nursery: trio.Nursery, mode: Mode, seed:
 
 
 async def _round(mode: Mode, actions: int, spectators: int, seed: int, policy: str,
-                 moves: list[dict[str, Any]], profile: cProfile.Profile | None) -> Round:
+                 moves: list[MoveMap], profile: cProfile.Profile | None) -> Round:
     """One table's ``actions`` moves: decided by ``policy`` and recorded in ``moves`` when it
     is empty, else the moves recorded (the same deals, so the same game)."""
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, rate=0.0, log_level="WARNING")
@@ -227,7 +228,7 @@ def main() -> None:
     modes = [Mode.BINARY, Mode.TEXT] if args.mode == "both" else [Mode(args.mode)]
     profile = cProfile.Profile() if args.profile else None
     figures: dict[str, Any] = {}
-    moves: list[dict[str, Any]] = []
+    moves: list[MoveMap] = []
     for mode in modes:
         live = None
         if not moves:

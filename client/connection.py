@@ -35,7 +35,7 @@ import itertools
 import math
 import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -209,7 +209,7 @@ class Connection:
     async def start(self) -> None:
         await self.request(Start())
 
-    async def move(self, move: Move | dict[str, Any]) -> None:
+    async def move(self, move: Move | Mapping[str, Any]) -> None:
         """Play a move: an engine ``Move`` or its dict form (``{"action": "draw"}``)."""
         data = move.to_dict() if isinstance(move, Move) else move
         await self.request(MoveRequest(move=data))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def run(path: str, *, as_json: bool) -> int:
     return 1 if mismatch else 0
 
 
-def _print_json(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None:
+def _print_json(hand: Hand, result: Mapping[str, Any] | None, differs: Any) -> None:
     """One JSON object: the result (or who is to act), and the stored result that ``differs``."""
     out: dict[str, Any] = {"result": result}
     if result is None:
@@ -50,7 +51,7 @@ def _print_json(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None
     print(json.dumps(out))
 
 
-def _print_trace(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None:
+def _print_trace(hand: Hand, result: Mapping[str, Any] | None, differs: Any) -> None:
     """One line per step, then the result; the stored result that ``differs`` on stderr."""
     index = 0
     for step in hand.steps:
@@ -64,7 +65,7 @@ def _print_trace(hand: Hand, result: dict[str, Any] | None, differs: Any) -> Non
         print(f"the stored result differs: {json.dumps(differs)}", file=sys.stderr)
 
 
-def _normal(result: dict[str, Any] | None) -> dict[str, Any] | None:
+def _normal(result: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A result with its seat lists sorted: ``burned`` and ``challengers`` are sets."""
     if result is None:
         return None

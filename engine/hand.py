@@ -7,7 +7,7 @@ raises ``IllegalMove`` with a machine code for anything else (``why_illegal`` sa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -32,6 +32,7 @@ from .moves import (
 )
 from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
 from .settlement import settle
+from .wire import ResultMap, StepMap
 
 DEALT = 37  # deck positions dealt to the seats; the other 15 are the stock (§3)
 
@@ -78,7 +79,7 @@ class Result:
     chips: tuple[int, int, int]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Result:
+    def from_dict(cls, data: Mapping[str, Any]) -> Result:
         return cls(
             End(data["end"]),
             data["winner"],
@@ -88,7 +89,7 @@ class Result:
             tuple(data["chips"]),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ResultMap:
         return {
             "end": self.end.value,
             "winner": self.winner,
@@ -112,10 +113,11 @@ class Step:
     auto: bool = False
     timeout: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StepMap:
         """The wire form of a history step: the hand-record action with its ``seat``, and
         ``auto``/``timeout`` when set."""
-        out = {"seat": self.seat, **self.move.to_dict()}
+        out: StepMap = {"seat": self.seat, "action": self.move.action.value}
+        self.move.add_operands(out)
         if self.auto:
             out["auto"] = True
         if self.timeout:

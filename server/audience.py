@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.engine import Hand
 from tongits.engine.view import seat_legal, seat_view_dict
-from tongits.protocol import Codec, HandResult, Mode, PlayerKind, State, to_dict
+from tongits.engine.wire import MoveMap, ViewMap
+from tongits.protocol import Codec, HandResult, Mode, PlayerKind, to_dict
+from tongits.protocol.maps import HandResultMap, SeatMap, StateHead, StateMap
 
 from .fanout import HandCache, StateFrames
 from .table import SEATS
@@ -44,7 +47,7 @@ class Audience:
         self._hand_cache = HandCache()
         self._history_of: Hand | None = None
         #: the seats as the last state showed them, and what they showed (``shown_seats``)
-        self._shown: tuple[tuple[Any, ...] | None, list[dict[str, Any]]] | None = None
+        self._shown: tuple[tuple[Any, ...] | None, list[SeatMap]] | None = None
 
     def everyone(self) -> list[Peer]:
         """Every connection at the table: its seats', then its spectators."""
@@ -65,7 +68,7 @@ class Audience:
             p.cork()
         return peers
 
-    def tell(self, message: dict[str, Any]) -> None:
+    def tell(self, message: Mapping[str, Any]) -> None:
         """Send ``message`` to everyone at the table, encoded once per codec mode (a hand's
         result, with every seat's cards and the standings, goes to three seats or more)."""
         frames: dict[Mode | None, bytes] = {}
@@ -87,17 +90,17 @@ class Audience:
                 return seat
         return None
 
-    def seats_info(self) -> list[dict[str, Any]]:
+    def seats_info(self) -> list[SeatMap]:
         """The ``seats`` of ``state``, ``seat_update`` and the lobby's ``tables``."""
         owner = self.owner()
         away_until = self.clock.away_until
-        out: list[dict[str, Any]] = []
+        out: list[SeatMap] = []
         for i in SEATS:
             info = self.state.seats[i]
             if info is None:
                 out.append({"seat": i, "player": None})
                 continue
-            entry: dict[str, Any] = {
+            entry: SeatMap = {
                 "seat": i,
                 "name": info.name,
                 "player": PlayerKind.BOT.value if info.program else info.player.value,
@@ -120,7 +123,7 @@ class Audience:
             out.append(entry)
         return out
 
-    def shown_seats(self) -> list[dict[str, Any]]:
+    def shown_seats(self) -> list[SeatMap]:
         """``seats_info()`` for the states of a step, made again only when something it shows
         has changed (read-only: the same list may go out with many states)."""
         key = self._seats_key()
@@ -176,36 +179,41 @@ class Audience:
         return codec.encode(self.state_message(seat, frames.index, frames.seats,
                                                timeout=frames.timeout))
 
-    def state_head(self, seats: list[dict[str, Any]]) -> dict[str, Any]:
+    def state_head(self, seats: list[SeatMap]) -> StateHead:
         """What every recipient's ``state`` message of this change has alike, but the view."""
         state = self.state
-        head: dict[str, Any] = {"type": State.TYPE, "table": self.table_id,
-                                "seq": state.state_seq, "hand": state.hand_number,
-                                "seats": seats}
-        hand = state.hand
+        head: StateHead = {"type": "state", "table": self.table_id, "seq": state.state_seq,
+                           "hand": state.hand_number, "seats": seats}
+        deadline = self._deadline()
+        if deadline is not None:
+            head["deadline"] = deadline
+        return head
+
+    def _deadline(self) -> float | None:
+        """Seconds left to the human to act (None: no human is, or no timer runs)."""
+        hand = self.state.hand
         turn_at = self.clock.turn_at
         if (math.isfinite(turn_at) and hand is not None and not hand.over
                 and hand.to_act != self.clock.autoplaying and self._human_to_act(hand)):
-            head["deadline"] = round(max(0.0, turn_at - trio.current_time()), 3)
-        return head
+            return round(max(0.0, turn_at - trio.current_time()), 3)
+        return None
 
     def _human_to_act(self, hand: Hand) -> bool:
         info = self.state.seats[hand.to_act] if hand.to_act is not None else None
         return info is not None and not info.is_bot
 
-    def _told(self, view: dict[str, Any]) -> dict[str, Any]:
-        """``view`` (a whole view, or a part of one) as this table tells it: the steps played for
-        a timed-out seat are marked in ``history``. The view's maps are shared
-        (``seat_view_dict``): changed ones are copies."""
+    def _told(self, view: ViewMap) -> ViewMap:
+        """``view`` as this table tells it: the steps played for a timed-out seat are marked in
+        ``history``. The view's maps are shared (``seat_view_dict``): changed ones are copies."""
         marked = self.state.autoplayed
-        if marked and "history" in view:
+        if marked:
             history = list(view["history"])
             for step in marked:
                 history[step] = {**history[step], "timeout": True}
             view = {**view, "history": history}
         return view
 
-    def _legal(self, seat: int | None) -> list[dict[str, Any]]:
+    def _legal(self, seat: int | None) -> list[MoveMap]:
         """The moves ``state.legal`` offers ``seat`` (shared, read-only): none unless it is to
         act, and none while the server is playing its timed-out turn (it goes on at once)."""
         hand = self.state.hand
@@ -218,36 +226,36 @@ class Audience:
         self,
         seat: int | None,
         index: int | None,
-        seats: list[dict[str, Any]],
+        seats: list[SeatMap],
         *,
         timeout: bool = False,
-    ) -> dict[str, Any]:
+    ) -> StateMap:
         """The whole ``state`` for ``seat`` (None: a spectator) after step ``index`` of the hand
         (None: no step, a deal or a catch-up); the frames of ``broadcast`` decode to it."""
         hand = self.state.hand
         assert hand is not None
         view = seat_view_dict(hand, seat)
-        event = None
-        if index is not None:
-            event = dict(view["history"][index])
-            if timeout:
-                event["timeout"] = True
+        state = self.state
         # A plain map with the fields of ``State``: validating our own output on every state
         # cost more than the rest of the fan-out (tests parse it back as a ``State``).
-        message = self.state_head(seats)
-        message["view"] = self._told(view)
-        if event is not None:
-            message["event"] = event
+        message: StateMap = {"type": "state", "table": self.table_id, "seq": state.state_seq,
+                             "hand": state.hand_number, "seats": seats,
+                             "view": self._told(view)}
+        if index is not None:
+            event = view["history"][index]
+            message["event"] = {**event, "timeout": True} if timeout else event
+        # Someone else than the seat's connection may play it now: then it is shown the hand,
+        # not asked to move.
+        offered = seat is None or self.dealing.offers(seat)
+        deadline = self._deadline()
+        if deadline is not None and offered:
+            message["deadline"] = deadline
         legal = self._legal(seat)
-        if legal:
+        if legal and offered:
             message["legal"] = legal
-        if seat is not None and not self.dealing.offers(seat):
-            # Someone else plays this seat now: its connection is shown the hand, not asked.
-            message.pop("legal", None)
-            message.pop("deadline", None)
         return message
 
-    def catch_up_state(self, seat: int | None, seats: list[dict[str, Any]]) -> dict[str, Any]:
+    def catch_up_state(self, seat: int | None, seats: list[SeatMap]) -> StateMap:
         """The whole ``state`` for a client catching up (a resume, a ``sync``, a spectator's
         first), with the match's ``standings`` once a hand has been settled: a client started
         again would otherwise show no chips until the next ``hand_result``."""
@@ -261,9 +269,11 @@ class Audience:
         """The ``hand_result`` of ``hand``, which has ended: every seat's cards are shown."""
         state = self.state
         assert hand.result is not None
-        result = hand.result.to_dict()
-        result["hands"] = [[str(c) for c in sorted(h)] for h in hand.hands]
-        result["pot_taken"] = state.pot_taken
+        result: HandResultMap = {
+            **hand.result.to_dict(),
+            "hands": [[str(c) for c in sorted(h)] for h in hand.hands],
+            "pot_taken": state.pot_taken,
+        }
         standings = state.standings()
         return to_dict(
             HandResult(table=self.table_id, seq=state.seq, result=result, standings=standings)

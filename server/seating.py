@@ -30,6 +30,7 @@ from tongits.protocol import (
     ok_message,
     to_dict,
 )
+from tongits.protocol.maps import SeatChangeMap
 
 from . import bots
 from .entries import BackEntry, Entry, SitEntry, StandInEntry, VacateEntry
@@ -332,7 +333,9 @@ class Seating:
         start a full table that auto-starts."""
         table = self.table
         seats = table.audience.seats_info()
-        what = {"seat": seat, "change": change.value} if seat is not None and change else None
+        what: SeatChangeMap | None = None
+        if seat is not None and change:
+            what = {"seat": seat, "change": change.value}
         table.audience.tell(to_dict(SeatUpdate(table=table.id, seats=seats, change=what)))
         state = table.state
         if state.full and not state.started and state.auto_start:

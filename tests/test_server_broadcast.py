@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import msgpack
@@ -52,7 +53,7 @@ async def _watch(conn: Connection) -> None:
     await next_of(conn, MatchOver)
 
 
-def _plain(message: dict[str, Any], mode: Mode | None) -> Any:
+def _plain(message: Mapping[str, Any], mode: Mode | None) -> Any:
     """``message`` as its recipient decodes it."""
     if mode is Mode.TEXT:
         return json.loads(json.dumps(message))

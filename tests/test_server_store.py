@@ -153,6 +153,7 @@ async def _drive(conns: list[Connection], acked: list[dict[str, Any]], moves: in
         if view["phase"] == "over":
             return await next_of(conns[0], HandResult) if moves is None else None
         seat = view["to_act"]
+        assert seat is not None
         state = states[seat]
         assert state.legal, (seat, state.view["phase"])
         move = policies[seat](SeatView.from_dict(state.view, state.legal))
@@ -261,7 +262,7 @@ async def _play_until_the_server_stops(port: int, acked: list[dict[str, Any]]) -
                     assert state.legal
                     move = state.legal[-1]
                     await ana.move(move)
-                    acked.append(move)
+                    acked.append(dict(move))
     assert closed.value.error is not None and closed.value.error.code == "shutting_down"
     return joined.table
 
