@@ -61,7 +61,7 @@ from .commit import GroupCommit
 from .dealing import Dealing
 from .entries import Entry, MoveEntry
 from .errors import error_frame, is_refusal
-from .journal import table_number
+from .journal import FinishedHand, table_number
 from .progression import MatchDealing, Progression
 from .requests import Disconnected, HostClose, HostRemove, Resume, TableRequest
 from .seating import Seating
@@ -428,7 +428,7 @@ class Table:
         hand. Both happen before the task yields, so before anyone hears of the change."""
         state = self.state
         state.apply(entry)
-        finished = None
+        finished: FinishedHand | None = None
         hand = state.hand
         if isinstance(entry, MoveEntry) and hand is not None and hand.over:
             assert state.match is not None
