@@ -71,6 +71,7 @@ from tongits.protocol import (
     to_dict,
 )
 from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT, PONG_WAIT, dead_peer_options
+from tongits.protocol.maps import TableInfoMap
 from tongits.protocol.transport import Endpoint
 
 from .tls import ClientTLS, open_stream
@@ -169,7 +170,7 @@ class Connection:
 
     async def list_tables(
         self, offset: int = 0, limit: int | None = None, open: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[TableInfoMap]:
         """One page of the lobby (the first by default; see ``tables`` in docs/PROTOCOL.md)."""
         reply = await self.request(ListTables(offset=offset, limit=limit, open=open))
         assert isinstance(reply, Tables)

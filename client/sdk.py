@@ -458,7 +458,7 @@ class Bot:
                 log.debug("start: %s", exc)
 
 
-def _has_free_seat(table: dict[str, Any]) -> bool:
+def _has_free_seat(table: Mapping[str, Any]) -> bool:
     return not table.get("started") and int(table.get("players", 3)) < 3
 
 

@@ -1,7 +1,8 @@
 """The maps inside server messages that the protocol itself defines (docs/PROTOCOL.md): a
 ``seats`` entry, a ``seat_update``'s ``change``, the match's ``standings``, a ``hand_result``'s
-``result`` and the ``state`` message the server builds by hand (its fan-out encodes it in
-parts). The engine's maps (view, step, meld, move) are ``tongits.engine.wire``'s.
+``result``, a table of the lobby's ``tables``, and the ``state`` message the server builds by
+hand (its fan-out encodes it in parts). The engine's maps (view, step, meld, move) are
+``tongits.engine.wire``'s.
 
 Each is a ``TypedDict``, the type of every builder and of the message field that carries it,
 so that mypy fails when two builders of one map disagree. They are plain dicts at run time; a
@@ -11,7 +12,7 @@ message parsed from the wire is checked to be a map, no more (its reader checks 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from tongits.engine import Match
 from tongits.engine.wire import MoveMap, ResultMap, StepMap, ViewMap
@@ -32,6 +33,26 @@ class SeatMap(TypedDict):
     away: NotRequired[Literal[True]]
     grace: NotRequired[float]
     owner: NotRequired[Literal[True]]
+
+
+class TableInfoMap(TypedDict):
+    """A table as the lobby's ``tables`` lists it: its seats (no ``grace`` countdown), how
+    many players of each kind and spectators, its options and timer, and how far its match
+    has gone (``hands`` settled, ``match_length`` declared: ``{}`` for an open-ended one)."""
+
+    table: str
+    name: str
+    seats: list[SeatMap]
+    players: int
+    humans: int
+    bots: int
+    spectators: int
+    options: dict[str, Any]
+    timer: float
+    private: bool
+    started: bool
+    hands: int
+    match_length: dict[str, int]
 
 
 class SeatChangeMap(TypedDict):

@@ -34,7 +34,7 @@ from tongits.engine.wire import MoveMap, StepMap, ViewMap
 
 from .errors import ErrorCode, ProtocolError
 from .limits import check_request, is_request_id
-from .maps import HandResultMap, SeatChangeMap, SeatMap, StandingsMap
+from .maps import HandResultMap, SeatChangeMap, SeatMap, StandingsMap, TableInfoMap
 
 PROTOCOL_VERSION = 1
 #: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``.
@@ -239,7 +239,7 @@ class Tables(Reply):
     page, absent on the last one (both since 1.1)."""
 
     TYPE = "tables"
-    tables: list[JSONMap]
+    tables: list[TableInfoMap]
     total: int | None = None
     offset: int | None = None
     next: int | None = None

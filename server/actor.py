@@ -54,6 +54,7 @@ from tongits.protocol import (
     ok_message,
     to_dict,
 )
+from tongits.protocol.maps import TableInfoMap
 
 from .audience import Audience
 from .clock import Clock
@@ -229,7 +230,7 @@ class Table:
             entry = self._listed[mode] = encode_value(self.summary(), mode)
         return entry
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> TableInfoMap:
         """The table's entry in ``tables``; read by the lobby, in the same thread. Seats hold no
         ``grace`` countdown here: an entry is encoded once per change, not per request."""
         state = self.state

@@ -95,7 +95,9 @@ CLIENT_EXAMPLES: list[Message] = [
 SERVER_EXAMPLES: list[Message] = [
     Welcome(version=1, server="tongits/0.1", capabilities=["text", "resume"], id=1),
     Welcome(version=1, minor=1, server="tongits/0.1", capabilities=[]),
-    Tables(tables=[{"table": "t1", "name": "Friday", "seats": 1}], id="lt"),
+    Tables(tables=[{"table": "t1", "name": "Friday", "seats": SEATS, "players": 1, "humans": 1,
+                    "bots": 0, "spectators": 0, "options": {}, "timer": 0.0, "private": False,
+                    "started": False, "hands": 0, "match_length": {}}], id="lt"),
     Joined(table="t1", seat=0, token="s3cret", spectator=False, id=7),
     Joined(table="t1", spectator=True),
     State(

@@ -149,7 +149,7 @@ class TableNamed:
 class TablesListed:
     """The lobby's table list; ``None`` once a seat is taken and the lobby is left."""
 
-    tables: list[dict[str, Any]] | None
+    tables: Sequence[Mapping[str, Any]] | None
 
 
 Update = (
@@ -212,7 +212,7 @@ class TableState:
     banner: str | None = None
     link: LinkStatus = LinkStatus.CONNECTED  # where the session's connection stands
     closed: bool = False
-    lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
+    lobby: Sequence[Mapping[str, Any]] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
     choices: list[SeatView] = field(default_factory=list)
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
