@@ -55,6 +55,23 @@ class TableInfoMap(TypedDict):
     match_length: dict[str, int]
 
 
+class OkMap(TypedDict):
+    """An ``ok`` reply (``messages.ok_message``)."""
+
+    type: Literal["ok"]
+    id: NotRequired[int | str]
+
+
+class ErrorMap(TypedDict):
+    """An ``error`` (``errors.error_message``): ``ref`` is the failed request's ``id``."""
+
+    type: Literal["error"]
+    code: str
+    number: int
+    message: str
+    ref: NotRequired[int | str]
+
+
 class SeatChangeMap(TypedDict):
     """A ``seat_update``'s ``change``: what just happened to one seat (a ``SeatChange``)."""
 

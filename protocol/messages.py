@@ -34,7 +34,7 @@ from tongits.engine.wire import MoveMap, StepMap, ViewMap
 
 from .errors import ErrorCode, ProtocolError
 from .limits import check_request, is_request_id
-from .maps import HandResultMap, SeatChangeMap, SeatMap, StandingsMap, TableInfoMap
+from .maps import HandResultMap, OkMap, SeatChangeMap, SeatMap, StandingsMap, TableInfoMap
 
 PROTOCOL_VERSION = 1
 #: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``.
@@ -407,10 +407,10 @@ def to_dict(msg: Message) -> JSONMap:
     return d
 
 
-def ok_message(ref: RequestId | None) -> JSONMap:
+def ok_message(ref: RequestId | None) -> OkMap:
     """``to_dict(Ok(id=ref))``, without making and checking an ``Ok``: ``ref`` is the id of a
     request already parsed, and the server answers every move with one."""
-    return {"type": Ok.TYPE} if ref is None else {"type": Ok.TYPE, "id": ref}
+    return {"type": "ok"} if ref is None else {"type": "ok", "id": ref}
 
 
 _FIELD_NAMES: dict[type[Message], tuple[str, ...]] = {}
