@@ -133,11 +133,11 @@ class Table:
         self._listed: dict[Mode, bytes] = {}
         self._options = state.options.to_dict(omit_defaults=False)
         self.actions = 0
-        self.clock = Clock(state, config)
+        self.clock: Clock = Clock(state, config)
         self.dealing: Dealing = dealing(self)
-        self.audience = Audience(self.id, state, self.clock, self.dealing)
-        self.seating = Seating(self)
-        self.progression = Progression(self)
+        self.audience: Audience = Audience(self.id, state, self.clock, self.dealing)
+        self.seating: Seating = Seating(self)
+        self.progression: Progression = Progression(self)
         self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
         #: requests handed over (``_put``) and not yet taken by the table's task
         self._queued = 0
@@ -145,23 +145,6 @@ class Table:
         self._idle = False
         #: the scope of that wait, whose deadline is the table's ``wake_at``
         self._waiting: trio.CancelScope | None = None
-        seating, progression = self.seating, self.progression
-        #: the handler of each request the table takes (``_dispatch``)
-        self._handlers: dict[type[object], Callable[[Peer, Any], None]] = {
-            Disconnected: self._disconnected,
-            Resume: self._resume_request,
-            CreateTable: seating.create,
-            Join: self._join,
-            Spectate: seating.spectate,
-            MoveRequest: self.dealing.move,
-            Leave: self._leave_request,
-            AddBot: seating.add_bot,
-            RemoveBot: seating.remove_bot,
-            Start: progression.start_request,
-            NextHand: progression.next_hand_request,
-            Sync: self._sync,
-            HostRemove: self._host_remove,
-        }
 
     # ----- the interface for connections --------------------------------------------------
 
@@ -386,11 +369,11 @@ class Table:
             self.closed = True
 
     def _dispatch(self, peer: Peer, msg: TableRequest) -> None:
-        handler = self._handlers.get(type(msg))
+        handler = _HANDLERS.get(type(msg))
         if handler is None:
             kind = getattr(msg, "TYPE", type(msg).__name__)
             raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{kind} is not a table request")
-        handler(peer, msg)
+        handler(self, peer, msg)
 
     def _disconnected(self, peer: Peer, _msg: Disconnected) -> None:
         self.seating.leave(peer, disconnected=True)
@@ -503,3 +486,21 @@ class Table:
         elif not self.broken:  # the server stops: the table stays open in the journal
             log.info("table %s stopped after %d hands; it resumes when the server starts again",
                      self.id, hands)
+
+
+#: The handler of each request a table takes (``Table._dispatch``), built once for all tables.
+_HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
+    Disconnected: Table._disconnected,
+    Resume: Table._resume_request,
+    CreateTable: lambda table, peer, msg: table.seating.create(peer, msg),
+    Join: Table._join,
+    Spectate: lambda table, peer, msg: table.seating.spectate(peer, msg),
+    MoveRequest: lambda table, peer, msg: table.dealing.move(peer, msg),
+    Leave: Table._leave_request,
+    AddBot: lambda table, peer, msg: table.seating.add_bot(peer, msg),
+    RemoveBot: lambda table, peer, msg: table.seating.remove_bot(peer, msg),
+    Start: lambda table, peer, msg: table.progression.start_request(peer, msg),
+    NextHand: lambda table, peer, msg: table.progression.next_hand_request(peer, msg),
+    Sync: Table._sync,
+    HostRemove: Table._host_remove,
+}

@@ -38,6 +38,9 @@ _SHOWN_FIELDS = operator.attrgetter("name", "player", "policy", "stand_in", "tim
 class Audience:
     """The connections at one table (``seat_peers``, ``spectators``) and the fan-out to them."""
 
+    __slots__ = ("table_id", "state", "clock", "dealing", "seat_peers", "spectators",
+                 "_hand_cache", "_history_of", "_shown")
+
     def __init__(self, table_id: str, state: TableLogState, clock: Clock,
                  dealing: Dealing) -> None:
         self.table_id, self.state, self.clock, self.dealing = table_id, state, clock, dealing

@@ -21,6 +21,8 @@ class Clock:
     """The timers of one table: the turn (or bot, or deal) timer ``turn_at`` and the grace
     periods of disconnected humans ``away_until``, in ``trio.current_time()`` seconds."""
 
+    __slots__ = ("state", "config", "turn_at", "away_until", "autoplaying")
+
     def __init__(self, state: TableLogState, config: ServerConfig) -> None:
         self.state, self.config = state, config
         self.turn_at = math.inf

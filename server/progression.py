@@ -85,6 +85,8 @@ class ProgressionHost(TableLink, Protocol):
 class Progression:
     """Starts, deals, plays and ends the hands of one table's match."""
 
+    __slots__ = ("table", "_decided")
+
     def __init__(self, table: ProgressionHost) -> None:
         self.table = table
         #: a slow bot's decision made in a worker thread (``think``): its seat, the hand's
@@ -304,6 +306,8 @@ class MatchDealing:
     """A lobby table's ``Dealing``: hands are dealt from the match's seed when every
     connected human asked for the next one (or the turn timer runs out), every seat is played
     by whoever sits in it, and the table closes once nobody is at it."""
+
+    __slots__ = ("table",)
 
     def __init__(self, table: ProgressionHost) -> None:
         self.table = table

@@ -82,6 +82,8 @@ class SeatingHost(TableLink, Protocol):
 class Seating:
     """The seat requests of one table and the changes of who plays each seat."""
 
+    __slots__ = ("table",)
+
     def __init__(self, table: SeatingHost) -> None:
         self.table = table
 
