@@ -228,7 +228,8 @@ def meld_fragments(state: TableState, meld_id: int) -> Line:
 
 def wrap(item: Line, cols: int, indent: int = 3) -> list[Line]:
     """``item`` broken at spaces into lines of at most ``cols`` columns, the later ones
-    indented by ``indent`` (a long run stays whole: its far end is what a lay-off needs)."""
+    indented by ``indent`` (a long run stays whole: its far end is what a lay-off needs); a
+    word wider than a line (a long name) is broken inside, so that none of it is cut off."""
     lines: list[Line] = [[]]
     for style, text in item:
         for i, word in enumerate(text.split(" ")):
@@ -236,23 +237,24 @@ def wrap(item: Line, cols: int, indent: int = 3) -> list[Line]:
             if width(lines[-1]) + len(piece) > cols and width(lines[-1]) > indent:
                 lines.append([("", " " * indent)])
                 piece = word
+            while width(lines[-1]) + len(piece) > cols and cols > indent + 1:
+                room = cols - width(lines[-1])
+                lines[-1].append((style, piece[:room]))
+                lines.append([("", " " * indent)])
+                piece = piece[room:]
             if piece:
                 lines[-1].append((style, piece))
     return lines
 
 
 def seat_tag(state: TableState, seat: int) -> str:
-    """A short name for ``seat`` beside a card: ``you``, a name of up to 6 characters, else
-    its first 6 characters or, when another seat's name starts the same, ``…`` and its last 5
-    (``greedy-bot-1`` and ``greedy-bot-2`` become ``…bot-1`` and ``…bot-2``)."""
+    """The name of ``seat`` beside a card it laid off: ``you``, else its name whole (two
+    names that begin alike, ``greedy-bot-1`` and ``greedy-bot-2``, are told apart only by
+    their ends, so no part of a name is left out)."""
     view = state.view
     if view is not None and view.seat == seat:
         return "you"
-    name = _name(state, seat)
-    if len(name) <= 6:
-        return name
-    others = [_name(state, s)[:6] for s in range(3) if s != seat]
-    return "…" + name[-5:] if name[:6] in others else name[:6]
+    return _name(state, seat)
 
 
 def _pack(items: Sequence[Line], cols: int, rows: int) -> list[Line]:
