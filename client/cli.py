@@ -147,6 +147,11 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "tongits://HOST:PORT/t/TABLE?code=CODE",
     )
     connect.add_argument("--name", required=True, help="your name")
+    connect.add_argument(
+        "--watch",
+        action="store_true",
+        help="with an invite link: watch its table (a private one too) instead of sitting down",
+    )
     _add_transport_options(connect)
     trust = sub.add_parser(
         "trust", help="accept a server's self-signed TLS certificate (first use or a new one)"

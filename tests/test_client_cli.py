@@ -27,6 +27,7 @@ from tongits.client.cli import main
         (["play", "--name", "x" * 33], "--name must be 1 to 32"),
         (["connect", "example.org:http", "--name", "Ana"], "bad port"),
         (["connect", "example.org", "--name", "a\tb"], "--name must be"),
+        (["connect", "example.org", "--name", "Eve", "--watch"], "--watch takes an invite link"),
     ],
 )
 def test_bad_arguments_are_one_line_and_status_2(

@@ -23,7 +23,7 @@ from tongits.client.tui.net import NetSession
 from tongits.client.tui.render import lobby_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import SeatsChanged, TableNamed, TablesListed, TableState
-from tongits.protocol import SeatUpdate
+from tongits.protocol import SeatUpdate, State
 
 
 @pytest.mark.parametrize(
@@ -216,3 +216,25 @@ async def test_a_private_table_is_joined_from_the_lobby_with_its_invite_link() -
     text = screen_text(state, now=0.0, cols=80)
     assert "waiting for 2 players: private table: friends `join` its invite link" in text
     assert "join friday" not in text
+
+
+def test_watch_takes_an_invite_link() -> None:
+    assert parse_lobby("watch tongits://127.0.0.1:7790/t/t9?code=hnes5rbjkm") == LobbyChoice(
+        "watch", "t9", code="hnes5rbjkm", server="127.0.0.1:7790")
+    assert "watch INVITE-LINK" in LOBBY_HELP
+
+
+async def test_a_private_match_is_watched_from_the_lobby_with_its_invite_link() -> None:
+    """A friend who was given the invite link of a private table that has begun may watch
+    it: ``watch LINK`` (the table's name alone is refused for want of the code)."""
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        await LobbyJoin._take(ana, parse_lobby("create friday private bots 2"))
+        await next_of(ana, State)
+        assert ana.invite is not None
+        async with connect("Eve") as eve:
+            with pytest.raises(ServerError, match="join code"):
+                await LobbyJoin._take(eve, parse_lobby("watch " + str(ana.table)))
+            await LobbyJoin._take(eve, parse_lobby("watch " + ana.invite))
+            state = await next_of(eve, State)
+    assert eve.table == ana.table and eve.seat is None and eve.token is None
+    assert state.view["seat"] is None and state.view["hand"] == []

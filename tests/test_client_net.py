@@ -412,15 +412,20 @@ def test_a_player_who_takes_his_seat_back_is_no_longer_away(
     assert not ben_came_and_went["back"].away
 
 
-def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> None:
+@pytest.mark.parametrize("private", [False, True])
+def test_a_spectator_whose_connection_drops_watches_the_same_table_again(private: bool) -> None:
+    """Also a private table, watched with its invite link's code: the code is given again when
+    the connection comes back (without it the server refuses: ``bad_join_code``)."""
     embedded = EmbeddedServer()
     joins: list[str] = []
     seen: dict[str, Any] = {}
+    codes: list[str | None] = []
 
     async def host(table: trio.Event, tables: list[str]) -> None:
         async with open_connection("127.0.0.1", embedded.port, name="Host") as conn:
-            joined = await conn.create_table("watched", timer=0, bots=2)
+            joined = await conn.create_table("watched", timer=0, bots=2, private=private)
             tables.append(joined.table)
+            codes.append(joined.code)
             table.set()
             async for _ in conn:
                 pass
@@ -431,7 +436,7 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
         assert embedded.nursery is not None
         embedded.nursery.start_soon(host, ready, tables)
         await ready.wait()
-        await conn.spectate(tables[0])
+        await conn.spectate(tables[0], codes[0])
 
     async def main() -> None:
         with create_pipe_input() as pipe:
@@ -452,6 +457,7 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
 
     asyncio.run(main())
     assert joins == ["join"] and seen["watching"] == "t1"
+    assert (codes[0] is not None) is private
     assert "connection lost" not in seen["screen"] and "(watching)" in seen["screen"]
 
 

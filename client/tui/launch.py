@@ -30,6 +30,7 @@ from tongits.server.store import SQLiteJournal, StoreError, export
 
 from ..connection import Connection
 from .app import TableScreen
+from .dial import Target
 from .logs import quiet_logging
 from .net import NetSession, Sink
 from .play_setup import PlaySetup, SetupStore
@@ -314,6 +315,21 @@ def check_play(args: Any) -> dict[str, Any]:
     return options
 
 
+def check_connect(args: Any) -> Target:
+    """Every ``connect`` argument that cannot work, refused here; returns where to connect."""
+    from .dial import DialError, Target
+
+    check_name(args.name)
+    try:
+        target = Target.parse(args.address, tls=args.tls)
+    except DialError as error:
+        raise UsageError(str(error)) from None
+    if args.watch and target.invite is None:
+        raise UsageError("--watch takes an invite link (tongits://HOST:PORT/t/TABLE"
+                         "?code=CODE); in the lobby, type watch TABLE")
+    return target
+
+
 def main(args: Any) -> int:
     """Dispatch of ``tongits play | connect | discover`` (argparse namespace from cli.py)."""
     try:
@@ -322,13 +338,7 @@ def main(args: Any) -> int:
             options = check_play(args)
             typed["options"] = options or None
         elif args.command == "connect":
-            check_name(args.name)
-            from .dial import DialError, Target
-
-            try:
-                target = Target.parse(args.address, tls=args.tls)
-            except DialError as error:
-                raise UsageError(str(error)) from None
+            target = check_connect(args)
     except UsageError as error:
         print(f"tongits {args.command}: error: {error}", file=sys.stderr)
         return 2
@@ -352,7 +362,8 @@ def main(args: Any) -> int:
     if args.command == "connect":
         from .lobby import connect
 
-        return connect(target, args.name.strip(), password_file=args.password_file)
+        return connect(target, args.name.strip(), password_file=args.password_file,
+                       watch=args.watch)
     if args.command == "trust":
         from .dial import trust
 

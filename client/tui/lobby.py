@@ -50,13 +50,13 @@ def parse_lobby(line: str) -> LobbyChoice:
     head, args = words[0].lower(), words[1:]
     if head == "create":
         return _create(args)
-    if head == "join" and len(args) == 1 and Invite.looks_like(args[0]):
+    if head in ("join", "watch", "spectate") and len(args) == 1 and Invite.looks_like(args[0]):
         try:
             invite = Invite.parse(args[0])
         except AddressError as error:
             raise LobbyError(str(error)) from None
-        return LobbyChoice("join", invite.table, code=invite.code,
-                           server=invite.endpoint.hostport)
+        return LobbyChoice("join" if head == "join" else "watch", invite.table,
+                           code=invite.code, server=invite.endpoint.hostport)
     if head == "join" and args:
         if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
             raise LobbyError("usage: join TABLE [SEAT]")
@@ -158,13 +158,16 @@ class LobbyJoin:
         elif choice.action == "join":
             await conn.join(choice.table, choice.seat, code=choice.code)
         else:
-            await conn.spectate(choice.table)
+            await conn.spectate(choice.table, choice.code)
 
 
-def connect(target: Target, name: str, *, password_file: str | None = None) -> int:
+def connect(
+    target: Target, name: str, *, password_file: str | None = None, watch: bool = False
+) -> int:
     """``tongits connect ADDRESS --name NAME``: the lobby, then the table; with an invite
-    link, straight into the link's table. A seat this name held at this server (token saved
-    on disk) is taken back at once, without the lobby."""
+    link, straight into the link's table, in a seat or (``watch``) watching it. A seat this
+    name held at this server (token saved on disk) is taken back at once, without the lobby
+    (not when watching: a watcher takes no seat)."""
     from .dial import DialError, settle
     from .logs import quiet_logging
 
@@ -180,13 +183,17 @@ def connect(target: Target, name: str, *, password_file: str | None = None) -> i
         table, code = invite.table, invite.code
 
         async def sit_down(conn: Connection) -> None:
-            await conn.join(table, code=code)
+            if watch:
+                await conn.spectate(table, code)
+            else:
+                await conn.join(table, code=code)
 
         join = sit_down
     else:
         join = lobby = LobbyJoin()
-    session = NetSession(endpoint.host, endpoint.port, name=name, join=join, seats=SeatStore(),
-                         tls=endpoint.tls, password=password)
+    session = NetSession(endpoint.host, endpoint.port, name=name, join=join,
+                         seats=None if watch else SeatStore(), tls=endpoint.tls,
+                         password=password)
     if lobby is not None:
         lobby.session = session
     quiet_logging()

@@ -96,6 +96,7 @@ class NetSession:
         self.token: str | None = None
         self.table = ""
         self.watching: str | None = None  # the table we spectate (no token brings us back)
+        self.watch_code: str | None = None  # its join code, if it is private
         self._token_from_disk = False
         self._leaving = False
         self.on_quit = "Your seat is kept: a bot plays it until you connect again with this name."
@@ -284,14 +285,14 @@ class NetSession:
     async def _sit_down(self, conn: Connection) -> None:
         """A first connection: ``join`` (or, for a spectator coming back, watch again)."""
         if self.watching is not None:
-            await conn.spectate(self.watching)
+            await conn.spectate(self.watching, self.watch_code)
             return
         await self.join(conn)
         self.token = conn.token
         if conn.invite is not None:
             self.sink(Notice(f"invite friends: {conn.invite}"))
         if conn.token is None and conn.table is not None:
-            self.watching = conn.table
+            self.watching, self.watch_code = conn.table, conn.watch_code
 
     async def _said_after_the_view(self, conn: Connection, resumed: bool) -> list[Update]:
         """What is said once the view is there, so that it describes the view: the table's
