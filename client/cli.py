@@ -115,6 +115,9 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     play.add_argument(
         "--policy", help=f"bots: {'/'.join(POLICIES)} (default: {setup.policy})"
     )
+    play.add_argument(
+        "--hands", type=int, help="a match of this many hands (default: open-ended)"
+    )
     play.add_argument("--bot-delay", type=float, default=0.8, help="seconds a bot waits" + default)
     play.add_argument(
         "--new",

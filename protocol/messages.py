@@ -272,11 +272,16 @@ class State(ServerMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HandResult(ServerMessage):
+    """``next_deal`` (since 1.1): seconds until the table deals the next hand by itself, on
+    its timer, if not every player has asked before; absent when nothing deals it but the
+    players (no timer) or no hand follows (the match is over)."""
+
     TYPE = "hand_result"
     table: str
     seq: int
     result: JSONMap
     standings: JSONMap
+    next_deal: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -834,9 +834,11 @@ class Table:
         result["hands"] = [[str(c) for c in sorted(h)] for h in hand.hands]
         result["pot_taken"] = self.state.pot_taken
         standings = self.state.standings()
-        return to_dict(
-            HandResult(table=self.id, seq=self.state.seq, result=result, standings=standings)
-        )
+        next_deal = None
+        if math.isfinite(self.turn_at) and self.state.match_over is None:
+            next_deal = round(max(0.0, self.turn_at - trio.current_time()), 3)
+        return to_dict(HandResult(table=self.id, seq=self.state.seq, result=result,
+                                  standings=standings, next_deal=next_deal))
 
     def _sync(self, peer: Peer, msg: Sync) -> None:
         """``ok``, then the table as ``peer`` may see it now: one ``state`` (for a seat or a

@@ -20,6 +20,7 @@ from tongits.client.tui import net
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.net import NetSession
+from tongits.client.tui.render import lobby_panel, to_text
 from tongits.client.tui.state import event_lines
 from tongits.engine import Phase, SeatView, Step
 from tongits.protocol import ErrorCode, State
@@ -167,9 +168,9 @@ def test_a_declared_match_ends_on_screen() -> None:
 
     asyncio.run(main())
     text = seen["screen"]
-    assert "Match over: ^Q to leave" in text and "Enter: next hand" not in text
-    assert " match over · review" in text
-    assert seen["message"] == "the match is over: ^Q to leave"
+    assert " Match over: " in text and "Enter: next hand" not in text
+    assert "final standings after 1 hand:" in text and " again · review · ^Q quit" in text
+    assert seen["message"] == "the match is over: again · ^Q quit"
     assert seen["seated"] is False  # quitting now asks nothing
     assert seen["banner"] == "disconnected: the match is over" and seen["connections"] == 0
 
@@ -577,3 +578,71 @@ def test_the_owner_of_a_full_table_that_waits_for_start_types_start() -> None:
     asyncio.run(main())
     assert "every seat is taken: type `start` to deal the first hand" in seen["waiting"]
     assert seen["dealt_alone"] is False and seen["dealt"] is True
+
+
+async def type_line(screen: TableScreen, pipe: PipeInput, line: str,
+                    until: Callable[[], bool]) -> str:
+    """Type ``line`` and Enter; the screen once ``until()`` holds."""
+    pipe.send_text(line + "\r")
+    await settle(until)
+    return screen_for(screen.state)
+
+
+def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave() -> None:
+    """The end of an evening at a server, typed as a person would: a one-hand match made in
+    the lobby ends with the winner, the final standings and "again · lobby"; ``again`` makes
+    a new table with the same settings and deals its first hand; once that match is over too,
+    ``lobby`` goes back to the tables; a new table's seat is left with ``leave`` (asked first:
+    a bot plays it for good) and the player is in the lobby again, the program still running."""
+    seen: dict[str, Any] = {}
+    embedded = EmbeddedServer()
+
+    async def main() -> None:
+        from tongits.client.tui.lobby import LobbyJoin
+
+        with create_pipe_input() as pipe:
+            lobby = LobbyJoin()
+            session = NetSession("127.0.0.1", 0, name="Ana", join=lobby, lobby=lobby,
+                                 prelude=embedded)
+            lobby.session = session
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                                 lobby=lobby)
+            task = asyncio.create_task(screen.run())
+            state = screen.state
+            try:
+                await settle(lambda: state.lobby is not None)
+                await type_line(screen, pipe, "create evening bots 2 hands 1 timer 0",
+                                lambda: state.view is not None)
+                await type_a_hand(screen, pipe)
+                await settle(lambda: state.match_over)
+                seen["first"] = screen_for(state)
+                seen["again"] = await type_line(
+                    screen, pipe, "again",
+                    lambda: state.view is not None and state.table == "t2"
+                    and state.table_name == "evening")
+                await type_a_hand(screen, pipe)
+                await settle(lambda: state.match_over)
+                await type_line(screen, pipe, "lobby", lambda: state.lobby is not None)
+                seen["lobby"] = to_text(lobby_panel(state))
+                await type_line(screen, pipe, "create later bots 2",
+                                lambda: state.view is not None and state.table == "t3")
+                seen["asked"] = await type_line(screen, pipe, "leave",
+                                                lambda: state.confirming_leave)
+                await type_line(screen, pipe, "y", lambda: state.lobby is not None)
+                seen["left"] = to_text(lobby_panel(state))
+                seen["running"] = not task.done()
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    first = seen["first"]
+    assert " Match over: " in first and "final standings after 1 hand:" in first
+    assert " 1. " in first and " 3. " in first and " again · lobby · ^Q quit" in first
+    again = seen["again"]
+    assert again.startswith(" Tongits · evening (t2) · hand 1") and "Match over" not in again
+    assert "Tables" in seen["lobby"] and "later" not in seen["lobby"]
+    assert "Leave the table for the lobby? y = leave · n = stay" in seen["asked"]
+    # The table closed with its last human gone; the lobby lists the server's tables.
+    assert "Tables" in seen["left"] and "no tables yet" in seen["left"]
+    assert seen["running"]

@@ -68,6 +68,7 @@ def play(
     home: Path | None = None,
     typed: dict[str, Any] | None = None,
     new: bool = False,
+    hands: int | None = None,
 ) -> int:
     """One command, one game: a server in this process, ``bots`` server bots, our seat. The
     server keeps its tables in ``home/play.db`` and our seat token in ``home/seats``, so a
@@ -125,12 +126,13 @@ def play(
     setups = SetupStore(home / "play-setups.json")
     if new:
         seats.forget(server_key, name)
-    setup = PlaySetup(bots, timer, bot_policy, dict(options or {}))
+    setup = PlaySetup(bots, timer, bot_policy, dict(options or {}), hands)
     saved = setups.load(name) if seats.load(server_key, name) is not None else None
     seated_bots = saved.bots if saved is not None else bots  # a saved game keeps its bots
 
     async def sit_down(conn: Connection) -> None:
-        await conn.create_table("play", options=options or {}, timer=timer, bots=bots)
+        await conn.create_table("play", options=options or {}, timer=timer, bots=bots,
+                                hands=hands)
         setups.save(name, setup)
 
     session = PlaySession(
@@ -301,6 +303,8 @@ def check_play(args: Any) -> dict[str, Any]:
             setattr(args, setting, getattr(defaults, setting))
     if args.bots not in (0, 1, 2):
         raise UsageError(f"--bots must be 0, 1 or 2, not {args.bots}")
+    if getattr(args, "hands", None) is not None and not 1 <= args.hands <= 10000:
+        raise UsageError(f"--hands must be 1 to 10000, not {args.hands}")
     for flag, value in (("--timer", args.timer), ("--bot-delay", args.bot_delay)):
         if not math.isfinite(value) or value < 0:
             raise UsageError(f"{flag} must be a number of seconds ≥ 0, not {value:g}")
@@ -334,7 +338,7 @@ def main(args: Any) -> int:
     """Dispatch of ``tongits play | connect | discover`` (argparse namespace from cli.py)."""
     try:
         if args.command == "play":
-            typed = {s: getattr(args, s, None) for s in ("bots", "timer", "policy")}
+            typed = {s: getattr(args, s, None) for s in ("bots", "timer", "policy", "hands")}
             options = check_play(args)
             typed["options"] = options or None
         elif args.command == "connect":
@@ -358,6 +362,7 @@ def main(args: Any) -> int:
             offline=args.offline,
             typed=typed,
             new=args.new,
+            hands=args.hands,
         )
     if args.command == "connect":
         from .lobby import connect

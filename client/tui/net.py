@@ -36,6 +36,7 @@ from .state import (
     SeatsChanged,
     ServerRefused,
     StateUpdate,
+    TableLeft,
     TableNamed,
     Update,
 )
@@ -78,13 +79,18 @@ class NetSession:
         tls: ClientTLS | bool = False,
         password: str | None = None,
         heartbeat: float | None = DEFAULT_HEARTBEAT,
+        lobby: JoinStep | None = None,
     ) -> None:
         """``heartbeat``: a ``ping`` every that many seconds, so that a network that drops
         silently is noticed on both sides (docs/PROTOCOL.md, ``hello``). ``seats`` keeps our
         seat token on disk under ``server_key`` (default ``HOST:PORT``) and our name: a session
         started again with the same key and name resumes that seat instead of running
-        ``join``."""
+        ``join``. ``lobby``: the step that chooses a table in the server's lobby, run again
+        when the player goes back there (``to_lobby``; ``None``: there is no lobby to go to)."""
         self.host, self.port, self.name = host, port, name
+        self.lobby = lobby
+        #: our table's entry in the lobby's list (its settings), for ``again``
+        self.table_entry: dict[str, Any] | None = None
         self.tls, self.password = tls, password
         self.join = join
         self.heartbeat = heartbeat
@@ -155,6 +161,17 @@ class NetSession:
 
     def start_match(self) -> None:
         self._post("start")
+
+    def again(self) -> None:
+        """Once the match is over: a new table with the same settings (name, rules, timer,
+        bots, length, private or not), where we sit in seat 0; the server has no rematch at
+        a closed table."""
+        self._post("again")
+
+    def to_lobby(self) -> None:
+        """Back to the server's lobby on the same connection, giving up our seat first if the
+        match still goes on (a bot plays it for good, as ``leave`` does)."""
+        self._post("lobby")
 
     def leave(self) -> None:
         """Give the seat up for good (a bot plays it to the end of the match); the saved
@@ -282,12 +299,13 @@ class NetSession:
         ) as error:
             return self._reason(error)
 
-    async def _sit_down(self, conn: Connection) -> None:
-        """A first connection: ``join`` (or, for a spectator coming back, watch again)."""
-        if self.watching is not None:
+    async def _sit_down(self, conn: Connection, step: JoinStep | None = None) -> None:
+        """A first connection: ``join`` (or, for a spectator coming back, watch again); or,
+        with ``step``, that way to another table."""
+        if self.watching is not None and step is None:
             await conn.spectate(self.watching, self.watch_code)
             return
-        await self.join(conn)
+        await (step or self.join)(conn)
         self.token = conn.token
         if conn.invite is not None:
             self.sink(Notice(f"invite friends: {conn.invite}"))
@@ -334,6 +352,7 @@ class NetSession:
             if table.get("table") == self.table and table.get("name"):
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
+                self.table_entry = table
                 return TableNamed(str(table["name"]), played, self.table, conn.seat,
                                   table.get("private") is True)
         return None
@@ -354,8 +373,47 @@ class NetSession:
                     self._forget_seat()
                     await conn.leave()
                     self._cancel.cancel()
+                elif kind == "again":
+                    await self._another_table(conn, self._same_again)
+                elif kind == "lobby" and self.lobby is not None:
+                    await self._another_table(conn, self.lobby)
             except ServerError as error:
                 self.sink(ServerRefused(error.code, error.message))
+
+    async def _another_table(self, conn: Connection, step: JoinStep) -> None:
+        """Leave this table (resigning a seat in a match still played; a closed table, after
+        ``match_over``, has nothing to leave), forget all about it, and take a seat (or watch)
+        the way ``step`` does, on the same connection."""
+        if conn.table is not None and not self.match_over:
+            await conn.leave()
+        self._forget_seat()
+        self.watching = self.watch_code = None
+        self.match_over = self._asked_next_hand = self._next_hand_unsent = False
+        self.sink(TableLeft())
+        await self._sit_down(conn, step)
+        self.table = conn.table or ""
+        self._save_seat()
+        named = await self._table_named(conn)
+        if named is not None:
+            self.sink(named)
+
+    async def _same_again(self, conn: Connection) -> None:
+        """A new table with our last table's settings, as the lobby listed them."""
+        entry = self.table_entry or {}
+        length = entry.get("match_length")
+        hands = length.get("hands") if isinstance(length, dict) else None
+        seats = [s for s in entry.get("seats") or [] if isinstance(s, dict)]
+        bots = sum(s.get("player") == "bot" and not s.get("remote") for s in seats)
+        timer = entry.get("timer")
+        options = entry.get("options")
+        await conn.create_table(
+            str(entry.get("name") or "again"),
+            options=options if isinstance(options, dict) else None,
+            timer=float(timer) if isinstance(timer, int | float) else None,
+            private=entry.get("private") is True,
+            bots=min(bots, 2),
+            hands=hands if isinstance(hands, int) else None,
+        )
 
     # ----- the seat token on disk ---------------------------------------------------------------
 
@@ -399,7 +457,7 @@ class NetSession:
             )
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
-            self.sink(HandOver(msg.result, msg.standings))
+            self.sink(HandOver(msg.result, msg.standings, msg.next_deal))
         elif isinstance(msg, MatchOver):
             self._forget_seat()  # the table has closed: its token opens nothing any more
             self.match_over = True

@@ -188,16 +188,20 @@ def title_line(state: TableState, now: float, cols: int = 80) -> Line:
     left = f" Tongits · {table_title(state)} · hand {max(state.hands_seen, 1)}"
     if view is None:
         return fit([("class:title", left + " · waiting for the deal")], cols)
-    if view.phase is Phase.OVER or view.to_act is None:
+    if state.match_over:
+        right = "match over "
+    elif view.phase is Phase.OVER or view.to_act is None:
         right = "hand over "
+        if state.next_deal_at is not None:
+            right += f"· next deal in {clock(state.next_deal_at - now)} "
     elif view.seat is not None and view.to_act == view.seat and view.legal:
         actions = ", ".join(dict.fromkeys(m.action.value for m in view.legal))
         right = f"YOUR TURN: {actions} "
     else:
         right = f"{_name(state, view.to_act)}: {turn_words(view, view.to_act)} "
-    clock = countdown(state, now)
-    if clock:
-        right += f"⏱ {clock} "
+    left_on_turn = countdown(state, now)
+    if left_on_turn:
+        right += f"⏱ {left_on_turn} "
     gap = max(1, cols - len(left) - len(right))
     return fit([("class:title", left + " " * gap + right)], cols)
 
@@ -620,11 +624,51 @@ def result_head(state: TableState, result: Result) -> tuple[str, str]:
 NEXT_DEAL_WATCHING = "the players deal the next hand"
 
 
+def final_standings(state: TableState) -> list[tuple[str, int, int]]:
+    """Each seat's (name, chips, hands won) in the match, most chips first."""
+    wins = (state.standings or {}).get("wins")
+    won = wins if isinstance(wins, list) and len(wins) == 3 else [0, 0, 0]
+    rows = [(name, chips, int(won[seat])) for seat, (name, chips) in enumerate(standings(state))]
+    return sorted(rows, key=lambda row: -row[1])
+
+
+def match_winner(state: TableState) -> str:
+    """Who won the match, in words (those who share the most chips tie)."""
+    rows = final_standings(state)
+    if not rows:
+        return "Match over"
+    best = [name for name, chips, _ in rows if chips == rows[0][1]]
+    if len(best) > 1:
+        return f"Match over: {' and '.join(best)} tie at {rows[0][1]:+d}"
+    me = state.view.seat if state.view is not None else None
+    mine = me is not None and _name(state, me) == best[0]
+    return f"Match over: {'you win' if mine else best[0] + ' wins'} the match"
+
+
+def match_lines(state: TableState) -> list[Line]:
+    """The end of a match: the winner, the final standings (chips and hands won), and what
+    may follow: ``again`` (a new match with the same settings), ``lobby``."""
+    hands = (state.standings or {}).get("hands")
+    rows = final_standings(state)
+    column = max((len(name) for name, _, _ in rows), default=0)
+    me = _name(state, state.view.seat) if state.view and state.view.seat is not None else None
+    out: list[Line] = [[("class:turn", " " + match_winner(state))]]
+    if isinstance(hands, int):
+        out.append([("class:dim", f" final standings after {counted(hands, 'hand')}:")])
+    for place, (name, chips, won) in enumerate(rows, 1):
+        out.append([("class:me" if name == me else "", f" {place}. {name:<{column}}"),
+                    ("class:count", f" {chips:+4d}"), ("class:dim", f"  {counted(won, 'win')}")])
+    return [*out, [("class:turn", " " + state.after_the_match())]]
+
+
 def result_lines(state: TableState) -> list[Line]:
-    """Who won and how, then one row per seat: its name in full, count, burned, chips."""
+    """Who won and how, then one row per seat: its name in full, count, burned, chips; at
+    the end of the match, the match's end instead (``match_lines``)."""
     result = state.result
     view = state.view
     assert result is not None
+    if state.match_over:
+        return match_lines(state)
     names = [_name(state, seat) for seat in range(3)]
     column = max(len(n) for n in names)
     rows: list[Line] = [
@@ -644,9 +688,7 @@ def result_lines(state: TableState) -> list[Line]:
     else:
         head = [[("class:turn", " " + won)], [("class:turn", "   " + how)]]
     pot = pot_words(state)
-    if state.match_over:
-        last = " Match over: ^Q to leave"
-    elif view is not None and view.seat is None:
+    if view is not None and view.seat is None:
         last = " " + NEXT_DEAL_WATCHING
     else:
         last = " Enter: next hand"
@@ -682,7 +724,7 @@ def keys_line(state: TableState, cols: int = 80) -> Line:
     if watching:
         text = " watching · say TEXT to chat · help · ^Q quit"
     elif state.match_over:
-        text = " match over · review · F5 sort · ^Q quit"
+        text = f" {state.after_the_match().removesuffix(' · ^Q quit')} · review · ^Q quit"
     elif state.hand_over:
         text = " Enter next hand · review · F5 sort · ^Q quit"
     else:
