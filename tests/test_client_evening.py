@@ -28,10 +28,10 @@ def test_the_next_deal_is_counted_down_in_the_title() -> None:
     title = screen_text(state, now=100.0).split("\n")[0]
     assert title.rstrip().endswith("hand over") and "next deal" not in title
     state.apply(HandOver(state.result.to_dict(), state.standings, next_deal=27.2), now=100.0)
-    assert screen_text(state, now=100.0).split("\n")[0].rstrip().endswith(
-        "hand over · next deal in 0:28")
+    title = screen_text(state, now=100.0).split("\n")[0]
+    assert title.rstrip().endswith("   next deal in 0:28") and "hand over" not in title
     assert screen_text(state, now=120.0).split("\n")[0].rstrip().endswith(
-        "hand over · next deal in 0:08")
+        "next deal in 0:08")
 
 
 def test_the_log_follows_when_the_turn_comes_though_it_was_scrolled_back() -> None:

@@ -598,15 +598,15 @@ def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave() -> No
     embedded = EmbeddedServer()
 
     async def main() -> None:
-        from tongits.client.tui.lobby import LobbyJoin
+        from tongits.client.tui.dial import Target
+        from tongits.client.tui.lobby import connect_session
 
         with create_pipe_input() as pipe:
-            lobby = LobbyJoin()
-            session = NetSession("127.0.0.1", 0, name="Ana", join=lobby, lobby=lobby,
-                                 prelude=embedded)
-            lobby.session = session
+            # As `tongits connect` makes it, on the embedded server and keeping no seat file.
+            session = connect_session(Target.parse("127.0.0.1:7790"), "Ana", None)
+            session.prelude, session.seats = embedded, None
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
-                                 lobby=lobby)
+                                 lobby=session.lobby)  # type: ignore[arg-type]
             task = asyncio.create_task(screen.run())
             state = screen.state
             try:

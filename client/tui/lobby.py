@@ -161,6 +161,32 @@ class LobbyJoin:
             await conn.spectate(choice.table, choice.code)
 
 
+def connect_session(
+    target: Target, name: str, password: str | None, *, watch: bool = False
+) -> NetSession:
+    """The session of ``tongits connect``: its first step is the lobby, or the invite link's
+    table (a seat in it, or, ``watch``, watching it); ``lobby`` (where the screen's ``lobby``
+    and ``leave`` go) is the server's lobby either way."""
+    endpoint, invite = target.endpoint, target.invite
+    lobby = LobbyJoin()
+    join: JoinStep = lobby
+    if invite is not None:
+        table, code = invite.table, invite.code
+
+        async def sit_down(conn: Connection) -> None:
+            if watch:
+                await conn.spectate(table, code)
+            else:
+                await conn.join(table, code=code)
+
+        join = sit_down
+    session = NetSession(endpoint.host, endpoint.port, name=name, join=join,
+                         seats=None if watch else SeatStore(), tls=endpoint.tls,
+                         password=password, lobby=lobby)
+    lobby.session = session
+    return session
+
+
 def connect(
     target: Target, name: str, *, password_file: str | None = None, watch: bool = False
 ) -> int:
@@ -176,26 +202,9 @@ def connect(
     except DialError as error:
         print(f"tongits connect: {error}", file=sys.stderr)
         return 1
-    endpoint, invite = target.endpoint, target.invite
-    lobby: LobbyJoin | None = None
-    join: JoinStep
-    if invite is not None:
-        table, code = invite.table, invite.code
-
-        async def sit_down(conn: Connection) -> None:
-            if watch:
-                await conn.spectate(table, code)
-            else:
-                await conn.join(table, code=code)
-
-        join = sit_down
-    else:
-        join = lobby = LobbyJoin()
-    session = NetSession(endpoint.host, endpoint.port, name=name, join=join,
-                         seats=None if watch else SeatStore(), tls=endpoint.tls,
-                         password=password)
-    if lobby is not None:
-        lobby.session = session
+    session = connect_session(target, name, password, watch=watch)
+    lobby = session.lobby
+    assert isinstance(lobby, LobbyJoin)
     quiet_logging()
     asyncio.run(TableScreen(session, lobby=lobby).run())
     if session.farewell is not None:

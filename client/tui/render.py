@@ -192,8 +192,8 @@ def title_line(state: TableState, now: float, cols: int = 80) -> Line:
         right = "match over "
     elif view.phase is Phase.OVER or view.to_act is None:
         right = "hand over "
-        if state.next_deal_at is not None:
-            right += f"· next deal in {clock(state.next_deal_at - now)} "
+        if state.next_deal_at is not None:  # the hand is over: the deal is the news
+            right = f"next deal in {clock(state.next_deal_at - now)} "
     elif view.seat is not None and view.to_act == view.seat and view.legal:
         actions = ", ".join(dict.fromkeys(m.action.value for m in view.legal))
         right = f"YOUR TURN: {actions} "
