@@ -7,6 +7,7 @@ import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from tongits.client.tui.hint import choose_move
 from tongits.client.tui.net import NetSession
 from tongits.client.tui.render import lobby_panel, to_text
 from tongits.client.tui.state import event_lines
-from tongits.engine import Phase, SeatView, Step
+from tongits.engine import HandRecord, Phase, SeatView, Step
 from tongits.protocol import ErrorCode, State
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
@@ -588,12 +589,15 @@ async def type_line(screen: TableScreen, pipe: PipeInput, line: str,
     return screen_for(screen.state)
 
 
-def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave() -> None:
+def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave(
+    tmp_path: Path,
+) -> None:
     """The end of an evening at a server, typed as a person would: a one-hand match made in
     the lobby ends with the winner, the final standings and "again · lobby"; ``again`` makes
     a new table with the same settings and deals its first hand; once that match is over too,
     ``lobby`` goes back to the tables; a new table's seat is left with ``leave`` (asked first:
-    a bot plays it for good) and the player is in the lobby again, the program still running."""
+    a bot plays it for good) and the player is in the lobby again, the program still running.
+    Each hand's record, sent by the server, is kept with the players' names."""
     seen: dict[str, Any] = {}
     embedded = EmbeddedServer()
 
@@ -605,6 +609,8 @@ def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave() -> No
             # As `tongits connect` makes it, on the embedded server and keeping no seat file.
             session = connect_session(Target.parse("127.0.0.1:7790"), "Ana", None)
             session.prelude, session.seats = embedded, None
+            assert session.record_dir is not None and session.record_dir.name == "hands"
+            session.record_dir = tmp_path
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
                                  lobby=session.lobby)  # type: ignore[arg-type]
             task = asyncio.create_task(screen.run())
@@ -646,3 +652,9 @@ def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave() -> No
     # The table closed with its last human gone; the lobby lists the server's tables.
     assert "Tables" in seen["left"] and "no tables yet" in seen["left"]
     assert seen["running"]
+    kept = sorted(path.name for path in tmp_path.iterdir())
+    port = embedded.port
+    assert kept == [f"127.0.0.1_{port}-t1-hand-1.json", f"127.0.0.1_{port}-t2-hand-1.json"]
+    record = HandRecord.loads((tmp_path / kept[0]).read_text())
+    assert record.names == ("Ana", "greedy-bot-1", "greedy-bot-2") and record.result
+    assert "│ saved for tongits replay: /" in first  # said in the log, beside the standings

@@ -18,7 +18,7 @@ from .app import TableScreen
 from .dial import Target
 from .listing import CREATE_FORM, LOBBY_COMMANDS
 from .net import JoinStep, NetSession
-from .seats import SeatStore
+from .seats import SeatStore, data_dir
 from .state import ServerRefused, TablesListed
 
 REFRESH = 2.0
@@ -182,7 +182,7 @@ def connect_session(
         join = sit_down
     session = NetSession(endpoint.host, endpoint.port, name=name, join=join,
                          seats=None if watch else SeatStore(), tls=endpoint.tls,
-                         password=password, lobby=lobby)
+                         password=password, lobby=lobby, record_dir=data_dir() / "hands")
     lobby.session = session
     return session
 

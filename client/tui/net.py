@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import outcome
@@ -25,6 +26,7 @@ from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
+from .records import save_record
 from .seats import SavedSeat, SeatStore
 from .state import (
     ChatReceived,
@@ -80,13 +82,17 @@ class NetSession:
         password: str | None = None,
         heartbeat: float | None = DEFAULT_HEARTBEAT,
         lobby: JoinStep | None = None,
+        record_dir: Path | None = None,
     ) -> None:
         """``heartbeat``: a ``ping`` every that many seconds, so that a network that drops
         silently is noticed on both sides (docs/PROTOCOL.md, ``hello``). ``seats`` keeps our
         seat token on disk under ``server_key`` (default ``HOST:PORT``) and our name: a session
         started again with the same key and name resumes that seat instead of running
         ``join``. ``lobby``: the step that chooses a table in the server's lobby, run again
-        when the player goes back there (``to_lobby``; ``None``: there is no lobby to go to)."""
+        when the player goes back there (``to_lobby``; ``None``: there is no lobby to go to).
+        ``record_dir``: where the record of each hand the server sends is kept (``None``:
+        not kept)."""
+        self.record_dir = record_dir
         self.host, self.port, self.name = host, port, name
         self.lobby = lobby
         #: our table's entry in the lobby's list (its settings), for ``again``
@@ -415,6 +421,18 @@ class NetSession:
             hands=hands if isinstance(hands, int) else None,
         )
 
+    def _keep_record(self, msg: HandResult) -> None:
+        """Write the hand's record (``tongits replay`` reads it) and say where."""
+        assert self.record_dir is not None and msg.record is not None
+        hands = msg.standings.get("hands")
+        try:
+            path = save_record(self.record_dir, self._key, msg.table, hands
+                               if isinstance(hands, int) else None, msg.record)
+        except OSError as error:
+            self.sink(ServerRefused("records", f"hand record not written: {error}"))
+            return
+        self.sink(Notice(f"saved for tongits replay: {path}", this_hand=True))
+
     # ----- the seat token on disk ---------------------------------------------------------------
 
     @property
@@ -458,6 +476,8 @@ class NetSession:
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
             self.sink(HandOver(msg.result, msg.standings, msg.next_deal))
+            if msg.record is not None and self.record_dir is not None:
+                self._keep_record(msg)
         elif isinstance(msg, MatchOver):
             self._forget_seat()  # the table has closed: its token opens nothing any more
             self.match_over = True
