@@ -21,6 +21,7 @@ from tongits.client.cli import main
         (["play", "--timer", "nan"], "--timer must be a number of seconds ≥ 0"),
         (["play", "--bot-delay", "-1"], "--bot-delay must be"),
         (["play", "--policy", "smart"], "--policy must be one of"),
+        (["play", "--hands", "0"], "--hands must be 1 to 10000"),
         (["play", "--option", "pick_to_sapaw"], "is not KEY=VALUE"),
         (["play", "--option", "nonsense=1"], "--option:"),
         (["play", "--name", ""], "--name must be 1 to 32"),
@@ -78,12 +79,13 @@ def test_a_resumed_play_names_the_typed_flags_it_did_not_apply(tmp_path: Path) -
     ]
     assert resume_notice(saved, {**plain, "bots": 1, "timer": 0.0}) == resume_notice(saved, plain)
     changed = resume_notice(saved, {**plain, "bots": 2, "policy": "expert",
-                                    "options": {"ante": 1}})
+                                    "options": {"ante": 1}, "hands": 4})
     assert changed == [
         "back in your saved game: a match keeps its settings; not applied:",
         "  --bots 2 (this game: 1)",
         "  --policy expert (this game: greedy)",
         "  --option ante=1 (this game: pick_to_sapaw=true)",
+        "  --hands 4 (this game: none)",
         "tongits play --new with these flags gives it up and starts a new game",
     ]
     (tmp_path / "play-setups.json").write_text("{not json", encoding="utf-8")

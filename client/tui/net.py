@@ -396,7 +396,13 @@ class NetSession:
         self.watching = self.watch_code = None
         self.match_over = self._asked_next_hand = self._next_hand_unsent = False
         self.sink(TableLeft())
-        await self._sit_down(conn, step)
+        try:
+            await self._sit_down(conn, step)
+        except ServerError as error:  # no new table (too many): said, and the lobby instead
+            if self.lobby is None or step is self.lobby:
+                raise
+            self.sink(ServerRefused(error.code, error.message))
+            await self._sit_down(conn, self.lobby)
         self.table = conn.table or ""
         self._save_seat()
         named = await self._table_named(conn)
