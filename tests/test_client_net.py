@@ -32,14 +32,16 @@ from tongits.server.config import ServerConfig
 class EmbeddedServer:
     """A server in the session's own Trio run, on a free port; ``server`` is kept for tests."""
 
-    def __init__(self) -> None:
+    def __init__(self, **config: Any) -> None:
+        self.config = config  # ServerConfig fields other than the ones below
         self.server: Server | None = None
         self.nursery: trio.Nursery | None = None
         self.port = 0
         self.watching = False
 
     async def __call__(self, nursery: trio.Nursery) -> tuple[str, int]:
-        config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, log_level="WARNING")
+        config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, log_level="WARNING",
+                              **self.config)
         self.server = Server(config)
         self.nursery = nursery
         listeners = await nursery.start(self.server.serve)
@@ -658,3 +660,52 @@ def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave(
     record = HandRecord.loads((tmp_path / kept[0]).read_text())
     assert record.names == ("Ana", "greedy-bot-1", "greedy-bot-2") and record.result
     assert "│ saved for tongits replay: /" in first  # said in the log, beside the standings
+
+
+def test_again_when_the_server_has_no_table_left_says_so_and_opens_the_lobby() -> None:
+    """The server refuses a new table (``too_many_tables``: another player took the last one
+    meanwhile): ``again`` says why and shows the lobby, not an empty table."""
+    seen: dict[str, Any] = {}
+    embedded = EmbeddedServer(max_tables=1)
+
+    async def hold_the_last_table(held: trio.Event) -> None:
+        async with open_connection("127.0.0.1", embedded.port, name="Ben") as conn:
+            await conn.create_table("bens", timer=0, bots=2)
+            held.set()
+            async for _ in conn:
+                pass
+
+    async def main() -> None:
+        from tongits.client.tui.lobby import LobbyJoin
+
+        with create_pipe_input() as pipe:
+            lobby = LobbyJoin()
+            session = NetSession("127.0.0.1", 0, name="Ana", join=lobby, lobby=lobby,
+                                 prelude=embedded)
+            lobby.session = session
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                                 lobby=lobby)
+            task = asyncio.create_task(screen.run())
+            state = screen.state
+            try:
+                await settle(lambda: state.lobby is not None)
+                await type_line(screen, pipe, "create short bots 2 hands 1",
+                                lambda: state.view is not None)
+                await type_a_hand(screen, pipe)
+                await settle(lambda: state.match_over)
+                held = trio.Event()
+                assert embedded.nursery is not None
+                embedded.in_trio(session, embedded.nursery.start_soon,
+                                 hold_the_last_table, held)
+                await settle(held.is_set)
+                await type_line(screen, pipe, "again",
+                                lambda: state.lobby is not None and bool(state.lobby))
+                seen["lobby"] = to_text(lobby_panel(state))
+                seen["message"] = state.message
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    assert "bens" in seen["lobby"]
+    assert "too_many_tables" in seen["message"]
