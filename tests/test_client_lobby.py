@@ -24,6 +24,7 @@ from tongits.client.tui.render import lobby_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import SeatsChanged, TableNamed, TablesListed, TableState
 from tongits.protocol import SeatUpdate, State
+from tongits.protocol.transport import Invite
 
 
 @pytest.mark.parametrize(
@@ -39,6 +40,7 @@ from tongits.protocol import SeatUpdate, State
         ("join t1 2", LobbyChoice("join", "t1", seat=2)),
         ("watch t3", LobbyChoice("watch", "t3")),
         ("spectate t3", LobbyChoice("watch", "t3")),
+        ("watch t3 hnes5rbjkm", LobbyChoice("watch", "t3", code="hnes5rbjkm")),
     ],
 )
 def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
@@ -58,7 +60,7 @@ def test_parse_lobby_errors(line: str) -> None:
 def test_an_unknown_lobby_command_names_the_commands() -> None:
     with pytest.raises(LobbyError, match="unknown command 'dance': create NAME · join TABLE"):
         parse_lobby("dance")
-    with pytest.raises(LobbyError, match=r"^usage: watch TABLE$"):
+    with pytest.raises(LobbyError, match=r"^usage: watch TABLE \[CODE\]$"):
         parse_lobby("watch")
 
 
@@ -226,7 +228,8 @@ def test_watch_takes_an_invite_link() -> None:
 
 async def test_a_private_match_is_watched_from_the_lobby_with_its_invite_link() -> None:
     """A friend who was given the invite link of a private table that has begun may watch
-    it: ``watch LINK`` (the table's name alone is refused for want of the code)."""
+    it: ``watch LINK``, or ``watch TABLE CODE`` with the code told (the table's name alone is
+    refused for want of the code)."""
     async with memory_server() as (_server, connect), connect("Ana") as ana:
         await LobbyJoin._take(ana, parse_lobby("create friday private bots 2"))
         await next_of(ana, State)
@@ -236,5 +239,9 @@ async def test_a_private_match_is_watched_from_the_lobby_with_its_invite_link() 
                 await LobbyJoin._take(eve, parse_lobby("watch " + str(ana.table)))
             await LobbyJoin._take(eve, parse_lobby("watch " + ana.invite))
             state = await next_of(eve, State)
+            async with connect("Fay") as fay:
+                code = Invite.parse(ana.invite).code
+                await LobbyJoin._take(fay, parse_lobby(f"watch {ana.table} {code}"))
+                assert fay.table == ana.table and fay.seat is None
     assert eve.table == ana.table and eve.seat is None and eve.token is None
     assert state.view["seat"] is None and state.view["hand"] == []

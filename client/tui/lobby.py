@@ -61,10 +61,11 @@ def parse_lobby(line: str) -> LobbyChoice:
         if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
             raise LobbyError("usage: join TABLE [SEAT]")
         return LobbyChoice("join", args[0], seat=int(args[1]) if len(args) == 2 else None)
-    if head in ("watch", "spectate") and len(args) == 1:
-        return LobbyChoice("watch", args[0])
+    if head in ("watch", "spectate") and len(args) in (1, 2):
+        # A private table's code may be told rather than linked: watch t3 hnes5rbjkm
+        return LobbyChoice("watch", args[0], code=args[1] if len(args) == 2 else None)
     if head in ("join", "watch", "spectate"):
-        raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else ""))
+        raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else " [CODE]"))
     raise LobbyError(f"unknown command {words[0]!r}: {LOBBY_COMMANDS}")
 
 
