@@ -138,11 +138,15 @@ def test_play_with_a_free_seat_says_where_a_friend_connects(
 
     from screen_support import settle
     from tongits.client.tui import launch
+    from tongits.client.tui.lobby import LobbyJoin
     from tongits.client.tui.state import Notice, StateUpdate, Update
 
     said: list[str] = []
 
-    def screen(session: launch.PlaySession) -> int:
+    def screen(session: launch.PlaySession, lobby: object = None) -> int:
+        # `leave` and `lobby` go to the embedded server's lobby, as at any server.
+        assert isinstance(lobby, LobbyJoin) and lobby.session is session is not None
+        assert session.lobby is lobby
         updates: list[Update] = []
 
         async def main() -> None:

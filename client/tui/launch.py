@@ -31,6 +31,7 @@ from tongits.server.store import SQLiteJournal, StoreError, export
 from ..connection import Connection
 from .app import TableScreen
 from .dial import Target
+from .lobby import LobbyJoin
 from .logs import quiet_logging
 from .net import NetSession, Sink
 from .play_setup import PlaySetup, SetupStore
@@ -47,10 +48,10 @@ class UsageError(Exception):
     """A command-line argument that cannot work; ``str()`` is the one line to print."""
 
 
-def run_screen(session: Session) -> int:
+def run_screen(session: Session, lobby: LobbyJoin | None = None) -> int:
     """Show the table screen until quit; the terminal is restored on every exit path."""
     quiet_logging()
-    asyncio.run(TableScreen(session).run())
+    asyncio.run(TableScreen(session, lobby=lobby).run())
     return 0
 
 
@@ -135,11 +136,13 @@ def play(
                                 hands=hands)
         setups.save(name, setup)
 
+    lobby = LobbyJoin()  # the embedded server's own, where `leave` and `lobby` go
     session = PlaySession(
         "127.0.0.1",
         0,
         name=name,
         join=sit_down,
+        lobby=lobby,
         prelude=embedded_server,
         seats=seats,
         server_key=server_key,
@@ -149,7 +152,8 @@ def play(
     )
     session.on_quit = "The game is saved: `tongits play` again takes you back to this seat."
     try:
-        run_screen(session)
+        lobby.session = session
+        run_screen(session, lobby)
     finally:
         journal.close()
     if session.table:
