@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
@@ -624,12 +625,23 @@ def result_head(state: TableState, result: Result) -> tuple[str, str]:
 NEXT_DEAL_WATCHING = "the players deal the next hand"
 
 
-def final_standings(state: TableState) -> list[tuple[str, int, int]]:
-    """Each seat's (name, chips, hands won) in the match, most chips first."""
+@dataclass(frozen=True, slots=True)
+class Placing:
+    """One seat at the end of a match: its chips and the hands it won."""
+
+    seat: int
+    name: str
+    chips: int
+    wins: int
+
+
+def final_standings(state: TableState) -> list[Placing]:
+    """Each seat's place in the match, most chips first."""
     wins = (state.standings or {}).get("wins")
     won = wins if isinstance(wins, list) and len(wins) == 3 else [0, 0, 0]
-    rows = [(name, chips, int(won[seat])) for seat, (name, chips) in enumerate(standings(state))]
-    return sorted(rows, key=lambda row: -row[1])
+    rows = [Placing(seat, name, chips, int(won[seat]))
+            for seat, (name, chips) in enumerate(standings(state))]
+    return sorted(rows, key=lambda row: -row.chips)
 
 
 def match_winner(state: TableState) -> str:
@@ -637,12 +649,11 @@ def match_winner(state: TableState) -> str:
     rows = final_standings(state)
     if not rows:
         return "Match over"
-    best = [name for name, chips, _ in rows if chips == rows[0][1]]
+    best = [row for row in rows if row.chips == rows[0].chips]
     if len(best) > 1:
-        return f"Match over: {' and '.join(best)} tie at {rows[0][1]:+d}"
-    me = state.view.seat if state.view is not None else None
-    mine = me is not None and _name(state, me) == best[0]
-    return f"Match over: {'you win' if mine else best[0] + ' wins'} the match"
+        return f"Match over: {' and '.join(row.name for row in best)} tie at {best[0].chips:+d}"
+    mine = state.view is not None and state.view.seat == best[0].seat
+    return f"Match over: {'you win' if mine else best[0].name + ' wins'} the match"
 
 
 def match_lines(state: TableState) -> list[Line]:
@@ -650,14 +661,15 @@ def match_lines(state: TableState) -> list[Line]:
     may follow: ``again`` (a new match with the same settings), ``lobby``."""
     hands = (state.standings or {}).get("hands")
     rows = final_standings(state)
-    column = max((len(name) for name, _, _ in rows), default=0)
-    me = _name(state, state.view.seat) if state.view and state.view.seat is not None else None
+    column = max((len(row.name) for row in rows), default=0)
+    me = state.view.seat if state.view is not None else None
     out: list[Line] = [[("class:turn", " " + match_winner(state))]]
     if isinstance(hands, int):
         out.append([("class:dim", f" final standings after {counted(hands, 'hand')}:")])
-    for place, (name, chips, won) in enumerate(rows, 1):
-        out.append([("class:me" if name == me else "", f" {place}. {name:<{column}}"),
-                    ("class:count", f" {chips:+4d}"), ("class:dim", f"  {counted(won, 'win')}")])
+    for place, row in enumerate(rows, 1):
+        out.append([("class:me" if row.seat == me else "", f" {place}. {row.name:<{column}}"),
+                    ("class:count", f" {row.chips:+4d}"),
+                    ("class:dim", f"  {counted(row.wins, 'win')}")])
     return [*out, [("class:turn", " " + state.after_the_match())]]
 
 

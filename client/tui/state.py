@@ -233,7 +233,7 @@ class TableState:
     #: time.monotonic() at which the table deals the next hand by itself (its timer)
     next_deal_at: float | None = None
     seat: int | None = None  # ours, from the join: the bottom of the screen before a deal
-    has_lobby: bool = False  # the session can go back to the server's lobby (``connect``)
+    has_lobby: bool = False  # the session can go back to the server's lobby (not --offline)
 
     @property
     def seated(self) -> bool:
