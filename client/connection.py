@@ -188,9 +188,10 @@ class Connection:
         bots: int = 0,
         auto_start: bool = True,
         hands: int | None = None,
+        target: int | None = None,
     ) -> Joined:
         msg = CreateTable(name=name, options=options or {}, timer=timer, private=private,
-                          bots=bots, auto_start=auto_start, hands=hands)
+                          bots=bots, auto_start=auto_start, hands=hands, target=target)
         return await self._joined(msg)
 
     async def join(self, table: str, seat: int | None = None, code: str | None = None) -> Joined:

@@ -245,3 +245,21 @@ async def test_a_private_match_is_watched_from_the_lobby_with_its_invite_link() 
                 assert fay.table == ana.table and fay.seat is None
     assert eve.table == ana.table and eve.seat is None and eve.token is None
     assert state.view["seat"] is None and state.view["hand"] == []
+
+
+async def test_again_makes_a_table_with_the_last_ones_settings() -> None:
+    """``again`` after a match: the server has closed the table, so a new one is made with
+    the settings the lobby listed for the old one (name, rules, timer, server bots, length,
+    private or not)."""
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        await ana.create_table("friday", options={"ante": 1}, timer=25, bots=2, hands=3,
+                               target=40, private=True)
+        [old] = await ana.list_tables()
+        await ana.leave()
+        session = NetSession("127.0.0.1", 7790, name="Ana", join=LobbyJoin())
+        session.table_entry = old
+        await session._same_again(ana)
+        [new] = [t for t in await ana.list_tables() if t["table"] != old["table"]]
+    same = ("name", "options", "timer", "private", "bots", "match_length")
+    assert {k: new[k] for k in same} == {k: old[k] for k in same}
+    assert new["match_length"] == {"hands": 3, "target": 40} and new["bots"] == 2

@@ -413,7 +413,8 @@ class NetSession:
         """A new table with our last table's settings, as the lobby listed them."""
         entry = self.table_entry or {}
         length = entry.get("match_length")
-        hands = length.get("hands") if isinstance(length, dict) else None
+        length = length if isinstance(length, dict) else {}
+        hands, target = length.get("hands"), length.get("target")
         seats = [s for s in entry.get("seats") or [] if isinstance(s, dict)]
         bots = sum(s.get("player") == "bot" and not s.get("remote") for s in seats)
         timer = entry.get("timer")
@@ -425,6 +426,7 @@ class NetSession:
             private=entry.get("private") is True,
             bots=min(bots, 2),
             hands=hands if isinstance(hands, int) else None,
+            target=target if isinstance(target, int) else None,
         )
 
     def _keep_record(self, msg: HandResult) -> None:
