@@ -835,7 +835,8 @@ class Table:
         result["pot_taken"] = self.state.pot_taken
         standings = self.state.standings()
         return to_dict(
-            HandResult(table=self.id, seq=self.state.seq, result=result, standings=standings)
+            HandResult(table=self.id, seq=self.state.seq, result=result, standings=standings,
+                       last=True if self.state.match_over is not None else None)
         )
 
     def _sync(self, peer: Peer, msg: Sync) -> None:

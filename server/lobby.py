@@ -36,6 +36,9 @@ TableFactory = Callable[[TableLogState, "ServerConfig", "Lobby", GroupCommit], T
 
 #: The most tables in one ``tables`` reply.
 MAX_PAGE = 50
+#: Seat tokens of finished matches remembered (the oldest forgotten first beyond that), so
+#: that a late resume hears why its token opens nothing.
+MAX_ENDED_TOKENS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,8 @@ class Lobby:
         self.journal = GroupCommit(journal)
         self.tables: dict[str, Table] = {}
         self._tokens: dict[str, Table] = {}
+        #: token digest -> id of the table whose match ended (``table_closed``), oldest first
+        self._ended: dict[str, str] = {}
         #: open tables per creator's address (``Peer.quota``)
         self._per_address: Counter[str] = Counter()
         self._ids = itertools.count(journal.last_table_number() + 1)
@@ -188,6 +193,12 @@ class Lobby:
         return table
 
     def table_closed(self, table: Table) -> None:
+        if table.state.match_over is not None:
+            for seat in table.state.seats:
+                if seat is not None and seat.token_hash is not None:
+                    self._ended[seat.token_hash] = table.id
+            while len(self._ended) > MAX_ENDED_TOKENS:
+                del self._ended[next(iter(self._ended))]
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
             self.listing_changed()
@@ -204,8 +215,12 @@ class Lobby:
             self._tokens.pop(digest, None)
 
     def table_of_token(self, token: str) -> Table:
-        table = self._tokens.get(token_digest(token))
+        digest = token_digest(token)
+        table = self._tokens.get(digest)
         if table is None or table.closed:
+            ended = self._ended.get(digest)
+            if ended is not None:
+                raise ProtocolError(ErrorCode.BAD_TOKEN, f"the match at table {ended} is over")
             raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown or expired token")
         return table
 

@@ -4,14 +4,19 @@ by more than its ``event``. Each is pinned against the server and looked up in t
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import trio
-from server_support import capped, memory_server, next_of, play_hands
+from server_support import TIME_CAP, capped, memory_server, next_of, play_hands, quick_config
 from tongits.client.connection import ServerError
-from tongits.protocol import Pong, SeatUpdate, State
+from tongits.protocol import MatchOver, Pong, SeatUpdate, State
+from tongits.server import MemoryJournal, Server
 from tongits.server.bots import policy_names
+from tongits.server.tls import ServerTLS
 
 DOC = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
 
@@ -91,3 +96,122 @@ async def test_a_remote_bot_alone_with_server_bots_keeps_its_table_open(
         (entry,) = await robo.list_tables()
         assert entry["humans"] == 0 and entry["seats"][0]["remote"] is True
     assert 'client that said `kind: "bot"` counts as a human' in DOC
+
+
+@capped
+async def test_the_last_hand_result_of_a_match_says_so_and_next_hand_after_it_is_refused(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A bot following the page's loop sent ``next_hand`` after every ``hand_result`` and got
+    ``not_seated`` at every match end: ``last`` says which one ends the match."""
+    async with memory_server(bot_delay=1.0) as (_server, connect), connect("Robo") as robo:
+        await robo.create_table("Two hands", bots=2, timer=0, hands=2)
+        first, second = await play_hands(robo, 2)
+        assert first.last is None and second.last is True
+        over = await next_of(robo, MatchOver)
+        assert over.standings["hands"] == 2
+        with pytest.raises(ServerError) as refused:
+            await robo.next_hand()
+        assert refused.value.code == "not_seated"
+    hand_result = _section("### `hand_result`")
+    assert '| `last?` | bool |' in hand_result and '"last": true' in hand_result
+    assert 'unless it says `"last": true`' in DOC
+    assert 'the one with `"last": true`' in _section("### `next_hand`")
+
+
+@capped
+async def test_a_resume_after_the_match_ended_gets_bad_token_saying_so(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with memory_server(bot_delay=1.0) as (_server, connect):
+        async with connect("Ana") as ana:
+            await ana.create_table("One hand", bots=2, timer=0, hands=1)
+            token = ana.token
+            await play_hands(ana, 1)
+            await next_of(ana, MatchOver)
+        with pytest.raises(ServerError) as refused:
+            async with connect("Ana", token=token):
+                pass
+        assert refused.value.code == "bad_token"
+        assert "is over" in refused.value.message
+        with pytest.raises(ServerError) as unknown:
+            async with connect("Ana", token="no-such-token"):
+                pass
+        assert unknown.value.code == "bad_token" and "over" not in unknown.value.message
+    assert "the match at table ID is over" in _section("### Resuming a seat")
+
+
+def test_sync_says_it_may_meet_a_table_that_closed_on_the_way() -> None:
+    sync = _section("### `sync`")
+    assert "`no_such_table` (the table closed while the\nrequest was on its way" in sync
+
+
+def _code_block(after: str, language: str) -> str:
+    """The first ``language`` code block of the page after the text ``after``."""
+    rest = DOC.split(after, 1)[1]
+    return rest.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+async def _run_snippet(command: list[str]) -> subprocess.CompletedProcess[bytes]:
+    """Run a snippet of the page (``_localised``), for 10 s at most."""
+    with trio.fail_after(10):
+        return await trio.run_process(command, capture_stdout=True, capture_stderr=True,
+                                      check=False)
+
+
+def _localised(snippet: str, pin: str, port: int) -> str:
+    """A TLS snippet of the page with its example address, port, pin and password replaced
+    by the test server's."""
+    for example, real in (("192.0.2.10", "127.0.0.1"), ("7777", str(port)),
+                          ("correct horse", PASSWORD)):
+        assert example in snippet
+        snippet = snippet.replace(example, real)
+    return snippet.replace('"AB:12:..."', f'"{pin}"').replace('"AB12..."', f'"{pin}"')
+
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+async def test_the_node_tls_snippet_pins_a_self_signed_certificate_before_the_password(
+    tmp_path: Path,
+) -> None:
+    """The snippet's comment said to check the pin in ``checkServerIdentity``, which Node
+    never calls for a self-signed certificate. Run as printed against a real server: with the
+    right pin it is welcomed (its password too); with a wrong one it stops before ``hello``."""
+    snippet = _code_block("Node.js (`tls.connect`):", "js")
+    assert "checkServerIdentity: Node calls" in snippet and "password:" in snippet
+    tls = ServerTLS.self_signed(tmp_path / "server")
+    server = Server(quick_config(), MemoryJournal(), tls=tls, password=PASSWORD)
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as nursery:
+            (listener, *_) = await nursery.start(server.serve)
+            port = listener.socket.getsockname()[1]
+            pin = tls.fingerprint.removeprefix("SHA256:")
+            stop = '\nsocket.once("data", () => socket.end());\n'
+            right = await _run_snippet(
+                ["node", "-e", _localised(snippet, pin, port) + stop])
+            assert right.returncode == 0, right.stderr
+            assert b'"welcome"' in right.stdout
+            wrong = await _run_snippet(
+                ["node", "-e", _localised(snippet, "00:" + pin[3:], port) + stop])
+            assert wrong.returncode == 1 and b"certificate changed" in wrong.stderr
+            assert wrong.stdout == b""
+            assert not server.gate._failures  # no hello, so no password, ever came
+            nursery.cancel_scope.cancel()
+
+
+async def test_the_python_pinning_snippet_is_welcomed_with_its_password(tmp_path: Path) -> None:
+    snippet = _code_block("Python, pinning a self-signed certificate:", "python")
+    tls = ServerTLS.self_signed(tmp_path / "server")
+    server = Server(quick_config(), MemoryJournal(), tls=tls, password=PASSWORD)
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as nursery:
+            (listener, *_) = await nursery.start(server.serve)
+            port = listener.socket.getsockname()[1]
+            pin = tls.fingerprint.removeprefix("SHA256:").replace(":", "")
+            ran = await _run_snippet(
+                [sys.executable, "-c", _localised(snippet, pin, port)])
+            assert ran.returncode == 0, ran.stderr
+            assert b'"welcome"' in ran.stdout
+            nursery.cancel_scope.cancel()
