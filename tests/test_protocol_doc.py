@@ -4,13 +4,18 @@ by more than its ``event``. Each is pinned against the server and looked up in t
 
 from __future__ import annotations
 
+import itertools
+import json
+import secrets
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from server_support import TIME_CAP, capped, memory_server, next_of, play_hands, quick_config
 from tongits.client.connection import ServerError
 from tongits.protocol import MatchOver, Pong, SeatUpdate, State
@@ -141,9 +146,77 @@ async def test_a_resume_after_the_match_ended_gets_bad_token_saying_so(
     assert "the match at table ID is over" in _section("### Resuming a seat")
 
 
-def test_sync_says_it_may_meet_a_table_that_closed_on_the_way() -> None:
+async def _sync_after_every_move_of_a_one_hand_match(server: Server, nursery: trio.Nursery) -> str:
+    """Play a one-hand match over raw JSON lines, each move sent in one write with a ``sync``
+    behind it (as a client that lost track might); the error the last ``sync`` met, if any."""
+    client, server_side = trio.testing.memory_stream_pair()
+    nursery.start_soon(server.handle_stream, server_side, "memory")
+    lines = LineReader(client)
+    await client.send_all(
+        b'{"type":"hello","id":0,"version":1,"name":"Ana","kind":"human"}\n'
+        b'{"type":"create_table","id":1,"name":"Last","bots":2,"timer":0,"hands":1}\n')
+    syncs: set[int] = set()
+    refused = ""
+    while (msg := await lines.next()) is not None:
+        if msg["type"] == "state" and msg.get("legal"):
+            move = next((m for m in msg["legal"] if m["action"] != "call"), msg["legal"][0])
+            ref = 2 * len(syncs) + 10
+            await client.send_all(json.dumps({"type": "move", "id": ref, "move": move}).encode()
+                                  + b"\n" + json.dumps({"type": "sync", "id": ref + 1}).encode()
+                                  + b"\n")
+            syncs.add(ref + 1)
+        elif msg["type"] == "error" and msg.get("ref") in syncs:
+            refused = msg["code"]
+        elif msg["type"] == "match_over":
+            with trio.move_on_after(1):
+                while (msg := await lines.next()) is not None:
+                    if msg["type"] == "error" and msg.get("ref") in syncs:
+                        refused = msg["code"]
+            break
+    await client.aclose()
+    return refused
+
+
+@capped
+async def test_a_sync_on_its_way_as_the_match_ends_gets_no_such_table(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the player's own move ends the match, a ``sync`` right behind it reaches a table
+    that has just closed. Decks are seeded 0, 1, 2, … so the run is the same every time."""
+    seeds = itertools.count()
+    monkeypatch.setattr(secrets, "randbits", lambda _bits: next(seeds))  # the decks
+    seen: set[str] = set()
+    async with trio.open_nursery() as nursery:
+        server = Server(quick_config(bot_delay=1.0), MemoryJournal())
+        await nursery.start(lambda task_status: server.serve(listen=False,
+                                                             task_status=task_status))
+        for _ in range(200):
+            seen.add(await _sync_after_every_move_of_a_one_hand_match(server, nursery))
+            if "no_such_table" in seen:
+                break
+        nursery.cancel_scope.cancel()
+    assert "no_such_table" in seen
+    assert seen <= {"", "no_such_table", "not_seated"}  # both documented, nothing else
     sync = _section("### `sync`")
+    assert "`not_seated` (at no\ntable, which includes a table that has closed)" in sync
     assert "`no_such_table` (the table closed while the\nrequest was on its way" in sync
+
+
+class LineReader:
+    """JSON lines from a stream, one object at a time."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self.stream, self.buffer = stream, b""
+
+    async def next(self) -> dict[str, Any] | None:
+        while b"\n" not in self.buffer:
+            data = await self.stream.receive_some()
+            if not data:
+                return None
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        parsed: dict[str, Any] = json.loads(line)
+        return parsed
 
 
 def _code_block(after: str, language: str) -> str:
