@@ -195,14 +195,14 @@ def connect(
     link, straight into the link's table, in a seat or (``watch``) watching it. A seat this
     name held at this server (token saved on disk) is taken back at once, without the lobby
     (not when watching: a watcher takes no seat)."""
-    from .dial import DialError, settle
+    from .dial import Cancelled, DialError, settle
     from .logs import quiet_logging
 
     try:
         password = settle(target, name, password_file)
     except DialError as error:
         print(f"tongits connect: {error}", file=sys.stderr)
-        return 1
+        return error.exit_status if isinstance(error, Cancelled) else 1
     session = connect_session(target, name, password, watch=watch)
     lobby = session.lobby
     assert isinstance(lobby, LobbyJoin)
