@@ -93,3 +93,4 @@ class RecordMap(TypedDict):
     deck: list[str]
     actions: list[StepMap]
     result: NotRequired[ResultMap]
+    names: NotRequired[list[str]]

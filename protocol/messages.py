@@ -30,7 +30,7 @@ from typing import (
 )
 
 from tongits.engine.errors import shown
-from tongits.engine.wire import MoveMap, StepMap, ViewMap
+from tongits.engine.wire import MoveMap, RecordMap, StepMap, ViewMap
 
 from .errors import ErrorCode, ProtocolError
 from .limits import check_request, is_request_id
@@ -285,11 +285,22 @@ class State(ServerMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HandResult(ServerMessage):
+    """A hand has ended. ``last`` (since 1.1) is True on the last hand of a match with a
+    declared length: ``match_over`` follows and the table closes, so nobody sends
+    ``next_hand``; absent otherwise. ``next_deal`` (since 1.1): seconds until the table deals
+    the next hand by itself, on its timer, if not every player has asked before; absent when
+    nothing deals it but the players (no timer) or no hand follows (the match is over).
+    ``record`` (since 1.1): the hand's record (docs/RECORD.md) with the seats' names, for the
+    players to keep."""
+
     TYPE = "hand_result"
     table: str
     seq: int
     result: HandResultMap
     standings: StandingsMap
+    last: bool | None = None
+    next_deal: float | None = None
+    record: RecordMap | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

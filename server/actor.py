@@ -56,7 +56,7 @@ from tongits.protocol import (
 )
 from tongits.protocol.maps import TableInfoMap
 
-from .audience import Audience
+from .audience import Audience, seat_names
 from .clock import Clock
 from .commit import GroupCommit
 from .dealing import Dealing
@@ -133,6 +133,9 @@ class Table:
         self._listed: dict[Mode, bytes] = {}
         self._options = state.options.to_dict(omit_defaults=False)
         self.actions = 0
+        #: when a human last moved here (else when the table was made): the table idle longest
+        #: may be closed to make room on a full server (``Lobby.make_room``)
+        self.played_at = trio.current_time()
         self.clock: Clock = Clock(state, config)
         self.dealing: Dealing = dealing(self)
         self.audience: Audience = Audience(self.id, state, self.clock, self.dealing)
@@ -347,7 +350,7 @@ class Table:
         peer, msg = request.peer, request.msg
         if peer is None:
             if isinstance(msg, HostClose):
-                self._host_close()
+                self._host_close(msg)
             if request.done is not None:
                 request.done.set()
             return
@@ -416,11 +419,9 @@ class Table:
         hand = state.hand
         if isinstance(entry, MoveEntry) and hand is not None and hand.over:
             assert state.match is not None
-            finished = {
-                "hand": state.match.hands_played,
-                "names": [s.name if s else "" for s in state.seats],
-                "record": hand_record(hand),
-            }
+            names = seat_names(state)
+            finished = {"hand": state.match.hands_played, "names": names,
+                        "record": hand_record(hand, names)}
         try:
             self.journal.append(self.id, entry, finished)
         except Exception:
@@ -453,9 +454,9 @@ class Table:
 
     # ----- closing ------------------------------------------------------------------------------
 
-    def _host_close(self) -> None:
+    def _host_close(self, msg: HostClose) -> None:
         for peer in self.audience.everyone():
-            peer.kick(ErrorCode.CLOSED_BY_HOST, f"the host closed table {self.id}")
+            peer.kick(ErrorCode.CLOSED_BY_HOST, msg.reason or f"the host closed table {self.id}")
         log.info("table %s: closed by the host", self.id)
         self.closed = True
 

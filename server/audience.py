@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.engine import Hand
+from tongits.engine.record import hand_record
 from tongits.engine.view import seat_legal, seat_view_dict
 from tongits.engine.wire import MoveMap, ViewMap
 from tongits.protocol import Codec, HandResult, Mode, PlayerKind, to_dict
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
 #: What ``Audience.seats_info`` shows of a seat.
 _SHOWN_FIELDS = operator.attrgetter("name", "player", "policy", "stand_in", "timeouts",
                                     "program", "token_hash")
+
+
+def seat_names(state: TableLogState) -> list[str]:
+    """The name in each seat (``""``: empty), as hand records carry them."""
+    return [s.name if s else "" for s in state.seats]
 
 
 class Audience:
@@ -278,6 +284,10 @@ class Audience:
             "pot_taken": state.pot_taken,
         }
         standings = state.standings()
-        return to_dict(
-            HandResult(table=self.table_id, seq=state.seq, result=result, standings=standings)
-        )
+        next_deal = None
+        if math.isfinite(self.clock.turn_at) and state.match_over is None:
+            next_deal = round(max(0.0, self.clock.turn_at - trio.current_time()), 3)
+        return to_dict(HandResult(table=self.table_id, seq=state.seq, result=result,
+                                  standings=standings, next_deal=next_deal,
+                                  record=hand_record(hand, seat_names(state)),
+                                  last=True if state.match_over is not None else None))

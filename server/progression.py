@@ -73,6 +73,8 @@ class ProgressionHost(TableLink, Protocol):
     closed: bool
     #: moves played at the table
     actions: int
+    #: when a human last moved here
+    played_at: float
     audience: Audience
     clock: Clock
     seating: Seating
@@ -175,6 +177,7 @@ class Progression:
         if reply is not None:
             peer, ref = reply
             peer.send(ok_message(ref))
+            table.played_at = trio.current_time()
         table.actions += 1
         table.clock.schedule()
         table.audience.broadcast(index, timeout=timeout)
