@@ -1,5 +1,6 @@
-"""The wire forms of the engine's values: the maps that views, steps, melds, moves, results and
-hand records are sent and stored as (docs/PROTOCOL.md, docs/RECORD.md).
+"""The wire forms of the engine's values: the maps that views, steps, melds, moves, results,
+hand records, a match's state and a hand's review are sent and stored as (docs/PROTOCOL.md,
+docs/RECORD.md).
 
 Each is a ``TypedDict``, the return type of every function that builds one (the ``to_dict``s
 and the shared view parts of ``view.py``), so that mypy fails when two builders of one map
@@ -94,3 +95,36 @@ class RecordMap(TypedDict):
     actions: list[StepMap]
     result: NotRequired[ResultMap]
     names: NotRequired[list[str]]
+
+
+class MatchMap(TypedDict):
+    """A match between hands (``Match.to_dict``): what ``Match.from_dict`` rebuilds it from."""
+
+    options: dict[str, Any]
+    seed: int | str
+    hands_played: int
+    dealer: int
+    ledger: list[int]
+    pot: int
+    streak_seat: int | None
+    streak: int
+    wins: list[int]
+
+
+class DecisionMap(TypedDict):
+    """One reviewed decision (``review.Decision.to_dict``): the move played, the best one, the
+    chips lost by the choice and each candidate's value."""
+
+    index: int
+    played: MoveMap
+    best: MoveMap
+    loss: float
+    values: dict[str, float]
+
+
+class SeatReviewMap(TypedDict):
+    """A seat's review of one hand (``review.SeatReview.to_dict``; ``tongits review --json``)."""
+
+    seat: int
+    decisions: list[DecisionMap]
+    total_loss: float
