@@ -245,6 +245,10 @@ def test_bad_field_echoes_valid_id_only() -> None:
     ("d", "message"),
     [
         ({"type": "state", "table": "t", "seq": 1, "view": {}, "seats": [1]}, "list of map"),
+        ({"type": "state", "table": "t", "seq": 1, "view": [], "seats": []},
+         "state.view must be map, got list"),
+        ({"type": "hand_result", "table": "t", "seq": 1, "result": {}, "standings": 3},
+         "hand_result.standings must be map, got integer"),
         ({"type": "welcome", "version": 1, "server": "s", "capabilities": [1]}, "list of string"),
         ({"type": "joined", "table": "t", "spectator": "no"},
          "joined.spectator must be boolean, got string"),
