@@ -489,14 +489,16 @@ function toggle(card) {
 function renderMoves() {
   const moves = $("moves");
   moves.replaceChildren();
+  moves.dataset.legal = String(S.legal.length);
   const offered = S.view ? offeredMoves() : [];
   offered.forEach((move, i) => {
     const key = i < 9 ? el("kbd", { text: String(i + 1), "aria-hidden": "true" }) : null;
     moves.append(el("button", { type: "button", "data-action": move.action, onclick: () => play(move) }, key, moveLabel(move)));
   });
   const handMoves = S.legal.filter((m) => moveCards(m).length > 0).length;
+  const matched = offered.filter((m) => moveCards(m).length > 0).length;
   let hint = "";
-  if (S.legal.length && handMoves && offered.length < S.legal.length) {
+  if (handMoves && !matched) {
     hint = S.selected.size ? "No move uses exactly these cards." : "Tap cards to meld, lay off or discard them.";
   }
   $("hint").textContent = hint;
@@ -527,7 +529,8 @@ function renderResult() {
     const chips = over.standings.chips;
     const best = Math.max(...chips);
     const winners = [0, 1, 2].filter((s) => chips[s] === best).map(seatName).join(" and ");
-    box.append(el("h3", { text: `Match over after ${over.standings.hands} hands: ${winners} ${winners.includes(" and ") ? "lead" : "wins"}` }));
+    const hands = over.standings.hands;
+    box.append(el("h3", { text: `Match over after ${hands} hand${hands === 1 ? "" : "s"}: ${winners} ${winners.includes(" and ") ? "share the lead" : "wins"}` }));
     box.append(el("ol", {}, ...[0, 1, 2].map((s) => el("li", { text: `${over.standings.names[s]}: ${chips[s]} chips, ${over.standings.wins[s]} hands won` }))));
     box.append(el("button", { type: "button", id: "to-lobby", onclick: backToLobby }, "Back to the lobby"));
   } else if (!S.spectator) {
