@@ -460,11 +460,14 @@ class Server:
             return await self._serve_browser(peer, data)
         return data
 
-    async def _serve_browser(self, peer: Peer, data: bytes | bytearray) -> bytes | None:
+    async def _serve_browser(self, peer: Peer, data: bytes | bytearray, *,
+                             insecure: bool = False) -> bytes | None:
         """A connection's first bytes ``data`` (inside TLS, if any): an HTTP request is served
         by ``web`` and, if it upgrades to the protocol's WebSocket, the connection goes on as a
         text-mode peer behind ``Peer.carrier``. What the codec is to read next (``data`` itself
-        for a client of the protocol), or None if the connection is over."""
+        for a client of the protocol), or None if the connection is over. ``insecure``: a
+        plain connection to a server that requires TLS, whose requests are redirected to the
+        same address over HTTPS."""
         assert self.web is not None
         head = bytes(data)
         now = trio.current_time()
@@ -475,7 +478,7 @@ class Server:
             head += more
         if not browser:
             return head
-        upgraded = await self.web.serve(peer, head, self._receive)
+        upgraded = await self.web.serve(peer, head, self._receive, redirect=insecure)
         if upgraded is None:
             return None
         peer.carrier = upgraded.carrier
@@ -505,6 +508,9 @@ class Server:
             peer.use_stream(secure)
             return True
         if self.config.tls_required:
+            if self.web is not None and http_start(data) is not False:
+                await self._serve_browser(peer, data, insecure=True)  # sent to https://
+                return None
             peer.codec.receive_data(data)  # so the refusal is in the client's encoding
             peer.kick(ErrorCode.TLS_REQUIRED, "this server accepts TLS connections only: "
                       "connect to tls://HOST:PORT (or give --tls)")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -66,6 +67,8 @@ _FILES = {
     "/icon.svg": ("icon.svg", "image/svg+xml"),
 }
 _PAGE = ("index.html", "text/html; charset=utf-8")
+#: A ``Host`` header fit to redirect to: a name or address and a port, nothing else.
+_HOST = re.compile(rb"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
 
 #: What a receive function answers: the next bytes, b"" at the end, None past the deadline.
 Receive = Callable[[Peer, float], Awaitable[bytes | bytearray | None]]
@@ -118,14 +121,20 @@ class WebSite:
         self.silence = handshake_timeout or math.inf
         self.frame_timeout = frame_timeout or math.inf
 
-    async def serve(self, peer: Peer, head: bytes, receive: Receive) -> Upgraded | None:
+    async def serve(self, peer: Peer, head: bytes, receive: Receive, *,
+                    redirect: bool = False) -> Upgraded | None:
         """Answer ``peer``'s requests, the first beginning with ``head``; the upgrade if one
-        asked for the WebSocket and was accepted, else None once the connection is over."""
+        asked for the WebSocket and was accepted, else None once the connection is over.
+        With ``redirect`` (a plain connection to a server that requires TLS) the only answer
+        is a redirect to the same address over HTTPS."""
         http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         http.receive_data(head)
         for _ in range(MAX_REQUESTS):
             request = await self._next_request(peer, http, receive)
             if request is None:
+                return None
+            if redirect:
+                await self._redirect(peer, http, request)
                 return None
             upgraded = await self._answer(peer, http, request)
             if upgraded is not None or http.our_state is not h11.DONE:
@@ -210,6 +219,15 @@ class WebSite:
         if not await self._write(peer, answer):
             return None
         return Upgraded(carrier, http.trailing_data[0])
+
+    async def _redirect(self, peer: Peer, http: h11.Connection, request: h11.Request) -> None:
+        host = dict(request.headers).get(b"host", b"")
+        if not host or not _HOST.fullmatch(host):
+            await self._refuse(peer, http, 400, "this server speaks HTTPS only")
+            return
+        location = b"https://" + host + request.target
+        await self._refuse(peer, http, 308, "this server speaks HTTPS only",
+                           [(b"location", location)])
 
     async def _refuse(self, peer: Peer, http: h11.Connection, status: int, reason: str,
                       extra: list[tuple[bytes, bytes]] | None = None, *,

@@ -273,13 +273,14 @@ def test_browser_links_are_invite_links() -> None:
     assert Invite.parse("http://example.org/t/t1").endpoint.port == 80
 
 
-async def test_https_and_wss_on_the_tls_port(tmp_path: Path) -> None:
+async def test_https_and_wss_on_the_tls_port_and_plain_http_redirected(tmp_path: Path) -> None:
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1")
     cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
     cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
     tls = ServerTLS.from_files(tmp_path / "cert.pem", tmp_path / "key.pem")
-    server = Server(quick_config(), MemoryJournal(), tls=tls)
+    server = Server(quick_config(tls_required=True, tls_cert=str(tmp_path / "cert.pem"),
+                                 tls_key=str(tmp_path / "key.pem")), MemoryJournal(), tls=tls)
     context = ssl.create_default_context()
     ca.configure_trust(context)
     with trio.fail_after(TIME_CAP):
@@ -292,6 +293,12 @@ async def test_https_and_wss_on_the_tls_port(tmp_path: Path) -> None:
                                   b"Connection: close\r\n\r\n")
             status, headers, _ = parse(await read_response(stream))
             assert status == 200 and "content-security-policy" in headers
+            plain = await trio.open_tcp_stream("127.0.0.1", port)  # TLS required: redirected
+            await plain.send_all(f"GET /t/t1?code=x HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                                 "\r\n".encode())
+            status, headers, _ = parse(await read_response(plain))
+            assert status == 308
+            assert headers["location"] == f"https://127.0.0.1:{port}/t/t1?code=x"
             stream = await trio.open_ssl_over_tcp_stream("127.0.0.1", port,
                                                          ssl_context=context)
             ws = await WebSocketClient.open(stream, host=f"127.0.0.1:{port}",
