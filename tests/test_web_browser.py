@@ -17,6 +17,7 @@ import os
 import re
 import select
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -142,8 +143,14 @@ def sit_down(driver: WebDriver, site: Site, name: str, path: str = "/") -> None:
     wait(driver, lambda d: visible(d, "lobby") or visible(d, "table"), "the lobby")
 
 
-def create_table(driver: WebDriver, *, timer: int = 0, hands: str = "") -> None:
+def create_table(driver: WebDriver, *, timer: int = 0, hands: str = "", bots: int = 2,
+                 name: str = "") -> None:
     wait(driver, lambda d: visible(d, "lobby"), "the lobby")
+    driver.find_element(By.CSS_SELECTOR, f'#create-bots option[value="{bots}"]').click()
+    if name:
+        box = driver.find_element(By.ID, "create-name")
+        box.clear()
+        box.send_keys(name)
     for field, value in (("create-timer", str(timer)), ("create-hands", hands)):
         box = driver.find_element(By.ID, field)
         box.clear()
@@ -299,6 +306,62 @@ def test_a_spectators_frames_hold_no_hidden_card(site: Site) -> None:
     finally:
         player.quit()
         watcher.quit()
+
+
+class TextClient:
+    """A terminal's client of the protocol: text mode over TCP, as ``nc`` would speak it."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+        self.lines = self.sock.makefile("r", encoding="utf-8")
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+
+    def receive(self, kind: str) -> dict[str, Any]:
+        while True:
+            msg: dict[str, Any] = json.loads(self.lines.readline())
+            if msg["type"] == kind:
+                return msg
+
+
+def test_two_pages_and_a_terminal_client_share_a_table(site: Site) -> None:
+    ana, ben = open_browser(), open_browser()
+    terminal = TextClient(int(site.url.rsplit(":", 1)[1]))
+    try:
+        sit_down(ana, site, "Ana")
+        create_table(ana, bots=0, name="Shared")
+        sit_down(ben, site, "Ben")
+        row = wait(ben, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#tables li")
+                                   if "Shared" in r.text], "the table in the lobby")
+        table = row[0].get_attribute("data-table")
+        assert table
+        row[0].find_element(By.XPATH, ".//button[text()='Join']").click()
+        wait(ben, lambda d: visible(d, "table"), "Ben's seat")
+        terminal.send({"type": "hello", "version": 1, "name": "Cy", "kind": "human"})
+        terminal.send({"type": "join", "table": table})
+        assert terminal.receive("joined")["seat"] == 2
+        state = terminal.receive("state")
+        assert len(state["view"]["hand"]) in (12, 13)
+        for page in (ana, ben):
+            wait(page, lambda d: len(hand_cards(d)) in (12, 13), "the deal")
+            seats = page.find_element(By.ID, "seats").text
+            assert "You" in seats and "Cy" in seats
+            assert "Ana" in seats or "Ben" in seats
+        assert set(hand_cards(ana)).isdisjoint(hand_cards(ben))
+        assert set(hand_cards(ana)).isdisjoint(state["view"]["hand"])
+        terminal.send({"type": "chat", "text": "magandang gabi"})
+        for page in (ana, ben):
+            wait(page, lambda d: "Cy: magandang gabi" in d.find_element(By.ID, "log").text,
+                 "the terminal's chat line")
+        ben.find_element(By.ID, "chat-text").send_keys("kumusta\n")
+        assert terminal.receive("chat")["text"] == "magandang gabi"  # its own line, echoed
+        said = terminal.receive("chat")
+        assert (said["name"], said["text"]) == ("Ben", "kumusta")
+    finally:
+        ana.quit()
+        ben.quit()
+        terminal.sock.close()
 
 
 def test_a_wrong_password_says_so(tmp_path: Path, browser: WebDriver) -> None:

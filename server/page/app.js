@@ -92,7 +92,7 @@ function savedSeat() {
 function saveSeat(token) {
   const kept = savedSeat() || {};
   localStorage.setItem(SEAT_KEY, JSON.stringify({
-    token: token || kept.token, table: S.table, seq: S.seq,
+    token: token || kept.token, table: S.table, seq: S.seq, name: S.tableName || kept.name,
   }));
 }
 
@@ -154,6 +154,8 @@ const HANDLERS = {
     enterLobbyOrInvite();
   },
   joined(msg) {
+    const kept = savedSeat();
+    if (!S.tableName && kept && kept.table === msg.table) S.tableName = kept.name || "";
     S.table = msg.table;
     S.seat = msg.spectator ? null : msg.seat;
     S.spectator = msg.spectator;
@@ -217,8 +219,9 @@ const HANDLERS = {
     if (msg.code === "bad_token") {
       forgetSeat();
       S.table = null;
-      // the connection stays open without a session: say hello again, without the token
-      hello();
+      // refused before the welcome: the connection stays open without a session, so say
+      // hello again without the token; refused after it (the table just closed): the lobby
+      if (S.welcomed) enterLobbyOrInvite(); else hello();
       return;
     }
     if (msg.code === "replaced") {
@@ -301,10 +304,10 @@ function renderTables(tables) {
       `${table.started ? ", playing" : ""}${table.private ? ", private" : ""}`;
     const actions = el("span", { class: "actions" });
     if (!table.started && table.players < 3 && !table.private) {
-      actions.append(el("button", { type: "button", onclick: () => send({ type: "join", table: table.table }) }, "Join"));
+      actions.append(el("button", { type: "button", onclick: () => { S.tableName = table.name; send({ type: "join", table: table.table }); } }, "Join"));
     }
     if (!table.private) {
-      actions.append(el("button", { type: "button", class: "quiet", onclick: () => send({ type: "spectate", table: table.table }) }, "Watch"));
+      actions.append(el("button", { type: "button", class: "quiet", onclick: () => { S.tableName = table.name; send({ type: "spectate", table: table.table }); } }, "Watch"));
     }
     list.append(el("li", { "data-table": table.table },
       el("span", { class: "name", text: table.name }), el("span", { class: "muted", text: facts }), actions));
@@ -558,6 +561,7 @@ function tick() {
 
 function backToLobby() {
   S.table = null; S.view = null; S.result = null; S.matchOver = null; S.standings = null;
+  S.tableName = "";
   S.seats = []; S.invite = null; S.legal = []; S.log = []; S.hand = null;
   $("log").replaceChildren();
   forgetSeat();
