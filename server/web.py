@@ -111,6 +111,10 @@ class Upgraded:
     trailing: bytes
 
 
+class _Gone(Exception):
+    """The connection broke, or an answer did not leave in time: nothing more to serve."""
+
+
 class WebSite:
     """Serves one connection's HTTP requests until it upgrades or ends. ``handshake_timeout``
     bounds every silence, ``frame_timeout`` the time from a request's first byte to its end
@@ -127,6 +131,13 @@ class WebSite:
         asked for the WebSocket and was accepted, else None once the connection is over.
         With ``redirect`` (a plain connection to a server that requires TLS) the only answer
         is a redirect to the same address over HTTPS."""
+        try:
+            return await self._serve(peer, head, receive, redirect)
+        except _Gone:
+            return None
+
+    async def _serve(self, peer: Peer, head: bytes, receive: Receive,
+                     redirect: bool) -> Upgraded | None:
         http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         http.receive_data(head)
         for _ in range(MAX_REQUESTS):
@@ -216,8 +227,7 @@ class WebSite:
         except UpgradeError as error:
             await self._refuse(peer, http, 400, f"not a WebSocket upgrade: {error}")
             return None
-        if not await self._write(peer, answer):
-            return None
+        await self._write(peer, answer)
         return Upgraded(carrier, http.trailing_data[0])
 
     async def _redirect(self, peer: Peer, http: h11.Connection, request: h11.Request) -> None:
@@ -258,17 +268,17 @@ class WebSite:
         data += http.send(h11.EndOfMessage()) or b""
         await self._write(peer, data)
 
-    async def _write(self, peer: Peer, data: bytes) -> bool:
-        """Whether ``data`` left within the frame timeout (a client that does not read is cut
-        off like a slow TCP reader)."""
+    async def _write(self, peer: Peer, data: bytes) -> None:
+        """Send ``data``; ``_Gone`` if it did not leave within the frame timeout (a client
+        that does not read is cut off like a slow TCP reader) or the connection broke."""
         with trio.move_on_after(self.frame_timeout):
             try:
                 await peer.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return False
-            return True
+                raise _Gone from None
+            return
         log.info("connection %d: an HTTP answer did not leave in time", peer.id)
-        return False
+        raise _Gone
 
 
 def _head_size(request: h11.Request) -> int:

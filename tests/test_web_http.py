@@ -16,7 +16,7 @@ import pytest
 import trio
 import trio.testing
 import trustme
-from server_support import TIME_CAP, capped, quick_config
+from server_support import TIME_CAP, capped, quick_config, until
 from tongits.protocol import ErrorCode
 from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
@@ -156,6 +156,20 @@ async def test_slow_http_clients_are_cut(autojump_clock: trio.testing.MockClock)
             started = trio.current_time()
             assert parse(await read_response(stream))[0] == 200
             assert trio.current_time() - started < 6.0
+
+
+@capped
+async def test_a_client_that_does_not_read_the_page_is_cut(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with running(frame_timeout=20.0) as server:
+        client, server_side = trio.testing.lockstep_stream_pair()  # writes wait for reads
+        async with trio.open_nursery() as nursery:
+            started = trio.current_time()
+            nursery.start_soon(server.handle_stream, server_side, "10.0.0.1:1")
+            await client.send_all(b"GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            await until(lambda: not server.peers, 0.5)  # not reading
+            assert 20.0 <= trio.current_time() - started <= 23.5
 
 
 @capped

@@ -502,7 +502,7 @@ function renderMoves() {
   const matched = offered.filter((m) => moveCards(m).length > 0).length;
   let hint = "";
   if (handMoves && !matched) {
-    hint = S.selected.size ? "No move uses exactly these cards." : "Tap cards to meld, lay off or discard them.";
+    hint = S.selected.size ? "No move uses exactly these cards." : "Select cards to see the moves that use them.";
   }
   $("hint").textContent = hint;
 }
