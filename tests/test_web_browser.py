@@ -254,7 +254,9 @@ def test_a_person_plays_a_whole_match_against_two_server_bots(
     wait(browser, lambda d: visible(d, "lobby"), "back in the lobby")
 
 
-def test_a_reload_mid_hand_is_back_in_the_seat(browser: WebDriver, site: Site) -> None:
+def test_a_reload_or_a_dropped_connection_is_back_in_the_seat(
+    browser: WebDriver, site: Site,
+) -> None:
     sit_down(browser, site, "Ben")
     create_table(browser)
     wait(browser, lambda d: legal_count(d) > 0, "my turn")
@@ -266,6 +268,14 @@ def test_a_reload_mid_hand_is_back_in_the_seat(browser: WebDriver, site: Site) -
     assert hand_cards(browser) == before
     assert "You" in browser.find_element(By.CSS_SELECTOR, ".seat.me").text
     play_one_turn(browser)
+    # a dropped connection (a phone's network gone) comes back to the seat by itself
+    wait(browser, lambda d: legal_count(d) > 0, "my next turn")
+    before = hand_cards(browser)
+    browser.execute_script("window.droppedSocket = S.ws; S.ws.close()")
+    wait(browser, lambda d: d.execute_script("return S.ws !== window.droppedSocket"
+                                             " && S.welcomed") and legal_count(d) > 0,
+         "the seat once more, on a new connection")
+    assert hand_cards(browser) == before
     # the token never left the page in an address
     for entry in browser_log(browser, "performance"):
         message = json.loads(entry["message"])["message"]
