@@ -16,13 +16,15 @@ import pytest
 import trio
 import trio.testing
 import trustme
+from hypothesis import given
+from hypothesis import strategies as st
 from server_support import TIME_CAP, capped, quick_config, until
 from tongits.protocol import ErrorCode
 from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
 from tongits.server.tls import ServerTLS
 from tongits.server.web import CONTENT_SECURITY_POLICY, MAX_HEAD, http_start
-from tongits.server.websocket import text_frame
+from tongits.server.websocket import WebSocketCarrier, text_frame
 from web_support import WebSocketClient, WebSocketRefused, read_response
 from wsproto.events import BytesMessage, Message
 
@@ -321,3 +323,58 @@ async def test_https_and_wss_on_the_tls_port_and_plain_http_redirected(tmp_path:
             assert "tls" in (await ws.receive_type("welcome"))["capabilities"]
             await stream.aclose()
             nursery.cancel_scope.cancel()
+
+
+def _client_bytes(messages: list[str], fragment: int) -> bytes:
+    """``messages`` as a browser sends them: masked text frames, each message cut into
+    fragments of ``fragment`` characters."""
+    from wsproto.connection import Connection, ConnectionType
+
+    client = Connection(ConnectionType.CLIENT)
+    data = b""
+    for text in messages:
+        pieces = [text[i:i + fragment] for i in range(0, len(text), fragment)] or [""]
+        for i, piece in enumerate(pieces):
+            data += client.send(Message(data=piece, message_finished=i == len(pieces) - 1))
+    return data
+
+
+@given(st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\n\r"), max_size=300),
+                max_size=6),
+       st.integers(1, 400), st.lists(st.integers(1, 50), min_size=1, max_size=20))
+def test_a_carrier_turns_any_chunking_of_frames_into_the_same_lines(
+    messages: list[str], fragment: int, cuts: list[int],
+) -> None:
+    carrier, _ = WebSocketCarrier.accept(_UPGRADE, b"/ws")
+    wire = _client_bytes(messages, fragment)
+    text, start, i = b"", 0, 0
+    while start < len(wire):
+        size = cuts[i % len(cuts)]
+        got = carrier.inbound(wire[start:start + size])
+        assert got.refusal is None and got.reply == b""
+        text += got.text
+        start, i = start + size, i + 1
+    assert text == b"".join(m.encode() + b"\n" for m in messages)
+    assert not carrier.ended
+
+
+def test_a_carrier_answers_pings_and_the_closing_handshake() -> None:
+    from wsproto.connection import Connection, ConnectionType
+    from wsproto.events import CloseConnection, Ping, Pong
+
+    carrier, _ = WebSocketCarrier.accept(_UPGRADE, b"/ws")
+    client = Connection(ConnectionType.CLIENT)
+    got = carrier.inbound(client.send(Ping(payload=b"hi")))
+    client.receive_data(got.reply)
+    assert [type(e) for e in client.events()] == [Pong] and not carrier.ended
+    got = carrier.inbound(client.send(CloseConnection(code=1000)))
+    assert carrier.ended
+    client.receive_data(got.reply)
+    assert [type(e) for e in client.events()] == [CloseConnection]
+    last = carrier.last(b'{"type":"error"}\n')  # after the peer's close: no second close
+    assert last == text_frame(b'{"type":"error"}')
+
+
+_UPGRADE = [(b"host", b"127.0.0.1"), (b"upgrade", b"websocket"), (b"connection", b"Upgrade"),
+            (b"sec-websocket-key", b"dGhlIHNhbXBsZSBub25jZQ=="),
+            (b"sec-websocket-version", b"13")]
