@@ -253,10 +253,8 @@ class Peer:
         return bool(self._wake.unpark())
 
     async def receive(self) -> bytes | bytearray:
-        """The next chunk the peer sent (b"" at the end of the connection). A plain socket is
-        read directly once it is readable: ``SocketStream.receive_some`` first tries a read
-        that fails (the reader waits for the next message right after handling one), then
-        waits, reads, and yields once more, twice the work for the same bytes."""
+        """The next chunk the peer sent (b"" at the end of the connection), unwrapped by the
+        ``carrier`` if there is one (the codec's bytes of the next frames that held any)."""
         carrier = self.carrier
         if carrier is not None and carrier.ended:
             return b""
@@ -282,6 +280,10 @@ class Peer:
         return got.text
 
     async def _receive_bytes(self) -> bytes | bytearray:
+        """The next chunk of wire bytes. A plain socket is read directly once it is
+        readable: ``SocketStream.receive_some`` first tries a read that fails (the reader
+        waits for the next message right after handling one), then waits, reads, and yields
+        once more, twice the work for the same bytes."""
         sock = self._socket
         if sock is None:
             return await self.stream.receive_some(65536)
