@@ -578,6 +578,7 @@ function wire() {
     S.name = $("login-name").value.trim();
     if (!S.name) return;
     localStorage.setItem(NAME_KEY, S.name);
+    if ($("create-name").value === "Friday") $("create-name").value = `${S.name}'s table`;
     if (S.needPassword) {
       S.password = $("login-password").value;
       sessionStorage.setItem(PASSWORD_KEY, S.password);
