@@ -412,6 +412,17 @@ def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
         assert no_horizontal_scroll(phone)
         width = phone.execute_script("return window.innerWidth")
         assert width == 360
+        moves(phone)["discard"].click()
+        turns = 0
+        while not visible(phone, "result"):  # the hand's result, every hand shown, fits too
+            wait(phone, my_turn_or_over, "my turn or the hand's end")
+            if not visible(phone, "result"):
+                play_one_turn(phone)
+                turns += 1
+                assert turns < 60
+        phone.execute_script("document.getElementById('result').scrollIntoView()")
+        phone.save_screenshot("/tmp/tongits-web-360-result.png")
+        assert no_horizontal_scroll(phone)
     finally:
         phone.quit()
 

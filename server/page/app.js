@@ -518,14 +518,19 @@ function renderResult() {
   if (result) {
     const winner = result.winner === null || result.winner === undefined ? "nobody (void hand)" : seatName(result.winner);
     box.append(el("h3", { text: `Hand over: ${winner} won${result.end ? ` (${result.end})` : ""}` }));
-    const rows = [0, 1, 2].map((seat) => el("tr", { class: seat === result.winner ? "winner" : null },
-      el("td", { text: seatName(seat) }),
-      el("td", { text: String(result.counts[seat]) }),
-      el("td", { text: (result.chips[seat] > 0 ? "+" : "") + result.chips[seat] }),
-      el("td", { text: standings ? String(standings.chips[seat]) : "" }),
-      el("td", {}, el("div", { class: "cards" }, ...(result.hands[seat] || []).map((c) => cardEl(c, { small: true }))))));
+    // each seat's final hand on a row of its own under its figures: it fits a phone's width
+    const rows = [0, 1, 2].flatMap((seat) => [
+      el("tr", { class: seat === result.winner ? "winner" : null },
+        el("td", { text: seatName(seat) }),
+        el("td", { text: String(result.counts[seat]) }),
+        el("td", { text: (result.chips[seat] > 0 ? "+" : "") + result.chips[seat] }),
+        el("td", { text: standings ? String(standings.chips[seat]) : "" })),
+      el("tr", { class: "final-hand" },
+        el("td", { colspan: "4", "aria-label": `${seatName(seat)}'s last hand` },
+          el("div", { class: "cards" }, ...(result.hands[seat] || []).map((c) => cardEl(c, { small: true }))))),
+    ]);
     box.append(el("table", {},
-      el("thead", {}, el("tr", {}, ...["Seat", "Count", "Chips", "Total", "Hand"].map((h) => el("th", { text: h })))),
+      el("thead", {}, el("tr", {}, ...["Seat", "Count", "Chips", "Total"].map((h) => el("th", { text: h })))),
       el("tbody", {}, ...rows)));
   }
   if (over) {
