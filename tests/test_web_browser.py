@@ -1,9 +1,11 @@
 """The page in a real browser: Debian's Chromium driven by Selenium against a real
 ``tongits-server`` (a child process on a free loopback port, server bots at its tables).
 
-A person plays a whole match of one hand by clicking, a reload mid-hand is back in the seat,
-a spectator's WebSocket frames hold no hidden card, a wrong password says so, and a phone's
-360x640 screen needs no horizontal scrolling. Screenshots are kept in the test's temporary
+A person plays a whole match of one hand by clicking, a reload or a dropped connection
+mid-hand is back in the seat, two pages and a terminal's text client share a table, a
+spectator's WebSocket frames hold no hidden card, a wrong password says so, a phone's 360x640
+screen needs no horizontal scrolling (at the table and at a hand's result), and a desktop
+player can play from the keyboard. Screenshots are kept in the test's temporary
 directory (and the 360x640 and 1280x800 ones in ``/tmp/tongits-web-*.png``, to look at).
 
 Skipped, saying why, only when no Chromium (``chromium`` and ``chromedriver``) or no Selenium
@@ -20,7 +22,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from selenium.common.exceptions import (  # noqa: E402
     StaleElementReferenceException,
     TimeoutException,
 )
-from selenium.webdriver import ChromeOptions  # noqa: E402
+from selenium.webdriver import ActionChains, ChromeOptions, Keys  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.chrome.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -427,12 +428,25 @@ def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
         phone.quit()
 
 
-def test_first_paint_and_layout_at_desktop_size(browser: WebDriver, site: Site) -> None:
+def test_the_desktop_page_plays_from_the_keyboard(browser: WebDriver, site: Site) -> None:
     sit_down(browser, site, "Gil")
     create_table(browser)
     wait(browser, lambda d: legal_count(d) > 0, "my turn")
     browser.save_screenshot("/tmp/tongits-web-1280.png")
     assert no_horizontal_scroll(browser)
+    keys = ActionChains(browser)
+    if "draw" in moves(browser):
+        keys.send_keys("1").perform()  # the first move offered: the draw
+        wait(browser, lambda d: "draw" not in moves(d) and legal_count(d) > 0, "the draw")
+    card = hand_cards(browser)[0]
+    browser.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{card}"]').send_keys(" ")
+    wait(browser, lambda d: "discard" in moves(d), "the card selected from the keyboard")
+    keys.send_keys(Keys.ESCAPE).perform()  # Escape clears the selection
+    wait(browser, lambda d: "discard" not in moves(d), "the selection cleared")
+    browser.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{card}"]').send_keys(" ")
+    wait(browser, lambda d: "discard" in moves(d), "selected again")
+    number = list(moves(browser)).index("discard") + 1
+    keys.send_keys(str(number)).perform()
+    wait(browser, lambda d: card not in hand_cards(d), "the discard, from the keyboard")
     errors = [e for e in browser_log(browser, "browser") if e["level"] == "SEVERE"]
     assert errors == [], errors  # no CSP violation, no script error
-    time.sleep(0)
