@@ -145,8 +145,10 @@ def sit_down(driver: WebDriver, site: Site, name: str, path: str = "/") -> None:
 
 
 def create_table(driver: WebDriver, *, timer: int = 0, hands: str = "", bots: int = 2,
-                 name: str = "") -> None:
+                 name: str = "", private: bool = False) -> None:
     wait(driver, lambda d: visible(d, "lobby"), "the lobby")
+    if private:
+        driver.find_element(By.ID, "create-private").click()
     driver.find_element(By.CSS_SELECTOR, f'#create-bots option[value="{bots}"]').click()
     if name:
         box = driver.find_element(By.ID, "create-name")
@@ -283,6 +285,26 @@ def test_a_reload_or_a_dropped_connection_is_back_in_the_seat(
         if message["method"] == "Network.requestWillBeSent":
             assert token not in message["params"]["request"]["url"]
     assert token not in browser.current_url
+
+
+def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
+    host, friend = open_browser(), open_browser()
+    try:
+        sit_down(host, site, "Hana")
+        create_table(host, bots=1, private=True)
+        link = wait(host, lambda d: visible(d, "invite")
+                    and d.find_element(By.ID, "invite-link").text, "the invite link")
+        assert re.fullmatch(re.escape(site.url) + r"/t/t\d+\?code=[a-z0-9]{10}", link)
+        sit_down(friend, site, "Ivo", path=link.removeprefix(site.url))
+        wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),
+             "a seat at the invited table")
+        assert "Hana" in friend.find_element(By.ID, "seats").text
+        host.refresh()  # the link stays on the host's page
+        wait(host, lambda d: visible(d, "table") and d.find_element(By.ID, "invite-link").text
+             == link, "the invite link after a reload")
+    finally:
+        host.quit()
+        friend.quit()
 
 
 def test_a_spectators_frames_hold_no_hidden_card(site: Site) -> None:

@@ -93,6 +93,7 @@ function saveSeat(token) {
   const kept = savedSeat() || {};
   localStorage.setItem(SEAT_KEY, JSON.stringify({
     token: token || kept.token, table: S.table, seq: S.seq, name: S.tableName || kept.name,
+    invite: S.invite || kept.invite,
   }));
 }
 
@@ -155,7 +156,10 @@ const HANDLERS = {
   },
   joined(msg) {
     const kept = savedSeat();
-    if (!S.tableName && kept && kept.table === msg.table) S.tableName = kept.name || "";
+    if (kept && kept.table === msg.table) {
+      S.tableName = S.tableName || kept.name || "";
+      S.invite = S.invite || kept.invite || null;
+    }
     S.table = msg.table;
     S.seat = msg.spectator ? null : msg.seat;
     S.spectator = msg.spectator;
