@@ -374,8 +374,11 @@ class NetSession:
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
                 self.table_entry = table
+                length = table.get("match_length")
+                declared = length.get("hands") if isinstance(length, dict) else None
                 return TableNamed(str(table["name"]), played, self.table, conn.seat,
-                                  table.get("private") is True)
+                                  table.get("private") is True,
+                                  declared if isinstance(declared, int) else None)
         return None
 
     async def _send_loop(self, conn: Connection) -> None:
