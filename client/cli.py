@@ -157,7 +157,7 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     connect.add_argument(
         "address",
         help="HOST[:PORT] (default port 7777), tls://HOST[:PORT], or an invite link "
-        "tongits://HOST:PORT/t/TABLE?code=CODE",
+        "tongits://HOST:PORT/t/TABLE?code=CODE (or its browser form http(s)://…/t/TABLE?…)",
     )
     connect.add_argument("--name", required=True, help="your name")
     connect.add_argument(

@@ -80,6 +80,8 @@ class ServerConfig:
     password_file: str = ""
     invite_password: bool = False
     public_address: str = ""
+    #: serve the page and the protocol's WebSocket to browsers on the same port
+    web: bool = True
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], base: ServerConfig | None = None) -> ServerConfig:
