@@ -91,8 +91,10 @@ async def test_a_rematch_needs_a_token_of_that_match(
                 await eve.create_table("x", rematch=table, token=token)
             assert refused.value.code == "bad_token"
         await done.ana.create_table("x", rematch=old, token=done.tokens[0])
-        with pytest.raises(ServerError):  # no token at all: refused, not a crash
-            await eve.request({"type": "create_table", "name": "x", "rematch": old})
+        for fields in ({"rematch": old}, {"rematch": old, "token": 5}, {"rematch": 4}):
+            with pytest.raises(ServerError) as bad:  # refused by name, not a crash
+                await eve.request({"type": "create_table", "name": "x", **fields})
+            assert bad.value.code in {"bad_token", "bad_field"}
         assert eve.table is None
     section = DOC.split("### `create_table`", 1)[1].split("\n### ", 1)[0]
     assert "| `rematch?` | str | since 1.1:" in section

@@ -184,9 +184,9 @@ class NetSession:
         self._post("start")
 
     def again(self) -> None:
-        """Once the match is over: a new table with the same settings (name, rules, timer,
-        bots, length, private or not), where we sit in seat 0; the server has no rematch at
-        a closed table."""
+        """Once the match is over: the table with the same settings (name, rules, timer,
+        bots, length, private or not) where the server seats every player of the old one who
+        asks (``create_table.rematch``); the old table itself has closed."""
         self._post("again")
 
     def to_lobby(self) -> None:
