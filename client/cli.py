@@ -39,8 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("file", help="a tongits-hand/1 JSON file")
     review.add_argument("--seat", type=int, help="only this seat (default: every seat)")
     review.add_argument("--json", action="store_true", help="one JSON object per seat")
-    review.add_argument("--seed", default="0", help="seed of the sampled worlds")
-    review.add_argument("--budget", type=int, default=48, help="worlds per move (default 48)")
+    review.add_argument("--seed", help="seed of the sampled worlds (default: the hint's)")
+    review.add_argument(
+        "--budget", type=int, default=96, help="rollouts of the search per decision (default 96)"
+    )
     review.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_screen_commands(sub)
     _add_bot_command(sub)

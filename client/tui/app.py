@@ -49,7 +49,6 @@ FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's
 THINKING = "thinking… (the hint searches; keep typing)"
 #: F4 again while the search runs: one search at a time (a thread cannot be stopped).
 STILL_THINKING = "still thinking about the hint… (keep typing)"
-REVIEW_WORLDS = 24  # worlds per move in the end-of-hand review: a few seconds for a hand
 
 
 def log_rows(state: TableState) -> int:
@@ -402,7 +401,7 @@ class TableScreen:
             self.app.invalidate()
 
         def work() -> None:
-            review = review_decisions(seat, points, worlds=REVIEW_WORLDS, progress=progress)
+            review = review_decisions(seat, points, progress=progress)
             if state.hands_seen == hand:  # still the same hand
                 heading = f"your {counted(len(review.decisions), 'decision')} this hand, " \
                           "against the expert's search:"
