@@ -18,6 +18,7 @@ from tongits.engine.policies import (
     autoplay_move,
     get_policy,
 )
+from tongits.engine.policies.strong import passed_calls
 from tongits.engine.policies.worlds import InferenceParams, WorldMaker
 
 
@@ -174,6 +175,36 @@ def test_a_caller_holding_many_cards_is_challenged_on_a_middling_count(name: str
             ):
                 seen += 1
                 assert move == Move(Action.CHALLENGE), (i, view.count(), view.hand_sizes[caller])
+            hand.apply(seat, move)
+    assert seen >= 10
+
+
+def test_strong_believes_a_caller_that_let_chances_to_call_go_by() -> None:
+    """A seat that began turns free to call and did not, then calls, calls because its count
+    came down: ``strong`` folds a count of 11 to 25 to it even when it holds 7 cards or more
+    (a caller at its first chance is challenged there, the test above). Doubting every caller
+    alike, two ``strong`` bots challenged each other's calls and the third seat paid 3 chips for
+    each such call that stood."""
+    seen = 0
+    for i in range(200):
+        policies = [get_policy("strong", s) for s in range(3)]
+        hand = Hand(deck_for("believe", i), i % 3)
+        while not hand.over:
+            seat = hand.to_act
+            view = seat_view(hand, seat)
+            move = policies[seat](view)
+            caller = view.caller
+            if (
+                view.phase is Phase.ANSWER
+                and caller is not None
+                and Move(Action.CHALLENGE) in view.legal
+                and not any(step.move.action is Action.CHALLENGE for step in view.history)
+                and passed_calls(view, caller) >= 1
+                and view.hand_sizes[caller] >= 7
+                and 11 <= view.count() <= 25
+            ):
+                seen += 1
+                assert move == Move(Action.FOLD), (i, view.count(), view.hand_sizes[caller])
             hand.apply(seat, move)
     assert seen >= 10
 
