@@ -35,7 +35,7 @@ import itertools
 import math
 import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -71,6 +71,7 @@ from tongits.protocol import (
     to_dict,
 )
 from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT, PONG_WAIT, dead_peer_options
+from tongits.protocol.maps import TableInfoMap
 from tongits.protocol.transport import Endpoint
 
 from .tls import ClientTLS, open_stream
@@ -108,6 +109,9 @@ class Connection:
         self.token: str | None = None
         self.table: str | None = None
         self.seat: int | None = None
+        #: the join code the last ``spectate`` gave: watching a private table again (after a
+        #: lost connection) needs it again
+        self.watch_code: str | None = None
         self.closed_by: Error | None = None
         self.last_state: State | None = None
         self.seq: int | None = None
@@ -169,7 +173,7 @@ class Connection:
 
     async def list_tables(
         self, offset: int = 0, limit: int | None = None, open: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[TableInfoMap]:
         """One page of the lobby (the first by default; see ``tables`` in docs/PROTOCOL.md)."""
         reply = await self.request(ListTables(offset=offset, limit=limit, open=open))
         assert isinstance(reply, Tables)
@@ -185,16 +189,20 @@ class Connection:
         bots: int = 0,
         auto_start: bool = True,
         hands: int | None = None,
+        target: int | None = None,
     ) -> Joined:
         msg = CreateTable(name=name, options=options or {}, timer=timer, private=private,
-                          bots=bots, auto_start=auto_start, hands=hands)
+                          bots=bots, auto_start=auto_start, hands=hands, target=target)
         return await self._joined(msg)
 
     async def join(self, table: str, seat: int | None = None, code: str | None = None) -> Joined:
         return await self._joined(Join(table=table, seat=seat, code=code))
 
     async def spectate(self, table: str, code: str | None = None) -> Joined:
-        return await self._joined(Spectate(table=table, code=code))
+        """Watch ``table``; a private one needs its ``code`` (from its invite link)."""
+        joined = await self._joined(Spectate(table=table, code=code))
+        self.watch_code = code
+        return joined
 
     async def leave(self) -> None:
         await self.request(Leave())
@@ -209,7 +217,7 @@ class Connection:
     async def start(self) -> None:
         await self.request(Start())
 
-    async def move(self, move: Move | dict[str, Any]) -> None:
+    async def move(self, move: Move | Mapping[str, Any]) -> None:
         """Play a move: an engine ``Move`` or its dict form (``{"action": "draw"}``)."""
         data = move.to_dict() if isinstance(move, Move) else move
         await self.request(MoveRequest(move=data))

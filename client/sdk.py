@@ -58,6 +58,7 @@ from tongits.engine import Move, Result, SeatView
 from tongits.engine.policies import autoplay_move, get_policy
 from tongits.protocol import Error, ErrorCode, HandResult, Joined, SeatUpdate, State
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
+from tongits.protocol.maps import StandingsMap
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from .connection import Connection, ConnectionClosed, ServerError, open_connection
@@ -104,7 +105,7 @@ class HandOutcome:
     docs/PROTOCOL.md)."""
 
     result: Result
-    standings: dict[str, Any]
+    standings: StandingsMap
 
 
 @dataclass(slots=True)
@@ -354,7 +355,7 @@ class Bot:
                     return
             elif isinstance(msg, HandResult):
                 self._hand_over(Result.from_dict(msg.result), msg.standings)
-                if await self._after_hand(conn):
+                if await self._after_hand(conn, last=bool(msg.last)):
                     return
             elif isinstance(msg, Joined):  # pushed when the server resumes the seat
                 self._seated(msg, resumed=True)
@@ -424,7 +425,7 @@ class Bot:
             log.warning("the server refused %s too: %s; waiting for the next state",
                         fallback, exc)
 
-    def _hand_over(self, result: Result, standings: dict[str, Any]) -> None:
+    def _hand_over(self, result: Result, standings: StandingsMap) -> None:
         self._hand_open = False
         self.report.hands.append(HandOutcome(result, standings))
         mine = result.chips[self.report.seat] if self.report.seat is not None else 0
@@ -433,18 +434,21 @@ class Bot:
                  result.end.value, "none" if result.winner is None else f"seat {result.winner}",
                  mine, "" if total is None else f" (match {total:+d})")
 
-    async def _after_hand(self, conn: Connection) -> bool:
-        """Leave when enough hands are over (True), else ask for the next hand."""
+    async def _after_hand(self, conn: Connection, *, last: bool = False) -> bool:
+        """Leave when enough hands are over (True), else ask for the next hand. After the
+        ``last`` hand of a match neither: the table closes by itself with ``match_over``."""
         if self.hands is not None and len(self.report.hands) >= self.hands:
-            try:
-                await conn.leave()
-            except ServerError as exc:
-                log.debug("leave: %s", exc)
+            if not last:
+                try:
+                    await conn.leave()
+                except ServerError as exc:
+                    log.debug("leave: %s", exc)
             return True
-        try:
-            await conn.next_hand()
-        except ServerError as exc:  # e.g. the turn timer dealt it already
-            log.debug("next_hand: %s", exc)
+        if not last:
+            try:
+                await conn.next_hand()
+            except ServerError as exc:  # e.g. the turn timer dealt it already
+                log.debug("next_hand: %s", exc)
         return False
 
     async def _maybe_start(self, conn: Connection, msg: SeatUpdate) -> None:
@@ -457,7 +461,7 @@ class Bot:
                 log.debug("start: %s", exc)
 
 
-def _has_free_seat(table: dict[str, Any]) -> bool:
+def _has_free_seat(table: Mapping[str, Any]) -> bool:
     return not table.get("started") and int(table.get("players", 3)) < 3
 
 

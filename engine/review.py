@@ -21,13 +21,13 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .hand import End, Phase
 from .moves import Action, Move
 from .policies.expert import DEFAULT_BUDGET, ExpertParams, Search, search, tongits_line
 from .record import HandRecord
 from .view import SeatView, seat_view
+from .wire import DecisionMap, SeatReviewMap
 
 COSTLY = 0.25  # marked: a loss that exceeds its margin of noise by at least this many chips
 CONFIRM_WORLDS = 192  # a loss is measured again on this many worlds
@@ -59,7 +59,7 @@ class Decision:
         every loss of half a chip marked different decisions for different seeds."""
         return self.loss - self.margin >= COSTLY
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DecisionMap:
         return {
             "index": self.index,
             "played": self.played.to_dict(),
@@ -86,7 +86,7 @@ class SeatReview:
         costly = [d for d in self.decisions if d.loss > 0]
         return sorted(costly, key=lambda d: (-d.loss, d.index))[:n]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SeatReviewMap:
         return {
             "seat": self.seat,
             "decisions": [d.to_dict() for d in self.decisions],

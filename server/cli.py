@@ -48,6 +48,9 @@ _HELP = {
     "timeout; 0 = the system's defaults)",
     "max_tables": "most open tables",
     "max_tables_per_address": "most open tables created from one IP address (an IPv6 /64)",
+    "max_tables_per_network": "most open tables created from one IPv6 /48",
+    "evict_idle": "on a full server, a new table closes the one where no human has moved for "
+    "longest, if for at least this many seconds (0 = never)",
     "max_frame_size": "largest frame or text line accepted, in bytes",
     "queue_size": "messages queued for a client before it is dropped as a slow reader",
     "queue_bytes": "bytes queued for a client before it is dropped as a slow reader",
@@ -70,6 +73,8 @@ _HELP = {
     "password_file": "file whose first line is the server password (or set TONGITS_PASSWORD; "
     "never give a password on the command line)",
     "invite_password": "put the server password in invite links",
+    "web": "serve the browser page (HTTP) and the protocol over WebSocket on the same port "
+    "(HTTPS and WSS with TLS)",
     "public_address": "HOST[:PORT] friends use to reach this server, for invite links "
     "(default: the address the creator connected to)",
 }

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from engine_support import OPTION_SETS
 from tongits.client.arena import ArenaConfig, run_arena
-from tongits.client.arena_bots import BotSpec
+from tongits.client.arena.specs import BotSpec
 from tongits.engine import Action, Hand, Move, Options, Phase, SeatView, deck_for, seat_view
 from tongits.engine.count import hand_count
 from tongits.engine.policies import (

@@ -9,6 +9,7 @@ import pytest
 from engine_support import deal_with
 from tongits.client.cli import main
 from tongits.client.review import render
+from tongits.client.tui.state import HandOver, StateUpdate, TableState
 from tongits.engine import Hand, HandRecord, Move, SeatView, deck_for, hand_record, seat_view
 from tongits.engine.advice import advise
 from tongits.engine.policies import explaining_policy, get_policy
@@ -159,3 +160,30 @@ def test_a_review_names_a_tongits_as_a_tongits() -> None:
     assert "Tongits: meld Ac 2c" in render(review)
     step = advise(view).steps[0]
     assert step.move == first.best and "Tongits" in step.reason()
+
+
+def test_a_client_that_came_back_mid_hand_reviews_every_decision_from_the_record() -> None:
+    """A client restarted mid-hand was sent only the views from then on; with the hand's
+    record (``hand_result.record``) its ``review`` still grades every decision of the hand,
+    and without one (or with one that does not replay) it grades what it saw."""
+    record = missed_tongits_record()
+    hand = record.replay(upto=0)
+    state = TableState()
+    for i, action in enumerate(record.actions):
+        if i >= len(record.actions) // 2:  # the client came back half-way through
+            state.apply(StateUpdate(seat_view(hand, 0)), now=0.0)
+        hand.apply(action["seat"], Move.from_dict(action))
+    final = seat_view(hand, 0)
+    state.apply(StateUpdate(final), now=0.0)
+    assert hand.result is not None
+    seen = len(state.decisions_to_review())
+    every = decision_points(record, 0)
+    assert 0 < seen < len(every)
+    sent = hand_record(hand)
+    state.apply(HandOver(hand.result.to_dict(), {}, None, sent), now=0.0)
+    assert [(v.history, m) for _, v, m in state.decisions_to_review()] == [
+        (v.history, m) for _, v, m in every
+    ]
+    broken = dict(sent, actions=[{"seat": 0, "action": "draw"}])
+    state.apply(HandOver(hand.result.to_dict(), {}, None, broken), now=0.0)
+    assert len(state.decisions_to_review()) == seen

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,7 +19,7 @@ from .app import TableScreen
 from .dial import Target
 from .listing import CREATE_FORM, LOBBY_COMMANDS
 from .net import JoinStep, NetSession
-from .seats import SeatStore
+from .seats import SeatStore, data_dir
 from .state import ServerRefused, TablesListed
 
 REFRESH = 2.0
@@ -50,21 +51,22 @@ def parse_lobby(line: str) -> LobbyChoice:
     head, args = words[0].lower(), words[1:]
     if head == "create":
         return _create(args)
-    if head == "join" and len(args) == 1 and Invite.looks_like(args[0]):
+    if head in ("join", "watch", "spectate") and len(args) == 1 and Invite.looks_like(args[0]):
         try:
             invite = Invite.parse(args[0])
         except AddressError as error:
             raise LobbyError(str(error)) from None
-        return LobbyChoice("join", invite.table, code=invite.code,
-                           server=invite.endpoint.hostport)
+        return LobbyChoice("join" if head == "join" else "watch", invite.table,
+                           code=invite.code, server=invite.endpoint.hostport)
     if head == "join" and args:
         if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
             raise LobbyError("usage: join TABLE [SEAT]")
         return LobbyChoice("join", args[0], seat=int(args[1]) if len(args) == 2 else None)
-    if head in ("watch", "spectate") and len(args) == 1:
-        return LobbyChoice("watch", args[0])
+    if head in ("watch", "spectate") and len(args) in (1, 2):
+        # A private table's code may be told rather than linked: watch t3 hnes5rbjkm
+        return LobbyChoice("watch", args[0], code=args[1] if len(args) == 2 else None)
     if head in ("join", "watch", "spectate"):
-        raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else ""))
+        raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else " [CODE]"))
     raise LobbyError(f"unknown command {words[0]!r}: {LOBBY_COMMANDS}")
 
 
@@ -89,7 +91,7 @@ def _create(args: list[str]) -> LobbyChoice:
     return LobbyChoice("create", name, bots=bots, timer=timer, private=private, hands=hands)
 
 
-def table_id(tables: list[dict[str, Any]], word: str) -> str:
+def table_id(tables: Sequence[Mapping[str, Any]], word: str) -> str:
     """The id of the table ``word`` names: an id as it is, else a listed table's name (any
     case); a name two tables share must be told apart by id."""
     if any(t.get("table") == word for t in tables):
@@ -110,7 +112,7 @@ class LobbyJoin:
 
     def __init__(self) -> None:
         self.session: NetSession | None = None
-        self.tables: list[dict[str, Any]] = []
+        self.tables: Sequence[Mapping[str, Any]] = []
         self._token: trio.lowlevel.TrioToken | None = None
         self._send, self._receive = trio.open_memory_channel[LobbyChoice](8)
 
@@ -158,37 +160,53 @@ class LobbyJoin:
         elif choice.action == "join":
             await conn.join(choice.table, choice.seat, code=choice.code)
         else:
-            await conn.spectate(choice.table)
+            await conn.spectate(choice.table, choice.code)
 
 
-def connect(target: Target, name: str, *, password_file: str | None = None) -> int:
+def connect_session(
+    target: Target, name: str, password: str | None, *, watch: bool = False
+) -> NetSession:
+    """The session of ``tongits connect``: its first step is the lobby, or the invite link's
+    table (a seat in it, or, ``watch``, watching it); ``lobby`` (where the screen's ``lobby``
+    and ``leave`` go) is the server's lobby either way."""
+    endpoint, invite = target.endpoint, target.invite
+    lobby = LobbyJoin()
+    join: JoinStep = lobby
+    if invite is not None:
+        table, code = invite.table, invite.code
+
+        async def sit_down(conn: Connection) -> None:
+            if watch:
+                await conn.spectate(table, code)
+            else:
+                await conn.join(table, code=code)
+
+        join = sit_down
+    session = NetSession(endpoint.host, endpoint.port, name=name, join=join,
+                         seats=None if watch else SeatStore(), tls=endpoint.tls,
+                         password=password, lobby=lobby, record_dir=data_dir() / "hands")
+    lobby.session = session
+    return session
+
+
+def connect(
+    target: Target, name: str, *, password_file: str | None = None, watch: bool = False
+) -> int:
     """``tongits connect ADDRESS --name NAME``: the lobby, then the table; with an invite
-    link, straight into the link's table. A seat this name held at this server (token saved
-    on disk) is taken back at once, without the lobby."""
-    from .dial import DialError, settle
+    link, straight into the link's table, in a seat or (``watch``) watching it. A seat this
+    name held at this server (token saved on disk) is taken back at once, without the lobby
+    (not when watching: a watcher takes no seat)."""
+    from .dial import Cancelled, DialError, settle
     from .logs import quiet_logging
 
     try:
         password = settle(target, name, password_file)
     except DialError as error:
         print(f"tongits connect: {error}", file=sys.stderr)
-        return 1
-    endpoint, invite = target.endpoint, target.invite
-    lobby: LobbyJoin | None = None
-    join: JoinStep
-    if invite is not None:
-        table, code = invite.table, invite.code
-
-        async def sit_down(conn: Connection) -> None:
-            await conn.join(table, code=code)
-
-        join = sit_down
-    else:
-        join = lobby = LobbyJoin()
-    session = NetSession(endpoint.host, endpoint.port, name=name, join=join, seats=SeatStore(),
-                         tls=endpoint.tls, password=password)
-    if lobby is not None:
-        lobby.session = session
+        return error.exit_status if isinstance(error, Cancelled) else 1
+    session = connect_session(target, name, password, watch=watch)
+    lobby = session.lobby
+    assert isinstance(lobby, LobbyJoin)
     quiet_logging()
     asyncio.run(TableScreen(session, lobby=lobby).run())
     if session.farewell is not None:

@@ -10,12 +10,23 @@ missed meanwhile are part of that view, and the log marks where they begin.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from tongits.engine import Action, Card, Result, SeatView, Step
+from tongits.engine import (
+    Action,
+    Card,
+    HandRecord,
+    Move,
+    RecordError,
+    Result,
+    RuleError,
+    SeatView,
+    Step,
+)
+from tongits.engine.review import decision_points, decisions_seen
 from tongits.protocol import PlayerKind, SeatChange
 
 
@@ -33,7 +44,7 @@ class SeatInfo:
     owner: bool = False  # owns the table: may add bots and ``start`` the match
 
     @classmethod
-    def from_dict(cls, seat: int, data: dict[str, Any] | None, now: float = 0.0) -> SeatInfo:
+    def from_dict(cls, seat: int, data: Mapping[str, Any] | None, now: float = 0.0) -> SeatInfo:
         data = data or {}
         kind = str(data.get("player") or data.get("kind") or "human")
         away = bool(data.get("away"))
@@ -50,9 +61,9 @@ class SeatInfo:
         )
 
 
-def seats_from(entries: Sequence[dict[str, Any]] | None, now: float = 0.0) -> list[SeatInfo]:
+def seats_from(entries: Sequence[Mapping[str, Any]] | None, now: float = 0.0) -> list[SeatInfo]:
     entries = list(entries or [])
-    by_seat: dict[int, dict[str, Any]] = {}
+    by_seat: dict[int, Mapping[str, Any]] = {}
     for i, e in enumerate(entries):
         seat = e.get("seat", i) if isinstance(e, dict) else i
         by_seat[seat if isinstance(seat, int) else i] = e if isinstance(e, dict) else {}
@@ -62,17 +73,29 @@ def seats_from(entries: Sequence[dict[str, Any]] | None, now: float = 0.0) -> li
 @dataclass(frozen=True, slots=True)
 class StateUpdate:
     view: SeatView
-    seats: list[dict[str, Any]] | None = None
+    seats: Sequence[Mapping[str, Any]] | None = None
     deadline: float | None = None  # seconds from now
     table: str = ""
     missed: int | None = None  # on resuming: how many of the view's events came while away
-    standings: dict[str, Any] | None = None  # on catching up (resume, sync): the match so far
+    standings: Mapping[str, Any] | None = None  # on catching up (resume, sync): the match so far
 
 
 @dataclass(frozen=True, slots=True)
 class HandOver:
-    result: dict[str, Any]
-    standings: dict[str, Any]
+    """A hand ended; ``next_deal``: seconds until the table deals the next hand without
+    waiting for everyone's Enter (its timer; ``None``: none, it waits); ``record``: the
+    hand's record, when the server sent it (docs/RECORD.md)."""
+
+    result: Mapping[str, Any]
+    standings: Mapping[str, Any]
+    next_deal: float | None = None
+    record: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableLeft:
+    """We left the table (back to the lobby, or on to a new table for another match): nothing
+    shown about it stays."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +104,7 @@ class MatchEnded:
     follows; ``standings`` is the final ledger."""
 
     reason: str
-    standings: dict[str, Any]
+    standings: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +116,13 @@ class ChatReceived:
 
 @dataclass(frozen=True, slots=True)
 class SeatsChanged:
-    """Who sits where; ``change`` is the server's ``{"seat": 1, "change": "away"}``, if any."""
+    """Who sits where; ``change`` is the server's ``{"seat": 1, "change": "away"}``, if any.
 
-    seats: list[dict[str, Any]]
-    change: dict[str, Any] | None = None
+    The maps of these updates are as the server sent them (``protocol.maps`` says what they
+    should hold): the screen reads them without trusting them."""
+
+    seats: Sequence[Mapping[str, Any]]
+    change: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +172,7 @@ class TableNamed:
 class TablesListed:
     """The lobby's table list; ``None`` once a seat is taken and the lobby is left."""
 
-    tables: list[dict[str, Any]] | None
+    tables: Sequence[Mapping[str, Any]] | None
 
 
 Update = (
@@ -160,6 +186,7 @@ Update = (
     | TablesListed
     | Notice
     | TableNamed
+    | TableLeft
 )
 
 
@@ -201,7 +228,7 @@ class TableState:
     #: the view the notes are about (a hint), when they are about one: they go when it does
     notes_about: SeatView | None = None
     result: Result | None = None
-    standings: dict[str, Any] | None = None
+    standings: Mapping[str, Any] | None = None
     hands_seen: int = 0
     sort_by_rank: bool = False
     message: str = ""
@@ -209,16 +236,23 @@ class TableState:
     banner: str | None = None
     link: LinkStatus = LinkStatus.CONNECTED  # where the session's connection stands
     closed: bool = False
-    lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
+    lobby: Sequence[Mapping[str, Any]] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
     choices: list[SeatView] = field(default_factory=list)
+    #: the record of the hand just over, when the server sent one: the whole hand, even what
+    #: was played before this client connected (``review`` grades every decision in it)
+    record: HandRecord | None = None
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
+    confirming_leave: bool = False  # the same, to leave the table for the lobby
     table_name: str = ""
     table_private: bool = False  # friends join with the invite link, not by the name
     drawn: Card | None = None  # the card we just drew, until our turn ends
     log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
     match_over: bool = False  # the match reached its declared length: no hand follows
+    #: time.monotonic() at which the table deals the next hand by itself (its timer)
+    next_deal_at: float | None = None
     seat: int | None = None  # ours, from the join: the bottom of the screen before a deal
+    has_lobby: bool = False  # the session can go back to the server's lobby (not --offline)
 
     @property
     def seated(self) -> bool:
@@ -227,6 +261,13 @@ class TableState:
             self.lobby is None and not self.closed and not self.match_over
             and self.view is not None and self.view.seat is not None
         )
+
+    def after_the_match(self) -> str:
+        """What may be typed once the match is over: ``again`` (a player: a new match with
+        the same settings), ``lobby`` (where there is one)."""
+        watching = self.view is not None and self.view.seat is None
+        words = [*([] if watching else ["again"]), *(["lobby"] if self.has_lobby else [])]
+        return " · ".join([*words, "^Q quit"])
 
     @property
     def names(self) -> list[str]:
@@ -249,6 +290,20 @@ class TableState:
         self.notes_scroll = 0
         self.notes_about = about
 
+    def decisions_to_review(self) -> list[tuple[int, SeatView, Move]]:
+        """Every decision of our seat in the hand just over, for ``review``: from the hand's
+        record when the server sent it (then decisions made before a reconnect or a restart
+        of this client are there too), else from the views this client was sent."""
+        view = self.view
+        if view is None or view.seat is None:
+            return []
+        if self.record is not None:
+            try:
+                return decision_points(self.record, view.seat)
+            except RuleError:
+                pass  # a record that does not replay: review what we saw instead
+        return decisions_seen(self.choices, view)
+
     def apply(self, update: Update, now: float | None = None) -> None:
         """Take one update from the session; ``now`` is ``time.monotonic()``, from which the
         turn's deadline and the seats' grace periods are counted."""
@@ -269,6 +324,8 @@ class TableState:
         if about is not None and (about.history, about.phase) != (
                 update.view.history, update.view.phase):
             self.notes, self.notes_about = [], None
+        if self._turn_came(update.view):
+            self.log_scroll = 0  # the log follows: what just happened is what we answer
         self.view = update.view
         if len(update.view.legal) > 1:
             self.choices.append(update.view)
@@ -298,23 +355,40 @@ class TableState:
         self.result = None
         self.notes, self.notes_about = [], None
         self.choices = []
+        self.record = None
+        self.next_deal_at = None
         self.hands_seen += 1
         self.drawn = None
         self.log_scroll = 0
         if said_before:
             self.say("")
 
-    def _hand_over(self, update: HandOver, _now: float) -> None:
+    def _hand_over(self, update: HandOver, now: float) -> None:
         self.result = Result.from_dict(update.result)
+        self.record = None
+        if update.record is not None:
+            try:
+                self.record = HandRecord.from_dict(dict(update.record))
+            except RecordError:
+                self.record = None  # a record we cannot read: review what we saw instead
         self.standings = update.standings
         self.deadline_at = None
+        self.next_deal_at = now + update.next_deal if update.next_deal is not None else None
 
     def _match_ended(self, update: MatchEnded, _now: float) -> None:
         self.standings = update.standings
         self.match_over = True
-        self.deadline_at = None
-        self.say("the match is over: ^Q to leave")
+        self.deadline_at = self.next_deal_at = None
+        self.say("the match is over: " + self.after_the_match())
         self._aside(LogLine(LogKind.INFO, "the match is over"))
+
+    def _left(self, _update: TableLeft, _now: float) -> None:
+        """Everything about the table goes; how the player likes the hand sorted and the
+        state of the connection stay."""
+        fresh = TableState(sort_by_rank=self.sort_by_rank, link=self.link, banner=self.banner,
+                           closed=self.closed, has_lobby=self.has_lobby)
+        for each in fields(self):
+            setattr(self, each.name, getattr(fresh, each.name))
 
     def _chat(self, update: ChatReceived, _now: float) -> None:
         self._aside(LogLine(LogKind.CHAT, f"{update.name}: {update.text}", update.seat))
@@ -383,6 +457,8 @@ class TableState:
             played = ", ".join(lines[i].text.removeprefix("you ").removesuffix(AUTOPLAYED)
                                for i in auto)
             self.say(f"your time ran out: the server played for you ({played})", error=True)
+        elif self.confirming_quit or self.confirming_leave:
+            pass  # the question asked stays until it is answered
         elif not self.message_is_error or ours or self._turn_came(view):
             # A refusal stays to be read, but not past the start of our turn: "not your turn:
             # Bob is to play" would then say the opposite of the title.
@@ -408,7 +484,7 @@ class TableState:
     def _aside(self, line: LogLine) -> None:
         self.asides.append((len(self.view.history) if self.view is not None else 0, line))
 
-    def _seat_changed(self, change: dict[str, Any], before: Sequence[SeatInfo]) -> None:
+    def _seat_changed(self, change: Mapping[str, Any], before: Sequence[SeatInfo]) -> None:
         """A log line for what happened to another seat; our own comings and goings show in
         the banner instead."""
         seat, named = change.get("seat"), change.get("change")
@@ -460,6 +536,7 @@ _APPLY: dict[type[Any], Callable[[TableState, Any, float], None]] = {
     Notice: TableState._notice,
     TablesListed: TableState._listed,
     ConnectionChanged: TableState._connection,
+    TableLeft: TableState._left,
 }
 
 #: The log line for each ``change`` of a ``seat_update``.
