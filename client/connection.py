@@ -115,7 +115,7 @@ class Connection:
         self.closed_by: Error | None = None
         self.last_state: State | None = None
         self.seq: int | None = None
-        #: the invite link of the private table this connection created
+        #: the invite link of the private table this connection created and still sits at
         self.invite: str | None = None
         self._ids = itertools.count(1)
         self._waiting: dict[int | str, trio.MemorySendChannel[ServerMessage]] = {}
@@ -206,7 +206,7 @@ class Connection:
 
     async def leave(self) -> None:
         await self.request(Leave())
-        self.table = self.seat = self.token = self.seq = None
+        self.table = self.seat = self.token = self.seq = self.invite = None
 
     async def add_bot(self, seat: int, policy: str | None = None) -> None:
         await self.request(AddBot(seat=seat, policy=policy))
@@ -273,7 +273,7 @@ class Connection:
             self.seq = msg.seq
         elif isinstance(msg, Joined):
             if msg.table != self.table:
-                self.seq = None
+                self.seq = self.invite = None
             self.table, self.seat = msg.table, msg.seat
             if msg.token is not None:
                 self.token = msg.token
