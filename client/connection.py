@@ -130,7 +130,7 @@ class Connection:
 
     async def request(self, msg: ClientMessage | dict[str, Any]) -> ServerMessage:
         """Send a request with a new ``id`` and wait for its reply; ``ServerError`` if refused."""
-        data = dict(msg) if isinstance(msg, dict) else to_dict(msg)
+        data = dict(msg if isinstance(msg, dict) else to_dict(msg))
         ref = next(self._ids)
         data["id"] = ref
         send, receive = trio.open_memory_channel[ServerMessage](1)

@@ -609,11 +609,9 @@ class Server:
         """Answer with one page of the lobby, its entries spliced in as they were encoded
         (never a frame over ``max_frame_size``, the limit the server enforces)."""
         head = _tables_head(msg, 0, None)
-        del head["tables"]
         budget = self.config.max_frame_size - len(peer.codec.encode(head)) - _PAGE_SLACK
         page = self.lobby.page(msg, peer.codec.mode or Mode.BINARY, budget)
         head = _tables_head(msg, page.total, page.next)
-        del head["tables"]
         peer.send_encoded(peer.codec.encode_spliced(head, "tables", page.entries))
 
     async def _table_for(
@@ -654,8 +652,11 @@ class Server:
 
 
 def _tables_head(msg: ListTables, total: int, next_offset: int | None) -> dict[str, Any]:
-    return to_dict(Tables(id=msg.id, tables=[], total=total, offset=msg.offset,
-                          next=next_offset))
+    """The ``tables`` reply to ``msg`` but its ``tables``, which are spliced in as encoded."""
+    head: dict[str, Any] = dict(to_dict(Tables(id=msg.id, tables=[], total=total,
+                                               offset=msg.offset, next=next_offset)))
+    del head["tables"]
+    return head
 
 
 def address_key(host: str) -> str:

@@ -46,14 +46,13 @@ class SeatInfo:
     @classmethod
     def from_dict(cls, seat: int, data: Mapping[str, Any] | None, now: float = 0.0) -> SeatInfo:
         data = data or {}
-        kind = str(data.get("player") or data.get("kind") or "human")
         away = bool(data.get("away"))
         grace = data.get("grace")
         return cls(
             name=str(data.get("name") or f"seat {seat} (empty)"),
-            bot=kind == PlayerKind.BOT,
+            bot=data.get("player") == PlayerKind.BOT,
             connected=bool(data.get("connected", not away)),
-            standing_in=bool(data.get("standing_in") or data.get("stand_in")),
+            standing_in=bool(data.get("stand_in")),
             away=away,
             grace_until=now + grace if isinstance(grace, int | float) and away else None,
             empty=not data.get("name"),
