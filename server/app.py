@@ -25,6 +25,7 @@ from collections import Counter
 from typing import Any
 
 import trio
+from tongits.engine import option_choices
 from tongits.protocol import (
     PROTOCOL_MINOR,
     PROTOCOL_VERSION,
@@ -603,6 +604,7 @@ class Server:
             server=f"{self.config.name} ({SERVER_VERSION})",
             capabilities=[*CAPABILITIES, *self._transport_capabilities(),
                           *(f"bot:{n}" for n in bots.policy_names())],
+            options=option_choices(),
         )))
         log.info("connection %d: hello from %r (%s)", peer.id, name, msg.kind)
         if table is not None and msg.token is not None:
