@@ -37,6 +37,7 @@ from selenium.webdriver import ActionChains, ChromeOptions, Keys  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.chrome.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
 
 BROWSER = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
@@ -255,6 +256,35 @@ def test_a_person_plays_a_whole_match_against_two_server_bots(
     assert turns >= 1 and moved, "the person's clicks made moves"
     browser.find_element(By.ID, "to-lobby").click()
     wait(browser, lambda d: visible(d, "lobby"), "back in the lobby")
+
+
+def test_a_table_opens_with_the_house_rules_chosen_in_the_page(
+    browser: WebDriver, site: Site,
+) -> None:
+    """The create form offers the options ``welcome`` lists, and the table shows its own."""
+    sit_down(browser, site, "Hana")
+    browser.find_element(By.CSS_SELECTOR, "#create-rules summary").click()
+    Select(browser.find_element(By.ID, "option-call_tie")).select_by_visible_text("caller")
+    Select(browser.find_element(By.ID, "option-pick_to_sapaw")).select_by_visible_text("yes")
+    ante = browser.find_element(By.ID, "option-ante")
+    ante.clear()
+    ante.send_keys("5")
+    assert browser.find_element(By.ID, "option-scoring").text.split() == ["payments", "tally"]
+    browser.save_screenshot("/tmp/tongits-web-1280-options.png")
+    create_table(browser)
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#options dd[data-option="ante"]'),
+         "the table's options")
+    seen = frames(browser, [])
+    options = next(m["view"]["options"] for m in seen if m["type"] == "state")
+    assert {k: options[k] for k in ("call_tie", "pick_to_sapaw", "ante", "scoring")} == {
+        "call_tie": "caller", "pick_to_sapaw": True, "ante": 5, "scoring": "payments"}
+    browser.find_element(By.ID, "options-title").click()
+    shown = {dd.get_attribute("data-option"): dd.text
+             for dd in browser.find_elements(By.CSS_SELECTOR, "#options dd")}
+    assert set(shown) == set(options)
+    assert (shown["call_tie"], shown["pick_to_sapaw"], shown["ante"]) == ("caller", "yes", "5")
+    assert browser.find_element(By.ID, "options-title").text == "Options: 3 house rules"
+    browser.save_screenshot("/tmp/tongits-web-1280-table-options.png")
 
 
 def test_a_reload_or_a_dropped_connection_is_back_in_the_seat(

@@ -22,6 +22,7 @@ const S = {
   seq: null, hand: null, view: null, legal: [], deadline: null, seats: [],
   standings: null, result: null, matchOver: null, selected: new Set(),
   log: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null,
+  optionChoices: [], // welcome.options: the table options the server accepts, and their values
 };
 
 // ----- small helpers -----------------------------------------------------------------------
@@ -148,6 +149,8 @@ const HANDLERS = {
     S.welcomed = true;
     S.needPassword = false;
     $("server").textContent = msg.server;
+    S.optionChoices = msg.options || [];
+    renderOptionForm();
     status("connected");
     notice("");
     const kept = savedSeat();
@@ -297,6 +300,62 @@ function stopLobbyRefresh() {
   S.lobbyTimer = null;
 }
 
+// ----- table options: offered as the server lists them (welcome.options) -------------------
+
+function optionLabel(name) { return name.replace(/_/g, " "); }
+
+function optionValueText(value) {
+  if (value === true) return "yes";
+  if (value === false) return "no";
+  return optionLabel(String(value));
+}
+
+function renderOptionForm() {
+  const box = $("create-options");
+  box.replaceChildren();
+  $("create-rules").hidden = S.optionChoices.length === 0;
+  for (const choice of S.optionChoices) {
+    let field;
+    if (choice.values) {
+      field = el("select", { id: `option-${choice.name}`, "data-option": choice.name },
+        ...choice.values.map((value, i) => el("option", { value: String(i), text: optionValueText(value) })));
+    } else {
+      field = el("input", { id: `option-${choice.name}`, "data-option": choice.name, type: "number",
+        min: String(choice.min), max: String(choice.max), value: String(choice.default) });
+    }
+    box.append(el("label", {}, optionLabel(choice.name), field,
+      el("span", { class: "muted about", text: choice.about || "" })));
+  }
+}
+
+function chosenOptions() {
+  const options = {};
+  for (const choice of S.optionChoices) {
+    const field = $(`option-${choice.name}`);
+    if (!field) continue;
+    const value = choice.values ? choice.values[Number(field.value)] : Number(field.value);
+    if (value !== choice.default && field.value !== "") options[choice.name] = value;
+  }
+  return options;
+}
+
+function renderOptions() {
+  const list = $("options");
+  list.replaceChildren();
+  const options = S.view ? S.view.options : null;
+  $("options-box").hidden = !options;
+  if (!options) return;
+  const defaults = Object.fromEntries(S.optionChoices.map((c) => [c.name, c.default]));
+  let changed = 0;
+  for (const [name, value] of Object.entries(options)) {
+    const house = name in defaults && defaults[name] !== value;
+    if (house) changed += 1;
+    list.append(el("dt", { class: house ? "changed" : null, text: optionLabel(name) }),
+      el("dd", { class: house ? "changed" : null, "data-option": name, text: optionValueText(value) }));
+  }
+  $("options-title").textContent = changed ? `Options: ${changed} house rule${changed === 1 ? "" : "s"}` : "Options";
+}
+
 function renderTables(tables) {
   const list = $("tables");
   list.replaceChildren();
@@ -413,6 +472,7 @@ function render() {
   renderHand();
   renderMoves();
   renderResult();
+  renderOptions();
   tick();
 }
 
@@ -606,6 +666,8 @@ function wire() {
     const hands = $("create-hands").value;
     if (hands !== "") msg.hands = Number(hands);
     if ($("create-private").checked) msg.private = true;
+    const options = chosenOptions();
+    if (Object.keys(options).length) msg.options = options;
     S.tableName = msg.name;
     send(msg);
   });
