@@ -1,7 +1,8 @@
 """The page in a real browser: Debian's Chromium driven by Selenium against a real
 ``tongits-server`` (a child process on a free loopback port, server bots at its tables).
 
-A person plays a whole match of one hand by clicking, a reload or a dropped connection
+A person plays a whole match of one hand by clicking (and, on a phone, a timed match of two
+hands to its end), a reload or a dropped connection
 mid-hand is back in the seat, two pages and a terminal's text client share a table, a
 spectator's WebSocket frames hold no hidden card, a wrong password says so, a phone's 360x640
 screen needs no horizontal scrolling (at the table and at a hand's result), and a desktop
@@ -250,7 +251,8 @@ def test_a_person_plays_a_whole_match_against_two_server_bots(
     over = [m for m in seen if m["type"] == "match_over"]
     assert len(over) == 1
     for seat, chips in enumerate(over[0]["standings"]["chips"]):
-        assert f"{over[0]['standings']['names'][seat]}: {chips} chips" in result
+        who = "You" if seat == 0 else over[0]["standings"]["names"][seat]
+        assert f"{who}: {'+' if chips > 0 else ''}{chips} chips" in result
     browser.save_screenshot("/tmp/tongits-web-1280-result.png")
     moved = [m for m in seen if m["type"] == "state" and m.get("event", {}).get("seat") == 0]
     assert turns >= 1 and moved, "the person's clicks made moves"
@@ -476,6 +478,55 @@ def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
         phone.execute_script("document.getElementById('result').scrollIntoView()")
         phone.save_screenshot("/tmp/tongits-web-360-result.png")
         assert no_horizontal_scroll(phone)
+    finally:
+        phone.quit()
+
+
+def in_view(driver: WebDriver, element_id: str) -> bool:
+    """Whether the element's top is on the screen (not scrolled away; a pixel's fraction above
+    it is the rounding of a scroll to it)."""
+    return bool(driver.execute_script(
+        "const top = document.getElementById(arguments[0]).getBoundingClientRect().top;"
+        "return top > -1 && top < window.innerHeight", element_id))
+
+
+def test_a_phone_plays_a_timed_match_of_two_hands_to_its_end(site: Site) -> None:
+    """Between hands the page counts down to the deal the table's timer makes (and the table
+    does deal then, nobody clicking); the last hand says so; the match's end ranks the seats
+    by chips and is brought on screen."""
+    phone = open_browser(360, 640)
+    try:
+        phone.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": 360, "height": 640, "deviceScaleFactor": 2, "mobile": True})
+        sit_down(phone, site, "Iya")
+        create_table(phone, timer=12, hands="2")
+        for hand in (1, 2):
+            turns = 0
+            while not visible(phone, "result"):
+                wait(phone, my_turn_or_over, "my turn or the hand's end")
+                if not visible(phone, "result"):
+                    play_one_turn(phone)
+                    turns += 1
+                    assert turns < 60
+            assert no_horizontal_scroll(phone)
+            if hand == 1:  # (the last hand's result scrolls on to the match's end)
+                assert in_view(phone, "result")
+                countdown = wait(phone, lambda d: re.fullmatch(
+                    r"The next hand is dealt in (\d+) s",
+                    d.find_element(By.ID, "next-deal").text), "the countdown")
+                assert 0 < int(countdown.group(1)) <= 12
+                phone.save_screenshot("/tmp/tongits-web-360-next-deal.png")
+                wait(phone, lambda d: not visible(d, "result"), "the timer's deal")
+                assert phone.find_element(By.ID, "hand-no").text == "hand 2"
+        wait(phone, lambda d: d.find_elements(By.ID, "to-lobby"), "the match's end")
+        assert in_view(phone, "match-over") and no_horizontal_scroll(phone)
+        phone.save_screenshot("/tmp/tongits-web-360-match-over.png")
+        rows = [li.text for li in phone.find_elements(By.CSS_SELECTOR, "#result .standings li")]
+        chips = [int(re.search(r": ([+-]?\d+) chips", row).group(1))  # type: ignore[union-attr]
+                 for row in rows]
+        assert len(rows) == 3 and chips == sorted(chips, reverse=True)
+        assert not any(" 1 hands" in row for row in rows)
+        assert "Match over after 2 hands" in phone.find_element(By.ID, "match-over").text
     finally:
         phone.quit()
 
