@@ -57,20 +57,28 @@ PASSWORD = "correct horse"
 class Site:
     """A running server: its address and the process."""
 
-    def __init__(self, process: subprocess.Popen[str], port: int) -> None:
+    def __init__(self, process: subprocess.Popen[str], port: int, scheme: str = "http") -> None:
         self.process = process
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"{scheme}://127.0.0.1:{port}"
 
 
-def start_server(tmp: Path, *, password: str | None = None) -> Site:
+def start_server(tmp: Path, *, password: str | None = None, tls: bool = False) -> Site:
+    """A server; with ``tls`` a self-signed certificate and the password (if any) in a file,
+    as a host on a LAN would start it."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("TONGITS_PASSWORD", None)
-    if password is not None:
+    extra = []
+    if password is not None and tls:
+        (tmp / "password").write_text(password + "\n")
+        extra = ["--password-file", str(tmp / "password")]
+    elif password is not None:
         env["TONGITS_PASSWORD"] = password
+    if tls:
+        extra.append("--tls-self-signed")
     process = subprocess.Popen(
         [sys.executable, "-m", "tongits.server.cli", "--port", "0", "--db", ":memory:",
          "--data-dir", str(tmp), "--bot-delay", "0.05", "--discovery", "false",
-         "--log-level", "WARNING"],
+         "--log-level", "WARNING", *extra],
         stdout=subprocess.PIPE, stderr=(tmp / "server.log").open("w"), text=True, env=env,
     )
     assert process.stdout is not None
@@ -80,7 +88,7 @@ def start_server(tmp: Path, *, password: str | None = None) -> Site:
     if match is None:
         process.kill()
         raise AssertionError(f"the server did not start: {line!r}")
-    return Site(process, int(match.group(1)))
+    return Site(process, int(match.group(1)), "https" if tls else "http")
 
 
 def stop_server(site: Site) -> None:
@@ -99,7 +107,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 
 def open_browser(width: int = 1280, height: int = 800) -> WebDriver:
+    """Chromium; it accepts a self-signed certificate, as a person on a LAN does once."""
     options = ChromeOptions()
+    options.accept_insecure_certs = True
     assert BROWSER is not None and DRIVER is not None
     options.binary_location = BROWSER
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
@@ -443,6 +453,36 @@ def test_a_wrong_password_says_so(tmp_path: Path, browser: WebDriver) -> None:
         assert visible(browser, "login")
         browser.find_element(By.ID, "login-password").send_keys(PASSWORD + "\n")
         wait(browser, lambda d: visible(d, "lobby"), "the lobby")
+    finally:
+        stop_server(guarded)
+
+
+def test_a_page_over_https_asks_the_password_and_plays(tmp_path: Path,
+                                                       browser: WebDriver) -> None:
+    """A host's ``--tls-self-signed --password-file`` server: the page is served over HTTPS,
+    its WebSocket is WSS, it asks for the password and a hand is played to the match's end."""
+    guarded = start_server(tmp_path, password=PASSWORD, tls=True)
+    try:
+        browser.get(guarded.url + "/")
+        wait(browser, lambda d: visible(d, "login"), "the name form")
+        browser.find_element(By.ID, "login-name").send_keys("Jo\n")
+        wait(browser, lambda d: visible(d, "password-row"), "the password field")
+        assert browser.find_element(By.ID, "status").text == "password needed"
+        browser.find_element(By.ID, "login-password").send_keys(PASSWORD + "\n")
+        create_table(browser, hands="1")
+        assert browser.execute_script("return location.protocol") == "https:"
+        turns = 0
+        while not visible(browser, "result"):
+            wait(browser, my_turn_or_over, "my turn or the hand's end")
+            if not visible(browser, "result"):
+                play_one_turn(browser)
+                turns += 1
+                assert turns < 60
+        wait(browser, lambda d: d.find_elements(By.ID, "to-lobby"), "the match's end")
+        sockets = [json.loads(e["message"])["message"]["params"]["url"]
+                   for e in browser_log(browser, "performance")
+                   if json.loads(e["message"])["message"]["method"] == "Network.webSocketCreated"]
+        assert sockets and all(url.startswith("wss://") for url in sockets)
     finally:
         stop_server(guarded)
 

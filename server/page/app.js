@@ -223,6 +223,7 @@ const HANDLERS = {
       const wrong = Boolean(S.password);
       S.password = "";
       sessionStorage.removeItem(PASSWORD_KEY);
+      status("password needed");
       askLogin(wrong ? "Wrong password: try again." : "This server needs a password.");
       return;
     }
