@@ -195,9 +195,9 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.quiet,
         )
     if args.command == "arena":
-        from . import arena
+        from .arena import runner
 
-        return arena.run(
+        return runner.run(
             args.bots,
             hands=args.hands,
             seed=args.seed,

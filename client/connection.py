@@ -35,7 +35,7 @@ import itertools
 import math
 import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -71,6 +71,7 @@ from tongits.protocol import (
     to_dict,
 )
 from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT, PONG_WAIT, dead_peer_options
+from tongits.protocol.maps import TableInfoMap
 from tongits.protocol.transport import Endpoint
 
 from .tls import ClientTLS, open_stream
@@ -114,7 +115,7 @@ class Connection:
         self.closed_by: Error | None = None
         self.last_state: State | None = None
         self.seq: int | None = None
-        #: the invite link of the private table this connection created
+        #: the invite link of the private table this connection created and still sits at
         self.invite: str | None = None
         self._ids = itertools.count(1)
         self._waiting: dict[int | str, trio.MemorySendChannel[ServerMessage]] = {}
@@ -172,7 +173,7 @@ class Connection:
 
     async def list_tables(
         self, offset: int = 0, limit: int | None = None, open: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[TableInfoMap]:
         """One page of the lobby (the first by default; see ``tables`` in docs/PROTOCOL.md)."""
         reply = await self.request(ListTables(offset=offset, limit=limit, open=open))
         assert isinstance(reply, Tables)
@@ -205,7 +206,7 @@ class Connection:
 
     async def leave(self) -> None:
         await self.request(Leave())
-        self.table = self.seat = self.token = self.seq = None
+        self.table = self.seat = self.token = self.seq = self.invite = None
 
     async def add_bot(self, seat: int, policy: str | None = None) -> None:
         await self.request(AddBot(seat=seat, policy=policy))
@@ -216,7 +217,7 @@ class Connection:
     async def start(self) -> None:
         await self.request(Start())
 
-    async def move(self, move: Move | dict[str, Any]) -> None:
+    async def move(self, move: Move | Mapping[str, Any]) -> None:
         """Play a move: an engine ``Move`` or its dict form (``{"action": "draw"}``)."""
         data = move.to_dict() if isinstance(move, Move) else move
         await self.request(MoveRequest(move=data))
@@ -272,7 +273,7 @@ class Connection:
             self.seq = msg.seq
         elif isinstance(msg, Joined):
             if msg.table != self.table:
-                self.seq = None
+                self.seq = self.invite = None
             self.table, self.seat = msg.table, msg.seat
             if msg.token is not None:
                 self.token = msg.token

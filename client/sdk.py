@@ -58,6 +58,7 @@ from tongits.engine import Move, Result, SeatView
 from tongits.engine.policies import autoplay_move, get_policy
 from tongits.protocol import Error, ErrorCode, HandResult, Joined, SeatUpdate, State
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
+from tongits.protocol.maps import StandingsMap
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from .connection import Connection, ConnectionClosed, ServerError, open_connection
@@ -104,7 +105,7 @@ class HandOutcome:
     docs/PROTOCOL.md)."""
 
     result: Result
-    standings: dict[str, Any]
+    standings: StandingsMap
 
 
 @dataclass(slots=True)
@@ -424,7 +425,7 @@ class Bot:
             log.warning("the server refused %s too: %s; waiting for the next state",
                         fallback, exc)
 
-    def _hand_over(self, result: Result, standings: dict[str, Any]) -> None:
+    def _hand_over(self, result: Result, standings: StandingsMap) -> None:
         self._hand_open = False
         self.report.hands.append(HandOutcome(result, standings))
         mine = result.chips[self.report.seat] if self.report.seat is not None else 0
@@ -460,7 +461,7 @@ class Bot:
                 log.debug("start: %s", exc)
 
 
-def _has_free_seat(table: dict[str, Any]) -> bool:
+def _has_free_seat(table: Mapping[str, Any]) -> bool:
     return not table.get("started") and int(table.get("players", 3)) < 3
 
 

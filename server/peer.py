@@ -16,6 +16,7 @@ import itertools
 import logging
 import os
 from collections import deque
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
@@ -162,7 +163,7 @@ class Peer:
         self._tokens -= cost
         return True
 
-    def send(self, msg: dict[str, Any]) -> None:
+    def send(self, msg: Mapping[str, Any]) -> None:
         """Send ``msg`` now if the socket takes it, else queue it for the writer; a full queue
         disconnects the peer as a slow reader. While corked, hold it until ``uncork``."""
         if not self.closed:
