@@ -194,29 +194,37 @@ def my_turn_or_over(driver: WebDriver) -> bool:
     return legal_count(driver) > 0 or visible(driver, "result")
 
 
+def click(driver: WebDriver, selector: str, what: str) -> None:
+    """Click the element ``selector`` finds now: the page redraws its buttons on every message
+    (a bot's move, a seat's change), so an element found a moment ago may be gone."""
+    def clicked(d: WebDriver) -> bool:
+        d.find_element(By.CSS_SELECTOR, selector).click()
+        return True
+
+    wait(driver, clicked, what)
+
+
 def play_one_turn(driver: WebDriver) -> None:
     """Click as a person would: fold an answer, or draw, then discard the first card the page
     offers a discard for once it is selected."""
     offered = moves(driver)
     if "fold" in offered:
-        offered["fold"].click()
+        click(driver, '#moves button[data-action="fold"]', "fold")
         wait(driver, lambda d: "fold" not in moves(d), "the fold to go")
         return
     if "draw" in offered:
-        offered["draw"].click()
+        click(driver, '#moves button[data-action="draw"]', "draw")
         wait(driver, lambda d: "draw" not in moves(d)
              and (legal_count(d) > 0 or visible(d, "result")), "the drawn card")
     for card in hand_cards(driver):
         if visible(driver, "result"):
             return
-        button = driver.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{card}"]')
-        button.click()
-        offered = moves(driver)
-        if "discard" in offered:
-            offered["discard"].click()
+        click(driver, f'#hand .card[data-card="{card}"]', card)
+        if "discard" in moves(driver):
+            click(driver, '#moves button[data-action="discard"]', "discard")
             wait(driver, lambda d: "discard" not in moves(d), "the discard to go")
             return
-        button.click()  # no discard of that card: take it back
+        click(driver, f'#hand .card[data-card="{card}"]', card)  # no discard of it: take it back
     raise AssertionError(f"no card could be discarded: {hand_cards(driver)}")
 
 
@@ -291,8 +299,9 @@ def test_a_table_opens_with_the_house_rules_chosen_in_the_page(
     assert {k: options[k] for k in ("call_tie", "pick_to_sapaw", "ante", "scoring")} == {
         "call_tie": "caller", "pick_to_sapaw": True, "ante": 5, "scoring": "payments"}
     browser.find_element(By.ID, "options-title").click()
-    shown = {dd.get_attribute("data-option"): dd.text
-             for dd in browser.find_elements(By.CSS_SELECTOR, "#options dd")}
+    shown = browser.execute_script(  # at once: the page redraws the panel on every message
+        "return Object.fromEntries([...document.querySelectorAll('#options dd')]"
+        ".map((dd) => [dd.dataset.option, dd.textContent]))")
     assert set(shown) == set(options)
     assert (shown["call_tie"], shown["pick_to_sapaw"], shown["ante"]) == ("caller", "yes", "5")
     assert browser.find_element(By.ID, "options-title").text == "Options: 3 house rules"
