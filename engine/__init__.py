@@ -20,7 +20,15 @@ from .hand import End, Hand, Phase, Result, Step
 from .match import Match, MatchLength, deck_for
 from .melds import MeldKind, TableMeld, is_meld, meld_kind
 from .moves import Action, Move
-from .options import MAX_ANTE, CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
+from .options import (
+    MAX_ANTE,
+    CallTie,
+    Options,
+    SapawBlock,
+    Scoring,
+    StockoutNoneOpen,
+    option_choices,
+)
 from .record import FORMAT, HandRecord, hand_record
 from .view import MeldView, SeatView, seat_view
 
@@ -43,6 +51,7 @@ __all__ = [
     "Move",
     "MAX_ANTE",
     "Options",
+    "option_choices",
     "Phase",
     "RecordCode",
     "RecordError",

@@ -113,3 +113,37 @@ _ENUMS: dict[str, type[StrEnum]] = {
     "stockout_none_open": StockoutNoneOpen,
     "scoring": Scoring,
 }
+
+#: What each option changes, in the words of RULES.md §10 (shown beside it by clients).
+_ABOUT = {
+    "pick_to_sapaw": "the discard top may also be taken to lay it off at once",
+    "sapaw_block": "how long a lay-off onto your meld stops you calling",
+    "self_sapaw_blocks_call": "laying off onto your own meld blocks your next call",
+    "tongits_needs_discard": "Tongits only by discarding the last card",
+    "call_tie": "who wins a tie between caller and a challenger",
+    "stockout_none_open": "stock-out with nobody opened",
+    "no_sapawable_discard": "a card that could be laid off may not be discarded",
+    "concealed_melds_count": "every card in hand counts at the end",
+    "scoring": "payments between seats, or a tally of points",
+    "ante": "the two-wins-in-a-row pot",
+}
+
+
+def option_choices() -> list[dict[str, Any]]:
+    """Every option of RULES.md §10 and what it may be, as JSON-style maps, so that a client
+    offers exactly what ``Options.from_dict`` accepts and decides no rule itself: ``name``,
+    ``about``, ``default``, and either ``values`` (every choice, the default first) or, for
+    ``ante``, ``min`` and ``max``."""
+    default = Options().to_dict(omit_defaults=False)
+    out: list[dict[str, Any]] = []
+    for name, value in default.items():
+        choice: dict[str, Any] = {"name": name, "about": _ABOUT[name], "default": value}
+        enum = _ENUMS.get(name)
+        if enum is not None:
+            choice["values"] = [e.value for e in enum]
+        elif name == "ante":
+            choice["min"], choice["max"] = 0, MAX_ANTE
+        else:
+            choice["values"] = [value, not value]
+        out.append(choice)
+    return out

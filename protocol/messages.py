@@ -71,7 +71,8 @@ from .message_maps import (
 )
 
 PROTOCOL_VERSION = 1
-#: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``.
+#: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``,
+#: ``welcome.options``.
 PROTOCOL_MINOR = 1
 
 JSONMap = dict[str, Any]
@@ -266,11 +267,15 @@ class Sync(ClientMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Welcome(Reply):
+    """``options`` (since 1.1): every table option ``create_table`` accepts and its values
+    (``tongits.engine.option_choices``), so a client can offer them without knowing them."""
+
     TYPE = "welcome"
     version: int
     server: str
     capabilities: list[str]
     minor: int | None = None
+    options: list[JSONMap] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,7 @@ from collections import Counter
 from typing import Any
 
 import trio
+from tongits.engine import option_choices
 from tongits.protocol import (
     PROTOCOL_MINOR,
     PROTOCOL_VERSION,
@@ -361,7 +362,8 @@ class Server:
 
         The server writes nothing before the client's first byte (until then the encoding is
         unknown): a socket that stays silent is closed without a word, and a ``refusal`` (the
-        server or the address is full) is said in the mode the first byte picks.
+        server or the address is full) is said in the mode the first byte picks (to a browser, an
+        HTTP ``503``).
 
         Timeouts: before ``hello``, ``handshake_timeout`` of silence between bytes (a person
         typing at ``nc`` is served) and ``frame_timeout`` from the first byte for the whole
@@ -393,8 +395,7 @@ class Server:
             now = trio.current_time()
             first_byte = min(first_byte, now)
             if refusal is not None:
-                peer.codec.receive_data(data[:1])
-                peer.kick(*refusal)
+                await self._refuse(peer, data, refusal)
                 return None
             if peer.codec.mode is None:
                 opened = await self._open(peer, data)
@@ -406,6 +407,17 @@ class Server:
             if await self._handle_data(peer, data) is None:
                 return None
         return now
+
+    async def _refuse(self, peer: Peer, data: bytes | bytearray,
+                      refusal: tuple[str, str]) -> None:
+        """Say ``refusal`` (the server or the address is full) in the mode the connection's
+        first bytes ``data`` pick: a browser's request is answered HTTP ``503``, where the
+        protocol's error line would be garbage on its screen."""
+        if self.web is not None and http_start(data) is not False:
+            await self.web.refuse_busy(peer, bytes(data), self._receive, refusal[1])
+            return
+        peer.codec.receive_data(data[:1])
+        peer.kick(*refusal)
 
     async def _read_messages(self, peer: Peer, now: float) -> None:
         """``_read`` after ``hello`` (whose last bytes came at ``now``)."""
@@ -592,6 +604,7 @@ class Server:
             server=f"{self.config.name} ({SERVER_VERSION})",
             capabilities=[*CAPABILITIES, *self._transport_capabilities(),
                           *(f"bot:{n}" for n in bots.policy_names())],
+            options=option_choices(),
         )))
         log.info("connection %d: hello from %r (%s)", peer.id, name, msg.kind)
         if table is not None and msg.token is not None:

@@ -42,6 +42,8 @@ MAX_HEAD = 8192
 MAX_REQUESTS = 32
 #: The path that upgrades to the protocol's WebSocket.
 SOCKET_PATH = "/ws"
+#: Seconds a browser refused for a full server is told to wait (``Retry-After``).
+RETRY_AFTER = 30
 
 #: The page runs its own script and style only (no inline code, no third-party origin) and
 #: connects to its own origin only ('self' includes ws:/wss: to it in CSP Level 3).
@@ -135,6 +137,19 @@ class WebSite:
             return await self._serve(peer, head, receive, redirect)
         except _Gone:
             return None
+
+    async def refuse_busy(self, peer: Peer, head: bytes, receive: Receive, reason: str) -> None:
+        """Answer the request beginning with ``head`` ``503`` with ``reason`` and a
+        ``Retry-After``: the server or the browser's address has no connection to spare, and
+        a browser shows an HTTP answer where a protocol error line would be garbage."""
+        http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        http.receive_data(head)
+        try:
+            if await self._next_request(peer, http, receive) is not None:
+                await self._refuse(peer, http, 503, reason,
+                                   [(b"retry-after", str(RETRY_AFTER).encode())])
+        except _Gone:
+            pass
 
     async def _serve(self, peer: Peer, head: bytes, receive: Receive,
                      redirect: bool) -> Upgraded | None:

@@ -10,8 +10,10 @@ import json
 import random
 from typing import Any
 
+import pytest
 from engine_support import SEEDS, choose, random_hand, states
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from tongits.engine import (
     DECK,
     Action,
@@ -20,8 +22,11 @@ from tongits.engine import (
     HandRecord,
     IllegalMove,
     Move,
+    Options,
+    RecordError,
     SeatView,
     hand_record,
+    option_choices,
     seat_view,
 )
 from tongits.engine.cards import cards_of, mask_of
@@ -218,3 +223,27 @@ def test_pinned_playouts() -> None:
             winner,
             chips,
         )
+
+
+@given(st.data())
+def test_the_option_choices_offered_are_exactly_the_options_accepted(data: st.DataObject) -> None:
+    """A client builds its options from ``option_choices`` (sent in ``welcome``): whatever it
+    picks is accepted and kept, and a value outside the list is refused."""
+    choices = option_choices()
+    assert [c["name"] for c in choices] == list(Options().to_dict(omit_defaults=False))
+    picked: dict[str, Any] = {}
+    for choice in choices:
+        assert Options.from_dict({choice["name"]: choice["default"]}) == Options()
+        if "values" in choice:
+            assert choice["values"][0] == choice["default"]
+            picked[choice["name"]] = data.draw(st.sampled_from(choice["values"]))
+            offered = {(type(v), v) for v in choice["values"]}
+            outside = data.draw(st.one_of(st.text(), st.integers(), st.none()))
+            assume((type(outside), outside) not in offered)
+        else:
+            picked[choice["name"]] = data.draw(st.integers(choice["min"], choice["max"]))
+            outside = data.draw(st.one_of(st.integers(max_value=choice["min"] - 1),
+                                          st.integers(min_value=choice["max"] + 1)))
+        with pytest.raises(RecordError):
+            Options.from_dict({choice["name"]: outside})
+    assert Options.from_dict(picked).to_dict(omit_defaults=False) == picked

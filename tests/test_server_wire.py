@@ -53,6 +53,25 @@ class LineClient:
                 return msg
 
 
+async def test_welcome_lists_the_table_options_a_client_can_offer() -> None:
+    """A client that knows no rule (the browser page) creates a table with options taken from
+    ``welcome.options`` only, and the table plays by them."""
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            client = LineClient(await trio.open_tcp_stream("127.0.0.1", port))
+            await client.send({"type": "hello", "id": 1, "version": 1, "name": "nc",
+                               "kind": "human"})
+            welcome = await client.until("welcome")
+            chosen = {o["name"]: o["values"][-1] if "values" in o else o["max"]
+                      for o in welcome["options"]}
+            assert all(chosen[o["name"]] != o["default"] for o in welcome["options"])
+            await client.send({"type": "create_table", "id": 2, "name": "House", "bots": 2,
+                               "options": chosen})
+            await client.until("joined", id=2)
+            state = await client.until("state")
+            assert state["view"]["options"] == chosen
+
+
 async def test_text_mode_plays_over_a_raw_socket() -> None:
     with trio.fail_after(TIME_CAP):
         async with tcp_server() as (_server, port):

@@ -1,7 +1,8 @@
 """The page in a real browser: Debian's Chromium driven by Selenium against a real
 ``tongits-server`` (a child process on a free loopback port, server bots at its tables).
 
-A person plays a whole match of one hand by clicking, a reload or a dropped connection
+A person plays a whole match of one hand by clicking (and, on a phone, a timed match of two
+hands to its end), a reload or a dropped connection
 mid-hand is back in the seat, two pages and a terminal's text client share a table, a
 spectator's WebSocket frames hold no hidden card, a wrong password says so, a phone's 360x640
 screen needs no horizontal scrolling (at the table and at a hand's result), and a desktop
@@ -37,6 +38,7 @@ from selenium.webdriver import ActionChains, ChromeOptions, Keys  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.chrome.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
 
 BROWSER = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
@@ -55,20 +57,28 @@ PASSWORD = "correct horse"
 class Site:
     """A running server: its address and the process."""
 
-    def __init__(self, process: subprocess.Popen[str], port: int) -> None:
+    def __init__(self, process: subprocess.Popen[str], port: int, scheme: str = "http") -> None:
         self.process = process
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"{scheme}://127.0.0.1:{port}"
 
 
-def start_server(tmp: Path, *, password: str | None = None) -> Site:
+def start_server(tmp: Path, *, password: str | None = None, tls: bool = False) -> Site:
+    """A server; with ``tls`` a self-signed certificate and the password (if any) in a file,
+    as a host on a LAN would start it."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("TONGITS_PASSWORD", None)
-    if password is not None:
+    extra = []
+    if password is not None and tls:
+        (tmp / "password").write_text(password + "\n")
+        extra = ["--password-file", str(tmp / "password")]
+    elif password is not None:
         env["TONGITS_PASSWORD"] = password
+    if tls:
+        extra.append("--tls-self-signed")
     process = subprocess.Popen(
         [sys.executable, "-m", "tongits.server.cli", "--port", "0", "--db", ":memory:",
          "--data-dir", str(tmp), "--bot-delay", "0.05", "--discovery", "false",
-         "--log-level", "WARNING"],
+         "--log-level", "WARNING", *extra],
         stdout=subprocess.PIPE, stderr=(tmp / "server.log").open("w"), text=True, env=env,
     )
     assert process.stdout is not None
@@ -78,7 +88,7 @@ def start_server(tmp: Path, *, password: str | None = None) -> Site:
     if match is None:
         process.kill()
         raise AssertionError(f"the server did not start: {line!r}")
-    return Site(process, int(match.group(1)))
+    return Site(process, int(match.group(1)), "https" if tls else "http")
 
 
 def stop_server(site: Site) -> None:
@@ -97,7 +107,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 
 def open_browser(width: int = 1280, height: int = 800) -> WebDriver:
+    """Chromium; it accepts a self-signed certificate, as a person on a LAN does once."""
     options = ChromeOptions()
+    options.accept_insecure_certs = True
     assert BROWSER is not None and DRIVER is not None
     options.binary_location = BROWSER
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
@@ -182,29 +194,37 @@ def my_turn_or_over(driver: WebDriver) -> bool:
     return legal_count(driver) > 0 or visible(driver, "result")
 
 
+def click(driver: WebDriver, selector: str, what: str) -> None:
+    """Click the element ``selector`` finds now: the page redraws its buttons on every message
+    (a bot's move, a seat's change), so an element found a moment ago may be gone."""
+    def clicked(d: WebDriver) -> bool:
+        d.find_element(By.CSS_SELECTOR, selector).click()
+        return True
+
+    wait(driver, clicked, what)
+
+
 def play_one_turn(driver: WebDriver) -> None:
     """Click as a person would: fold an answer, or draw, then discard the first card the page
     offers a discard for once it is selected."""
     offered = moves(driver)
     if "fold" in offered:
-        offered["fold"].click()
+        click(driver, '#moves button[data-action="fold"]', "fold")
         wait(driver, lambda d: "fold" not in moves(d), "the fold to go")
         return
     if "draw" in offered:
-        offered["draw"].click()
+        click(driver, '#moves button[data-action="draw"]', "draw")
         wait(driver, lambda d: "draw" not in moves(d)
              and (legal_count(d) > 0 or visible(d, "result")), "the drawn card")
     for card in hand_cards(driver):
         if visible(driver, "result"):
             return
-        button = driver.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{card}"]')
-        button.click()
-        offered = moves(driver)
-        if "discard" in offered:
-            offered["discard"].click()
+        click(driver, f'#hand .card[data-card="{card}"]', card)
+        if "discard" in moves(driver):
+            click(driver, '#moves button[data-action="discard"]', "discard")
             wait(driver, lambda d: "discard" not in moves(d), "the discard to go")
             return
-        button.click()  # no discard of that card: take it back
+        click(driver, f'#hand .card[data-card="{card}"]', card)  # no discard of it: take it back
     raise AssertionError(f"no card could be discarded: {hand_cards(driver)}")
 
 
@@ -249,12 +269,43 @@ def test_a_person_plays_a_whole_match_against_two_server_bots(
     over = [m for m in seen if m["type"] == "match_over"]
     assert len(over) == 1
     for seat, chips in enumerate(over[0]["standings"]["chips"]):
-        assert f"{over[0]['standings']['names'][seat]}: {chips} chips" in result
+        who = "You" if seat == 0 else over[0]["standings"]["names"][seat]
+        assert f"{who}: {'+' if chips > 0 else ''}{chips} chips" in result
     browser.save_screenshot("/tmp/tongits-web-1280-result.png")
     moved = [m for m in seen if m["type"] == "state" and m.get("event", {}).get("seat") == 0]
     assert turns >= 1 and moved, "the person's clicks made moves"
     browser.find_element(By.ID, "to-lobby").click()
     wait(browser, lambda d: visible(d, "lobby"), "back in the lobby")
+
+
+def test_a_table_opens_with_the_house_rules_chosen_in_the_page(
+    browser: WebDriver, site: Site,
+) -> None:
+    """The create form offers the options ``welcome`` lists, and the table shows its own."""
+    sit_down(browser, site, "Hana")
+    browser.find_element(By.CSS_SELECTOR, "#create-rules summary").click()
+    Select(browser.find_element(By.ID, "option-call_tie")).select_by_visible_text("caller")
+    Select(browser.find_element(By.ID, "option-pick_to_sapaw")).select_by_visible_text("yes")
+    ante = browser.find_element(By.ID, "option-ante")
+    ante.clear()
+    ante.send_keys("5")
+    assert browser.find_element(By.ID, "option-scoring").text.split() == ["payments", "tally"]
+    browser.save_screenshot("/tmp/tongits-web-1280-options.png")
+    create_table(browser)
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#options dd[data-option="ante"]'),
+         "the table's options")
+    seen = frames(browser, [])
+    options = next(m["view"]["options"] for m in seen if m["type"] == "state")
+    assert {k: options[k] for k in ("call_tie", "pick_to_sapaw", "ante", "scoring")} == {
+        "call_tie": "caller", "pick_to_sapaw": True, "ante": 5, "scoring": "payments"}
+    browser.find_element(By.ID, "options-title").click()
+    shown = browser.execute_script(  # at once: the page redraws the panel on every message
+        "return Object.fromEntries([...document.querySelectorAll('#options dd')]"
+        ".map((dd) => [dd.dataset.option, dd.textContent]))")
+    assert set(shown) == set(options)
+    assert (shown["call_tie"], shown["pick_to_sapaw"], shown["ante"]) == ("caller", "yes", "5")
+    assert browser.find_element(By.ID, "options-title").text == "Options: 3 house rules"
+    browser.save_screenshot("/tmp/tongits-web-1280-table-options.png")
 
 
 def test_a_reload_or_a_dropped_connection_is_back_in_the_seat(
@@ -415,6 +466,36 @@ def test_a_wrong_password_says_so(tmp_path: Path, browser: WebDriver) -> None:
         stop_server(guarded)
 
 
+def test_a_page_over_https_asks_the_password_and_plays(tmp_path: Path,
+                                                       browser: WebDriver) -> None:
+    """A host's ``--tls-self-signed --password-file`` server: the page is served over HTTPS,
+    its WebSocket is WSS, it asks for the password and a hand is played to the match's end."""
+    guarded = start_server(tmp_path, password=PASSWORD, tls=True)
+    try:
+        browser.get(guarded.url + "/")
+        wait(browser, lambda d: visible(d, "login"), "the name form")
+        browser.find_element(By.ID, "login-name").send_keys("Jo\n")
+        wait(browser, lambda d: visible(d, "password-row"), "the password field")
+        assert browser.find_element(By.ID, "status").text == "password needed"
+        browser.find_element(By.ID, "login-password").send_keys(PASSWORD + "\n")
+        create_table(browser, hands="1")
+        assert browser.execute_script("return location.protocol") == "https:"
+        turns = 0
+        while not visible(browser, "result"):
+            wait(browser, my_turn_or_over, "my turn or the hand's end")
+            if not visible(browser, "result"):
+                play_one_turn(browser)
+                turns += 1
+                assert turns < 60
+        wait(browser, lambda d: d.find_elements(By.ID, "to-lobby"), "the match's end")
+        sockets = [json.loads(e["message"])["message"]["params"]["url"]
+                   for e in browser_log(browser, "performance")
+                   if json.loads(e["message"])["message"]["method"] == "Network.webSocketCreated"]
+        assert sockets and all(url.startswith("wss://") for url in sockets)
+    finally:
+        stop_server(guarded)
+
+
 def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
     phone = open_browser(360, 640)
     try:
@@ -446,6 +527,55 @@ def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
         phone.execute_script("document.getElementById('result').scrollIntoView()")
         phone.save_screenshot("/tmp/tongits-web-360-result.png")
         assert no_horizontal_scroll(phone)
+    finally:
+        phone.quit()
+
+
+def in_view(driver: WebDriver, element_id: str) -> bool:
+    """Whether the element's top is on the screen (not scrolled away; a pixel's fraction above
+    it is the rounding of a scroll to it)."""
+    return bool(driver.execute_script(
+        "const top = document.getElementById(arguments[0]).getBoundingClientRect().top;"
+        "return top > -1 && top < window.innerHeight", element_id))
+
+
+def test_a_phone_plays_a_timed_match_of_two_hands_to_its_end(site: Site) -> None:
+    """Between hands the page counts down to the deal the table's timer makes (and the table
+    does deal then, nobody clicking); the last hand says so; the match's end ranks the seats
+    by chips and is brought on screen."""
+    phone = open_browser(360, 640)
+    try:
+        phone.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": 360, "height": 640, "deviceScaleFactor": 2, "mobile": True})
+        sit_down(phone, site, "Iya")
+        create_table(phone, timer=12, hands="2")
+        for hand in (1, 2):
+            turns = 0
+            while not visible(phone, "result"):
+                wait(phone, my_turn_or_over, "my turn or the hand's end")
+                if not visible(phone, "result"):
+                    play_one_turn(phone)
+                    turns += 1
+                    assert turns < 60
+            assert no_horizontal_scroll(phone)
+            if hand == 1:  # (the last hand's result scrolls on to the match's end)
+                assert in_view(phone, "result")
+                countdown = wait(phone, lambda d: re.fullmatch(
+                    r"The next hand is dealt in (\d+) s",
+                    d.find_element(By.ID, "next-deal").text), "the countdown")
+                assert 0 < int(countdown.group(1)) <= 12
+                phone.save_screenshot("/tmp/tongits-web-360-next-deal.png")
+                wait(phone, lambda d: not visible(d, "result"), "the timer's deal")
+                assert phone.find_element(By.ID, "hand-no").text == "hand 2"
+        wait(phone, lambda d: d.find_elements(By.ID, "to-lobby"), "the match's end")
+        assert in_view(phone, "match-over") and no_horizontal_scroll(phone)
+        phone.save_screenshot("/tmp/tongits-web-360-match-over.png")
+        rows = [li.text for li in phone.find_elements(By.CSS_SELECTOR, "#result .standings li")]
+        chips = [int(re.search(r": ([+-]?\d+) chips", row).group(1))  # type: ignore[union-attr]
+                 for row in rows]
+        assert len(rows) == 3 and chips == sorted(chips, reverse=True)
+        assert not any(" 1 hands" in row for row in rows)
+        assert "Match over after 2 hands" in phone.find_element(By.ID, "match-over").text
     finally:
         phone.quit()
 

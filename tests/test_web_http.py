@@ -23,7 +23,7 @@ from tongits.protocol import ErrorCode
 from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
 from tongits.server.tls import ServerTLS
-from tongits.server.web import CONTENT_SECURITY_POLICY, MAX_HEAD, http_start
+from tongits.server.web import CONTENT_SECURITY_POLICY, MAX_HEAD, RETRY_AFTER, http_start
 from tongits.server.websocket import WebSocketCarrier, text_frame
 from web_support import WebSocketClient, WebSocketRefused, read_response
 from wsproto.events import BytesMessage, Message
@@ -116,6 +116,34 @@ async def test_an_oversized_request_head_is_refused(autojump_clock: trio.testing
         assert status == 431
         status, _, _ = parse(await get(server, "/" + "a" * MAX_HEAD))
         assert status == 431
+
+
+@capped
+async def test_a_full_server_answers_a_browser_503_with_retry_after(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with (running(max_connections=2, max_per_address=1) as server,
+                served(server, "10.0.0.9:1")):
+        await until(lambda: len(server.peers) == 1)
+        # the address has its one connection; a protocol client still gets the error line
+        async with served(server, "10.0.0.9:2") as stream:
+            await stream.send_all(json.dumps(HELLO).encode() + b"\n")
+            error = json.loads((await read_response(stream)).splitlines()[0])
+            assert error["code"] == ErrorCode.TOO_MANY_CONNECTIONS
+        async with served(server, "10.0.0.9:3") as stream:
+            await stream.send_all(b"GET / HTTP/1.1\r\nHost: 10.0.0.2\r\n\r\n")
+            status, headers, body = parse(await read_response(stream))
+            assert (status, headers["retry-after"]) == (503, str(RETRY_AFTER))
+            assert b"too many connections from your address" in body
+        async with served(server, "10.0.0.2:1"):
+            await until(lambda: len(server.peers) == 2)
+            # the server's two connections are taken: a page asked in two pieces
+            async with served(server, "10.0.0.3:1") as stream:
+                await stream.send_all(b"GE")
+                await stream.send_all(b"T /t/t3 HTTP/1.1\r\nHost: 10.0.0.2\r\n\r\n")
+                status, headers, body = parse(await read_response(stream))
+                assert (status, headers["connection"]) == (503, "close")
+                assert b"the server is full" in body
 
 
 @capped

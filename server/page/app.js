@@ -20,8 +20,9 @@ const S = {
   needPassword: false,
   table: null, tableName: "", seat: null, spectator: false, code: null,
   seq: null, hand: null, view: null, legal: [], deadline: null, seats: [],
-  standings: null, result: null, matchOver: null, selected: new Set(),
+  standings: null, result: null, nextDeal: null, matchOver: null, selected: new Set(),
   log: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null,
+  optionChoices: [], // welcome.options: the table options the server accepts, and their values
 };
 
 // ----- small helpers -----------------------------------------------------------------------
@@ -148,6 +149,8 @@ const HANDLERS = {
     S.welcomed = true;
     S.needPassword = false;
     $("server").textContent = msg.server;
+    S.optionChoices = msg.options || [];
+    renderOptionForm();
     status("connected");
     notice("");
     const kept = savedSeat();
@@ -192,15 +195,18 @@ const HANDLERS = {
   hand_result(msg) {
     S.seq = msg.seq;
     S.result = msg;
+    S.nextDeal = msg.next_deal !== undefined ? Date.now() + msg.next_deal * 1000 : null;
     S.standings = msg.standings;
     if (!S.spectator) saveSeat();
     render();
+    $("result").scrollIntoView({ block: "start" }); // below the hand on a phone: bring it up
   },
   match_over(msg) {
     S.matchOver = msg;
     S.standings = msg.standings;
     forgetSeat();
     render();
+    $("match-over").scrollIntoView({ block: "start" });
   },
   seat_update(msg) {
     S.seats = msg.seats;
@@ -217,6 +223,7 @@ const HANDLERS = {
       const wrong = Boolean(S.password);
       S.password = "";
       sessionStorage.removeItem(PASSWORD_KEY);
+      status("password needed");
       askLogin(wrong ? "Wrong password: try again." : "This server needs a password.");
       return;
     }
@@ -295,6 +302,62 @@ function startLobbyRefresh() {
 function stopLobbyRefresh() {
   clearInterval(S.lobbyTimer);
   S.lobbyTimer = null;
+}
+
+// ----- table options: offered as the server lists them (welcome.options) -------------------
+
+function optionLabel(name) { return name.replace(/_/g, " "); }
+
+function optionValueText(value) {
+  if (value === true) return "yes";
+  if (value === false) return "no";
+  return optionLabel(String(value));
+}
+
+function renderOptionForm() {
+  const box = $("create-options");
+  box.replaceChildren();
+  $("create-rules").hidden = S.optionChoices.length === 0;
+  for (const choice of S.optionChoices) {
+    let field;
+    if (choice.values) {
+      field = el("select", { id: `option-${choice.name}`, "data-option": choice.name },
+        ...choice.values.map((value, i) => el("option", { value: String(i), text: optionValueText(value) })));
+    } else {
+      field = el("input", { id: `option-${choice.name}`, "data-option": choice.name, type: "number",
+        min: String(choice.min), max: String(choice.max), value: String(choice.default) });
+    }
+    box.append(el("label", {}, optionLabel(choice.name), field,
+      el("span", { class: "muted about", text: choice.about || "" })));
+  }
+}
+
+function chosenOptions() {
+  const options = {};
+  for (const choice of S.optionChoices) {
+    const field = $(`option-${choice.name}`);
+    if (!field) continue;
+    const value = choice.values ? choice.values[Number(field.value)] : Number(field.value);
+    if (value !== choice.default && field.value !== "") options[choice.name] = value;
+  }
+  return options;
+}
+
+function renderOptions() {
+  const list = $("options");
+  list.replaceChildren();
+  const options = S.view ? S.view.options : null;
+  $("options-box").hidden = !options;
+  if (!options) return;
+  const defaults = Object.fromEntries(S.optionChoices.map((c) => [c.name, c.default]));
+  let changed = 0;
+  for (const [name, value] of Object.entries(options)) {
+    const house = name in defaults && defaults[name] !== value;
+    if (house) changed += 1;
+    list.append(el("dt", { class: house ? "changed" : null, text: optionLabel(name) }),
+      el("dd", { class: house ? "changed" : null, "data-option": name, text: optionValueText(value) }));
+  }
+  $("options-title").textContent = changed ? `Options: ${changed} house rule${changed === 1 ? "" : "s"}` : "Options";
 }
 
 function renderTables(tables) {
@@ -413,6 +476,7 @@ function render() {
   renderHand();
   renderMoves();
   renderResult();
+  renderOptions();
   tick();
 }
 
@@ -511,6 +575,11 @@ function renderMoves() {
   $("hint").textContent = hint;
 }
 
+// How a hand ended (its result's `end`), in words.
+const HAND_ENDS = { tongits: "Tongits", call: "on a call", stock: "the stock ran out", void: "a void hand" };
+
+function plural(count, noun) { return `${count} ${noun}${count === 1 ? "" : "s"}`; }
+
 function renderResult() {
   const box = $("result");
   const result = S.result && S.result.result;
@@ -520,8 +589,10 @@ function renderResult() {
   if (!result && !over) return;
   const standings = S.standings;
   if (result) {
-    const winner = result.winner === null || result.winner === undefined ? "nobody (void hand)" : seatName(result.winner);
-    box.append(el("h3", { text: `Hand over: ${winner} won${result.end ? ` (${result.end})` : ""}` }));
+    const how = HAND_ENDS[result.end] || result.end;
+    const title = result.winner === null || result.winner === undefined
+      ? `Hand over: nobody won (${how})` : `Hand over: ${seatName(result.winner)} won${how ? ` (${how})` : ""}`;
+    box.append(el("h3", { text: title }));
     // each seat's final hand on a row of its own under its figures: it fits a phone's width
     const rows = [0, 1, 2].flatMap((seat) => [
       el("tr", { class: seat === result.winner ? "winner" : null },
@@ -540,14 +611,25 @@ function renderResult() {
   if (over) {
     const chips = over.standings.chips;
     const best = Math.max(...chips);
-    const winners = [0, 1, 2].filter((s) => chips[s] === best).map(seatName).join(" and ");
+    const leaders = [0, 1, 2].filter((s) => chips[s] === best);
+    const winners = leaders.map(seatName).join(" and ");
+    const verb = leaders.length > 1 ? "share the lead" : leaders[0] === S.seat && !S.spectator ? "win" : "wins";
     const hands = over.standings.hands;
-    box.append(el("h3", { text: `Match over after ${hands} hand${hands === 1 ? "" : "s"}: ${winners} ${winners.includes(" and ") ? "share the lead" : "wins"}` }));
-    box.append(el("ol", {}, ...[0, 1, 2].map((s) => el("li", { text: `${over.standings.names[s]}: ${chips[s]} chips, ${over.standings.wins[s]} hands won` }))));
+    box.append(el("h3", { id: "match-over", text: `Match over after ${plural(hands, "hand")}: ${winners} ${verb}` }));
+    // ranked by chips, most first (seat order breaks a tie)
+    const ranked = [0, 1, 2].sort((a, b) => chips[b] - chips[a] || a - b);
+    box.append(el("ol", { class: "standings", "aria-label": "Final standings" }, ...ranked.map((s) => el("li", {
+      class: chips[s] === best ? "winner" : null,
+      text: `${seatName(s)}: ${chips[s] > 0 ? "+" : ""}${chips[s]} chips, ${plural(over.standings.wins[s], "hand")} won` }))));
     box.append(el("button", { type: "button", id: "to-lobby", onclick: backToLobby }, "Back to the lobby"));
-  } else if (!S.spectator) {
-    box.append(el("button", { type: "button", id: "next-hand", disabled: S.askedNext, onclick: () => { askNextHand(); render(); } },
-      S.askedNext ? "Waiting for the others…" : "Next hand"));
+  } else if (S.result && S.result.last) {
+    box.append(el("p", { class: "muted", text: "That was the match's last hand." }));
+  } else {
+    if (!S.spectator) {
+      box.append(el("button", { type: "button", id: "next-hand", disabled: S.askedNext, onclick: () => { askNextHand(); render(); } },
+        S.askedNext ? "Waiting for the others…" : "Next hand"));
+    }
+    if (S.nextDeal) box.append(el("p", { id: "next-deal", class: "muted" }));
   }
 }
 
@@ -566,6 +648,11 @@ function tick() {
     }
   }
   $("turn").textContent = turn;
+  const nextDeal = $("next-deal");
+  if (nextDeal && S.nextDeal) {
+    const left = Math.max(0, Math.ceil((S.nextDeal - Date.now()) / 1000));
+    nextDeal.textContent = `The next hand is dealt in ${left} s`;
+  }
 }
 
 function backToLobby() {
@@ -606,6 +693,8 @@ function wire() {
     const hands = $("create-hands").value;
     if (hands !== "") msg.hands = Number(hands);
     if ($("create-private").checked) msg.private = true;
+    const options = chosenOptions();
+    if (Object.keys(options).length) msg.options = options;
     S.tableName = msg.name;
     send(msg);
   });
