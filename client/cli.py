@@ -18,6 +18,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="strong,greedy,greedy",
         help="three bots: built-in names, py:MODULE:FACTORY, cmd:COMMAND (docs/BOTS.md)",
     )
+    arena.add_argument(
+        "--tournament",
+        metavar="BOTS",
+        help="three or more bots (as --bots): every triple plays --hands hands, then one rating "
+        "per bot (openskill Plackett-Luce, bootstrap intervals)",
+    )
     arena.add_argument("--hands", type=int, default=3000, help="hands to play (rounded up to x3)")
     arena.add_argument("--seed", default="0", help="deals come from deck_for(seed, i)")
     arena.add_argument("--jobs", type=int, default=1, help="worker processes")
@@ -176,10 +182,10 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.quiet,
         )
     if args.command == "arena":
-        from . import arena
+        from . import arena, tournament
 
-        return arena.run(
-            args.bots,
+        return (tournament.run if args.tournament else arena.run)(
+            args.tournament or args.bots,
             hands=args.hands,
             seed=args.seed,
             jobs=args.jobs,
