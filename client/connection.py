@@ -49,6 +49,7 @@ from tongits.protocol import (
     Codec,
     CreateTable,
     Error,
+    GetStandings,
     HandResult,
     Hello,
     Join,
@@ -59,13 +60,18 @@ from tongits.protocol import (
     MoveRequest,
     NextHand,
     Ping,
+    Queue,
+    Register,
+    Registered,
     RemoveBot,
     Reply,
     ServerMessage,
     Spectate,
+    Standings,
     Start,
     State,
     Tables,
+    Unqueue,
     Welcome,
     parse_server,
     to_dict,
@@ -159,10 +165,11 @@ class Connection:
         seq: int | None = None,
         password: str | None = None,
         heartbeat: float | None = None,
+        account: str | None = None,
     ) -> Welcome:
         reply = await self.request(Hello(version=PROTOCOL_VERSION, name=name, kind=kind,
                                          token=token, seq=seq, password=password,
-                                         heartbeat=heartbeat))
+                                         heartbeat=heartbeat, account=account))
         assert isinstance(reply, Welcome)
         self.welcome = reply
         return reply
@@ -198,6 +205,25 @@ class Connection:
 
     async def leave(self) -> None:
         await self.request(Leave())
+
+    async def register(self, name: str) -> Registered:
+        """A new ladder account (since 1.2): its name and secret key."""
+        reply = await self.request(Register(name=name))
+        assert isinstance(reply, Registered)
+        return reply
+
+    async def queue(self) -> None:
+        """Wait for a ladder match; ``joined`` is pushed when the matchmaker seats us."""
+        await self.request(Queue())
+
+    async def unqueue(self) -> None:
+        await self.request(Unqueue())
+
+    async def standings(self, offset: int = 0, limit: int | None = None) -> Standings:
+        """One page of the ladder, best first."""
+        reply = await self.request(GetStandings(offset=offset, limit=limit))
+        assert isinstance(reply, Standings)
+        return reply
         self.table = self.seat = self.token = self.seq = None
 
     async def add_bot(self, seat: int, policy: str | None = None) -> None:
@@ -338,8 +364,10 @@ async def connect_stream(
     text: bool = False,
     password: str | None = None,
     heartbeat: float | None = None,
+    account: str | None = None,
 ) -> AsyncIterator[Connection]:
-    """A ``Connection`` over ``stream`` that has said ``hello``; closed on exit. A refused
+    """A ``Connection`` over ``stream`` that has said ``hello`` (as the ladder ``account``
+    whose key is given, if any); closed on exit. A refused
     ``hello`` (``bad_password``, ``bad_token``…, or a connection closed with an error before the
     reply, such as ``tls_required``) raises its ``ServerError`` as it is. With ``heartbeat``
     the connection promises a ``ping`` every that many seconds and runs ``run_heartbeat``
@@ -351,7 +379,7 @@ async def connect_stream(
         try:
             try:
                 with trio.fail_after(PONG_WAIT * heartbeat if heartbeat else math.inf):
-                    await conn.hello(name, kind, token, seq, password, heartbeat)
+                    await conn.hello(name, kind, token, seq, password, heartbeat, account)
             except trio.TooSlowError:
                 conn.abandon()
                 raise
@@ -388,6 +416,7 @@ async def open_connection(
     password: str | None = None,
     heartbeat: float | None = None,
     dead_peer_timeout: float = DEFAULT_DEAD_PEER_TIMEOUT,
+    account: str | None = None,
 ) -> AsyncIterator[Connection]:
     """Connect over TCP, or TLS if ``tls`` (True: system authorities, pins in the user's
     known-servers file, unverified certificates refused; see client/tls.py), and say
@@ -403,7 +432,8 @@ async def open_connection(
     if sock is not None:
         dead_peer_options(sock, dead_peer_timeout)
     async with connect_stream(stream, name=name, kind=kind, token=token, seq=seq,
-                              text=text, password=password, heartbeat=heartbeat) as conn:
+                              text=text, password=password, heartbeat=heartbeat,
+                              account=account) as conn:
         yield conn
 
 

@@ -75,7 +75,7 @@ from .entries import (
 from .errors import error_frame, is_refusal
 from .fanout import HandCache, StateFrames
 from .journal import table_number
-from .requests import Disconnected, HostClose, HostRemove, Resume, TableRequest
+from .requests import Disconnected, HostClose, HostRemove, Resume, SeatBot, TableRequest
 from .table import SEATS, TableLogState, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -115,6 +115,10 @@ class TableDirectory(Protocol):
     def forget_token(self, digest: str | None) -> None: ...
 
     def table_closed(self, table: Table) -> None: ...
+
+    def seat_forfeited(self, table: Table, seat: int) -> None: ...
+
+    def table_ended(self, table: Table) -> None: ...
 
 
 
@@ -397,6 +401,9 @@ class Table:
         if peer is None:
             if isinstance(msg, HostClose):
                 self._host_close()
+            elif isinstance(msg, SeatBot) and not self.state.started:
+                self._sit_bot(msg.seat, msg.policy, msg.name)
+                self._seats_changed(msg.seat, SeatChange.SAT)
             if request.done is not None:
                 request.done.set()
             return
@@ -508,11 +515,11 @@ class Table:
         self.seat_peers[seat] = peer
         peer.table, peer.seat, peer.token = self, seat, token
 
-    def _sit_bot(self, seat: int, policy: str | None) -> None:
+    def _sit_bot(self, seat: int, policy: str | None, shown: str | None = None) -> None:
         name = policy or self.config.bot_policy
         self.policies[seat] = bots.make_policy(name, seed=self._bot_seed(seat))
         self._commit(
-            SitEntry(seat, f"{name}-bot-{seat}", PlayerKind.BOT, policy=name)
+            SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT, policy=name)
         )
 
     def _bot_seed(self, seat: int) -> int:
@@ -604,6 +611,7 @@ class Table:
         else:
             self._stand_in(seat)
             self.lobby.forget_token(digest)
+            self.lobby.seat_forfeited(self, seat)
             change = SeatChange.STAND_IN
         log.info("table %s: %r %s seat %d", self.id, peer,
                  "disconnected from" if disconnected else "left", seat)
@@ -635,6 +643,7 @@ class Table:
             return
         if self.state.started:
             self._stand_in(seat, returnable=True)
+            self.lobby.seat_forfeited(self, seat)
             change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", self.id, seat)
         else:
@@ -1161,6 +1170,7 @@ class Table:
         self.lobby.table_closed(self)
         hands = self.state.match.hands_played if self.state.match else 0
         if for_good:
+            self.lobby.table_ended(self)
             self.journal.close_table(self.id)
             log.info("table %s closed after %d hands", self.id, hands)
         elif not self.broken:  # the server stops: the table stays open in the journal

@@ -16,6 +16,7 @@ from .app import Server
 from .bots import policy_names
 from .collector import Collector
 from .config import ServerConfig
+from .ladder import Ladder, ladder_path
 from .tls import ServerTLS, TLSSetupError
 
 if TYPE_CHECKING:
@@ -72,6 +73,10 @@ _HELP = {
     "invite_password": "put the server password in invite links",
     "public_address": "HOST[:PORT] friends use to reach this server, for invite links "
     "(default: the address the creator connected to)",
+    "ladder_hands": "hands of a rated ladder match",
+    "ladder_anchors": "server bots seeded as ladder accounts (anchor-NAME), comma-separated",
+    "ladder_anchor_wait": "seconds a queued player waits for other players before anchors "
+    "fill its ladder table",
 }
 
 
@@ -220,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         collector = Collector(config.gc_young, config.gc_full)
         collector.install()
-        server = Server(config, journal, tls=tls, password=password)
+        server = Server(config, journal, tls=tls, password=password,
+                        ladder=Ladder(ladder_path(config.db)))
         trio.run(_serve, server, collector)
         failed = server.failure is not None  # the journal failed: already logged
     except* OSError as group:  # the port is taken, the address is not this machine's…

@@ -35,4 +35,16 @@ class HostClose:
     the table closes for good. Its ``peer`` is None."""
 
 
-TableRequest: TypeAlias = ClientMessage | Resume | Disconnected | HostRemove | HostClose
+@dataclass(slots=True)
+class SeatBot:
+    """Internal request from the ladder's matchmaker (its ``peer`` is None): a server bot of
+    ``policy`` sits in ``seat`` under the ladder account ``name``, before the match starts."""
+
+    seat: int
+    policy: str
+    name: str
+
+
+TableRequest: TypeAlias = (
+    ClientMessage | Resume | Disconnected | HostRemove | HostClose | SeatBot
+)
