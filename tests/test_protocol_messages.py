@@ -21,6 +21,7 @@ from tongits.protocol import (
     CreateTable,
     Error,
     ErrorCode,
+    GetStandings,
     HandResult,
     Hello,
     Join,
@@ -36,13 +37,18 @@ from tongits.protocol import (
     Ping,
     Pong,
     ProtocolError,
+    Queue,
+    Register,
+    Registered,
     RemoveBot,
     SeatUpdate,
     Spectate,
+    Standings,
     Start,
     State,
     Sync,
     Tables,
+    Unqueue,
     Welcome,
     error_message,
     error_number,
@@ -85,6 +91,11 @@ CLIENT_EXAMPLES: list[Message] = [
     Ping(id=99),
     NextHand(),
     Sync(id=3),
+    Hello(version=1, name="Ana", kind="bot", account="k3y"),
+    Register(name="Ana", id=20),
+    Queue(id=21),
+    Unqueue(),
+    GetStandings(offset=20, limit=20),
 ]
 SERVER_EXAMPLES: list[Message] = [
     Welcome(version=1, server="tongits/0.1", capabilities=["text", "resume"], id=1),
@@ -111,6 +122,8 @@ SERVER_EXAMPLES: list[Message] = [
     Pong(id=99),
     Ok(),
     Error(code="table_full", number=2004, message="all three seats are taken", ref=7),
+    Registered(name="Ana", key="k3y", id=20),
+    Standings(players=[{"rank": 1, "name": "Ana"}], total=3, offset=0, next=1),
 ]
 
 
