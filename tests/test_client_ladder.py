@@ -1,0 +1,39 @@
+"""The ladder from a client: ``tongits ladder``'s pieces and a bot of the SDK with
+``ladder=True``, against a real server on loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+from server_support import TIME_CAP, tcp_server
+from tongits.client.accounts import AccountKeys
+from tongits.client.ladder import fetch_standings, format_standings, register_account
+from tongits.client.sdk import Bot
+from tongits.engine.policies import get_policy
+from tongits.protocol.transport import Endpoint
+
+
+async def test_a_ladder_bot_registers_keeps_its_key_and_plays_rated_matches(
+    tmp_path: Path,
+) -> None:
+    keys = AccountKeys(tmp_path / "keys.json")
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server(ladder_hands=1, ladder_anchors="random,greedy",
+                              ladder_anchor_wait=0.0) as (server, port):
+            bot = Bot(get_policy("greedy", seed=1), "127.0.0.1", port, name="Gus", ladder=True,
+                      matches=2, keys=keys, heartbeat=None)
+            run = await bot.run()
+            assert len(run.matches) == 2
+            assert keys.get(f"127.0.0.1:{port}", "Gus") is not None
+            again = Bot(get_policy("greedy", seed=2), "127.0.0.1", port, name="Gus",
+                        ladder=True, matches=1, keys=keys, heartbeat=None)
+            assert len((await again.run()).matches) == 1  # the same account, by its kept key
+            endpoint = Endpoint("127.0.0.1", port)
+            await register_account(endpoint, "Ida", None, keys)
+            page = await fetch_standings(endpoint, 0, None, None)
+    assert server.ladder.account("Gus").matches == 3
+    assert {p["name"] for p in page.players} == {"Gus", "Ida", "anchor-random", "anchor-greedy"}
+    text = format_standings(page)
+    assert "Gus" in text and "(server bot: random)" in text
+    assert text.splitlines()[-1] == "1-4 of 4 accounts"
