@@ -1,7 +1,8 @@
 """The ladder's matchmaker: tables of three from the queue, by rating and waiting time.
 
 ``form_groups`` is the rule, a pure function: the longest-waiting client first, with the two
-queued clients nearest its rating (mu) among those within both players' *windows*; a window is
+queued clients nearest its rating (mu) such that each pair of the three is within both players'
+*windows*; a window is
 ``BASE_WINDOW`` mu wide and widens by ``WIDEN_PER_SECOND`` each second its player has waited,
 so a strong player waits a little for a strong table and then takes what there is. A client that
 has waited ``anchor_wait`` seconds and still lacks opponents gets the anchor accounts (the
@@ -73,16 +74,14 @@ def form_groups(
     for i, first in enumerate(pool):
         if i in used:
             continue
-        reach = window(now - first.since)
         nearby = sorted(
             (j for j, other in enumerate(pool)
-             if j != i and j not in used and other.account != first.account
-             and abs(other.mu - first.mu) <= min(reach, window(now - other.since))),
+             if j != i and j not in used and _within(first, other, now)),
             key=lambda j: abs(pool[j].mu - first.mu),
         )
         chosen: list[int] = []
         for j in nearby:
-            if pool[j].account not in {pool[k].account for k in chosen}:
+            if all(_within(pool[j], pool[k], now) for k in chosen):
                 chosen.append(j)
             if len(chosen) == 2:
                 break
@@ -94,6 +93,13 @@ def form_groups(
             used.update(chosen)
             groups.append((first, members[0], members[1]))
     return groups
+
+
+def _within(a: Candidate, b: Candidate, now: float) -> bool:
+    """Whether two queued players may sit together: distinct accounts, each within the
+    other's window."""
+    return a.account != b.account and abs(a.mu - b.mu) <= min(window(now - a.since),
+                                                               window(now - b.since))
 
 
 def _with_anchors(
