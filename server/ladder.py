@@ -20,8 +20,10 @@ Standings are ordered by the conservative rating ``mu - 3 sigma`` (openskill's o
 (``ladder_path``): accounts with their ratings, and every match with its seats, forfeits and,
 once rated, the chips it was rated on. A match is written when its table is formed and again at
 each forfeit, and rated in one transaction, so a server restarted mid-match (its tables are
-restored from the journal) rates the match when it ends, from the ratings it had before. A
-match still pending when its table is no longer open at start is void.
+restored from the journal) rates the match when it ends, from the ratings it had before. The
+rating is committed before the journal marks the table closed (``Table._close``): a server
+killed in between restores the finished table, which closes at once and is rated then. A match
+still pending when its table is no longer open at start is void.
 """
 
 from __future__ import annotations

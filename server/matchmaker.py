@@ -137,6 +137,8 @@ class Matchmaker:
         )
         self.queue: dict[int, Queued] = {}
         self._rng = random.Random(secrets.randbits(64))
+        #: set when the queue gets its first player (``run`` waits for it)
+        self._someone = trio.Event()
 
     def enqueue(self, peer: Peer, account: str) -> None:
         """``peer`` waits for a match as ``account``; refused while it sits at a table or
@@ -152,12 +154,17 @@ class Matchmaker:
                                     f"{account} plays a ladder match at table {table_id}")
         if peer.id not in self.queue:
             self.queue[peer.id] = Queued(peer, account, trio.current_time())
+            self._someone.set()
 
     def dequeue(self, peer: Peer) -> None:
         self.queue.pop(peer.id, None)
 
     async def run(self) -> None:
+        """Every ``MATCH_INTERVAL`` seconds while anyone is queued (idle otherwise)."""
         while True:
+            if not self.queue:
+                self._someone = trio.Event()
+                await self._someone.wait()
             await trio.sleep(MATCH_INTERVAL)
             await self.match_round()
 
