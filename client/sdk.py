@@ -303,9 +303,9 @@ class Bot:
     async def _session(self) -> None:
         """One connection: take (or resume) the seat and play until done; raises
         ``ConnectionClosed`` (or an I/O error) if the connection ends first."""
-        if self.ladder and self.account is None:
-            self.account = await self._account_key()
         try:
+            if self.ladder and self.account is None:
+                self.account = await self._account_key()
             async with open_connection(
                 self.host, self.port, name=self.name, kind="bot", token=self._token,
                 seq=self._seq if self._token is not None else None, text=self.text,

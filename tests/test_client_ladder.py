@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import trio
 from server_support import TIME_CAP, tcp_server
 from tongits.client.accounts import AccountKeys
 from tongits.client.ladder import fetch_standings, format_standings, register_account
-from tongits.client.sdk import Bot
+from tongits.client.sdk import Bot, BotError
 from tongits.engine.policies import get_policy
 from tongits.protocol.transport import Endpoint
 
@@ -37,3 +38,14 @@ async def test_a_ladder_bot_registers_keeps_its_key_and_plays_rated_matches(
     text = format_standings(page)
     assert "Gus" in text and "(server bot: random)" in text
     assert text.splitlines()[-1] == "1-4 of 4 accounts"
+
+
+async def test_a_ladder_bot_whose_name_is_taken_says_so(tmp_path: Path) -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            await register_account(Endpoint("127.0.0.1", port), "Gus", None,
+                                   AccountKeys(tmp_path / "theirs.json"))
+            bot = Bot(get_policy("greedy", seed=1), "127.0.0.1", port, name="Gus", ladder=True,
+                      keys=AccountKeys(tmp_path / "mine.json"), heartbeat=None)
+            with pytest.raises(BotError, match="name_taken"):
+                await bot.run()
