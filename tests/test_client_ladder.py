@@ -49,3 +49,13 @@ async def test_a_ladder_bot_whose_name_is_taken_says_so(tmp_path: Path) -> None:
                       keys=AccountKeys(tmp_path / "mine.json"), heartbeat=None)
             with pytest.raises(BotError, match="name_taken"):
                 await bot.run()
+
+
+def test_the_ladder_command_says_when_the_server_cannot_be_reached(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tongits.client.cli import main
+
+    assert main(["ladder", "127.0.0.1:1"]) == 1
+    assert "cannot reach 127.0.0.1:1" in capsys.readouterr().err
+    assert main(["ladder", "no such host:port"]) == 2
