@@ -54,6 +54,7 @@ from tongits.protocol import (
     Hello,
     Join,
     Joined,
+    LadderStandings,
     Leave,
     ListTables,
     Mode,
@@ -67,7 +68,6 @@ from tongits.protocol import (
     Reply,
     ServerMessage,
     Spectate,
-    Standings,
     Start,
     State,
     Tables,
@@ -219,10 +219,10 @@ class Connection:
     async def unqueue(self) -> None:
         await self.request(Unqueue())
 
-    async def standings(self, offset: int = 0, limit: int | None = None) -> Standings:
+    async def standings(self, offset: int = 0, limit: int | None = None) -> LadderStandings:
         """One page of the ladder, best first."""
         reply = await self.request(GetStandings(offset=offset, limit=limit))
-        assert isinstance(reply, Standings)
+        assert isinstance(reply, LadderStandings)
         return reply
         self.table = self.seat = self.token = self.seq = None
 

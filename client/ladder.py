@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 import trio
-from tongits.protocol import Standings
+from tongits.protocol import LadderStandings
 from tongits.protocol.transport import AddressError, Endpoint
 
 from .accounts import AccountKeys
@@ -26,7 +26,7 @@ from .tls import TrustError
 CONNECT_TIMEOUT = 10.0
 
 
-def format_standings(page: Standings) -> str:
+def format_standings(page: LadderStandings) -> str:
     """The page as a table, one account a line, best first."""
     lines = [f"{'rank':>4}  {'name':<32}{'rating':>8}{'mu':>8}{'sigma':>7}{'matches':>9}"]
     for p in page.players:
@@ -43,7 +43,7 @@ def format_standings(page: Standings) -> str:
 
 
 async def fetch_standings(endpoint: Endpoint, offset: int, limit: int | None,
-                          password: str | None) -> Standings:
+                          password: str | None) -> LadderStandings:
     try:
         async with open_connection(endpoint.host, endpoint.port, name="ladder",
                                    tls=endpoint.tls, password=password,

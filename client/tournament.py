@@ -43,7 +43,7 @@ BOOTSTRAP = 100
 
 
 @dataclass(frozen=True, slots=True)
-class Match:
+class DealMatch:
     """One deal of one triple: ``entrants`` are indices into the tournament's entrants,
     ``chips[p]`` what ``entrants[p]`` won over the deal's rotations."""
 
@@ -117,14 +117,14 @@ def triples_of(count: int) -> list[tuple[int, int, int]]:
     return [(a, b, c) for a, b, c in itertools.combinations(range(count), 3)]
 
 
-def interleave(per_triple: Sequence[Sequence[Match]]) -> list[Match]:
+def interleave(per_triple: Sequence[Sequence[DealMatch]]) -> list[DealMatch]:
     """Deal 0 of every triple, then deal 1, ...: the order the matches are rated in."""
     return [
         m for row in itertools.zip_longest(*per_triple) for m in row if m is not None
     ]
 
 
-def rate(count: int, matches: Sequence[Match]) -> list[float]:
+def rate(count: int, matches: Sequence[DealMatch]) -> list[float]:
     """Each entrant's openskill Plackett-Luce mu after the matches, in order."""
     model = PlackettLuce()
     players = [model.rating() for _ in range(count)]
@@ -137,7 +137,7 @@ def rate(count: int, matches: Sequence[Match]) -> list[float]:
 
 
 def ratings(
-    names: Sequence[str], per_triple: Sequence[Sequence[Match]], *, seed: int | str = 0,
+    names: Sequence[str], per_triple: Sequence[Sequence[DealMatch]], *, seed: int | str = 0,
     resamples: int = BOOTSTRAP,
 ) -> list[Rating]:
     """The entrants' ratings, best first: mu from the matches as played, the interval from
@@ -188,7 +188,7 @@ def run_tournament(
         raise ValueError("each bot may enter a tournament once")
     deals = -(-hands // ROTATIONS)
     triples = triples_of(len(entrants))
-    per_triple: list[list[Match]] = []
+    per_triple: list[list[DealMatch]] = []
     tables: list[Standings] = []
     if record is not None:
         Path(record).mkdir(parents=True, exist_ok=True)
@@ -216,7 +216,7 @@ def run_tournament(
         write_meta(config)
         ordered = sorted(chunks, key=lambda c: c.start)
         per_triple.append([
-            Match(triple, (chips[0], chips[1], chips[2]))
+            DealMatch(triple, (chips[0], chips[1], chips[2]))
             for chunk in ordered
             for chips in chunk.deal_chips
         ])

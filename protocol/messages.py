@@ -359,7 +359,7 @@ class Registered(Reply):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Standings(Reply):
+class LadderStandings(Reply):
     """Since 1.2: ``players`` from ``offset`` in ladder order (``rank``, ``name``, ``rating``,
     ``mu``, ``sigma``, ``matches``, ``anchor``), ``total`` accounts, ``next`` the offset of the
     next page (absent on the last)."""
@@ -430,7 +430,7 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
         Ok,
         Error,
         Registered,
-        Standings,
+        LadderStandings,
     )
 }
 

@@ -37,6 +37,7 @@ from tongits.protocol import (
     GetStandings,
     Hello,
     Join,
+    LadderStandings,
     ListTables,
     Mode,
     Ping,
@@ -47,7 +48,6 @@ from tongits.protocol import (
     Register,
     Registered,
     Spectate,
-    Standings,
     Tables,
     Unqueue,
     Welcome,
@@ -639,7 +639,7 @@ class Server:
             limit = min(msg.limit or MAX_STANDINGS_PAGE, MAX_STANDINGS_PAGE)
             page, total = self.ladder.standings(msg.offset, limit)
             end = msg.offset + len(page)
-            peer.send(to_dict(Standings(
+            peer.send(to_dict(LadderStandings(
                 id=msg.id, players=[a.to_dict(msg.offset + i + 1) for i, a in enumerate(page)],
                 total=total, offset=msg.offset, next=end if end < total else None,
             )))

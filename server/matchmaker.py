@@ -50,7 +50,7 @@ WIDEN_PER_SECOND = 0.5
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
+class Contender:
     """One account that may be seated: ``since`` when it queued (anchors: never used)."""
 
     account: str
@@ -64,13 +64,13 @@ def window(waited: float) -> float:
 
 
 def form_groups(
-    waiting: Sequence[Candidate], anchors: Sequence[Candidate], now: float, anchor_wait: float
-) -> list[tuple[Candidate, Candidate, Candidate]]:
+    waiting: Sequence[Contender], anchors: Sequence[Contender], now: float, anchor_wait: float
+) -> list[tuple[Contender, Contender, Contender]]:
     """Tables of three: each of the queued ``waiting`` in one group at most, anchors in any
     number of groups, no account twice in a group."""
     pool = sorted(waiting, key=lambda c: c.since)
     used: set[int] = set()
-    groups: list[tuple[Candidate, Candidate, Candidate]] = []
+    groups: list[tuple[Contender, Contender, Contender]] = []
     for i, first in enumerate(pool):
         if i in used:
             continue
@@ -95,7 +95,7 @@ def form_groups(
     return groups
 
 
-def _within(a: Candidate, b: Candidate, now: float) -> bool:
+def _within(a: Contender, b: Contender, now: float) -> bool:
     """Whether two queued players may sit together: distinct accounts, each within the
     other's window."""
     return a.account != b.account and abs(a.mu - b.mu) <= min(window(now - a.since),
@@ -103,8 +103,8 @@ def _within(a: Candidate, b: Candidate, now: float) -> bool:
 
 
 def _with_anchors(
-    first: Candidate, members: list[Candidate], anchors: Sequence[Candidate]
-) -> list[Candidate]:
+    first: Contender, members: list[Contender], anchors: Sequence[Contender]
+) -> list[Contender]:
     """``members`` (``first``'s opponents so far) completed to two with the anchors nearest
     ``first``'s rating."""
     members = list(members)
@@ -175,9 +175,9 @@ class Matchmaker:
         if not self.queue:
             return
         by_account = {q.account: q for q in self.queue.values()}
-        waiting = [Candidate(q.account, self.ladder.account(q.account).mu, q.since)
+        waiting = [Contender(q.account, self.ladder.account(q.account).mu, q.since)
                    for q in self.queue.values()]
-        anchors = [Candidate(name, self.ladder.account(name).mu,
+        anchors = [Contender(name, self.ladder.account(name).mu,
                              anchor=self.ladder.account(name).anchor) for name in self.anchors]
         groups = form_groups(waiting, anchors, trio.current_time(),
                              self.config.ladder_anchor_wait)
@@ -189,7 +189,7 @@ class Matchmaker:
                     del self.queue[by_account[m.account].peer.id]
             await self._seat(members, by_account)
 
-    async def _seat(self, members: list[Candidate], by_account: dict[str, Queued]) -> None:
+    async def _seat(self, members: list[Contender], by_account: dict[str, Queued]) -> None:
         code = join_code()
         try:
             table = self.lobby.open(CreateEntry(

@@ -15,7 +15,7 @@ from tongits.engine import Options, seat_view
 from tongits.engine.match import Match
 from tongits.engine.policies import get_policy
 from tongits.server.ladder import Ladder
-from tongits.server.matchmaker import Candidate, form_groups
+from tongits.server.matchmaker import Contender, form_groups
 
 #: Seconds of the matchmaker's clock a round of matches takes.
 ROUND_SECONDS = 60.0
@@ -61,7 +61,7 @@ def simulate_ladder(
     since = dict.fromkeys(accounts, 0.0)
     now, played = 0.0, 0
     while played < matches:
-        waiting = [Candidate(n, ladder.account(n).mu, since[n]) for n in accounts]
+        waiting = [Contender(n, ladder.account(n).mu, since[n]) for n in accounts]
         groups = form_groups(waiting, [], now, anchor_wait=math.inf)
         now += ROUND_SECONDS
         for group in groups:

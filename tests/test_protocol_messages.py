@@ -26,6 +26,7 @@ from tongits.protocol import (
     Hello,
     Join,
     Joined,
+    LadderStandings,
     Leave,
     ListTables,
     MatchOver,
@@ -43,7 +44,6 @@ from tongits.protocol import (
     RemoveBot,
     SeatUpdate,
     Spectate,
-    Standings,
     Start,
     State,
     Sync,
@@ -123,7 +123,7 @@ SERVER_EXAMPLES: list[Message] = [
     Ok(),
     Error(code="table_full", number=2004, message="all three seats are taken", ref=7),
     Registered(name="Ana", key="k3y", id=20),
-    Standings(players=[{"rank": 1, "name": "Ana"}], total=3, offset=0, next=1),
+    LadderStandings(players=[{"rank": 1, "name": "Ana"}], total=3, offset=0, next=1),
 ]
 
 

@@ -8,15 +8,15 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 from ladder_support import policy_order, simulate_ladder
-from tongits.server.matchmaker import BASE_WINDOW, WIDEN_PER_SECOND, Candidate, form_groups
+from tongits.server.matchmaker import BASE_WINDOW, WIDEN_PER_SECOND, Contender, form_groups
 
-ANCHORS = [Candidate("anchor-greedy", 25.0, anchor="greedy"),
-           Candidate("anchor-strong", 30.0, anchor="strong")]
+ANCHORS = [Contender("anchor-greedy", 25.0, anchor="greedy"),
+           Contender("anchor-strong", 30.0, anchor="strong")]
 
 
 def test_players_far_apart_wait_until_their_windows_meet() -> None:
     far = 2 * BASE_WINDOW
-    waiting = [Candidate("a", 20.0), Candidate("b", 20.0 + far), Candidate("c", 20.0 + far / 2)]
+    waiting = [Contender("a", 20.0), Contender("b", 20.0 + far), Contender("c", 20.0 + far / 2)]
     assert form_groups(waiting, [], now=0.0, anchor_wait=math.inf) == []
     later = (far - BASE_WINDOW) / WIDEN_PER_SECOND
     ((first, *rest),) = form_groups(waiting, [], now=later, anchor_wait=math.inf)
@@ -24,14 +24,14 @@ def test_players_far_apart_wait_until_their_windows_meet() -> None:
 
 
 def test_the_nearest_ratings_sit_together() -> None:
-    waiting = [Candidate("a", 25.0), Candidate("b", 25.5), Candidate("c", 24.0),
-               Candidate("d", 27.0, since=1.0)]
+    waiting = [Contender("a", 25.0), Contender("b", 25.5), Contender("c", 24.0),
+               Contender("d", 27.0, since=1.0)]
     ((first, *rest),) = form_groups(waiting, [], now=1.0, anchor_wait=math.inf)
     assert first.account == "a" and {c.account for c in rest} == {"b", "c"}
 
 
 def test_a_lone_player_gets_the_nearest_anchors_only_after_the_wait() -> None:
-    alone = [Candidate("a", 29.0)]
+    alone = [Contender("a", 29.0)]
     assert form_groups(alone, ANCHORS, now=9.0, anchor_wait=10.0) == []
     ((first, second, third),) = form_groups(alone, ANCHORS, now=10.0, anchor_wait=10.0)
     assert (first.account, second.account, third.account) == (
@@ -43,7 +43,7 @@ def test_a_lone_player_gets_the_nearest_anchors_only_after_the_wait() -> None:
 def test_groups_are_three_accounts_each_queued_player_in_one_group(
     entries: list[tuple[str, float, float]], now: float
 ) -> None:
-    waiting = [Candidate(name, mu, since) for name, mu, since in entries]
+    waiting = [Contender(name, mu, since) for name, mu, since in entries]
     groups = form_groups(waiting, ANCHORS, now=now + 100, anchor_wait=10.0)
     seated = [c for g in groups for c in g if c.anchor is None]
     assert len(seated) == len({id(c) for c in seated})

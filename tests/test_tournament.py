@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tongits.client import tournament
 from tongits.client.cli import main
-from tongits.client.tournament import Match
+from tongits.client.tournament import DealMatch
 
 
 def test_every_triple_of_four_entrants_plays_and_is_recorded(
@@ -52,7 +52,7 @@ def test_a_triple_of_built_ins_rates_strong_over_greedy_over_random(
 def test_ratings_follow_the_chips_and_the_interval_holds_the_rating() -> None:
     names = ["a", "b", "c", "d"]
     per_triple = [
-        [Match(t, (3, 0, -3)) if k % 4 else Match(t, (-1, 2, -1)) for k in range(12)]
+        [DealMatch(t, (3, 0, -3)) if k % 4 else DealMatch(t, (-1, 2, -1)) for k in range(12)]
         for t in tournament.triples_of(4)
     ]
     rated = tournament.ratings(names, per_triple, resamples=30)
