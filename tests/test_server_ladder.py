@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from server_support import capped, next_of, play_hands, quick_config
+from server_support import capped, next_of, play_hands, quick_config, until
 from tongits.client.connection import Connection, ServerError, connect_stream
 from tongits.protocol import Joined, MatchOver
 from tongits.server import Journal, MemoryJournal, Server
 from tongits.server.ladder import Ladder, ranks_of
+from tongits.server.requests import HostClose
 
 Connect = Any
 
@@ -160,6 +161,49 @@ async def test_a_player_dropped_past_the_grace_forfeits_and_is_rated_last(
     cai = ladder.account("Cai").mu
     assert cai < 25.0
     assert cai < min(ladder.account("Ana").mu, ladder.account("Ben").mu)
+
+
+@capped
+async def test_a_player_who_leaves_mid_match_forfeits_and_the_match_is_rated_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Ana leaves her match with two anchors after its first hand: nobody is left to keep the
+    table open, so it closes early, and the match is rated with Ana last and the anchors by
+    the chips they had."""
+    ladder = Ladder()
+    async with ladder_server(ladder, ladder_hands=5) as (server, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:
+            await conn.queue()
+            joined = await next_of(conn, Joined)
+            (first,) = await play_hands(conn, 1)
+            await conn.leave()
+            await until(lambda: joined.table not in server.lobby.tables)
+    ((outcome, seats, forfeits),) = _outcomes(ladder)
+    assert outcome == "rated" and [seats[s] for s in forfeits] == ["Ana"]
+    after = {name: ladder.account(name) for name in seats}
+    assert after["Ana"].mu < min(a.mu for n, a in after.items() if n != "Ana")
+    assert all(a.matches == 1 for a in after.values())
+    anchors = [s for s in range(3) if seats[s] != "Ana"]
+    chips = first.standings["chips"]
+    if chips[anchors[0]] != chips[anchors[1]]:
+        better, worse = sorted(anchors, key=lambda s: -chips[s])
+        assert after[seats[better]].mu > after[seats[worse]].mu
+
+
+@capped
+async def test_a_match_that_ends_early_with_no_forfeit_is_void(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    ladder = Ladder()
+    async with ladder_server(ladder) as (server, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:
+            await conn.queue()
+            joined = await next_of(conn, Joined)
+            await server.lobby.get(joined.table).call(None, HostClose())
+    assert [o for o, _, _ in _outcomes(ladder)] == ["void"]
+    assert ladder.account("Ana").matches == 0 and ladder.account("Ana").mu == 25.0
 
 
 @capped
