@@ -39,6 +39,8 @@ from tongits.protocol import SeatUpdate
         ("join t1 2", LobbyChoice("join", "t1", seat=2)),
         ("watch t3", LobbyChoice("watch", "t3")),
         ("spectate t3", LobbyChoice("watch", "t3")),
+        ("queue", LobbyChoice("queue")),
+        ("unqueue", LobbyChoice("unqueue")),
     ],
 )
 def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
@@ -46,7 +48,8 @@ def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["", "create", "create x bots", "create x hands two", "join", "join t1 x", "dance"]
+    "line", ["", "create", "create x bots", "create x hands two", "join", "join t1 x", "dance",
+             "queue now"]
 )
 def test_parse_lobby_errors(line: str) -> None:
     """Each refusal fits the message line of an 80-column screen (" ✗ " before it)."""

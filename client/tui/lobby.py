@@ -1,6 +1,8 @@
 """The lobby of ``tongits connect``: the server's tables, and commands to create, join or watch
-one. It is the join step of a ``NetSession``: it lists tables on the session's connection until
-the player chooses, then takes the seat; the same screen then shows the table.
+one, or to ``queue`` for a rated ladder match (with the account key ``tongits ladder --register``
+kept for this name and server). It is the join step of a ``NetSession``: it lists tables on the
+session's connection until the player chooses, then takes the seat; the same screen then shows
+the table.
 """
 
 from __future__ import annotations
@@ -11,15 +13,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import trio
+from tongits.protocol import ErrorCode, Joined
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
+from ..accounts import AccountKeys
 from ..connection import Connection, ServerError
 from .app import TableScreen
 from .dial import Target
 from .listing import CREATE_FORM, LOBBY_COMMANDS
 from .net import JoinStep, NetSession
 from .seats import SeatStore
-from .state import ServerRefused, TablesListed
+from .state import Notice, ServerRefused, TablesListed
 
 REFRESH = 2.0
 CREATE_USAGE = f"usage: {CREATE_FORM}"
@@ -31,7 +35,7 @@ class LobbyError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class LobbyChoice:
-    action: str  # "create", "join" or "watch"
+    action: str  # "create", "join", "watch", "queue" or "unqueue"
     table: str = ""  # table id, or the new table's name
     seat: int | None = None
     bots: int = 0  # a table made in the lobby is for friends, who join it
@@ -63,6 +67,8 @@ def parse_lobby(line: str) -> LobbyChoice:
         return LobbyChoice("join", args[0], seat=int(args[1]) if len(args) == 2 else None)
     if head in ("watch", "spectate") and len(args) == 1:
         return LobbyChoice("watch", args[0])
+    if head in ("queue", "unqueue") and not args:
+        return LobbyChoice(head)
     if head in ("join", "watch", "spectate"):
         raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else ""))
     raise LobbyError(f"unknown command {words[0]!r}: {LOBBY_COMMANDS}")
@@ -143,15 +149,61 @@ class LobbyJoin:
             with trio.move_on_after(REFRESH):
                 choice = await self._receive.receive()
                 try:
-                    await self._take(conn, choice)
+                    if choice.action == "queue":
+                        with trio.CancelScope(shield=True):  # the wait is not the refresh's
+                            seated = await self._queue(conn)
+                    else:
+                        seated = await self._take(conn, choice)
                 except ServerError as error:
                     sink(ServerRefused(error.code, error.message))
+                    continue
+                if not seated:
                     continue
                 sink(TablesListed(None))
                 return
 
+    async def _queue(self, conn: Connection) -> bool:
+        """Wait for a ladder match (``queue``) until the server seats us (True) or the player
+        types ``unqueue`` (False). Any other command meanwhile is refused."""
+        assert self.session is not None
+        sink = self.session.sink
+        try:
+            await conn.queue()
+        except ServerError as error:
+            if error.code != ErrorCode.NEEDS_ACCOUNT:
+                raise
+            server = Endpoint(self.session.host, self.session.port).hostport
+            sink(ServerRefused(error.code, f"{self.session.name} has no ladder account kept for "
+                               f"{server}: tongits ladder {server} --register "
+                               f"{self.session.name}"))
+            return False
+        sink(Notice("queued for a rated ladder match: waiting for two players near your "
+                    "rating (unqueue to stop)"))
+        async with trio.open_nursery() as nursery:
+
+            async def seated() -> None:
+                await _pushed_joined(conn)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(seated)
+            while True:
+                choice = await self._receive.receive()
+                if choice.action == "unqueue":
+                    await conn.unqueue()
+                    nursery.cancel_scope.cancel()
+                    break
+                sink(ServerRefused("queued", "you are queued for a ladder match: unqueue first"))
+        if conn.table is None:
+            sink(Notice("no longer queued"))
+            return False
+        return True
+
     @staticmethod
-    async def _take(conn: Connection, choice: LobbyChoice) -> None:
+    async def _take(conn: Connection, choice: LobbyChoice) -> bool:
+        """Act on a lobby command; True once seated (or watching)."""
+        if choice.action == "unqueue":
+            await conn.unqueue()
+            return False
         if choice.action == "create":
             await conn.create_table(choice.table, bots=choice.bots, timer=choice.timer,
                                     private=choice.private, hands=choice.hands)
@@ -159,6 +211,15 @@ class LobbyJoin:
             await conn.join(choice.table, choice.seat, code=choice.code)
         else:
             await conn.spectate(choice.table)
+        return True
+
+
+async def _pushed_joined(conn: Connection) -> Joined:
+    """The ``joined`` the matchmaker pushes when it seats a queued connection."""
+    while True:
+        msg = await conn.receive()
+        if isinstance(msg, Joined):
+            return msg
 
 
 def connect(target: Target, name: str, *, password_file: str | None = None) -> int:
@@ -186,7 +247,8 @@ def connect(target: Target, name: str, *, password_file: str | None = None) -> i
     else:
         join = lobby = LobbyJoin()
     session = NetSession(endpoint.host, endpoint.port, name=name, join=join, seats=SeatStore(),
-                         tls=endpoint.tls, password=password)
+                         tls=endpoint.tls, password=password,
+                         account=AccountKeys().get(endpoint.hostport, name))
     if lobby is not None:
         lobby.session = session
     quiet_logging()
