@@ -438,7 +438,7 @@ class Bot:
         if isinstance(msg, State):
             return await self._on_state(conn, msg)
         self._hand_over(Result.from_dict(msg.result), msg.standings)
-        return await self._after_hand(conn)
+        return await self._after_hand(conn, last=bool(msg.last))
 
     async def _on_state(self, conn: Connection, msg: State) -> bool:
         """Play if the seat is to act; True when the bot is done (it left the table). The view
@@ -510,18 +510,21 @@ class Bot:
                  result.end.value, "none" if result.winner is None else f"seat {result.winner}",
                  mine, "" if total is None else f" (match {total:+d})")
 
-    async def _after_hand(self, conn: Connection) -> bool:
-        """Leave when enough hands are over (True), else ask for the next hand."""
+    async def _after_hand(self, conn: Connection, *, last: bool = False) -> bool:
+        """Leave when enough hands are over (True), else ask for the next hand. After the
+        ``last`` hand of a match neither: the table closes by itself with ``match_over``."""
         if self.hands is not None and len(self.report.hands) >= self.hands:
-            try:
-                await conn.leave()
-            except ServerError as exc:
-                log.debug("leave: %s", exc)
+            if not last:
+                try:
+                    await conn.leave()
+                except ServerError as exc:
+                    log.debug("leave: %s", exc)
             return True
-        try:
-            await conn.next_hand()
-        except ServerError as exc:  # e.g. the turn timer dealt it already
-            log.debug("next_hand: %s", exc)
+        if not last:
+            try:
+                await conn.next_hand()
+            except ServerError as exc:  # e.g. the turn timer dealt it already
+                log.debug("next_hand: %s", exc)
         return False
 
     async def _maybe_start(self, conn: Connection, msg: SeatUpdate) -> None:

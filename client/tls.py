@@ -145,7 +145,12 @@ async def open_stream(
             return stream
         await trio.aclose_forcefully(stream)
         raise CertificateChanged(endpoint, pinned, offered, tls.known.path)
-    if tls.ask is not None and tls.ask(endpoint, offered, reason):
+    try:
+        trusted = tls.ask is not None and tls.ask(endpoint, offered, reason)
+    except BaseException:  # the person left the question (Ctrl-C, Ctrl-D)
+        await trio.aclose_forcefully(stream)
+        raise
+    if trusted:
         tls.known.pin(endpoint, offered)
         return stream
     await trio.aclose_forcefully(stream)
@@ -173,6 +178,24 @@ def _unverified() -> ssl.SSLContext:
     return context
 
 
+#: Seconds ``offers_tls`` waits for a TLS handshake before it takes the answer as no.
+TLS_PROBE_WAIT = 5.0
+
+
+async def offers_tls(endpoint: Endpoint) -> bool:
+    """Whether the server at ``endpoint`` (a plain address) also speaks TLS on its port: a
+    TLS handshake is tried, trusting nothing and sending nothing after it. A tongits server
+    without a certificate closes a connection that starts with a TLS record."""
+    with trio.move_on_after(TLS_PROBE_WAIT):
+        try:
+            stream = await _handshake(endpoint, _unverified())
+        except (OSError, trio.BrokenResourceError):
+            return False
+        await trio.aclose_forcefully(stream)
+        return True
+    return False
+
+
 async def offered_fingerprint(endpoint: Endpoint) -> str:
     """The fingerprint of the certificate ``endpoint`` shows now (``tongits trust``)."""
     stream = await _handshake(endpoint, _unverified())
@@ -182,7 +205,9 @@ async def offered_fingerprint(endpoint: Endpoint) -> str:
 
 
 def ask_on_terminal(endpoint: Endpoint, offered: str, reason: str) -> bool:
-    """Ask the person at the terminal whether to trust a certificate (False without one)."""
+    """Ask the person at the terminal whether to trust a certificate (False without one).
+    Ctrl-C and Ctrl-D (``KeyboardInterrupt``, ``EOFError``) leave the question: the caller
+    ends what it was doing (``tui/dial.py`` says "cancelled")."""
     if not sys.stdin.isatty():
         return False
     print(
@@ -191,8 +216,5 @@ def ask_on_terminal(endpoint: Endpoint, offered: str, reason: str) -> bool:
         "Compare it with the one the host sees (tongits-server logs it at start).",
         file=sys.stderr,
     )
-    try:
-        answer = input("Trust this certificate and connect? [y/N] ")
-    except EOFError:
-        return False
+    answer = input("Trust this certificate and connect? [y/N] ")  # Ctrl-D: EOFError, a cancel
     return answer.strip().lower() in ("y", "yes")

@@ -71,7 +71,7 @@ function receive(msg) {
   } else if (msg.type === 'state' && msg.legal) {
     play(msg.legal);
   } else if (msg.type === 'hand_result') {
-    handOver(msg.result);
+    handOver(msg.result, msg.last === true);
   } else if (msg.type === 'match_over') {
     const { hands: played, chips } = msg.standings;
     console.log(`match over (${msg.reason}) after ${played} hands: chips ${chips.join(' ')}`);
@@ -87,19 +87,14 @@ function play(legal) {
   request({ type: 'move', move }).catch((err) => console.error(`move refused: ${err.message}`));
 }
 
-let matchHands; // the declared number of hands, if the match has one
-
-function isLastHand(played) {
-  return matchHands !== undefined && played >= matchHands;
-}
-
-async function handOver(result) {
+// `last`: the match's last hand (protocol 1.1): the server closes the table with
+// `match_over` and deals no more, so `next_hand` would be refused with `not_seated`.
+async function handOver(result, last) {
   handsOver += 1;
   const winner = result.winner === undefined || result.winner === null ? 'none' : `seat ${result.winner}`;
   console.log(`hand ${handsOver} over: ${result.end}, winner ${winner}, chips ${result.chips.join(' ')}`);
+  if (last) return;
   if (declared) {
-    // The server ends the match itself; `next_hand` after the last hand would be refused.
-    if (isLastHand(handsOver)) return;
     await request({ type: 'next_hand' }).catch(() => {});
   } else if (handsOver >= hands) {
     done = true;
@@ -126,11 +121,9 @@ async function main() {
   let joined;
   if (free.length > 0) {
     joined = await request({ type: 'join', table: free[0].table });
-    matchHands = (free[0].match_length || {}).hands;
     declared = Object.keys(free[0].match_length || {}).length > 0;
   } else {
     joined = await request({ type: 'create_table', name: table || `${name}'s table`, bots: 2, hands });
-    matchHands = hands;
     declared = true;
   }
   console.log(`seated at table ${joined.table}, seat ${joined.seat}`);

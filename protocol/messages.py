@@ -308,11 +308,16 @@ class State(ServerMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HandResult(ServerMessage):
+    """A hand has ended. ``last`` (since 1.1) is True on the last hand of a match with a
+    declared length: ``match_over`` follows and the table closes, so nobody sends
+    ``next_hand``; absent otherwise."""
+
     TYPE = "hand_result"
     table: str
     seq: int
     result: JSONMap
     standings: JSONMap
+    last: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

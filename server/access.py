@@ -4,12 +4,17 @@ The password comes from ``--password-file FILE`` or the ``TONGITS_PASSWORD`` var
 from the command line (``ps`` shows every process's arguments to every user). ``hello`` carries
 it; a wrong or missing one is refused with ``bad_password`` and the connection is closed.
 
-Guessing is made slow per address: after ``FREE_FAILURES`` failures within ``FORGET_AFTER``
-seconds, every further ``hello`` from that address waits ``0.5 s × 2^(n - FREE_FAILURES)``
-(at most ``MAX_DELAY``) before its password is even looked at, right or wrong, so parallel
-connections do not get around it (the per-address connection limit bounds those). Passwords
-are compared as SHA-256 digests with ``hmac.compare_digest``: the time taken tells nothing
-about the password, not even its length. The password is never logged, nor the one given.
+Guessing is made slow per address, wrong guesses only: the right password is welcomed at
+once, so a stranger guessing from behind the same proxy or NAT as the players (one address for
+all of them) never locks them out. After ``FREE_FAILURES`` failures within ``FORGET_AFTER``
+seconds, each further wrong or missing password from that address is refused only after
+``BASE_DELAY × 2^(n - FREE_FAILURES)`` seconds, at most ``MAX_DELAY``; the connection is held
+meanwhile, so parallel connections do not get around it (the per-address connection limit
+bounds those: ``max_per_address / MAX_DELAY`` guesses a second at most). The count stops at
+``MAX_COUNTED`` and the doubling at ``MAX_DELAY``, so no number of failures breaks the
+arithmetic. Passwords are compared as SHA-256 digests with ``hmac.compare_digest``: the time
+taken tells nothing about the password, not even its length. The password is never logged,
+nor the one given.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +34,13 @@ log = logging.getLogger("tongits.server")
 
 ENV_VARIABLE = "TONGITS_PASSWORD"
 FREE_FAILURES = 3
+BASE_DELAY = 0.5
 MAX_DELAY = 8.0
+#: Doublings after which ``BASE_DELAY`` has reached ``MAX_DELAY``: the exponent never exceeds it
+#: (``0.5 * 2**1100`` is no float).
+_DOUBLINGS = math.ceil(math.log2(MAX_DELAY / BASE_DELAY))
+#: Failures counted per address at most (the log says "at least" beyond it).
+MAX_COUNTED = 1_000_000
 FORGET_AFTER = 600.0
 #: Addresses remembered at most (the oldest failures are forgotten first beyond that).
 MAX_TRACKED = 10_000
@@ -69,25 +81,24 @@ class PasswordGate:
         return self._digest is not None
 
     def delay(self, host: str) -> float:
-        """Seconds the next attempt from ``host`` waits."""
+        """Seconds the next wrong password from ``host`` waits for its refusal."""
         seen = self._failures.get(host)
         if seen is None or trio.current_time() - seen.last > FORGET_AFTER:
             return 0.0
         extra = seen.count - FREE_FAILURES
-        return 0.0 if extra < 0 else min(MAX_DELAY, 0.5 * 2**extra)
+        return 0.0 if extra < 0 else min(MAX_DELAY, BASE_DELAY * 2 ** min(extra, _DOUBLINGS))
 
     async def check(self, host: str, given: str | None) -> None:
-        """Return if ``given`` is the password; raise ``bad_password`` after the address's
-        delay otherwise."""
+        """Return at once if ``given`` is the password; otherwise count the failure and raise
+        ``bad_password`` after the address's delay."""
         if self._digest is None:
             return
+        if given is not None and hmac.compare_digest(_digest(given), self._digest):
+            return
         wait = self.delay(host)
+        self._failed(host)
         if wait:
             await trio.sleep(wait)
-        if given is not None and hmac.compare_digest(_digest(given), self._digest):
-            self._failures.pop(host, None)
-            return
-        self._failed(host)
         if given is None:
             raise ProtocolError(ErrorCode.BAD_PASSWORD,
                                 "this server needs a password: give it in hello.password")
@@ -95,15 +106,16 @@ class PasswordGate:
 
     def _failed(self, host: str) -> None:
         now = trio.current_time()
-        seen = self._failures.get(host)
+        seen = self._failures.pop(host, None)
         if seen is None or now - seen.last > FORGET_AFTER:
-            seen = self._failures[host] = _Failures(0, now)
-        seen.count += 1
+            seen = _Failures(0, now)
+        seen.count = min(seen.count + 1, MAX_COUNTED)
         seen.last = now
-        log.info("wrong or missing server password from %s (%d in a row)", host, seen.count)
+        self._failures[host] = seen  # last in the dict: the dict is in order of last failure
+        log.info("wrong or missing server password from %s (%s%d in a row)", host,
+                 "at least " if seen.count == MAX_COUNTED else "", seen.count)
         if len(self._failures) > MAX_TRACKED:
-            oldest = min(self._failures, key=lambda h: self._failures[h].last)
-            del self._failures[oldest]
+            del self._failures[next(iter(self._failures))]
 
 
 def _digest(password: str) -> bytes:

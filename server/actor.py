@@ -165,6 +165,9 @@ class Table:
         self._listed: dict[Mode, bytes] = {}
         self._options = state.options.to_dict(omit_defaults=False)
         self.actions = 0
+        #: when a human last moved here (else when the table was made): the table idle longest
+        #: may be closed to make room on a full server (``Lobby.make_room``)
+        self.played_at = trio.current_time()
         #: the seat whose timed-out turn the server is playing, during that step
         self.autoplaying: int | None = None
         self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
@@ -400,7 +403,7 @@ class Table:
         peer, msg = request.peer, request.msg
         if peer is None:
             if isinstance(msg, HostClose):
-                self._host_close()
+                self._host_close(msg)
             elif isinstance(msg, SeatBot) and not self.state.started:
                 self._sit_bot(msg.seat, msg.policy, msg.name)
                 self._seats_changed(msg.seat, SeatChange.SAT)
@@ -808,6 +811,7 @@ class Table:
         if reply is not None:
             peer, ref = reply
             peer.send(ok_message(ref))
+            self.played_at = trio.current_time()
         self.actions += 1
         self._schedule()
         self._broadcast(index, timeout=timeout)
@@ -844,7 +848,8 @@ class Table:
         result["pot_taken"] = self.state.pot_taken
         standings = self.state.standings()
         return to_dict(
-            HandResult(table=self.id, seq=self.state.seq, result=result, standings=standings)
+            HandResult(table=self.id, seq=self.state.seq, result=result, standings=standings,
+                       last=True if self.state.match_over is not None else None)
         )
 
     def _sync(self, peer: Peer, msg: Sync) -> None:
@@ -1142,9 +1147,9 @@ class Table:
 
     # ----- closing ------------------------------------------------------------------------------
 
-    def _host_close(self) -> None:
+    def _host_close(self, msg: HostClose) -> None:
         for peer in self._audience():
-            peer.kick(ErrorCode.CLOSED_BY_HOST, f"the host closed table {self.id}")
+            peer.kick(ErrorCode.CLOSED_BY_HOST, msg.reason or f"the host closed table {self.id}")
         log.info("table %s: closed by the host", self.id)
         self.closed = True
 

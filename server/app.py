@@ -610,6 +610,7 @@ class Server:
                 raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
             table: Table
             if isinstance(msg, CreateTable):
+                await self.lobby.make_room(msg, peer.quota)
                 table = self.lobby.create(msg, peer.quota)
             else:
                 table = self.lobby.get(msg.table)

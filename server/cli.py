@@ -50,6 +50,9 @@ _HELP = {
     "timeout; 0 = the system's defaults)",
     "max_tables": "most open tables",
     "max_tables_per_address": "most open tables created from one IP address (an IPv6 /64)",
+    "max_tables_per_network": "most open tables created from one IPv6 /48",
+    "evict_idle": "on a full server, a new table closes the one where no human has moved for "
+    "longest, if for at least this many seconds (0 = never)",
     "max_frame_size": "largest frame or text line accepted, in bytes",
     "queue_size": "messages queued for a client before it is dropped as a slow reader",
     "queue_bytes": "bytes queued for a client before it is dropped as a slow reader",

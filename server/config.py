@@ -21,11 +21,11 @@ from .bots import policy_names
 #: ``ServerConfig.check``: the numeric settings, what each must be, in words.
 _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
     (("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace", "idle_timeout",
-      "rate", "frame_timeout", "dead_peer_timeout", "ladder_anchor_wait"), lambda v: v >= 0,
-     "≥ 0"),
+      "rate", "frame_timeout", "dead_peer_timeout", "evict_idle", "ladder_anchor_wait"),
+     lambda v: v >= 0, "≥ 0"),
     (("max_connections", "max_per_address", "max_tables", "max_tables_per_address",
-      "max_frame_size", "burst", "queue_size", "queue_bytes", "chat_max", "name_max",
-      "ladder_hands"),
+      "max_tables_per_network", "max_frame_size", "burst", "queue_size", "queue_bytes",
+      "chat_max", "name_max", "ladder_hands"),
      lambda v: v >= 1, "≥ 1"),
     (("gc_young", "gc_full"), lambda v: v > 0, "> 0"),
 )
@@ -48,6 +48,11 @@ class ServerConfig:
     max_per_address: int = 64
     max_tables: int = 2000
     max_tables_per_address: int = 8
+    #: open tables created from one IPv6 /48 (a site holds 65,536 /64s)
+    max_tables_per_network: int = 16
+    #: on a full server (``max_tables``), a new table closes the one where no human has moved
+    #: for longest, if that is at least this many seconds (0: never)
+    evict_idle: float = 600.0
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
     rate: float = 20.0
     burst: int = 60

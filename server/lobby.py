@@ -2,13 +2,23 @@
 
 Tables own their seats and tokens; the lobby only indexes them (by the token's digest, so a
 lookup reveals nothing) so that ``hello`` with a token finds its table. Everything here runs in
-the server's one Trio thread, so no lock is needed: a lobby call never awaits.
+the server's one Trio thread, so no lock is needed: a lobby call never awaits, but for
+``make_room``, which waits for the table it closes.
+
+Who may hold how many tables: ``max_tables_per_address`` open tables per creator's address (an
+IPv4 address, an IPv6 /64: ``app.address_key``) and ``max_tables_per_network`` per IPv6 /48
+(a site: whoever has one /64 often has 65,536 of them). Those bound what one stranger holds,
+not what many do: a server full of tables (``max_tables``) where no human has moved for
+``evict_idle`` seconds closes the one idle longest for a new creator (``make_room``), so idle
+connections cannot keep an honest creator out; tables where people play are never closed.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import logging
+import math
 import secrets
 from collections import Counter
 from collections.abc import Callable
@@ -25,6 +35,7 @@ from .commit import GroupCommit
 from .entries import CreateEntry
 from .journal import Journal
 from .ladder import Ladder
+from .requests import HostClose
 from .table import TableLogState, token_digest
 
 if TYPE_CHECKING:
@@ -37,6 +48,9 @@ TableFactory = Callable[[TableLogState, "ServerConfig", "Lobby", GroupCommit], T
 
 #: The most tables in one ``tables`` reply.
 MAX_PAGE = 50
+#: Seat tokens of finished matches remembered (the oldest forgotten first beyond that), so
+#: that a late resume hears why its token opens nothing.
+MAX_ENDED_TOKENS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +69,13 @@ class Lobby:
         self.journal = GroupCommit(journal)
         self.tables: dict[str, Table] = {}
         self._tokens: dict[str, Table] = {}
-        #: open tables per creator's address (``Peer.quota``)
+        #: token digest -> id of the table whose match ended (``table_closed``), oldest first
+        self._ended: dict[str, str] = {}
+        #: open tables per creator's address (``Peer.quota``) and per IPv6 /48 (``network_of``)
         self._per_address: Counter[str] = Counter()
+        self._per_network: Counter[str] = Counter()
+        #: no table can have been idle ``evict_idle`` seconds before this time (``idlest``)
+        self._no_idle_before = -math.inf
         self._ids = itertools.count(journal.last_table_number() + 1)
         self._nursery: trio.Nursery | None = None
         self._order: list[Table] | None = None
@@ -141,6 +160,59 @@ class Lobby:
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"no table {shown(table_id)}")
         return table
 
+    def check_quota(self, quota: str | None) -> None:
+        """``too_many_tables`` if the creator's address (``quota``; None: exempt) or its IPv6
+        /48 holds its share of open tables already."""
+        if quota is None:
+            return
+        limit = self.config.max_tables_per_address
+        if self._per_address[quota] >= limit:
+            raise ProtocolError(ErrorCode.TOO_MANY_TABLES,
+                                f"your address has {limit} open tables already")
+        network = network_of(quota)
+        limit = self.config.max_tables_per_network
+        if network is not None and self._per_network[network] >= limit:
+            raise ProtocolError(ErrorCode.TOO_MANY_TABLES,
+                                f"your network ({network}) has {limit} open tables already")
+
+    def idlest(self) -> Table | None:
+        """The open table where no human has moved for longest, if that is ``evict_idle``
+        seconds or more (None: every table is in play, or eviction is off). A table's
+        ``played_at`` only grows and a new table's is now, so after one look none can qualify
+        before the oldest ``played_at`` seen plus ``evict_idle``: until then nothing is
+        looked at (a full server refuses a flood of creators at no cost per table)."""
+        now = trio.current_time()
+        if self.config.evict_idle <= 0 or now < self._no_idle_before:
+            return None
+        open_tables = [t for t in self.tables.values() if not t.closed]
+        if not open_tables:
+            return None
+        table = min(open_tables, key=lambda t: (t.played_at, t.number))
+        if now - table.played_at < self.config.evict_idle:
+            self._no_idle_before = table.played_at + self.config.evict_idle
+            return None
+        return table
+
+    async def make_room(self, msg: CreateTable, quota: str | None) -> None:
+        """Before ``create``: refuse a request ``create`` would refuse for its address's share
+        or its fields; on a full server, close the table idle longest (``idlest``) to make room,
+        everyone at it told ``closed_by_host`` and why. Without such a table ``create``
+        refuses."""
+        self.check_quota(quota)
+        if len(self.tables) < self.config.max_tables:
+            return
+        self._entry(msg)  # a request create refuses closes nothing
+        table = self.idlest()
+        if table is None:
+            return
+        idle = trio.current_time() - table.played_at
+        log.info("table %s closed to make room: the server has %d tables and nobody has "
+                 "moved at this one for %.0f s", table.id, self.config.max_tables, idle)
+        await table.call(None, HostClose(
+            f"table {table.id} was closed to make room for a new one: the server is full and "
+            f"nobody had played at it for {_duration(idle)}"))
+        self.table_closed(table)  # its place is free now, not once its task has ended
+
     def create(self, msg: CreateTable, quota: str | None = None) -> Table:
         """Check a ``create_table`` request, log the table's ``create`` entry and start its task.
         The creator is seated by the table itself (the request is then passed to it).
@@ -149,10 +221,19 @@ class Lobby:
             raise RuntimeError("the lobby is not running")
         if len(self.tables) >= self.config.max_tables:
             raise ProtocolError(ErrorCode.TOO_MANY_TABLES, "the server has too many tables")
-        limit = self.config.max_tables_per_address
-        if quota is not None and self._per_address[quota] >= limit:
-            raise ProtocolError(ErrorCode.TOO_MANY_TABLES,
-                                f"your address has {limit} open tables already")
+        self.check_quota(quota)
+        table = self.open(self._entry(msg))
+        table.quota = quota
+        if quota is not None:
+            self._per_address[quota] += 1
+            network = network_of(quota)
+            if network is not None:
+                self._per_network[network] += 1
+        return table
+
+    def _entry(self, msg: CreateTable) -> CreateEntry:
+        """The ``create`` entry of a ``create_table`` request (its ``table`` still empty), or
+        the refusal of a field out of bounds."""
         name = check_name(msg.name, self.config.name_max, "table name")
         if not 0 <= msg.bots <= 2:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, "bots must be 0, 1 or 2")
@@ -164,15 +245,11 @@ class Lobby:
             MatchLength(msg.hands, msg.target)
         except ValueError as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
-        table = self.open(CreateEntry(
+        return CreateEntry(
             table="", name=name, seed=secrets.randbits(64), options=options, timer=timer,
             private=msg.private, code=join_code() if msg.private else None,
             auto_start=msg.auto_start, hands=msg.hands, target=msg.target,
-        ))
-        table.quota = quota
-        if quota is not None:
-            self._per_address[quota] += 1
-        return table
+        )
 
     def open(self, create: CreateEntry, make: TableFactory | None = None) -> Table:
         """Give a new table its id, journal its ``create`` entry (``create`` with that id in
@@ -191,13 +268,20 @@ class Lobby:
         return table
 
     def table_closed(self, table: Table) -> None:
+        if table.state.match_over is not None:
+            for seat in table.state.seats:
+                if seat is not None and seat.token_hash is not None:
+                    self._ended[seat.token_hash] = table.id
+            while len(self._ended) > MAX_ENDED_TOKENS:
+                del self._ended[next(iter(self._ended))]
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
             self.listing_changed()
             if table.quota is not None:
-                self._per_address[table.quota] -= 1
-                if self._per_address[table.quota] <= 0:
-                    del self._per_address[table.quota]
+                _release(self._per_address, table.quota)
+                network = network_of(table.quota)
+                if network is not None:
+                    _release(self._per_network, network)
 
     def seat_forfeited(self, table: Table, seat: int) -> None:
         """A seat's player lost it during the match (grace over, or left)."""
@@ -218,10 +302,39 @@ class Lobby:
             self._tokens.pop(digest, None)
 
     def table_of_token(self, token: str) -> Table:
-        table = self._tokens.get(token_digest(token))
+        digest = token_digest(token)
+        table = self._tokens.get(digest)
         if table is None or table.closed:
+            ended = self._ended.get(digest)
+            if ended is not None:
+                raise ProtocolError(ErrorCode.BAD_TOKEN, f"the match at table {ended} is over")
             raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown or expired token")
         return table
+
+
+def _release(counts: Counter[str], key: str) -> None:
+    counts[key] -= 1
+    if counts[key] <= 0:
+        del counts[key]
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` in words: "45 seconds", "12 minutes"."""
+    if seconds < 120:
+        return f"{seconds:.0f} seconds"
+    return f"{seconds / 60:.0f} minutes"
+
+
+def network_of(quota: str) -> str | None:
+    """The IPv6 /48 of a creator's address key (an IPv6 /64, ``app.address_key``); None for
+    an IPv4 address (one address is already scarce) or anything else."""
+    try:
+        network = ipaddress.ip_network(quota, strict=False)
+    except ValueError:
+        return None
+    if not isinstance(network, ipaddress.IPv6Network) or network.prefixlen < 48:
+        return None
+    return str(network.supernet(new_prefix=48))
 
 
 #: The letters of join codes: lowercase, no 0/o, 1/l/i to misread.

@@ -31,8 +31,11 @@ class HostRemove:
 
 @dataclass(slots=True)
 class HostClose:
-    """Internal request from the host: everyone at the table is told ``closed_by_host`` and
-    the table closes for good. Its ``peer`` is None."""
+    """Internal request from the host, or from the lobby making room for a new table
+    (``Lobby.make_room``): everyone at the table is told ``closed_by_host`` (with ``reason``
+    as the message, if given) and the table closes for good. Its ``peer`` is None."""
+
+    reason: str | None = None
 
 
 @dataclass(slots=True)

@@ -4,14 +4,24 @@ by more than its ``event``. Each is pinned against the server and looked up in t
 
 from __future__ import annotations
 
+import itertools
+import json
+import secrets
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
-from server_support import capped, memory_server, next_of, play_hands
+import trio.testing
+from server_support import TIME_CAP, capped, memory_server, next_of, play_hands, quick_config
 from tongits.client.connection import ServerError
-from tongits.protocol import Pong, SeatUpdate, State
+from tongits.protocol import MatchOver, Pong, SeatUpdate, State
+from tongits.server import MemoryJournal, Server
 from tongits.server.bots import policy_names
+from tongits.server.tls import ServerTLS
 
 DOC = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
 
@@ -91,3 +101,190 @@ async def test_a_remote_bot_alone_with_server_bots_keeps_its_table_open(
         (entry,) = await robo.list_tables()
         assert entry["humans"] == 0 and entry["seats"][0]["remote"] is True
     assert 'client that said `kind: "bot"` counts as a human' in DOC
+
+
+@capped
+async def test_the_last_hand_result_of_a_match_says_so_and_next_hand_after_it_is_refused(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A bot following the page's loop sent ``next_hand`` after every ``hand_result`` and got
+    ``not_seated`` at every match end: ``last`` says which one ends the match."""
+    async with memory_server(bot_delay=1.0) as (_server, connect), connect("Robo") as robo:
+        await robo.create_table("Two hands", bots=2, timer=0, hands=2)
+        first, second = await play_hands(robo, 2)
+        assert first.last is None and second.last is True
+        over = await next_of(robo, MatchOver)
+        assert over.standings["hands"] == 2
+        with pytest.raises(ServerError) as refused:
+            await robo.next_hand()
+        assert refused.value.code == "not_seated"
+    hand_result = _section("### `hand_result`")
+    assert '| `last?` | bool |' in hand_result and '"last": true' in hand_result
+    assert 'unless it says `"last": true`' in DOC
+    assert 'the one with `"last": true`' in _section("### `next_hand`")
+
+
+@capped
+async def test_a_resume_after_the_match_ended_gets_bad_token_saying_so(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with memory_server(bot_delay=1.0) as (_server, connect):
+        async with connect("Ana") as ana:
+            await ana.create_table("One hand", bots=2, timer=0, hands=1)
+            token = ana.token
+            await play_hands(ana, 1)
+            await next_of(ana, MatchOver)
+        with pytest.raises(ServerError) as refused:
+            async with connect("Ana", token=token):
+                pass
+        assert refused.value.code == "bad_token"
+        assert "is over" in refused.value.message
+        with pytest.raises(ServerError) as unknown:
+            async with connect("Ana", token="no-such-token"):
+                pass
+        assert unknown.value.code == "bad_token" and "over" not in unknown.value.message
+    assert "the match at table ID is over" in _section("### Resuming a seat")
+
+
+async def _sync_after_every_move_of_a_one_hand_match(server: Server, nursery: trio.Nursery) -> str:
+    """Play a one-hand match over raw JSON lines, each move sent in one write with a ``sync``
+    behind it (as a client that lost track might); the error the last ``sync`` met, if any."""
+    client, server_side = trio.testing.memory_stream_pair()
+    nursery.start_soon(server.handle_stream, server_side, "memory")
+    lines = LineReader(client)
+    await client.send_all(
+        b'{"type":"hello","id":0,"version":1,"name":"Ana","kind":"human"}\n'
+        b'{"type":"create_table","id":1,"name":"Last","bots":2,"timer":0,"hands":1}\n')
+    syncs: set[int] = set()
+    refused = ""
+    while (msg := await lines.next()) is not None:
+        if msg["type"] == "state" and msg.get("legal"):
+            move = next((m for m in msg["legal"] if m["action"] != "call"), msg["legal"][0])
+            ref = 2 * len(syncs) + 10
+            await client.send_all(json.dumps({"type": "move", "id": ref, "move": move}).encode()
+                                  + b"\n" + json.dumps({"type": "sync", "id": ref + 1}).encode()
+                                  + b"\n")
+            syncs.add(ref + 1)
+        elif msg["type"] == "error" and msg.get("ref") in syncs:
+            refused = msg["code"]
+        elif msg["type"] == "match_over":
+            with trio.move_on_after(1):
+                while (msg := await lines.next()) is not None:
+                    if msg["type"] == "error" and msg.get("ref") in syncs:
+                        refused = msg["code"]
+            break
+    await client.aclose()
+    return refused
+
+
+@capped
+async def test_a_sync_on_its_way_as_the_match_ends_gets_no_such_table(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the player's own move ends the match, a ``sync`` right behind it reaches a table
+    that has just closed. Decks are seeded 0, 1, 2, … so the run is the same every time."""
+    seeds = itertools.count()
+    monkeypatch.setattr(secrets, "randbits", lambda _bits: next(seeds))  # the decks
+    seen: set[str] = set()
+    async with trio.open_nursery() as nursery:
+        server = Server(quick_config(bot_delay=1.0), MemoryJournal())
+        await nursery.start(lambda task_status: server.serve(listen=False,
+                                                             task_status=task_status))
+        for _ in range(200):
+            seen.add(await _sync_after_every_move_of_a_one_hand_match(server, nursery))
+            if "no_such_table" in seen:
+                break
+        nursery.cancel_scope.cancel()
+    assert "no_such_table" in seen
+    assert seen <= {"", "no_such_table", "not_seated"}  # both documented, nothing else
+    sync = _section("### `sync`")
+    assert "`not_seated` (at no\ntable, which includes a table that has closed)" in sync
+    assert "`no_such_table` (the table closed while the\nrequest was on its way" in sync
+
+
+class LineReader:
+    """JSON lines from a stream, one object at a time."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self.stream, self.buffer = stream, b""
+
+    async def next(self) -> dict[str, Any] | None:
+        while b"\n" not in self.buffer:
+            data = await self.stream.receive_some()
+            if not data:
+                return None
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        parsed: dict[str, Any] = json.loads(line)
+        return parsed
+
+
+def _code_block(after: str, language: str) -> str:
+    """The first ``language`` code block of the page after the text ``after``."""
+    rest = DOC.split(after, 1)[1]
+    return rest.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+async def _run_snippet(command: list[str]) -> subprocess.CompletedProcess[bytes]:
+    """Run a snippet of the page (``_localised``), for 10 s at most."""
+    with trio.fail_after(10):
+        return await trio.run_process(command, capture_stdout=True, capture_stderr=True,
+                                      check=False)
+
+
+def _localised(snippet: str, pin: str, port: int) -> str:
+    """A TLS snippet of the page with its example address, port, pin and password replaced
+    by the test server's."""
+    for example, real in (("192.0.2.10", "127.0.0.1"), ("7777", str(port)),
+                          ("correct horse", PASSWORD)):
+        assert example in snippet
+        snippet = snippet.replace(example, real)
+    return snippet.replace('"AB:12:..."', f'"{pin}"').replace('"AB12..."', f'"{pin}"')
+
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+async def test_the_node_tls_snippet_pins_a_self_signed_certificate_before_the_password(
+    tmp_path: Path,
+) -> None:
+    """The snippet's comment said to check the pin in ``checkServerIdentity``, which Node
+    never calls for a self-signed certificate. Run as printed against a real server: with the
+    right pin it is welcomed (its password too); with a wrong one it stops before ``hello``."""
+    snippet = _code_block("Node.js (`tls.connect`):", "js")
+    assert "checkServerIdentity: Node calls" in snippet and "password:" in snippet
+    tls = ServerTLS.self_signed(tmp_path / "server")
+    server = Server(quick_config(), MemoryJournal(), tls=tls, password=PASSWORD)
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as nursery:
+            (listener, *_) = await nursery.start(server.serve)
+            port = listener.socket.getsockname()[1]
+            pin = tls.fingerprint.removeprefix("SHA256:")
+            stop = '\nsocket.once("data", () => socket.end());\n'
+            right = await _run_snippet(
+                ["node", "-e", _localised(snippet, pin, port) + stop])
+            assert right.returncode == 0, right.stderr
+            assert b'"welcome"' in right.stdout
+            wrong = await _run_snippet(
+                ["node", "-e", _localised(snippet, "00:" + pin[3:], port) + stop])
+            assert wrong.returncode == 1 and b"certificate changed" in wrong.stderr
+            assert wrong.stdout == b""
+            assert not server.gate._failures  # no hello, so no password, ever came
+            nursery.cancel_scope.cancel()
+
+
+async def test_the_python_pinning_snippet_is_welcomed_with_its_password(tmp_path: Path) -> None:
+    snippet = _code_block("Python, pinning a self-signed certificate:", "python")
+    tls = ServerTLS.self_signed(tmp_path / "server")
+    server = Server(quick_config(), MemoryJournal(), tls=tls, password=PASSWORD)
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as nursery:
+            (listener, *_) = await nursery.start(server.serve)
+            port = listener.socket.getsockname()[1]
+            pin = tls.fingerprint.removeprefix("SHA256:").replace(":", "")
+            ran = await _run_snippet(
+                [sys.executable, "-c", _localised(snippet, pin, port)])
+            assert ran.returncode == 0, ran.stderr
+            assert b'"welcome"' in ran.stdout
+            nursery.cancel_scope.cancel()

@@ -9,12 +9,21 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from server_support import HELLO, capped, frame, memory_server, next_of, until
-from tongits.client.connection import Connection, ServerError
-from tongits.protocol import ChatLine, Codec, ListTables, Mode, Tables, encode_value, to_dict
+from server_support import HELLO, capped, frame, memory_server, next_of, play_hands, until
+from tongits.client.connection import Connection, ConnectionClosed, ServerError
+from tongits.protocol import (
+    ChatLine,
+    Codec,
+    ListTables,
+    Mode,
+    State,
+    Tables,
+    encode_value,
+    to_dict,
+)
 from tongits.server import actor
 from tongits.server.app import address_key
-from tongits.server.lobby import JOIN_CODE_ALPHABET
+from tongits.server.lobby import JOIN_CODE_ALPHABET, network_of
 
 
 @capped
@@ -168,3 +177,144 @@ async def test_the_lobby_is_paged_and_no_reply_exceeds_the_frame_limit(
         await owners[1].request({"type": "sync"})  # a step of t2: encoded anew
         await _page(lister, open=True, limit=5)
         assert encoded == ["t2"]
+
+
+async def _hold_tables(
+    stack: AsyncExitStack, connect: Any, addresses: list[str], each: int
+) -> list[Connection]:
+    """From each address, ``each`` idle connections, each at a table of its own making (a
+    connection is at one table at most): what a stranger with those addresses can hold."""
+    held: list[Connection] = []
+    for n, host in enumerate(addresses):
+        for k in range(each):
+            conn = await stack.enter_async_context(connect(f"S{n}.{k}", address=f"{host}:{k}"))
+            await conn.create_table(f"Held {n}.{k}", auto_start=False)
+            held.append(conn)
+    return held
+
+
+async def _closing_code(conn: Connection) -> str | None:
+    """The error the server closed ``conn`` with, once what it pushed before is read."""
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            await conn.receive()
+    return closed.value.error.code if closed.value.error is not None else None
+
+
+@capped
+async def test_250_addresses_holding_all_2000_tables_do_not_keep_an_honest_creator_out(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Issue 26, item 9: 250 addresses (here IPv4; IPv6 /64s are cheaper still) held every one
+    of the 2,000 tables with idle connections, for ever. Once nobody has moved at a table for
+    ``evict_idle`` seconds, a new creator on the full server gets the place of the table idle
+    longest; its idle holder is told why."""
+    async with memory_server() as (server, connect), AsyncExitStack() as stack:
+        config = server.config
+        assert (config.max_tables, config.max_tables_per_address) == (2000, 8)
+        addresses = [f"198.18.{n // 200}.{n % 200 + 1}" for n in range(250)]
+        held = await _hold_tables(stack, connect, addresses, 8)
+        assert len(server.lobby.tables) == 2000
+        async with connect("Honest", address="203.0.113.5:1") as honest:
+            with pytest.raises(ServerError) as full:
+                await honest.create_table("Friday", bots=2)
+            assert full.value.code == "too_many_tables"  # the tables are young: kept
+            await trio.sleep(config.evict_idle)
+            mine = await honest.create_table("Friday", bots=2)
+            await next_of(honest, State)  # the match has begun
+        assert mine.table in server.lobby.tables and len(server.lobby.tables) == 2000
+        assert await _closing_code(held[0]) == "closed_by_host"
+        assert held[0].closed_by is not None
+        assert "closed to make room" in held[0].closed_by.message
+        assert all(not c.closed_by for c in held[1:])
+
+
+@capped
+async def test_the_table_idle_longest_makes_room_and_none_before_evict_idle(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with memory_server(max_tables=3, evict_idle=600.0, bot_delay=1.0) as (
+        server, connect
+    ), AsyncExitStack() as stack:
+        oldest = await stack.enter_async_context(connect("Old", address="10.0.0.1:1"))
+        await oldest.create_table("Waiting since 0", auto_start=False)
+        player = await stack.enter_async_context(connect("Player", address="10.0.0.2:1"))
+        playing = await player.create_table("Played at", bots=2, timer=0)
+        await trio.sleep(200)
+        young = await stack.enter_async_context(connect("Young", address="10.0.0.3:1"))
+        await young.create_table("Waiting since 200", auto_start=False)
+        await trio.sleep(500)  # at 700 s the player plays a hand; nobody ever moved elsewhere
+        await play_hands(player, 1)
+        honest = await stack.enter_async_context(connect("Honest", address="10.0.0.4:1"))
+        await honest.create_table("Mine")
+        assert sorted(t.state.name for t in server.lobby.tables.values() if not t.closed) == [
+            "Mine", "Played at", "Waiting since 200"]
+        assert playing.table in server.lobby.tables
+        second = await stack.enter_async_context(connect("Second", address="10.0.0.5:1"))
+        with pytest.raises(ServerError) as refused:  # "Waiting since 200": idle 500 s
+            await second.create_table("Too soon")
+        assert refused.value.code == "too_many_tables"
+        await trio.sleep(100)
+        await second.create_table("In time")
+        assert await _closing_code(oldest) == await _closing_code(young) == "closed_by_host"
+        assert player.closed_by is None
+
+
+@capped
+async def test_a_refused_creator_closes_nothing(autojump_clock: trio.testing.MockClock) -> None:
+    async with memory_server(max_tables=1, evict_idle=10.0) as (server, connect), \
+            connect("Idle", address="10.0.0.1:1") as idle, \
+            connect("Eve", address="10.0.0.2:1") as eve:
+        await idle.create_table("Idle", auto_start=False)
+        await trio.sleep(60)
+        with pytest.raises(ServerError) as bad:
+            await eve.create_table("T", bots=3)
+        assert bad.value.code == "bad_options" and len(server.lobby.tables) == 1
+        assert not idle.closed_by
+
+
+@capped
+async def test_evict_idle_0_never_closes_a_table(autojump_clock: trio.testing.MockClock) -> None:
+    async with memory_server(max_tables=1, evict_idle=0.0) as (_server, connect), \
+            connect("Idle", address="10.0.0.1:1") as idle:
+        await idle.create_table("Idle", auto_start=False)
+        await trio.sleep(12 * 3600)
+        async with connect("Late", address="10.0.0.2:1") as late:
+            with pytest.raises(ServerError) as full:
+                await late.create_table("Mine")
+            assert full.value.code == "too_many_tables"
+
+
+@capped
+async def test_an_ipv6_48_holds_max_tables_per_network(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A /48 is 65,536 /64s: the per-address limit alone let one site hold every table."""
+    async with memory_server(max_tables_per_address=2, max_tables_per_network=3) as (
+        server, connect
+    ), AsyncExitStack() as stack:
+        await _hold_tables(stack, connect, ["[2001:db8:1:1::1]", "[2001:db8:1:2::7]"], 1)
+        await _hold_tables(stack, connect, ["[2001:db8:1:1::2]"], 1)  # the first /64's second
+        async with connect("Fourth", address="[2001:db8:1:3::1]:1") as fourth:
+            with pytest.raises(ServerError) as refused:
+                await fourth.create_table("One too many")
+            assert refused.value.code == "too_many_tables"
+            assert "your network (2001:db8:1::/48) has 3 open tables" in refused.value.message
+        async with connect("Elsewhere", address="[2001:db8:2:1::1]:1") as elsewhere:
+            await elsewhere.create_table("Another site")
+        # A table of the /48 closing gives the /48 its place back.
+        await stack.aclose()
+        await until(lambda: len(server.lobby.tables) == 0)
+        async with connect("Fourth", address="[2001:db8:1:3::1]:1") as fourth:
+            await fourth.create_table("Now")
+
+
+@pytest.mark.parametrize(("quota", "network"), [
+    ("2001:db8:1:2::/64", "2001:db8:1::/48"),
+    ("2001:db8:ffff:ffff::/64", "2001:db8:ffff::/48"),
+    ("10.0.0.1", None),
+    ("memory", None),
+])
+def test_the_network_of_an_address_key(quota: str, network: str | None) -> None:
+    assert network_of(quota) == network
+    assert network_of(address_key("2001:db8:1:2::5")) == "2001:db8:1::/48"

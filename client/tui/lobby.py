@@ -226,14 +226,14 @@ def connect(target: Target, name: str, *, password_file: str | None = None) -> i
     """``tongits connect ADDRESS --name NAME``: the lobby, then the table; with an invite
     link, straight into the link's table. A seat this name held at this server (token saved
     on disk) is taken back at once, without the lobby."""
-    from .dial import DialError, settle
+    from .dial import Cancelled, DialError, settle
     from .logs import quiet_logging
 
     try:
         password = settle(target, name, password_file)
     except DialError as error:
         print(f"tongits connect: {error}", file=sys.stderr)
-        return 1
+        return error.exit_status if isinstance(error, Cancelled) else 1
     endpoint, invite = target.endpoint, target.invite
     lobby: LobbyJoin | None = None
     join: JoinStep
