@@ -12,6 +12,16 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="replay a hand record (docs/RECORD.md)")
     replay.add_argument("file", help="a tongits-hand/1 JSON file")
     replay.add_argument("--json", action="store_true", help="print one JSON object")
+    replay.add_argument(
+        "--step",
+        action="store_true",
+        help="walk through the hand position by position, each decision marked as review "
+        "grades it (interactive in a terminal: Enter next, p back, q quit)",
+    )
+    replay.add_argument("--no-review", action="store_true", help="with --step: no marks")
+    replay.add_argument("--budget", type=int, default=24, help="with --step: worlds per move "
+                        "of the review (default 24)")
+    replay.add_argument("--seed", default="0", help="with --step: seed of the review's worlds")
     arena = sub.add_parser("arena", help="any bots against each other on duplicate deals")
     arena.add_argument(
         "--bots",
@@ -131,6 +141,9 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     play.add_argument(
         "--policy", help=f"bots: {'/'.join(POLICIES)} (default: {setup.policy})"
     )
+    play.add_argument(
+        "--hands", type=int, help="a match of this many hands (default: open-ended)"
+    )
     play.add_argument("--bot-delay", type=float, default=0.8, help="seconds a bot waits" + default)
     play.add_argument(
         "--new",
@@ -163,6 +176,11 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "tongits://HOST:PORT/t/TABLE?code=CODE",
     )
     connect.add_argument("--name", required=True, help="your name")
+    connect.add_argument(
+        "--watch",
+        action="store_true",
+        help="with an invite link: watch its table (a private one too) instead of sitting down",
+    )
     _add_transport_options(connect)
     trust = sub.add_parser(
         "trust", help="accept a server's self-signed TLS certificate (first use or a new one)"
@@ -179,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay":
         from . import replay
 
-        return replay.run(args.file, as_json=args.json)
+        return replay.run(args.file, as_json=args.json, step=args.step,
+                          review=not args.no_review, budget=args.budget, seed=args.seed)
     if args.command == "review":
         from . import review as review_command
 

@@ -114,6 +114,9 @@ class Connection:
         self.token: str | None = None
         self.table: str | None = None
         self.seat: int | None = None
+        #: the join code the last ``spectate`` gave: watching a private table again (after a
+        #: lost connection) needs it again
+        self.watch_code: str | None = None
         self.closed_by: Error | None = None
         self.last_state: State | None = None
         self.seq: int | None = None
@@ -192,16 +195,20 @@ class Connection:
         bots: int = 0,
         auto_start: bool = True,
         hands: int | None = None,
+        target: int | None = None,
     ) -> Joined:
         msg = CreateTable(name=name, options=options or {}, timer=timer, private=private,
-                          bots=bots, auto_start=auto_start, hands=hands)
+                          bots=bots, auto_start=auto_start, hands=hands, target=target)
         return await self._joined(msg)
 
     async def join(self, table: str, seat: int | None = None, code: str | None = None) -> Joined:
         return await self._joined(Join(table=table, seat=seat, code=code))
 
     async def spectate(self, table: str, code: str | None = None) -> Joined:
-        return await self._joined(Spectate(table=table, code=code))
+        """Watch ``table``; a private one needs its ``code`` (from its invite link)."""
+        joined = await self._joined(Spectate(table=table, code=code))
+        self.watch_code = code
+        return joined
 
     async def leave(self) -> None:
         await self.request(Leave())

@@ -1,24 +1,39 @@
-"""``tongits replay FILE``: replay a hand record, print a trace or one JSON line."""
+"""``tongits replay FILE``: replay a hand record, print a trace or one JSON line, or walk
+through it position by position with the review's marks (``--step``, ``replay_step``)."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tongits.engine import Hand, HandRecord, RecordError, ReplayError, Step
 
 
-def _trace_line(index: int, step: Step) -> str:
-    """``index`` is the action's place in the record; automatic folds are not in it."""
+def _trace_line(index: int, step: Step, record: HandRecord) -> str:
+    """``index`` is the action's place in the record; automatic folds are not in it. The seat
+    is named by its player when the record has names."""
     if step.auto:
-        return f"  -  seat {step.seat}  {step.move} (automatic)"
-    return f"{index:3d}  seat {step.seat}  {step.move}"
+        return f"  -  {record.name(step.seat)}  {step.move} (automatic)"
+    return f"{index:3d}  {record.name(step.seat)}  {step.move}"
 
 
-def run(path: str, *, as_json: bool) -> int:
-    """Replay ``path``; exit status 0 when it replays cleanly and matches any stored result."""
+def run(
+    path: str,
+    *,
+    as_json: bool,
+    step: bool = False,
+    review: bool = True,
+    budget: int = 24,
+    seed: str = "0",
+    interactive: bool | None = None,
+) -> int:
+    """Replay ``path``; exit status 0 when it replays cleanly and matches any stored result.
+    ``step``: walk through it instead (interactively when ``interactive``, by default when
+    standard input and output are a terminal), marked by a review of ``budget`` worlds per
+    move unless ``review`` is false."""
     try:
         record = HandRecord.loads(Path(path).read_text(encoding="utf-8"))
         hand = record.replay()
@@ -32,8 +47,46 @@ def run(path: str, *, as_json: bool) -> int:
         return _fail(as_json, None, exc.code, exc.message)
     result = hand.result.to_dict() if hand.result else None
     mismatch = record.result is not None and _normal(record.result) != _normal(result)
-    (_print_json if as_json else _print_trace)(hand, result, record.result if mismatch else None)
+    if step and budget < 1:
+        return _fail(as_json, None, "bad_budget", "--budget must be at least 1")
+    if step:
+        _step(record, review=review, budget=budget, seed=seed, interactive=interactive)
+    elif as_json:
+        _print_json(hand, result, record.result if mismatch else None)
+    else:
+        _print_trace(record, hand, result, record.result if mismatch else None)
     return 1 if mismatch else 0
+
+
+def _step(record: HandRecord, *, review: bool, budget: int, seed: str,
+          interactive: bool | None) -> None:
+    """``--step``: the review's marks (a progress bar on stderr meanwhile), then the walk."""
+    from tongits.engine.review import decision_points, review_seat
+
+    from .replay_step import KEYS, every_frame, marks_of, walk
+    from .review import Bar
+
+    reviews = []
+    if review:
+        for seat in (s for s in range(3) if decision_points(record, s)):
+            bar = Bar(f"reviewing {record.name(seat)}") if sys.stderr.isatty() else None
+            reviews.append(review_seat(record, seat, worlds=budget, seed=seed, progress=bar))
+    marks = marks_of(reviews)
+    if interactive is None:
+        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    if not interactive:
+        print(every_frame(record, marks))
+        return
+
+    def answers() -> Iterator[str]:
+        while True:
+            try:
+                yield input(f"[{KEYS}] ")
+            except (EOFError, KeyboardInterrupt):  # ^D or ^C: the walk ends, no traceback
+                print()
+                return
+
+    walk(record, marks, answers(), print)
 
 
 def _print_json(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None:
@@ -50,14 +103,16 @@ def _print_json(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None
     print(json.dumps(out))
 
 
-def _print_trace(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None:
+def _print_trace(
+    record: HandRecord, hand: Hand, result: dict[str, Any] | None, differs: Any
+) -> None:
     """One line per step, then the result; the stored result that ``differs`` on stderr."""
     index = 0
     for step in hand.steps:
-        print(_trace_line(index, step))
+        print(_trace_line(index, step, record))
         index += 0 if step.auto else 1
     if result is None:
-        print(f"unfinished: seat {hand.to_act} to act ({hand.phase.value})")
+        print(f"unfinished: {record.name(hand.to_act)} to act ({hand.phase.value})")
     else:
         print("result:", json.dumps(result))
     if differs is not None:

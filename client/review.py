@@ -98,10 +98,11 @@ def run(
         print("tongits review: --budget must be at least 1", file=sys.stderr)
         return 2
     for s in seats:
-        bar = Bar(f"seat {s}") if progress else None
+        who = record.name(s) if record.names is None else f"{record.name(s)} (seat {s})"
+        bar = Bar(who) if progress else None
         review = review_seat(record, s, worlds=budget, seed=seed, progress=bar)
         if as_json:
             print(json.dumps(review.to_dict()), flush=True)
         else:
-            print(render(review), flush=True)
+            print(render(review, f"{who}: {len(review.decisions)} decisions"), flush=True)
     return 0

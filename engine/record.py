@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,13 +18,20 @@ FORMAT = "tongits-hand/1"
 
 @dataclass(frozen=True, slots=True)
 class HandRecord:
-    """A parsed record: the deal, the moves, and the stored result if there was one."""
+    """A parsed record: the deal, the moves, the stored result if there was one, and the
+    names of the seats' players if the writer knew them."""
 
     options: Options
     dealer: int
     deck: tuple[str, ...]
     actions: tuple[dict[str, Any], ...]
     result: dict[str, Any] | None = field(default=None)
+    names: tuple[str, str, str] | None = field(default=None)
+
+    def name(self, seat: int) -> str:
+        """Who played ``seat``: the player's name, else ``seat N``."""
+        return self.names[seat] if self.names is not None and self.names[seat] else \
+            f"seat {seat}"
 
     @classmethod
     def from_dict(cls, data: Any) -> HandRecord:
@@ -45,8 +53,14 @@ class HandRecord:
         dealer = data.get("dealer")
         if isinstance(dealer, bool) or dealer not in (0, 1, 2):
             raise RecordError(RecordCode.BAD_DEALER, f"dealer must be 0, 1 or 2, not {dealer!r}")
+        names = data.get("names")
+        if names is not None and not (
+            isinstance(names, list) and len(names) == 3 and all(isinstance(n, str) for n in names)
+        ):
+            raise RecordError(RecordCode.BAD_RECORD, "names must be a list of 3 strings")
         return cls(
-            Options.from_dict(data.get("options")), dealer, tuple(deck), tuple(actions), result
+            Options.from_dict(data.get("options")), dealer, tuple(deck), tuple(actions), result,
+            (names[0], names[1], names[2]) if names is not None else None,
         )
 
     @classmethod
@@ -75,10 +89,11 @@ class HandRecord:
         return hand
 
 
-def hand_record(hand: Hand) -> dict[str, Any]:
-    """The record of a hand so far (with ``result`` once it is over). Its actions are the
-    views' own maps of the steps (``step_forms``: shared, read-only): a server ends hands by
-    the thousand, and converting every step again cost more than the rest of the record."""
+def hand_record(hand: Hand, names: Sequence[str] | None = None) -> dict[str, Any]:
+    """The record of a hand so far (with ``result`` once it is over, and the seats' player
+    ``names`` when given). Its actions are the views' own maps of the steps (``step_forms``:
+    shared, read-only): a server ends hands by the thousand, and converting every step again
+    cost more than the rest of the record."""
     out: dict[str, Any] = {
         "format": FORMAT,
         "options": hand.options.to_dict(),
@@ -89,4 +104,6 @@ def hand_record(hand: Hand) -> dict[str, Any]:
     }
     if hand.result is not None:
         out["result"] = hand.result.to_dict()
+    if names is not None:
+        out["names"] = list(names)
     return out

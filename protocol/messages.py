@@ -310,7 +310,11 @@ class State(ServerMessage):
 class HandResult(ServerMessage):
     """A hand has ended. ``last`` (since 1.1) is True on the last hand of a match with a
     declared length: ``match_over`` follows and the table closes, so nobody sends
-    ``next_hand``; absent otherwise."""
+    ``next_hand``; absent otherwise. ``next_deal`` (since 1.1): seconds until the table deals
+    the next hand by itself, on its timer, if not every player has asked before; absent when
+    nothing deals it but the players (no timer) or no hand follows (the match is over).
+    ``record`` (since 1.1): the hand's record (docs/RECORD.md) with the seats' names, for the
+    players to keep."""
 
     TYPE = "hand_result"
     table: str
@@ -318,6 +322,8 @@ class HandResult(ServerMessage):
     result: JSONMap
     standings: JSONMap
     last: bool | None = None
+    next_deal: float | None = None
+    record: JSONMap | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

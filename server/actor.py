@@ -459,11 +459,9 @@ class Table:
         hand = state.hand
         if isinstance(entry, MoveEntry) and hand is not None and hand.over:
             assert state.match is not None
-            finished = {
-                "hand": state.match.hands_played,
-                "names": [s.name if s else "" for s in state.seats],
-                "record": hand_record(hand),
-            }
+            names = self._names()
+            finished = {"hand": state.match.hands_played, "names": names,
+                        "record": hand_record(hand, names)}
         try:
             self.journal.append(self.id, entry, finished)
         except Exception:
@@ -847,10 +845,17 @@ class Table:
         result["hands"] = [[str(c) for c in sorted(h)] for h in hand.hands]
         result["pot_taken"] = self.state.pot_taken
         standings = self.state.standings()
-        return to_dict(
-            HandResult(table=self.id, seq=self.state.seq, result=result, standings=standings,
-                       last=True if self.state.match_over is not None else None)
-        )
+        next_deal = None
+        if math.isfinite(self.turn_at) and self.state.match_over is None:
+            next_deal = round(max(0.0, self.turn_at - trio.current_time()), 3)
+        return to_dict(HandResult(table=self.id, seq=self.state.seq, result=result,
+                                  standings=standings, next_deal=next_deal,
+                                  record=hand_record(hand, self._names()),
+                                  last=True if self.state.match_over is not None else None))
+
+    def _names(self) -> list[str]:
+        """The name in each seat (``""``: empty), as hand records carry them."""
+        return [s.name if s else "" for s in self.state.seats]
 
     def _sync(self, peer: Peer, msg: Sync) -> None:
         """``ok``, then the table as ``peer`` may see it now: one ``state`` (for a seat or a

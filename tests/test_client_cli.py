@@ -21,12 +21,14 @@ from tongits.client.cli import main
         (["play", "--timer", "nan"], "--timer must be a number of seconds ≥ 0"),
         (["play", "--bot-delay", "-1"], "--bot-delay must be"),
         (["play", "--policy", "smart"], "--policy must be one of"),
+        (["play", "--hands", "0"], "--hands must be 1 to 10000"),
         (["play", "--option", "pick_to_sapaw"], "is not KEY=VALUE"),
         (["play", "--option", "nonsense=1"], "--option:"),
         (["play", "--name", ""], "--name must be 1 to 32"),
         (["play", "--name", "x" * 33], "--name must be 1 to 32"),
         (["connect", "example.org:http", "--name", "Ana"], "bad port"),
         (["connect", "example.org", "--name", "a\tb"], "--name must be"),
+        (["connect", "example.org", "--name", "Eve", "--watch"], "--watch takes an invite link"),
     ],
 )
 def test_bad_arguments_are_one_line_and_status_2(
@@ -77,12 +79,13 @@ def test_a_resumed_play_names_the_typed_flags_it_did_not_apply(tmp_path: Path) -
     ]
     assert resume_notice(saved, {**plain, "bots": 1, "timer": 0.0}) == resume_notice(saved, plain)
     changed = resume_notice(saved, {**plain, "bots": 2, "policy": "expert",
-                                    "options": {"ante": 1}})
+                                    "options": {"ante": 1}, "hands": 4})
     assert changed == [
         "back in your saved game: a match keeps its settings; not applied:",
         "  --bots 2 (this game: 1)",
         "  --policy expert (this game: greedy)",
         "  --option ante=1 (this game: pick_to_sapaw=true)",
+        "  --hands 4 (this game: none)",
         "tongits play --new with these flags gives it up and starts a new game",
     ]
     (tmp_path / "play-setups.json").write_text("{not json", encoding="utf-8")
@@ -135,11 +138,15 @@ def test_play_with_a_free_seat_says_where_a_friend_connects(
 
     from screen_support import settle
     from tongits.client.tui import launch
+    from tongits.client.tui.lobby import LobbyJoin
     from tongits.client.tui.state import Notice, StateUpdate, Update
 
     said: list[str] = []
 
-    def screen(session: launch.PlaySession) -> int:
+    def screen(session: launch.PlaySession, lobby: object = None) -> int:
+        # `leave` and `lobby` go to the embedded server's lobby, as at any server.
+        assert isinstance(lobby, LobbyJoin) and lobby.session is session is not None
+        assert session.lobby is lobby
         updates: list[Update] = []
 
         async def main() -> None:

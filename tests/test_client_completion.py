@@ -75,7 +75,8 @@ def texts(text: str, view=START) -> list[str]:  # type: ignore[no-untyped-def]
 
 def test_commands_only_legal_ones() -> None:
     assert texts("") == [
-        "draw", "pick ", "call", "hint", "sort", "log", "score", "options", "say ", "help", "quit"
+        "draw", "pick ", "call", "hint", "sort", "log", "score", "options", "say ", "leave",
+        "help", "quit",
     ]
     assert "discard " in texts("", PLAY) and "draw" not in texts("", PLAY)
     assert texts("d", PLAY) == ["discard "]
@@ -120,7 +121,8 @@ def test_meld_candidates() -> None:
 
 def test_nothing_completes_when_not_my_turn() -> None:
     view = position("7h 7s 5h", top="7c", to_act=2)
-    assert texts("", view) == ["hint", "sort", "log", "score", "options", "say ", "help", "quit"]
+    assert texts("", view) == ["hint", "sort", "log", "score", "options", "say ", "leave", "help",
+                               "quit"]
     assert texts("pick ", view) == []
 
 

@@ -59,7 +59,33 @@ def test_who_threw_the_top_discard_and_who_laid_off_each_card() -> None:
     names = [{**seat, "name": name} for seat, name in zip(SEATS, ["You", "greedy-bot-1",
                                                                   "greedy-bot-2"], strict=True)]
     state.apply(StateUpdate(view, names, None, table="t1"))
-    assert "(7♦ …bot-2)" in screen_text(state, now=0.0)
+    assert "(7♦ greedy-bot-2)" in screen_text(state, now=0.0)
+
+
+@pytest.mark.parametrize("cols", [80, 60])
+def test_a_lay_off_names_its_player_whole_at_80_and_60_columns(cols: int) -> None:
+    """The tag beside a laid-off card was cut to 6 characters (``Bartho``), so two players
+    whose names begin alike could not be told apart; it is the whole name now, wrapped (and
+    broken inside when wider than the panel) rather than cut."""
+    long = "Bartholomew-the-magnificent-xx"
+    view = position("Kd 2c", top="8s", melds=[(1, "7h 7s 7c 7d"), (0, "9s Ts Js Qs")],
+                    to_act=1)
+    object.__setattr__(view, "history", tuple(Step.from_dict(step) for step in (
+        {"seat": 2, "action": "draw"},
+        {"seat": 2, "action": "sapaw", "card": "7d", "meld": 0},
+        {"seat": 2, "action": "sapaw", "card": "9s", "meld": 1},
+        {"seat": 2, "action": "discard", "card": "8s"},
+    )))
+    seats = [{**SEATS[0], "name": "greedy-bot-0"}, SEATS[1], {**SEATS[2], "name": long}]
+    state = TableState()
+    state.apply(StateUpdate(view, seats, None, table="t1"))
+    text = screen_text(state, now=0.0, cols=cols)
+    assert all(len(line) <= cols for line in text.split("\n")), text
+    ours = next(line for line in text.split("\n") if "table: #0" in line)
+    assert ours.rstrip().endswith(f"(7♦ {long})"), text
+    # The opponent's panel (half the screen) wraps the tag onto lines of its own, whole.
+    panel = "".join(line.partition("│")[2].strip() for line in text.split("\n")[:6])
+    assert f"(9♠{long})" in panel.replace(" ", ""), text
 
 
 def drawn_at_our_turn(seed: int) -> tuple[TableState, FakeSession, Card]:

@@ -23,7 +23,8 @@ from tongits.client.tui.net import NetSession
 from tongits.client.tui.render import lobby_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import SeatsChanged, TableNamed, TablesListed, TableState
-from tongits.protocol import SeatUpdate
+from tongits.protocol import SeatUpdate, State
+from tongits.protocol.transport import Invite
 
 
 @pytest.mark.parametrize(
@@ -39,6 +40,7 @@ from tongits.protocol import SeatUpdate
         ("join t1 2", LobbyChoice("join", "t1", seat=2)),
         ("watch t3", LobbyChoice("watch", "t3")),
         ("spectate t3", LobbyChoice("watch", "t3")),
+        ("watch t3 hnes5rbjkm", LobbyChoice("watch", "t3", code="hnes5rbjkm")),
         ("queue", LobbyChoice("queue")),
         ("unqueue", LobbyChoice("unqueue")),
     ],
@@ -61,7 +63,7 @@ def test_parse_lobby_errors(line: str) -> None:
 def test_an_unknown_lobby_command_names_the_commands() -> None:
     with pytest.raises(LobbyError, match="unknown command 'dance': create NAME · join TABLE"):
         parse_lobby("dance")
-    with pytest.raises(LobbyError, match=r"^usage: watch TABLE$"):
+    with pytest.raises(LobbyError, match=r"^usage: watch TABLE \[CODE\]$"):
         parse_lobby("watch")
 
 
@@ -219,3 +221,48 @@ async def test_a_private_table_is_joined_from_the_lobby_with_its_invite_link() -
     text = screen_text(state, now=0.0, cols=80)
     assert "waiting for 2 players: private table: friends `join` its invite link" in text
     assert "join friday" not in text
+
+
+def test_watch_takes_an_invite_link() -> None:
+    assert parse_lobby("watch tongits://127.0.0.1:7790/t/t9?code=hnes5rbjkm") == LobbyChoice(
+        "watch", "t9", code="hnes5rbjkm", server="127.0.0.1:7790")
+    assert "watch INVITE-LINK" in LOBBY_HELP
+
+
+async def test_a_private_match_is_watched_from_the_lobby_with_its_invite_link() -> None:
+    """A friend who was given the invite link of a private table that has begun may watch
+    it: ``watch LINK``, or ``watch TABLE CODE`` with the code told (the table's name alone is
+    refused for want of the code)."""
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        await LobbyJoin._take(ana, parse_lobby("create friday private bots 2"))
+        await next_of(ana, State)
+        assert ana.invite is not None
+        async with connect("Eve") as eve:
+            with pytest.raises(ServerError, match="join code"):
+                await LobbyJoin._take(eve, parse_lobby("watch " + str(ana.table)))
+            await LobbyJoin._take(eve, parse_lobby("watch " + ana.invite))
+            state = await next_of(eve, State)
+            async with connect("Fay") as fay:
+                code = Invite.parse(ana.invite).code
+                await LobbyJoin._take(fay, parse_lobby(f"watch {ana.table} {code}"))
+                assert fay.table == ana.table and fay.seat is None
+    assert eve.table == ana.table and eve.seat is None and eve.token is None
+    assert state.view["seat"] is None and state.view["hand"] == []
+
+
+async def test_again_makes_a_table_with_the_last_ones_settings() -> None:
+    """``again`` after a match: the server has closed the table, so a new one is made with
+    the settings the lobby listed for the old one (name, rules, timer, server bots, length,
+    private or not)."""
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        await ana.create_table("friday", options={"ante": 1}, timer=25, bots=2, hands=3,
+                               target=40, private=True)
+        [old] = await ana.list_tables()
+        await ana.leave()
+        session = NetSession("127.0.0.1", 7790, name="Ana", join=LobbyJoin())
+        session.table_entry = old
+        await session._same_again(ana)
+        [new] = [t for t in await ana.list_tables() if t["table"] != old["table"]]
+    same = ("name", "options", "timer", "private", "bots", "match_length")
+    assert {k: new[k] for k in same} == {k: old[k] for k in same}
+    assert new["match_length"] == {"hands": 3, "target": 40} and new["bots"] == 2

@@ -7,6 +7,7 @@ import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +21,9 @@ from tongits.client.tui import net
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.net import NetSession
+from tongits.client.tui.render import lobby_panel, to_text
 from tongits.client.tui.state import event_lines
-from tongits.engine import Phase, SeatView, Step
+from tongits.engine import HandRecord, Phase, SeatView, Step
 from tongits.protocol import ErrorCode, State
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
@@ -30,14 +32,16 @@ from tongits.server.config import ServerConfig
 class EmbeddedServer:
     """A server in the session's own Trio run, on a free port; ``server`` is kept for tests."""
 
-    def __init__(self) -> None:
+    def __init__(self, **config: Any) -> None:
+        self.config = config  # ServerConfig fields other than the ones below
         self.server: Server | None = None
         self.nursery: trio.Nursery | None = None
         self.port = 0
         self.watching = False
 
     async def __call__(self, nursery: trio.Nursery) -> tuple[str, int]:
-        config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, log_level="WARNING")
+        config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, log_level="WARNING",
+                              **self.config)
         self.server = Server(config)
         self.nursery = nursery
         listeners = await nursery.start(self.server.serve)
@@ -167,9 +171,9 @@ def test_a_declared_match_ends_on_screen() -> None:
 
     asyncio.run(main())
     text = seen["screen"]
-    assert "Match over: ^Q to leave" in text and "Enter: next hand" not in text
-    assert " match over · review" in text
-    assert seen["message"] == "the match is over: ^Q to leave"
+    assert " Match over: " in text and "Enter: next hand" not in text
+    assert "final standings after 1 hand:" in text and " again · review · ^Q quit" in text
+    assert seen["message"] == "the match is over: again · ^Q quit"
     assert seen["seated"] is False  # quitting now asks nothing
     assert seen["banner"] == "disconnected: the match is over" and seen["connections"] == 0
 
@@ -412,15 +416,20 @@ def test_a_player_who_takes_his_seat_back_is_no_longer_away(
     assert not ben_came_and_went["back"].away
 
 
-def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> None:
+@pytest.mark.parametrize("private", [False, True])
+def test_a_spectator_whose_connection_drops_watches_the_same_table_again(private: bool) -> None:
+    """Also a private table, watched with its invite link's code: the code is given again when
+    the connection comes back (without it the server refuses: ``bad_join_code``)."""
     embedded = EmbeddedServer()
     joins: list[str] = []
     seen: dict[str, Any] = {}
+    codes: list[str | None] = []
 
     async def host(table: trio.Event, tables: list[str]) -> None:
         async with open_connection("127.0.0.1", embedded.port, name="Host") as conn:
-            joined = await conn.create_table("watched", timer=0, bots=2)
+            joined = await conn.create_table("watched", timer=0, bots=2, private=private)
             tables.append(joined.table)
+            codes.append(joined.code)
             table.set()
             async for _ in conn:
                 pass
@@ -431,7 +440,7 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
         assert embedded.nursery is not None
         embedded.nursery.start_soon(host, ready, tables)
         await ready.wait()
-        await conn.spectate(tables[0])
+        await conn.spectate(tables[0], codes[0])
 
     async def main() -> None:
         with create_pipe_input() as pipe:
@@ -452,6 +461,7 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again() -> No
 
     asyncio.run(main())
     assert joins == ["join"] and seen["watching"] == "t1"
+    assert (codes[0] is not None) is private
     assert "connection lost" not in seen["screen"] and "(watching)" in seen["screen"]
 
 
@@ -571,3 +581,131 @@ def test_the_owner_of_a_full_table_that_waits_for_start_types_start() -> None:
     asyncio.run(main())
     assert "every seat is taken: type `start` to deal the first hand" in seen["waiting"]
     assert seen["dealt_alone"] is False and seen["dealt"] is True
+
+
+async def type_line(screen: TableScreen, pipe: PipeInput, line: str,
+                    until: Callable[[], bool]) -> str:
+    """Type ``line`` and Enter; the screen once ``until()`` holds."""
+    pipe.send_text(line + "\r")
+    await settle(until)
+    return screen_for(screen.state)
+
+
+def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave(
+    tmp_path: Path,
+) -> None:
+    """The end of an evening at a server, typed as a person would: a one-hand match made in
+    the lobby ends with the winner, the final standings and "again · lobby"; ``again`` makes
+    a new table with the same settings and deals its first hand; once that match is over too,
+    ``lobby`` goes back to the tables; a new table's seat is left with ``leave`` (asked first:
+    a bot plays it for good) and the player is in the lobby again, the program still running.
+    Each hand's record, sent by the server, is kept with the players' names."""
+    seen: dict[str, Any] = {}
+    embedded = EmbeddedServer()
+
+    async def main() -> None:
+        from tongits.client.tui.dial import Target
+        from tongits.client.tui.lobby import connect_session
+
+        with create_pipe_input() as pipe:
+            # As `tongits connect` makes it, on the embedded server and keeping no seat file.
+            session = connect_session(Target.parse("127.0.0.1:7790"), "Ana", None)
+            session.prelude, session.seats = embedded, None
+            assert session.record_dir is not None and session.record_dir.name == "hands"
+            session.record_dir = tmp_path
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                                 lobby=session.lobby)  # type: ignore[arg-type]
+            task = asyncio.create_task(screen.run())
+            state = screen.state
+            try:
+                await settle(lambda: state.lobby is not None)
+                await type_line(screen, pipe, "create evening bots 2 hands 1 timer 0",
+                                lambda: state.view is not None)
+                await type_a_hand(screen, pipe)
+                await settle(lambda: state.match_over)
+                seen["first"] = screen_for(state)
+                seen["again"] = await type_line(
+                    screen, pipe, "again",
+                    lambda: state.view is not None and state.table == "t2"
+                    and state.table_name == "evening")
+                await type_a_hand(screen, pipe)
+                await settle(lambda: state.match_over)
+                await type_line(screen, pipe, "lobby", lambda: state.lobby is not None)
+                seen["lobby"] = to_text(lobby_panel(state))
+                await type_line(screen, pipe, "create later bots 2",
+                                lambda: state.view is not None and state.table == "t3")
+                seen["asked"] = await type_line(screen, pipe, "leave",
+                                                lambda: state.confirming_leave)
+                await type_line(screen, pipe, "y", lambda: state.lobby is not None)
+                seen["left"] = to_text(lobby_panel(state))
+                seen["running"] = not task.done()
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    first = seen["first"]
+    assert " Match over: " in first and "final standings after 1 hand:" in first
+    assert " 1. " in first and " 3. " in first and " again · lobby · ^Q quit" in first
+    again = seen["again"]
+    assert again.startswith(" Tongits · evening (t2) · hand 1") and "Match over" not in again
+    assert "Tables" in seen["lobby"] and "later" not in seen["lobby"]
+    assert "Leave the table for the lobby? y = leave · n = stay" in seen["asked"]
+    # The table closed with its last human gone; the lobby lists the server's tables.
+    assert "Tables" in seen["left"] and "no tables yet" in seen["left"]
+    assert seen["running"]
+    kept = sorted(path.name for path in tmp_path.iterdir())
+    port = embedded.port
+    assert kept == [f"127.0.0.1_{port}-t1-hand-1.json", f"127.0.0.1_{port}-t2-hand-1.json"]
+    record = HandRecord.loads((tmp_path / kept[0]).read_text())
+    assert record.names == ("Ana", "greedy-bot-1", "greedy-bot-2") and record.result
+    assert "│ saved for tongits replay: /" in first  # said in the log, beside the standings
+
+
+def test_again_when_the_server_has_no_table_left_says_so_and_opens_the_lobby() -> None:
+    """The server refuses a new table (``too_many_tables``: another player took the last one
+    meanwhile): ``again`` says why and shows the lobby, not an empty table."""
+    seen: dict[str, Any] = {}
+    embedded = EmbeddedServer(max_tables=1)
+
+    async def hold_the_last_table(held: trio.Event) -> None:
+        async with open_connection("127.0.0.1", embedded.port, name="Ben") as conn:
+            await conn.create_table("bens", timer=0, bots=2)
+            held.set()
+            async for _ in conn:
+                pass
+
+    async def main() -> None:
+        from tongits.client.tui.lobby import LobbyJoin
+
+        with create_pipe_input() as pipe:
+            lobby = LobbyJoin()
+            session = NetSession("127.0.0.1", 0, name="Ana", join=lobby, lobby=lobby,
+                                 prelude=embedded)
+            lobby.session = session
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                                 lobby=lobby)
+            task = asyncio.create_task(screen.run())
+            state = screen.state
+            try:
+                await settle(lambda: state.lobby is not None)
+                await type_line(screen, pipe, "create short bots 2 hands 1",
+                                lambda: state.view is not None)
+                await type_a_hand(screen, pipe)
+                await settle(lambda: state.match_over)
+                held = trio.Event()
+                assert embedded.nursery is not None
+                embedded.in_trio(session, embedded.nursery.start_soon,
+                                 hold_the_last_table, held)
+                await settle(held.is_set)
+                await type_line(screen, pipe, "again",
+                                lambda: state.lobby is not None and bool(state.lobby))
+                seen["lobby"] = to_text(lobby_panel(state))
+                seen["message"] = state.message
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    assert "bens" in seen["lobby"]
+    assert "too_many_tables" in seen["message"]

@@ -97,3 +97,20 @@ async def test_replay_of_the_log_rebuilds_the_table(autojump_clock: object) -> N
         assert hand_record(replayed.hand) == hand_record(table.state.hand)
         assert replayed.standings() == table.state.standings()
         assert all("token" not in e.to_dict() for e in entries)
+
+
+async def test_a_hand_result_says_when_the_timer_deals_the_next_hand(
+    autojump_clock: object,
+) -> None:
+    """With a turn timer the table deals the next hand by itself when it runs out: the
+    ``hand_result`` says in how many seconds (``next_deal``), so a screen can count it down;
+    without a timer, and after the last hand of a match, nothing deals: no ``next_deal``."""
+    async with memory_server() as (_server, connect):
+        async with connect("Ana") as ana:
+            await ana.create_table("timed", timer=30, bots=2, hands=2)
+            first, last = await play_hands(ana, 2)
+        async with connect("Ben") as ben:
+            await ben.create_table("untimed", timer=0, bots=2)
+            [untimed] = await play_hands(ben, 1)
+    assert first.next_deal is not None and 29 <= first.next_deal <= 30
+    assert last.next_deal is None and untimed.next_deal is None

@@ -169,6 +169,7 @@ class TableScreen:
         self._hint_again = False
         self.lobby = lobby
         self.state = state or TableState()
+        self.state.has_lobby = lobby is not None
         self.completer = MoveCompleter(lambda: self.state.view)
         self.buffer = Buffer(
             completer=ConditionalCompleter(
@@ -227,7 +228,9 @@ class TableScreen:
             self.app.exit()
             return
         state.confirming_quit = True
-        state.note([self.session.on_quit, "`leave` gives your seat to a bot for good instead."])
+        leave = "`leave` gives your seat to a bot for good " + (
+            "and goes to the lobby." if self.lobby is not None else "instead.")
+        state.note([self.session.on_quit, leave])
         state.say("Quit the game? y = quit · leave = give up the seat · n = stay")
 
     def _answer_quit(self, text: str) -> None:
@@ -237,18 +240,33 @@ class TableScreen:
         answer = text.strip().lower()
         if answer in ("y", "yes", "quit"):
             self.app.exit()
+        elif answer == "leave" and self.lobby is not None:
+            self._go_to_lobby()
         elif answer == "leave":
             self.session.leave()
             self.app.exit()
         else:
             state.say("still playing")
 
+    def _answer_leave(self, text: str) -> None:
+        state = self.state
+        state.confirming_leave = False
+        state.notes = []
+        if text.strip().lower() in ("y", "yes", "leave"):
+            self._go_to_lobby()
+        else:
+            state.say("still playing")
+
+    def _go_to_lobby(self) -> None:
+        self.session.to_lobby()
+        self.state.say("back to the lobby…")
+
     def _enter_after_the_hand(self) -> None:
         """Enter once the hand is over: ask for the next deal (a spectator does not: the
         seated players do), or say that the match is over."""
         state = self.state
         if state.match_over:
-            state.say("the match is over: ^Q to leave")
+            state.say("the match is over: " + state.after_the_match())
         elif state.view is not None and state.view.seat is None:
             state.say(render.NEXT_DEAL_WATCHING)
         else:
@@ -260,6 +278,9 @@ class TableScreen:
         state = self.state
         if state.confirming_quit:
             self._answer_quit(text)
+            return
+        if state.confirming_leave:
+            self._answer_leave(text)
             return
         if state.lobby is not None and self.lobby is not None:
             if text.strip().lower() == "quit":
@@ -342,6 +363,42 @@ class TableScreen:
             return
         self.session.start_match()
         self.state.say("")
+
+    def _again(self, _command: Local) -> None:
+        """Once the match is over, another with the same settings (a new table at a server:
+        the old one closed with its match)."""
+        state = self.state
+        if not state.match_over:
+            state.say("again: once the match is over", error=True)
+        elif state.view is not None and state.view.seat is None:
+            state.say("you were watching: `lobby` for the tables", error=True)
+        else:
+            self.session.again()
+            state.say("a new match with the same settings…")
+
+    def _lobby(self, _command: Local) -> None:
+        """Back to the lobby from a table where we hold no seat in a match under way."""
+        state = self.state
+        if self.lobby is None:
+            state.say("no lobby here: `quit` ends this game", error=True)
+        elif state.seated:
+            state.say("you hold a seat: `leave` gives it to a bot for good and goes to the "
+                      "lobby", error=True)
+        else:
+            self._go_to_lobby()
+
+    def _leave(self, _command: Local) -> None:
+        """Leave the table for the lobby; a seat in a match under way is asked about first
+        (a bot plays it for good)."""
+        state = self.state
+        if self.lobby is None:
+            state.say("no lobby here: `quit` ends this game (it is saved)", error=True)
+        elif state.seated:
+            state.confirming_leave = True
+            state.note(["Leaving gives your seat to a bot for the rest of the match."])
+            state.say("Leave the table for the lobby? y = leave · n = stay")
+        else:
+            self._go_to_lobby()
 
     def _hint(self, _command: Local) -> None:
         """Ask for the hint in a worker thread: the search takes a moment and the screen must
@@ -449,6 +506,8 @@ class TableScreen:
         """^C clears the line (as pgcli and ptpython do); it never quits."""
         if self.state.confirming_quit:
             self._answer_quit("n")
+        elif self.state.confirming_leave:
+            self._answer_leave("n")
         elif self.buffer.text:
             self.buffer.reset()
         else:
@@ -497,6 +556,9 @@ _LOCAL_COMMANDS: dict[str, Callable[[TableScreen, Local], None]] = {
     "score": TableScreen._score,
     "say": TableScreen._say,
     "start": TableScreen._start,
+    "again": TableScreen._again,
+    "lobby": TableScreen._lobby,
+    "leave": TableScreen._leave,
     "review": lambda screen, _: screen._review(),
     "hint": TableScreen._hint,
 }

@@ -65,6 +65,9 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("options", Args.NONE, "options", "the table's rules"),
         CommandSpec("say", Args.TEXT, "say TEXT", "chat at the table"),
         CommandSpec("start", Args.NONE, "start", "deal (owner of a full table)"),
+        CommandSpec("again", Args.NONE, "again", "a new match, same settings"),
+        CommandSpec("lobby", Args.NONE, "lobby", "back to the server's tables"),
+        CommandSpec("leave", Args.NONE, "leave", "give up the seat: to the lobby"),
         CommandSpec("help", Args.NONE, "help", "this list"),
         CommandSpec("quit", Args.NONE, "quit", "leave the game"),
     )
@@ -88,7 +91,7 @@ class CommandError(Exception):
 @dataclass(frozen=True, slots=True)
 class Local:
     """A command handled by the client itself: ``hint``, ``sort``, ``log``, ``score``,
-    ``options``, ``say``, ``start``, ``help``, ``quit``."""
+    ``options``, ``say``, ``start``, ``again``, ``lobby``, ``leave``, ``help``, ``quit``."""
 
     name: str
     text: str = ""

@@ -146,6 +146,10 @@ def _legal(view: SeatView | None) -> tuple[Move, ...]:
     return view.legal if view is not None else ()
 
 
+#: Commands for once a hand is over: a review grades a finished hand; a match ends with one.
+AFTER_THE_HAND = ("review", "again", "lobby")
+
+
 def _command_words(s: Suggestion, view: SeatView | None) -> list[Candidate]:
     actions = {m.action for m in _legal(view)}
     over = view is not None and view.result is not None
@@ -154,7 +158,7 @@ def _command_words(s: Suggestion, view: SeatView | None) -> list[Candidate]:
         for name, spec in COMMANDS.items()
         if (spec.action is None or spec.action in actions)
         and name.startswith(s.word.lower())
-        and (over or name != "review")  # a review grades a finished hand
+        and (over or name not in AFTER_THE_HAND)
         and (view is None or name != "start")  # a start deals a match's first hand
     ]
     return sorted(out, key=lambda c: COMMANDS[c.text.strip()].action is None)

@@ -30,6 +30,8 @@ from tongits.server.store import SQLiteJournal, StoreError, export
 
 from ..connection import Connection
 from .app import TableScreen
+from .dial import Target
+from .lobby import LobbyJoin
 from .logs import quiet_logging
 from .net import NetSession, Sink
 from .play_setup import PlaySetup, SetupStore
@@ -46,10 +48,10 @@ class UsageError(Exception):
     """A command-line argument that cannot work; ``str()`` is the one line to print."""
 
 
-def run_screen(session: Session) -> int:
+def run_screen(session: Session, lobby: LobbyJoin | None = None) -> int:
     """Show the table screen until quit; the terminal is restored on every exit path."""
     quiet_logging()
-    asyncio.run(TableScreen(session).run())
+    asyncio.run(TableScreen(session, lobby=lobby).run())
     return 0
 
 
@@ -67,6 +69,7 @@ def play(
     home: Path | None = None,
     typed: dict[str, Any] | None = None,
     new: bool = False,
+    hands: int | None = None,
 ) -> int:
     """One command, one game: a server in this process, ``bots`` server bots, our seat. The
     server keeps its tables in ``home/play.db`` and our seat token in ``home/seats``, so a
@@ -124,19 +127,22 @@ def play(
     setups = SetupStore(home / "play-setups.json")
     if new:
         seats.forget(server_key, name)
-    setup = PlaySetup(bots, timer, bot_policy, dict(options or {}))
+    setup = PlaySetup(bots, timer, bot_policy, dict(options or {}), hands)
     saved = setups.load(name) if seats.load(server_key, name) is not None else None
     seated_bots = saved.bots if saved is not None else bots  # a saved game keeps its bots
 
     async def sit_down(conn: Connection) -> None:
-        await conn.create_table("play", options=options or {}, timer=timer, bots=bots)
+        await conn.create_table("play", options=options or {}, timer=timer, bots=bots,
+                                hands=hands)
         setups.save(name, setup)
 
+    lobby = LobbyJoin()  # the embedded server's own, where `leave` and `lobby` go
     session = PlaySession(
         "127.0.0.1",
         0,
         name=name,
         join=sit_down,
+        lobby=lobby,
         prelude=embedded_server,
         seats=seats,
         server_key=server_key,
@@ -146,7 +152,8 @@ def play(
     )
     session.on_quit = "The game is saved: `tongits play` again takes you back to this seat."
     try:
-        run_screen(session)
+        lobby.session = session
+        run_screen(session, lobby)
     finally:
         journal.close()
     if session.table:
@@ -300,6 +307,8 @@ def check_play(args: Any) -> dict[str, Any]:
             setattr(args, setting, getattr(defaults, setting))
     if args.bots not in (0, 1, 2):
         raise UsageError(f"--bots must be 0, 1 or 2, not {args.bots}")
+    if getattr(args, "hands", None) is not None and not 1 <= args.hands <= 10000:
+        raise UsageError(f"--hands must be 1 to 10000, not {args.hands}")
     for flag, value in (("--timer", args.timer), ("--bot-delay", args.bot_delay)):
         if not math.isfinite(value) or value < 0:
             raise UsageError(f"{flag} must be a number of seconds ≥ 0, not {value:g}")
@@ -314,21 +323,30 @@ def check_play(args: Any) -> dict[str, Any]:
     return options
 
 
+def check_connect(args: Any) -> Target:
+    """Every ``connect`` argument that cannot work, refused here; returns where to connect."""
+    from .dial import DialError, Target
+
+    check_name(args.name)
+    try:
+        target = Target.parse(args.address, tls=args.tls)
+    except DialError as error:
+        raise UsageError(str(error)) from None
+    if args.watch and target.invite is None:
+        raise UsageError("--watch takes an invite link (tongits://HOST:PORT/t/TABLE"
+                         "?code=CODE); in the lobby, type watch TABLE")
+    return target
+
+
 def main(args: Any) -> int:
     """Dispatch of ``tongits play | connect | discover`` (argparse namespace from cli.py)."""
     try:
         if args.command == "play":
-            typed = {s: getattr(args, s, None) for s in ("bots", "timer", "policy")}
+            typed = {s: getattr(args, s, None) for s in ("bots", "timer", "policy", "hands")}
             options = check_play(args)
             typed["options"] = options or None
         elif args.command == "connect":
-            check_name(args.name)
-            from .dial import DialError, Target
-
-            try:
-                target = Target.parse(args.address, tls=args.tls)
-            except DialError as error:
-                raise UsageError(str(error)) from None
+            target = check_connect(args)
     except UsageError as error:
         print(f"tongits {args.command}: error: {error}", file=sys.stderr)
         return 2
@@ -348,11 +366,13 @@ def main(args: Any) -> int:
             offline=args.offline,
             typed=typed,
             new=args.new,
+            hands=args.hands,
         )
     if args.command == "connect":
         from .lobby import connect
 
-        return connect(target, args.name.strip(), password_file=args.password_file)
+        return connect(target, args.name.strip(), password_file=args.password_file,
+                       watch=args.watch)
     if args.command == "trust":
         from .dial import trust
 

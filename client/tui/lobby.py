@@ -22,7 +22,7 @@ from .app import TableScreen
 from .dial import Target
 from .listing import CREATE_FORM, LOBBY_COMMANDS
 from .net import JoinStep, NetSession
-from .seats import SeatStore
+from .seats import SeatStore, data_dir
 from .state import Notice, ServerRefused, TablesListed
 
 REFRESH = 2.0
@@ -54,23 +54,24 @@ def parse_lobby(line: str) -> LobbyChoice:
     head, args = words[0].lower(), words[1:]
     if head == "create":
         return _create(args)
-    if head == "join" and len(args) == 1 and Invite.looks_like(args[0]):
+    if head in ("join", "watch", "spectate") and len(args) == 1 and Invite.looks_like(args[0]):
         try:
             invite = Invite.parse(args[0])
         except AddressError as error:
             raise LobbyError(str(error)) from None
-        return LobbyChoice("join", invite.table, code=invite.code,
-                           server=invite.endpoint.hostport)
+        return LobbyChoice("join" if head == "join" else "watch", invite.table,
+                           code=invite.code, server=invite.endpoint.hostport)
     if head == "join" and args:
         if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
             raise LobbyError("usage: join TABLE [SEAT]")
         return LobbyChoice("join", args[0], seat=int(args[1]) if len(args) == 2 else None)
-    if head in ("watch", "spectate") and len(args) == 1:
-        return LobbyChoice("watch", args[0])
+    if head in ("watch", "spectate") and len(args) in (1, 2):
+        # A private table's code may be told rather than linked: watch t3 hnes5rbjkm
+        return LobbyChoice("watch", args[0], code=args[1] if len(args) == 2 else None)
     if head in ("queue", "unqueue") and not args:
         return LobbyChoice(head)
     if head in ("join", "watch", "spectate"):
-        raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else ""))
+        raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else " [CODE]"))
     raise LobbyError(f"unknown command {words[0]!r}: {LOBBY_COMMANDS}")
 
 
@@ -179,10 +180,12 @@ class LobbyJoin:
             return False
         sink(Notice("queued for a rated ladder match: waiting for two players near your "
                     "rating (unqueue to stop)"))
+        seat: list[Joined] = []
+        before = conn.table  # a table left for the lobby may still be named here
         async with trio.open_nursery() as nursery:
 
             async def seated() -> None:
-                await _pushed_joined(conn)
+                seat.append(await _pushed_joined(conn))
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(seated)
@@ -193,7 +196,7 @@ class LobbyJoin:
                     nursery.cancel_scope.cancel()
                     break
                 sink(ServerRefused("queued", "you are queued for a ladder match: unqueue first"))
-        if conn.table is None:
+        if not seat and conn.table == before:  # not seated just before the unqueue either
             sink(Notice("no longer queued"))
             return False
         return True
@@ -210,7 +213,7 @@ class LobbyJoin:
         elif choice.action == "join":
             await conn.join(choice.table, choice.seat, code=choice.code)
         else:
-            await conn.spectate(choice.table)
+            await conn.spectate(choice.table, choice.code)
         return True
 
 
@@ -222,10 +225,40 @@ async def _pushed_joined(conn: Connection) -> Joined:
             return msg
 
 
-def connect(target: Target, name: str, *, password_file: str | None = None) -> int:
+def connect_session(
+    target: Target, name: str, password: str | None, *, watch: bool = False
+) -> NetSession:
+    """The session of ``tongits connect``: its first step is the lobby, or the invite link's
+    table (a seat in it, or, ``watch``, watching it); ``lobby`` (where the screen's ``lobby``
+    and ``leave`` go) is the server's lobby either way."""
+    endpoint, invite = target.endpoint, target.invite
+    lobby = LobbyJoin()
+    join: JoinStep = lobby
+    if invite is not None:
+        table, code = invite.table, invite.code
+
+        async def sit_down(conn: Connection) -> None:
+            if watch:
+                await conn.spectate(table, code)
+            else:
+                await conn.join(table, code=code)
+
+        join = sit_down
+    session = NetSession(endpoint.host, endpoint.port, name=name, join=join,
+                         seats=None if watch else SeatStore(), tls=endpoint.tls,
+                         password=password, lobby=lobby, record_dir=data_dir() / "hands",
+                         account=AccountKeys().get(endpoint.hostport, name))
+    lobby.session = session
+    return session
+
+
+def connect(
+    target: Target, name: str, *, password_file: str | None = None, watch: bool = False
+) -> int:
     """``tongits connect ADDRESS --name NAME``: the lobby, then the table; with an invite
-    link, straight into the link's table. A seat this name held at this server (token saved
-    on disk) is taken back at once, without the lobby."""
+    link, straight into the link's table, in a seat or (``watch``) watching it. A seat this
+    name held at this server (token saved on disk) is taken back at once, without the lobby
+    (not when watching: a watcher takes no seat)."""
     from .dial import Cancelled, DialError, settle
     from .logs import quiet_logging
 
@@ -234,23 +267,9 @@ def connect(target: Target, name: str, *, password_file: str | None = None) -> i
     except DialError as error:
         print(f"tongits connect: {error}", file=sys.stderr)
         return error.exit_status if isinstance(error, Cancelled) else 1
-    endpoint, invite = target.endpoint, target.invite
-    lobby: LobbyJoin | None = None
-    join: JoinStep
-    if invite is not None:
-        table, code = invite.table, invite.code
-
-        async def sit_down(conn: Connection) -> None:
-            await conn.join(table, code=code)
-
-        join = sit_down
-    else:
-        join = lobby = LobbyJoin()
-    session = NetSession(endpoint.host, endpoint.port, name=name, join=join, seats=SeatStore(),
-                         tls=endpoint.tls, password=password,
-                         account=AccountKeys().get(endpoint.hostport, name))
-    if lobby is not None:
-        lobby.session = session
+    session = connect_session(target, name, password, watch=watch)
+    lobby = session.lobby
+    assert isinstance(lobby, LobbyJoin)
     quiet_logging()
     asyncio.run(TableScreen(session, lobby=lobby).run())
     if session.farewell is not None:

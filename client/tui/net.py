@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import outcome
@@ -25,6 +26,7 @@ from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
+from .records import save_record
 from .seats import SavedSeat, SeatStore
 from .state import (
     ChatReceived,
@@ -36,6 +38,7 @@ from .state import (
     SeatsChanged,
     ServerRefused,
     StateUpdate,
+    TableLeft,
     TableNamed,
     Update,
 )
@@ -78,6 +81,8 @@ class NetSession:
         tls: ClientTLS | bool = False,
         password: str | None = None,
         heartbeat: float | None = DEFAULT_HEARTBEAT,
+        lobby: JoinStep | None = None,
+        record_dir: Path | None = None,
         account: str | None = None,
     ) -> None:
         """``heartbeat``: a ``ping`` every that many seconds, so that a network that drops
@@ -85,8 +90,15 @@ class NetSession:
         of our ladder account at this server, said in every ``hello``. ``seats`` keeps our
         seat token on disk under ``server_key`` (default ``HOST:PORT``) and our name: a session
         started again with the same key and name resumes that seat instead of running
-        ``join``."""
+        ``join``. ``lobby``: the step that chooses a table in the server's lobby, run again
+        when the player goes back there (``to_lobby``; ``None``: there is no lobby to go to).
+        ``record_dir``: where the record of each hand the server sends is kept (``None``:
+        not kept)."""
+        self.record_dir = record_dir
         self.host, self.port, self.name = host, port, name
+        self.lobby = lobby
+        #: our table's entry in the lobby's list (its settings), for ``again``
+        self.table_entry: dict[str, Any] | None = None
         self.tls, self.password = tls, password
         self.account = account
         self.join = join
@@ -99,6 +111,7 @@ class NetSession:
         self.token: str | None = None
         self.table = ""
         self.watching: str | None = None  # the table we spectate (no token brings us back)
+        self.watch_code: str | None = None  # its join code, if it is private
         self._token_from_disk = False
         self._leaving = False
         self.on_quit = "Your seat is kept: a bot plays it until you connect again with this name."
@@ -157,6 +170,17 @@ class NetSession:
 
     def start_match(self) -> None:
         self._post("start")
+
+    def again(self) -> None:
+        """Once the match is over: a new table with the same settings (name, rules, timer,
+        bots, length, private or not), where we sit in seat 0; the server has no rematch at
+        a closed table."""
+        self._post("again")
+
+    def to_lobby(self) -> None:
+        """Back to the server's lobby on the same connection, giving up our seat first if the
+        match still goes on (a bot plays it for good, as ``leave`` does)."""
+        self._post("lobby")
 
     def leave(self) -> None:
         """Give the seat up for good (a bot plays it to the end of the match); the saved
@@ -285,17 +309,18 @@ class NetSession:
         ) as error:
             return self._reason(error)
 
-    async def _sit_down(self, conn: Connection) -> None:
-        """A first connection: ``join`` (or, for a spectator coming back, watch again)."""
-        if self.watching is not None:
-            await conn.spectate(self.watching)
+    async def _sit_down(self, conn: Connection, step: JoinStep | None = None) -> None:
+        """A first connection: ``join`` (or, for a spectator coming back, watch again); or,
+        with ``step``, that way to another table."""
+        if self.watching is not None and step is None:
+            await conn.spectate(self.watching, self.watch_code)
             return
-        await self.join(conn)
+        await (step or self.join)(conn)
         self.token = conn.token
         if conn.invite is not None:
             self.sink(Notice(f"invite friends: {conn.invite}"))
         if conn.token is None and conn.table is not None:
-            self.watching = conn.table
+            self.watching, self.watch_code = conn.table, conn.watch_code
 
     async def _said_after_the_view(self, conn: Connection, resumed: bool) -> list[Update]:
         """What is said once the view is there, so that it describes the view: the table's
@@ -337,6 +362,7 @@ class NetSession:
             if table.get("table") == self.table and table.get("name"):
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
+                self.table_entry = table
                 return TableNamed(str(table["name"]), played, self.table, conn.seat,
                                   table.get("private") is True)
         return None
@@ -357,8 +383,67 @@ class NetSession:
                     self._forget_seat()
                     await conn.leave()
                     self._cancel.cancel()
+                elif kind == "again":
+                    await self._another_table(conn, self._same_again)
+                elif kind == "lobby" and self.lobby is not None:
+                    await self._another_table(conn, self.lobby)
             except ServerError as error:
                 self.sink(ServerRefused(error.code, error.message))
+
+    async def _another_table(self, conn: Connection, step: JoinStep) -> None:
+        """Leave this table (resigning a seat in a match still played; a closed table, after
+        ``match_over``, has nothing to leave), forget all about it, and take a seat (or watch)
+        the way ``step`` does, on the same connection."""
+        if conn.table is not None and not self.match_over:
+            await conn.leave()
+        self._forget_seat()
+        self.watching = self.watch_code = None
+        self.match_over = self._asked_next_hand = self._next_hand_unsent = False
+        self.sink(TableLeft())
+        try:
+            await self._sit_down(conn, step)
+        except ServerError as error:  # no new table (too many): said, and the lobby instead
+            if self.lobby is None or step is self.lobby:
+                raise
+            self.sink(ServerRefused(error.code, error.message))
+            await self._sit_down(conn, self.lobby)
+        self.table = conn.table or ""
+        self._save_seat()
+        named = await self._table_named(conn)
+        if named is not None:
+            self.sink(named)
+
+    async def _same_again(self, conn: Connection) -> None:
+        """A new table with our last table's settings, as the lobby listed them."""
+        entry = self.table_entry or {}
+        length = entry.get("match_length")
+        length = length if isinstance(length, dict) else {}
+        hands, target = length.get("hands"), length.get("target")
+        seats = [s for s in entry.get("seats") or [] if isinstance(s, dict)]
+        bots = sum(s.get("player") == "bot" and not s.get("remote") for s in seats)
+        timer = entry.get("timer")
+        options = entry.get("options")
+        await conn.create_table(
+            str(entry.get("name") or "again"),
+            options=options if isinstance(options, dict) else None,
+            timer=float(timer) if isinstance(timer, int | float) else None,
+            private=entry.get("private") is True,
+            bots=min(bots, 2),
+            hands=hands if isinstance(hands, int) else None,
+            target=target if isinstance(target, int) else None,
+        )
+
+    def _keep_record(self, msg: HandResult) -> None:
+        """Write the hand's record (``tongits replay`` reads it) and say where."""
+        assert self.record_dir is not None and msg.record is not None
+        hands = msg.standings.get("hands")
+        try:
+            path = save_record(self.record_dir, self._key, msg.table, hands
+                               if isinstance(hands, int) else None, msg.record)
+        except OSError as error:
+            self.sink(ServerRefused("records", f"hand record not written: {error}"))
+            return
+        self.sink(Notice(f"saved for tongits replay: {path}", this_hand=True))
 
     # ----- the seat token on disk ---------------------------------------------------------------
 
@@ -402,7 +487,9 @@ class NetSession:
             )
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
-            self.sink(HandOver(msg.result, msg.standings))
+            self.sink(HandOver(msg.result, msg.standings, msg.next_deal))
+            if msg.record is not None and self.record_dir is not None:
+                self._keep_record(msg)
         elif isinstance(msg, MatchOver):
             self._forget_seat()  # the table has closed: its token opens nothing any more
             self.match_over = True

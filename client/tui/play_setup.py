@@ -21,6 +21,7 @@ FLAGS = {
     "timer": "--timer",
     "policy": "--policy",
     "options": "--option",
+    "hands": "--hands",
 }
 
 
@@ -34,6 +35,7 @@ class PlaySetup:
     timer: float = 60.0
     policy: str = "greedy"
     options: dict[str, Any] = field(default_factory=dict)
+    hands: int | None = None  # the match's length (None: open-ended)
 
     @classmethod
     def given(cls, typed: dict[str, Any]) -> PlaySetup:
@@ -60,6 +62,8 @@ class PlaySetup:
 
 
 def _word(value: Any) -> str:
+    if value is None:
+        return "none"
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float) and value.is_integer():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
@@ -188,16 +189,20 @@ def title_line(state: TableState, now: float, cols: int = 80) -> Line:
     left = f" Tongits · {table_title(state)} · hand {max(state.hands_seen, 1)}"
     if view is None:
         return fit([("class:title", left + " · waiting for the deal")], cols)
-    if view.phase is Phase.OVER or view.to_act is None:
+    if state.match_over:
+        right = "match over "
+    elif view.phase is Phase.OVER or view.to_act is None:
         right = "hand over "
+        if state.next_deal_at is not None:  # the hand is over: the deal is the news
+            right = f"next deal in {clock(state.next_deal_at - now)} "
     elif view.seat is not None and view.to_act == view.seat and view.legal:
         actions = ", ".join(dict.fromkeys(m.action.value for m in view.legal))
         right = f"YOUR TURN: {actions} "
     else:
         right = f"{_name(state, view.to_act)}: {turn_words(view, view.to_act)} "
-    clock = countdown(state, now)
-    if clock:
-        right += f"⏱ {clock} "
+    left_on_turn = countdown(state, now)
+    if left_on_turn:
+        right += f"⏱ {left_on_turn} "
     gap = max(1, cols - len(left) - len(right))
     return fit([("class:title", left + " " * gap + right)], cols)
 
@@ -228,7 +233,8 @@ def meld_fragments(state: TableState, meld_id: int) -> Line:
 
 def wrap(item: Line, cols: int, indent: int = 3) -> list[Line]:
     """``item`` broken at spaces into lines of at most ``cols`` columns, the later ones
-    indented by ``indent`` (a long run stays whole: its far end is what a lay-off needs)."""
+    indented by ``indent`` (a long run stays whole: its far end is what a lay-off needs); a
+    word wider than a line (a long name) is broken inside, so that none of it is cut off."""
     lines: list[Line] = [[]]
     for style, text in item:
         for i, word in enumerate(text.split(" ")):
@@ -236,23 +242,24 @@ def wrap(item: Line, cols: int, indent: int = 3) -> list[Line]:
             if width(lines[-1]) + len(piece) > cols and width(lines[-1]) > indent:
                 lines.append([("", " " * indent)])
                 piece = word
+            while width(lines[-1]) + len(piece) > cols and cols > indent + 1:
+                room = cols - width(lines[-1])
+                lines[-1].append((style, piece[:room]))
+                lines.append([("", " " * indent)])
+                piece = piece[room:]
             if piece:
                 lines[-1].append((style, piece))
     return lines
 
 
 def seat_tag(state: TableState, seat: int) -> str:
-    """A short name for ``seat`` beside a card: ``you``, a name of up to 6 characters, else
-    its first 6 characters or, when another seat's name starts the same, ``…`` and its last 5
-    (``greedy-bot-1`` and ``greedy-bot-2`` become ``…bot-1`` and ``…bot-2``)."""
+    """The name of ``seat`` beside a card it laid off: ``you``, else its name whole (two
+    names that begin alike, ``greedy-bot-1`` and ``greedy-bot-2``, are told apart only by
+    their ends, so no part of a name is left out)."""
     view = state.view
     if view is not None and view.seat == seat:
         return "you"
-    name = _name(state, seat)
-    if len(name) <= 6:
-        return name
-    others = [_name(state, s)[:6] for s in range(3) if s != seat]
-    return "…" + name[-5:] if name[:6] in others else name[:6]
+    return _name(state, seat)
 
 
 def _pack(items: Sequence[Line], cols: int, rows: int) -> list[Line]:
@@ -618,11 +625,62 @@ def result_head(state: TableState, result: Result) -> tuple[str, str]:
 NEXT_DEAL_WATCHING = "the players deal the next hand"
 
 
+@dataclass(frozen=True, slots=True)
+class Placing:
+    """One seat at the end of a match: its chips and the hands it won."""
+
+    seat: int
+    name: str
+    chips: int
+    wins: int
+
+
+def final_standings(state: TableState) -> list[Placing]:
+    """Each seat's place in the match, most chips first."""
+    wins = (state.standings or {}).get("wins")
+    won = wins if isinstance(wins, list) and len(wins) == 3 else [0, 0, 0]
+    rows = [Placing(seat, name, chips, int(won[seat]))
+            for seat, (name, chips) in enumerate(standings(state))]
+    return sorted(rows, key=lambda row: -row.chips)
+
+
+def match_winner(state: TableState) -> str:
+    """Who won the match, in words (those who share the most chips tie)."""
+    rows = final_standings(state)
+    if not rows:
+        return "Match over"
+    best = [row for row in rows if row.chips == rows[0].chips]
+    if len(best) > 1:
+        return f"Match over: {' and '.join(row.name for row in best)} tie at {best[0].chips:+d}"
+    mine = state.view is not None and state.view.seat == best[0].seat
+    return f"Match over: {'you win' if mine else best[0].name + ' wins'} the match"
+
+
+def match_lines(state: TableState) -> list[Line]:
+    """The end of a match: the winner, the final standings (chips and hands won), and what
+    may follow: ``again`` (a new match with the same settings), ``lobby``."""
+    hands = (state.standings or {}).get("hands")
+    rows = final_standings(state)
+    column = max((len(row.name) for row in rows), default=0)
+    me = state.view.seat if state.view is not None else None
+    out: list[Line] = [[("class:turn", " " + match_winner(state))]]
+    if isinstance(hands, int):
+        out.append([("class:dim", f" final standings after {counted(hands, 'hand')}:")])
+    for place, row in enumerate(rows, 1):
+        out.append([("class:me" if row.seat == me else "", f" {place}. {row.name:<{column}}"),
+                    ("class:count", f" {row.chips:+4d}"),
+                    ("class:dim", f"  {counted(row.wins, 'win')}")])
+    return [*out, [("class:turn", " " + state.after_the_match())]]
+
+
 def result_lines(state: TableState) -> list[Line]:
-    """Who won and how, then one row per seat: its name in full, count, burned, chips."""
+    """Who won and how, then one row per seat: its name in full, count, burned, chips; at
+    the end of the match, the match's end instead (``match_lines``)."""
     result = state.result
     view = state.view
     assert result is not None
+    if state.match_over:
+        return match_lines(state)
     names = [_name(state, seat) for seat in range(3)]
     column = max(len(n) for n in names)
     rows: list[Line] = [
@@ -642,9 +700,7 @@ def result_lines(state: TableState) -> list[Line]:
     else:
         head = [[("class:turn", " " + won)], [("class:turn", "   " + how)]]
     pot = pot_words(state)
-    if state.match_over:
-        last = " Match over: ^Q to leave"
-    elif view is not None and view.seat is None:
+    if view is not None and view.seat is None:
         last = " " + NEXT_DEAL_WATCHING
     else:
         last = " Enter: next hand"
@@ -680,7 +736,7 @@ def keys_line(state: TableState, cols: int = 80) -> Line:
     if watching:
         text = " watching · say TEXT to chat · help · ^Q quit"
     elif state.match_over:
-        text = " match over · review · F5 sort · ^Q quit"
+        text = f" {state.after_the_match().removesuffix(' · ^Q quit')} · review · ^Q quit"
     elif state.hand_over:
         text = " Enter next hand · review · F5 sort · ^Q quit"
     else:

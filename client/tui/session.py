@@ -13,7 +13,15 @@ from typing import Protocol
 from tongits.engine import Hand, IllegalMove, Match, Move, Options, SeatView, seat_view
 
 from .hint import choose_move
-from .state import ChatReceived, HandOver, SeatsChanged, ServerRefused, StateUpdate, Update
+from .state import (
+    ChatReceived,
+    HandOver,
+    SeatsChanged,
+    ServerRefused,
+    StateUpdate,
+    TableLeft,
+    Update,
+)
 
 Sink = Callable[[Update], None]
 Policy = Callable[[SeatView], Move]
@@ -38,6 +46,16 @@ class Session(Protocol):
 
     def leave(self) -> None:
         """Give the seat up for good before ``close``."""
+        ...
+
+    def again(self) -> None:
+        """Once the match is over: another match with the same settings and players (or
+        bots)."""
+        ...
+
+    def to_lobby(self) -> None:
+        """Leave the table for the server's lobby (giving the seat up for good if the match
+        goes on); only asked of a session whose screen has lobby commands."""
         ...
 
     #: What quitting does to our seat, in a sentence for the confirmation.
@@ -78,7 +96,8 @@ class FakeSession:
     ) -> None:
         self.seat = seat
         self.names = names
-        self.match = Match(options or Options(), seed)
+        self.options, self.seed = options or Options(), seed
+        self.match = Match(self.options, seed)
         self.hand: Hand = self.match.deal()
         self.bot_delay = bot_delay
         self.timer = timer
@@ -138,6 +157,21 @@ class FakeSession:
 
     def leave(self) -> None:
         """Nothing to give up: the match ends with the screen."""
+
+    def again(self) -> None:
+        """A new match against the same bots, dealt at once."""
+        self.close()
+        self.seed = f"{self.seed}/again"
+        self.match = Match(self.options, self.seed)
+        self.hand = self.match.deal()
+        self._settled = False
+        self.sink(TableLeft())
+        self.sink(SeatsChanged(self.seats()))
+        self._publish()
+        self._continue()
+
+    def to_lobby(self) -> None:
+        """There is no lobby: the screen offers none."""
 
     def close(self) -> None:
         if self._pending is not None:

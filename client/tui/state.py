@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -71,8 +71,18 @@ class StateUpdate:
 
 @dataclass(frozen=True, slots=True)
 class HandOver:
+    """A hand ended; ``next_deal``: seconds until the table deals the next hand without
+    waiting for everyone's Enter (its timer; ``None``: none, it waits)."""
+
     result: dict[str, Any]
     standings: dict[str, Any]
+    next_deal: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableLeft:
+    """We left the table (back to the lobby, or on to a new table for another match): nothing
+    shown about it stays."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +170,7 @@ Update = (
     | TablesListed
     | Notice
     | TableNamed
+    | TableLeft
 )
 
 
@@ -213,12 +224,16 @@ class TableState:
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
     choices: list[SeatView] = field(default_factory=list)
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
+    confirming_leave: bool = False  # the same, to leave the table for the lobby
     table_name: str = ""
     table_private: bool = False  # friends join with the invite link, not by the name
     drawn: Card | None = None  # the card we just drew, until our turn ends
     log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
     match_over: bool = False  # the match reached its declared length: no hand follows
+    #: time.monotonic() at which the table deals the next hand by itself (its timer)
+    next_deal_at: float | None = None
     seat: int | None = None  # ours, from the join: the bottom of the screen before a deal
+    has_lobby: bool = False  # the session can go back to the server's lobby (not --offline)
 
     @property
     def seated(self) -> bool:
@@ -227,6 +242,13 @@ class TableState:
             self.lobby is None and not self.closed and not self.match_over
             and self.view is not None and self.view.seat is not None
         )
+
+    def after_the_match(self) -> str:
+        """What may be typed once the match is over: ``again`` (a player: a new match with
+        the same settings), ``lobby`` (where there is one)."""
+        watching = self.view is not None and self.view.seat is None
+        words = [*([] if watching else ["again"]), *(["lobby"] if self.has_lobby else [])]
+        return " · ".join([*words, "^Q quit"])
 
     @property
     def names(self) -> list[str]:
@@ -269,6 +291,8 @@ class TableState:
         if about is not None and (about.history, about.phase) != (
                 update.view.history, update.view.phase):
             self.notes, self.notes_about = [], None
+        if self._turn_came(update.view):
+            self.log_scroll = 0  # the log follows: what just happened is what we answer
         self.view = update.view
         if len(update.view.legal) > 1:
             self.choices.append(update.view)
@@ -298,23 +322,33 @@ class TableState:
         self.result = None
         self.notes, self.notes_about = [], None
         self.choices = []
+        self.next_deal_at = None
         self.hands_seen += 1
         self.drawn = None
         self.log_scroll = 0
         if said_before:
             self.say("")
 
-    def _hand_over(self, update: HandOver, _now: float) -> None:
+    def _hand_over(self, update: HandOver, now: float) -> None:
         self.result = Result.from_dict(update.result)
         self.standings = update.standings
         self.deadline_at = None
+        self.next_deal_at = now + update.next_deal if update.next_deal is not None else None
 
     def _match_ended(self, update: MatchEnded, _now: float) -> None:
         self.standings = update.standings
         self.match_over = True
-        self.deadline_at = None
-        self.say("the match is over: ^Q to leave")
+        self.deadline_at = self.next_deal_at = None
+        self.say("the match is over: " + self.after_the_match())
         self._aside(LogLine(LogKind.INFO, "the match is over"))
+
+    def _left(self, _update: TableLeft, _now: float) -> None:
+        """Everything about the table goes; how the player likes the hand sorted and the
+        state of the connection stay."""
+        fresh = TableState(sort_by_rank=self.sort_by_rank, link=self.link, banner=self.banner,
+                           closed=self.closed, has_lobby=self.has_lobby)
+        for each in fields(self):
+            setattr(self, each.name, getattr(fresh, each.name))
 
     def _chat(self, update: ChatReceived, _now: float) -> None:
         self._aside(LogLine(LogKind.CHAT, f"{update.name}: {update.text}", update.seat))
@@ -383,6 +417,8 @@ class TableState:
             played = ", ".join(lines[i].text.removeprefix("you ").removesuffix(AUTOPLAYED)
                                for i in auto)
             self.say(f"your time ran out: the server played for you ({played})", error=True)
+        elif self.confirming_quit or self.confirming_leave:
+            pass  # the question asked stays until it is answered
         elif not self.message_is_error or ours or self._turn_came(view):
             # A refusal stays to be read, but not past the start of our turn: "not your turn:
             # Bob is to play" would then say the opposite of the title.
@@ -460,6 +496,7 @@ _APPLY: dict[type[Any], Callable[[TableState, Any, float], None]] = {
     Notice: TableState._notice,
     TablesListed: TableState._listed,
     ConnectionChanged: TableState._connection,
+    TableLeft: TableState._left,
 }
 
 #: The log line for each ``change`` of a ``seat_update``.

@@ -1,0 +1,97 @@
+"""The ends of an evening on the table screen: the next deal counted down, the log that
+follows when the turn comes, the end of a match and what may follow it."""
+
+from __future__ import annotations
+
+from tongits.client.tui.hint import choose_move
+from tongits.client.tui.render import screen_text
+from tongits.client.tui.session import FakeSession
+from tongits.client.tui.state import HandOver, MatchEnded, StateUpdate, TableState, Update
+
+
+def played_out(names: tuple[str, str, str] = ("Ana", "Bob", "Cara")) -> tuple[
+        TableState, FakeSession]:
+    """A local hand played to its end by the hint's moves."""
+    session = FakeSession(names=names)
+    state = TableState()
+    session.start(state.apply)
+    while state.view is not None and state.view.result is None:
+        session.send_move(choose_move(state.view))
+    return state, session
+
+
+def test_the_next_deal_is_counted_down_in_the_title() -> None:
+    """A table with a timer deals the next hand on its own (``hand_result.next_deal``): the
+    title counts it down, so nobody wonders why the cards came; without one it says nothing."""
+    state, _ = played_out()
+    assert state.result is not None and state.standings is not None
+    title = screen_text(state, now=100.0).split("\n")[0]
+    assert title.rstrip().endswith("hand over") and "next deal" not in title
+    state.apply(HandOver(state.result.to_dict(), state.standings, next_deal=27.2), now=100.0)
+    title = screen_text(state, now=100.0).split("\n")[0]
+    assert title.rstrip().endswith("   next deal in 0:28") and "hand over" not in title
+    assert screen_text(state, now=120.0).split("\n")[0].rstrip().endswith(
+        "next deal in 0:08")
+
+
+def test_the_log_follows_when_the_turn_comes_though_it_was_scrolled_back() -> None:
+    """PgUp while the others play, and the turn comes back: the log shows its end again (what
+    was just played is what the player answers); a move of another seat leaves it alone."""
+    updates: list[Update] = []
+    session = FakeSession(names=("Ana", "Bob", "Cara"), seed=3)
+    session.start(updates.append)
+    view = next(u.view for u in reversed(updates) if isinstance(u, StateUpdate))
+    while view.result is None and len(view.history) < 12:
+        session.send_move(choose_move(view))
+        view = next(u.view for u in reversed(updates) if isinstance(u, StateUpdate))
+    state = TableState()
+    turns = kept = 0
+    for update in updates:
+        ours_before = state.view is not None and state.view.to_act == 0 and bool(
+            state.view.legal)
+        state.apply(update)
+        if not isinstance(update, StateUpdate):
+            continue
+        ours = update.view.to_act == 0 and bool(update.view.legal)
+        if ours and not ours_before:
+            assert state.log_scroll == 0
+            turns += 1
+        elif state.log_scroll == 3:
+            kept += 1
+        state.log_scroll = 3
+    assert turns >= 2 and kept >= 2
+
+
+def test_a_match_over_shows_the_winner_and_the_final_standings() -> None:
+    state, _ = played_out()
+    assert state.standings is not None
+    final = {**state.standings, "hands": 3, "chips": [5, -9, 4], "wins": [2, 0, 1]}
+    state.apply(MatchEnded("hands", final))
+    for cols in (80, 60):
+        lines = screen_text(state, now=0.0, cols=cols).split("\n")
+        panel = [line.partition("│")[0].rstrip() for line in lines[-9:]]
+        assert " Match over: you win the match" in panel
+        assert " final standings after 3 hands:" in panel
+        places = [line for line in panel if line[1:3] in ("1.", "2.", "3.")]
+        assert places == [" 1. Ana    +5  2 wins", " 2. Cara   +4  1 win", " 3. Bob    -9  0 wins"]
+        assert " again · ^Q quit" in panel  # no lobby: a local game
+    assert state.message == "the match is over: again · ^Q quit"
+    state.has_lobby = True
+    assert " again · lobby · ^Q quit" in screen_text(state, now=0.0)
+
+
+def test_a_tie_at_the_top_is_said_as_a_tie() -> None:
+    state, _ = played_out()
+    assert state.standings is not None
+    state.apply(MatchEnded("hands", {**state.standings, "chips": [4, -8, 4]}))
+    assert " Match over: Ana and Cara tie at +4" in screen_text(state, now=0.0)
+
+
+def test_again_starts_a_new_match_with_nothing_of_the_old_one_kept() -> None:
+    state, session = played_out()
+    state.apply(MatchEnded("hands", dict(state.standings or {})))
+    state.sort_by_rank = True
+    session.again()
+    assert not state.match_over and state.result is None and state.standings is None
+    assert state.view is not None and state.view.result is None and state.hands_seen == 1
+    assert state.sort_by_rank  # how the player likes the hand shown stays
