@@ -122,6 +122,9 @@ class Connection:
         self.seq: int | None = None
         #: the invite link of the private table this connection created
         self.invite: str | None = None
+        #: the last ``joined`` received, and the event the next one sets (``next_joined``)
+        self.last_joined: Joined | None = None
+        self._joined_event = trio.Event()
         self._ids = itertools.count(1)
         self._waiting: dict[int | str, trio.MemorySendChannel[ServerMessage]] = {}
         self._push_send, self._push = trio.open_memory_channel[ServerMessage](buffer)
@@ -223,6 +226,13 @@ class Connection:
         """Wait for a ladder match; ``joined`` is pushed when the matchmaker seats us."""
         await self.request(Queue())
 
+    async def next_joined(self) -> Joined:
+        """The next ``joined`` to arrive (the one the ladder pushes when it seats us), left
+        among the pushed messages for whoever reads them."""
+        await self._joined_event.wait()
+        assert self.last_joined is not None
+        return self.last_joined
+
     async def unqueue(self) -> None:
         await self.request(Unqueue())
 
@@ -297,6 +307,9 @@ class Connection:
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
         elif isinstance(msg, Joined):
+            self.last_joined = msg
+            self._joined_event.set()
+            self._joined_event = trio.Event()
             if msg.table != self.table:
                 self.seq = None
             self.table, self.seat = msg.table, msg.seat

@@ -185,7 +185,9 @@ class LobbyJoin:
         async with trio.open_nursery() as nursery:
 
             async def seated() -> None:
-                seat.append(await _pushed_joined(conn))
+                # Not taken from the pushed messages: back in the lobby from a table, the
+                # session's listener reads them meanwhile.
+                seat.append(await conn.next_joined())
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(seated)
@@ -215,14 +217,6 @@ class LobbyJoin:
         else:
             await conn.spectate(choice.table, choice.code)
         return True
-
-
-async def _pushed_joined(conn: Connection) -> Joined:
-    """The ``joined`` the matchmaker pushes when it seats a queued connection."""
-    while True:
-        msg = await conn.receive()
-        if isinstance(msg, Joined):
-            return msg
 
 
 def connect_session(
