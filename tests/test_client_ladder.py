@@ -17,6 +17,7 @@ from tongits.client.tui.lobby import LobbyJoin
 from tongits.client.tui.net import NetSession
 from tongits.client.tui.state import Notice, ServerRefused
 from tongits.engine.policies import get_policy
+from tongits.protocol import Joined, State
 from tongits.protocol.transport import Endpoint
 
 
@@ -121,3 +122,33 @@ async def test_unqueue_in_the_lobby_leaves_the_queue(tmp_path: Path) -> None:
             conn = await _lobby_queue(port, key, updates, unqueue=True)
             assert conn.table is None
             assert not server.matchmaker.queue
+
+
+async def test_queue_sees_its_table_while_the_session_reads_the_pushed_messages(
+    tmp_path: Path,
+) -> None:
+    """Back in the lobby from a table, the session's listener reads what the server pushes;
+    the lobby's queue still learns that it was seated, and the listener still gets the
+    ``joined`` and the new table's messages."""
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server(ladder_anchors="random,greedy",
+                              ladder_anchor_wait=0.0) as (_server, port):
+            key = await register_account(Endpoint("127.0.0.1", port), "Ana", None,
+                                         AccountKeys(tmp_path / "keys.json"))
+            lobby = LobbyJoin()
+            lobby.session = NetSession("127.0.0.1", port, name="Ana", join=lobby, account=key)
+            seen: list[Any] = []
+            async with (
+                open_connection("127.0.0.1", port, name="Ana", account=key) as conn,
+                trio.open_nursery() as nursery,
+            ):
+
+                async def listen() -> None:
+                    async for msg in conn:
+                        seen.append(msg)
+
+                nursery.start_soon(listen)
+                assert await lobby._queue(conn) is True
+                await until(lambda: any(isinstance(m, State) for m in seen))
+                nursery.cancel_scope.cancel()
+            assert any(isinstance(m, Joined) and m.table == conn.table for m in seen)
