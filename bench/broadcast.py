@@ -12,7 +12,7 @@ Measured with the thread's CPU clock, so the client side and other processes do 
 
 - *step*: the whole step of a move (the engine's apply, the journal in memory, ``ok``, the
   fan-out, the commit that lets the frames out);
-- *broadcast*: ``Table._broadcast`` alone, per action and per ``state`` frame it made;
+- *broadcast*: ``Audience.broadcast`` alone, per action and per ``state`` frame it made;
 - *hand end*: the steps that end a hand (its record, its result, and the next deal, at once:
   the clients said ``auto_next``), per step and as a ratio to the other steps: what a burst of
   tables ending their hands together costs the server (bench/server_load.py ``--lock-step``);
@@ -45,9 +45,11 @@ import trio
 import trio.testing
 from tongits.engine import seat_view
 from tongits.engine.policies import get_policy
+from tongits.engine.wire import MoveMap
 from tongits.protocol import Codec, Mode, MoveRequest
 from tongits.server import MemoryJournal, Server, ServerConfig
 from tongits.server.actor import Table
+from tongits.server.audience import Audience
 from tongits.server.collector import Collector
 from tongits.server.entries import CreateEntry
 
@@ -82,16 +84,16 @@ def _metered(meter: Meter, method: Callable[..., None]) -> Callable[..., None]:
 
 def _count_frames(method: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(method)
-    def run(table: Table, *args: Any, **kwargs: Any) -> None:
-        _FRAMES.calls += sum(p is not None for p in table.seat_peers) + len(table.spectators)
-        method(table, *args, **kwargs)
+    def run(audience: Audience, *args: Any, **kwargs: Any) -> None:
+        _FRAMES.calls += len(audience.everyone())
+        method(audience, *args, **kwargs)
 
     return run
 
 
 Table._step = _metered(_STEP, Table._step)  # type: ignore[method-assign]
-Table._broadcast = _metered(  # type: ignore[method-assign]
-    _BROADCAST, _count_frames(Table._broadcast))
+Audience.broadcast = _metered(  # type: ignore[method-assign]
+    _BROADCAST, _count_frames(Audience.broadcast))
 
 
 class _Client:
@@ -160,7 +162,7 @@ async def _seated_table(server: Server, nursery: trio.Nursery, mode: Mode, seed:
 
 
 async def _round(mode: Mode, actions: int, spectators: int, seed: int, policy: str,
-                 moves: list[dict[str, Any]], profile: cProfile.Profile | None) -> Round:
+                 moves: list[MoveMap], profile: cProfile.Profile | None) -> Round:
     """One table's ``actions`` moves: decided by ``policy`` and recorded in ``moves`` when it
     is empty, else the moves recorded (the same deals, so the same game)."""
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, rate=0.0, log_level="WARNING")
@@ -173,7 +175,7 @@ async def _round(mode: Mode, actions: int, spectators: int, seed: int, policy: s
 
         table = await _seated_table(server, nursery, mode, seed, spectators)
         policies = [get_policy(policy, seed=seed + i) for i in range(3)]
-        peers = table.seat_peers
+        peers = table.audience.seat_peers
         floor_ns = 0
         end_ns = ends = 0
         for meter in (_STEP, _BROADCAST, _FRAMES):
@@ -188,7 +190,7 @@ async def _round(mode: Mode, actions: int, spectators: int, seed: int, policy: s
             peer = peers[seat]
             assert peer is not None
             if n % 10 == 0:  # the floor, in the same minutes as the steps
-                message = table._state_message(seat, None, table._seats_info())
+                message = table.audience.state_message(seat, None, table.audience.seats_info())
                 start = time.thread_time_ns()
                 msgpack.packb(message)
                 floor_ns += time.thread_time_ns() - start
@@ -226,7 +228,7 @@ def main() -> None:
     modes = [Mode.BINARY, Mode.TEXT] if args.mode == "both" else [Mode(args.mode)]
     profile = cProfile.Profile() if args.profile else None
     figures: dict[str, Any] = {}
-    moves: list[dict[str, Any]] = []
+    moves: list[MoveMap] = []
     for mode in modes:
         live = None
         if not moves:

@@ -173,7 +173,7 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     connect.add_argument(
         "address",
         help="HOST[:PORT] (default port 7777), tls://HOST[:PORT], or an invite link "
-        "tongits://HOST:PORT/t/TABLE?code=CODE",
+        "tongits://HOST:PORT/t/TABLE?code=CODE (or its browser form http(s)://…/t/TABLE?…)",
     )
     connect.add_argument("--name", required=True, help="your name")
     connect.add_argument(
@@ -211,9 +211,10 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.quiet,
         )
     if args.command == "arena":
-        from . import arena, tournament
+        from . import tournament
+        from .arena import runner
 
-        return (tournament.run if args.tournament else arena.run)(
+        return (tournament.run if args.tournament else runner.run)(
             args.tournament or args.bots,
             hands=args.hands,
             seed=args.seed,

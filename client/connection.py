@@ -35,7 +35,7 @@ import itertools
 import math
 import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -77,6 +77,7 @@ from tongits.protocol import (
     to_dict,
 )
 from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT, PONG_WAIT, dead_peer_options
+from tongits.protocol.maps import TableInfoMap
 from tongits.protocol.transport import Endpoint
 
 from .tls import ClientTLS, open_stream
@@ -182,7 +183,7 @@ class Connection:
 
     async def list_tables(
         self, offset: int = 0, limit: int | None = None, open: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[TableInfoMap]:
         """One page of the lobby (the first by default; see ``tables`` in docs/PROTOCOL.md)."""
         reply = await self.request(ListTables(offset=offset, limit=limit, open=open))
         assert isinstance(reply, Tables)
@@ -252,7 +253,7 @@ class Connection:
     async def start(self) -> None:
         await self.request(Start())
 
-    async def move(self, move: Move | dict[str, Any]) -> None:
+    async def move(self, move: Move | Mapping[str, Any]) -> None:
         """Play a move: an engine ``Move`` or its dict form (``{"action": "draw"}``)."""
         data = move.to_dict() if isinstance(move, Move) else move
         await self.request(MoveRequest(move=data))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +89,7 @@ def _step(record: HandRecord, *, review: bool, budget: int, seed: str,
     walk(record, marks, answers(), print)
 
 
-def _print_json(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None:
+def _print_json(hand: Hand, result: Mapping[str, Any] | None, differs: Any) -> None:
     """One JSON object: the result (or who is to act), and the stored result that ``differs``."""
     out: dict[str, Any] = {"result": result}
     if result is None:
@@ -104,7 +104,7 @@ def _print_json(hand: Hand, result: dict[str, Any] | None, differs: Any) -> None
 
 
 def _print_trace(
-    record: HandRecord, hand: Hand, result: dict[str, Any] | None, differs: Any
+    record: HandRecord, hand: Hand, result: Mapping[str, Any] | None, differs: Any
 ) -> None:
     """One line per step, then the result; the stored result that ``differs`` on stderr."""
     index = 0
@@ -119,7 +119,7 @@ def _print_trace(
         print(f"the stored result differs: {json.dumps(differs)}", file=sys.stderr)
 
 
-def _normal(result: dict[str, Any] | None) -> dict[str, Any] | None:
+def _normal(result: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A result with its seat lists sorted: ``burned`` and ``challengers`` are sets."""
     if result is None:
         return None

@@ -63,6 +63,7 @@ from tongits.engine import Move, Result, SeatView
 from tongits.engine.policies import autoplay_move, get_policy
 from tongits.protocol import Error, ErrorCode, HandResult, Joined, MatchOver, SeatUpdate, State
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
+from tongits.protocol.maps import StandingsMap
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from .accounts import AccountKeys
@@ -110,7 +111,7 @@ class HandOutcome:
     docs/PROTOCOL.md)."""
 
     result: Result
-    standings: dict[str, Any]
+    standings: StandingsMap
 
 
 @dataclass(slots=True)
@@ -124,7 +125,7 @@ class BotRun:
     fallbacks: int = 0
     reconnects: int = 0
     #: the final standings of each ladder match played (``match_over``), with its seat
-    matches: list[tuple[int | None, dict[str, Any]]] = field(default_factory=list)
+    matches: list[tuple[int | None, StandingsMap]] = field(default_factory=list)
 
     @property
     def chips(self) -> int | None:
@@ -501,7 +502,7 @@ class Bot:
             log.warning("the server refused %s too: %s; waiting for the next state",
                         fallback, exc)
 
-    def _hand_over(self, result: Result, standings: dict[str, Any]) -> None:
+    def _hand_over(self, result: Result, standings: StandingsMap) -> None:
         self._hand_open = False
         self.report.hands.append(HandOutcome(result, standings))
         mine = result.chips[self.report.seat] if self.report.seat is not None else 0
@@ -537,7 +538,7 @@ class Bot:
                 log.debug("start: %s", exc)
 
 
-def _has_free_seat(table: dict[str, Any]) -> bool:
+def _has_free_seat(table: Mapping[str, Any]) -> bool:
     return not table.get("started") and int(table.get("players", 3)) < 3
 
 

@@ -2,7 +2,7 @@
 and one rating per entrant.
 
 **Play.** Each triple (``itertools.combinations`` of the entrants, in the order given) is an
-ordinary arena run (``client/arena.py``): the same ``--hands``, the same ``--seed`` and so the
+ordinary arena run (``arena/runner.py``): the same ``--hands``, the same ``--seed`` and so the
 same deals for every triple, each deal in its three seat rotations, in-process, with ``cmd:``
 bots on the arena's loopback server, on ``--jobs`` or ``--cluster`` as a single run would be.
 With ``--record DIR`` triple ``k`` writes its hand records and its ``arena.json`` into
@@ -33,10 +33,10 @@ from typing import Any
 from openskill.models import PlackettLuce
 from tongits.engine import Options, RecordError
 
-from .arena import Progress, play_deals, write_meta
-from .arena_bots import BotSpecError, parse_bots
-from .arena_play import DEFAULT_TIMER, ArenaConfig
-from .arena_stats import ROTATIONS, Standings, standings
+from .arena.play import DEFAULT_TIMER, ArenaConfig
+from .arena.runner import Progress, play_deals, write_meta
+from .arena.specs import BotSpecError, parse_bots
+from .arena.stats import ROTATIONS, Standings, standings
 
 #: Re-ratings from resampled deals behind each interval.
 BOOTSTRAP = 100

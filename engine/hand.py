@@ -7,7 +7,7 @@ raises ``IllegalMove`` with a machine code for anything else (``why_illegal`` sa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -32,6 +32,7 @@ from .moves import (
 )
 from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
 from .settlement import settle
+from .wire import ResultMap, StepMap
 
 DEALT = 37  # deck positions dealt to the seats; the other 15 are the stock (§3)
 
@@ -78,7 +79,7 @@ class Result:
     chips: tuple[int, int, int]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Result:
+    def from_dict(cls, data: Mapping[str, Any]) -> Result:
         return cls(
             End(data["end"]),
             data["winner"],
@@ -88,7 +89,7 @@ class Result:
             tuple(data["chips"]),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ResultMap:
         return {
             "end": self.end.value,
             "winner": self.winner,
@@ -112,10 +113,11 @@ class Step:
     auto: bool = False
     timeout: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StepMap:
         """The wire form of a history step: the hand-record action with its ``seat``, and
         ``auto``/``timeout`` when set."""
-        out = {"seat": self.seat, **self.move.to_dict()}
+        out: StepMap = {"seat": self.seat, "action": self.move.action.value}
+        self.move.add_operands(out)
         if self.auto:
             out["auto"] = True
         if self.timeout:
@@ -237,12 +239,15 @@ class Hand:
         answers: dict[int, Action] | None = None,
         opened: Sequence[bool] = (False, False, False),
         blocked: Sequence[bool] = (False, False, False),
+        block_turns: Sequence[int | None] | None = None,
     ) -> Hand:
         """A hand in the given state, without the moves that led there: a position to ask
         questions of (``why_illegal``, ``legal_moves``, ``count``) or to try a seat's moves on.
 
         It has no deck order and no steps, so it makes no hand record. ``stock`` lists the
-        stock bottom first; a ``blocked`` seat was laid off onto before this turn."""
+        stock bottom first; a ``blocked`` seat was laid off onto before this turn. Whoever
+        knows the turn of each seat's blocking lay-off (None: not blocked) gives
+        ``block_turns`` instead, so that each block ends exactly when play would end it."""
         hand = cls.__new__(cls)
         hand.options, hand.dealer, hand.deck = options, dealer, ()
         hand.hands = [set(h) for h in hands]
@@ -255,7 +260,8 @@ class Hand:
         hand.answers = dict(answers or {})
         hand.result = None
         hand._opened = list(opened)
-        hand._block_turn = [turn - 1 if b else None for b in blocked]
+        hand._block_turn = (list(block_turns) if block_turns is not None
+                            else [turn - 1 if b else None for b in blocked])
         hand._legal = None
         return hand
 

@@ -8,12 +8,14 @@ cards earlier hands used.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cards import DECK, Card
 from .hand import Hand, Result
 from .options import Options
+from .wire import MatchMap
 
 
 def deck_for(seed: int | str, hand_number: int) -> tuple[Card, ...]:
@@ -81,7 +83,7 @@ class Match:
             return taken
         return 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MatchMap:
         return {
             "options": self.options.to_dict(),
             "seed": self.seed,
@@ -95,7 +97,7 @@ class Match:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Match:
+    def from_dict(cls, data: Mapping[str, Any]) -> Match:
         return cls(
             Options.from_dict(data["options"]),
             data["seed"],

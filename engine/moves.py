@@ -9,6 +9,7 @@ from typing import Any
 
 from .cards import DECK, Card, cards_of, parse_cards
 from .errors import InvalidMove, RuleCode
+from .wire import MoveMap
 
 
 class Action(StrEnum):
@@ -116,16 +117,21 @@ class Move:
             raise InvalidMove(RuleCode.BAD_MOVE, f"{action} takes nothing more: {text!r}")
         return cls(action)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MoveMap:
         """The hand-record form, without ``seat``."""
-        out: dict[str, Any] = {"action": self.action.value}
+        out: MoveMap = {"action": self.action.value}
+        self.add_operands(out)
+        return out
+
+    def add_operands(self, out: MoveMap) -> None:
+        """Set what the move acts on (``cards``, ``card``, ``meld``) in ``out``, a map of this
+        move's (``to_dict``) or of a step of it (``Step.to_dict``)."""
         if self.cards:
             out["cards"] = [str(c) for c in self.cards]
         if self.card is not None:
             out["card"] = str(self.card)
         if self.meld is not None:
             out["meld"] = self.meld
-        return out
 
     def __str__(self) -> str:
         """Command form, as typed in the client: ``pick 7h 7s``, ``sapaw 8d 3``."""

@@ -12,6 +12,7 @@ from .hand import Hand
 from .moves import Move
 from .options import Options
 from .view import step_forms
+from .wire import RecordMap
 
 FORMAT = "tongits-hand/1"
 
@@ -89,12 +90,12 @@ class HandRecord:
         return hand
 
 
-def hand_record(hand: Hand, names: Sequence[str] | None = None) -> dict[str, Any]:
+def hand_record(hand: Hand, names: Sequence[str] | None = None) -> RecordMap:
     """The record of a hand so far (with ``result`` once it is over, and the seats' player
     ``names`` when given). Its actions are the views' own maps of the steps (``step_forms``:
     shared, read-only): a server ends hands by the thousand, and converting every step again
     cost more than the rest of the record."""
-    out: dict[str, Any] = {
+    out: RecordMap = {
         "format": FORMAT,
         "options": hand.options.to_dict(),
         "dealer": hand.dealer,

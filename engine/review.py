@@ -15,7 +15,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .hand import End, Phase
 from .moves import Action, Move
@@ -23,6 +22,7 @@ from .policies.expert import Search
 from .policies.worlds import InferenceParams
 from .record import HandRecord
 from .view import SeatView, seat_view
+from .wire import DecisionMap, SeatReviewMap
 
 DEFAULT_WORLDS = 48  # worlds per legal move of each decision (``--budget``)
 COSTLY = 0.5  # a decision losing at least this many expected chips is marked
@@ -42,7 +42,7 @@ class Decision:
     values: dict[str, float]
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DecisionMap:
         return {
             "index": self.index,
             "played": self.played.to_dict(),
@@ -66,7 +66,7 @@ class SeatReview:
         costly = [d for d in self.decisions if d.loss > 0]
         return sorted(costly, key=lambda d: (-d.loss, d.index))[:n]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SeatReviewMap:
         return {
             "seat": self.seat,
             "decisions": [d.to_dict() for d in self.decisions],

@@ -13,7 +13,7 @@ travel once per ``state``, beside the view (``state.legal``, ``seat_legal``), an
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -24,6 +24,7 @@ from .hand import Hand, Phase, Result, Step
 from .melds import TableMeld, fits
 from .moves import Action, Move
 from .options import Options
+from .wire import MeldMap, MoveMap, StepMap, ViewBase, ViewFixed, ViewMap
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +40,15 @@ class MeldView:
     def accepts(self, card: Card) -> bool:
         return not self.secret and fits(self.cards, card)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "owner": self.owner, "secret": self.secret}
-        out["cards"] = [str(c) for c in self.cards] if self.cards else None
+    def to_dict(self) -> MeldMap:
+        out: MeldMap = {"id": self.id, "owner": self.owner, "secret": self.secret,
+                        "cards": [str(c) for c in self.cards] if self.cards else None}
         if self.laid_off:
             out["laid_off"] = {str(c): s for c, s in self.laid_off}
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MeldView:
+    def from_dict(cls, data: Mapping[str, Any]) -> MeldView:
         cards = tuple(Card.parse(c) for c in data.get("cards") or ())
         laid = tuple((Card.parse(c), s) for c, s in (data.get("laid_off") or {}).items())
         return cls(data["id"], data["owner"], cards, bool(data.get("secret")), laid)
@@ -154,8 +155,8 @@ class SeatView:
             blocked=self.blocked,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> ViewMap:
+        out: ViewMap = {
             "seat": self.seat,
             "dealer": self.dealer,
             "options": self.options.to_dict(omit_defaults=False),
@@ -179,8 +180,8 @@ class SeatView:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any],
-                  legal: Iterable[dict[str, Any]] | None = None) -> SeatView:
+    def from_dict(cls, data: Mapping[str, Any],
+                  legal: Iterable[Mapping[str, Any]] | None = None) -> SeatView:
         """Rebuild a view received over the wire (the inverse of ``to_dict``). ``legal`` is the
         ``state`` message's list of moves (absent when the seat may not act): the wire view
         does not carry them, so that each state lists them once."""
@@ -248,7 +249,7 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
     )
 
 
-def seat_view_dict(hand: Hand, seat: int | None) -> dict[str, Any]:
+def seat_view_dict(hand: Hand, seat: int | None) -> ViewMap:
     """``seat_view(hand, seat).to_dict()`` (no legal moves: ``seat_legal``), built from parts
     made once per state and shared by every seat's view of it (and the history, once per step
     for the whole hand).
@@ -257,10 +258,15 @@ def seat_view_dict(hand: Hand, seat: int | None) -> dict[str, Any]:
     themselves (``view_parts``). The result shares its lists and maps with other views, so it
     must be treated as read-only. Tests check it equals ``seat_view(...).to_dict()`` for every
     seat of every state, so both show exactly the same knowledge."""
-    shared, own = seat_view_parts(hand, seat)
-    out = dict(shared)
-    out.update(own)
-    return out
+    parts = view_parts(hand)
+    return {
+        **parts.fixed,
+        **parts.base,
+        "melds": parts.melds_of(seat),
+        "history": parts.history_of(seat),
+        "seat": seat,
+        "hand": parts.cards(seat),
+    }
 
 
 def seat_view_parts(hand: Hand, seat: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -274,7 +280,7 @@ def seat_view_parts(hand: Hand, seat: int | None) -> tuple[dict[str, Any], dict[
     return parts.shared, own
 
 
-def seat_legal(hand: Hand, seat: int | None) -> list[dict[str, Any]]:
+def seat_legal(hand: Hand, seat: int | None) -> list[MoveMap]:
     """The wire form of ``seat_view(hand, seat).legal`` (empty unless ``seat`` is to act), made
     once per state and shared: read-only. A ``state`` message carries it as ``legal``."""
     if seat is None or seat != hand.to_act or hand.over:
@@ -282,7 +288,7 @@ def seat_legal(hand: Hand, seat: int | None) -> list[dict[str, Any]]:
     return view_parts(hand).legal(hand)
 
 
-def step_forms(hand: Hand) -> list[dict[str, Any]]:
+def step_forms(hand: Hand) -> list[StepMap]:
     """Each step's ``Step.to_dict()`` so far, as its own seat (and everyone, after the hand)
     sees it: made once per step for the views and shared with them (read-only). The hand
     record's actions are these, less the ``auto`` folds."""
@@ -323,7 +329,7 @@ def _history(hand: Hand, seat: int | None, over: bool) -> tuple[Step, ...]:
     return tuple(step if step.seat == seat else step.hidden() for step in steps)
 
 
-def _step_forms(step: Step) -> tuple[dict[str, Any], dict[str, Any]]:
+def _step_forms(step: Step) -> tuple[StepMap, StepMap]:
     """A step's wire form as everyone else sees it and as its own seat (and everyone, after
     the hand) sees it: they differ only for a secret meld, whose cards are for its owner."""
     full = step.to_dict()
@@ -345,18 +351,17 @@ class _HandViews:
     def __init__(self, hand: Hand) -> None:
         self.steps = 0
         #: the entries of every view that stay the same for the whole hand
-        self.fixed: dict[str, Any] = {"dealer": hand.dealer,
-                                      "options": _options_dict(hand.options)}
-        self.full: list[dict[str, Any]] = []
+        self.fixed: ViewFixed = {"dealer": hand.dealer, "options": _options_dict(hand.options)}
+        self.full: list[StepMap] = []
         #: the history of seats 0, 1, 2 and of a spectator (index 3) before the hand is over
-        self.seen: tuple[list[dict[str, Any]], ...] = ([], [], [], [])
+        self.seen: tuple[list[StepMap], ...] = ([], [], [], [])
         #: the steps so far that placed a meld or added to one
         self._meld_steps = 0
         #: the melds' forms (``melds``), and the meld steps and end of hand they were made at
         self._melds: tuple[int, bool, _MeldForms] | None = None
         #: per meld id: its size and lay-offs when its forms were made, its full form and the
         #: form without cards
-        self._meld_forms: list[tuple[int, int, dict[str, Any], dict[str, Any]]] = []
+        self._meld_forms: list[tuple[int, int, MeldMap, MeldMap]] = []
         #: the steps each seat has played so far
         self._acted = [0, 0, 0]
         #: per seat: its steps played when its cards' wire form was made, and that form
@@ -375,7 +380,7 @@ class _HandViews:
             self._acted[step.seat] += 1
         self.steps = len(steps)
 
-    def history(self, seat: int | None, over: bool) -> list[dict[str, Any]]:
+    def history(self, seat: int | None, over: bool) -> list[StepMap]:
         """The history as ``seat`` sees it (after ``_catch_up``). The list grows with the hand:
         copy it for a view of this state; its maps are shared and read-only."""
         if over:
@@ -389,10 +394,12 @@ class _HandViews:
         known = self._melds
         if known is not None and known[:2] == (self._meld_steps, over):
             return known[2]
-        full: list[dict[str, Any]] = []
-        public: list[tuple[dict[str, Any], int]] = []
+        full: list[MeldMap] = []
+        public: list[tuple[MeldMap, int]] = []
         secret = False
         made = self._meld_forms
+        form: MeldMap
+        hidden: MeldMap
         for m in hand.melds:
             size, laid = len(m.cards), len(m.laid_off)
             if m.id < len(made) and made[m.id][:2] == (size, laid):
@@ -438,8 +445,8 @@ class _MeldForms(NamedTuple):
     hand), ``public`` with each owner as the other seats see them (no cards of a secret
     meld), ``secret``: some meld shows no cards to some seat."""
 
-    full: list[dict[str, Any]]
-    public: list[tuple[dict[str, Any], int]]
+    full: list[MeldMap]
+    public: list[tuple[MeldMap, int]]
     secret: bool
 
 
@@ -474,7 +481,7 @@ class ViewParts:
         self._views, self._hands = weakref.ref(views), hands
         melds = self._melds = views.melds(hand)
         self.fixed = views.fixed
-        self.base: dict[str, Any] = {
+        self.base: ViewBase = {
             "hand_sizes": [len(hands[0]), len(hands[1]), len(hands[2])],
             "stock": len(hand.stock),
             "discards": [_CARD_STR[c] for c in hand.discards],
@@ -485,8 +492,8 @@ class ViewParts:
             "turn": hand.turn,
             "caller": hand.caller,
         }
-        self.history: list[dict[str, Any]] | None = None
-        self.melds: list[dict[str, Any]] | None = None
+        self.history: list[StepMap] | None = None
+        self.melds: list[MeldMap] | None = None
         if not melds.secret:
             self.melds = melds.full
             self.history = list(views.history(None, over))
@@ -495,10 +502,10 @@ class ViewParts:
         if over:
             self.base["revealed"] = [[_CARD_STR[c] for c in sorted(h)] for h in hands]
         self._own: dict[int | None, dict[str, Any]] = {}
-        self._own_melds: dict[int | None, list[dict[str, Any]]] = {}
-        self._histories: dict[int | None, list[dict[str, Any]]] = {}
+        self._own_melds: dict[int | None, list[MeldMap]] = {}
+        self._histories: dict[int | None, list[StepMap]] = {}
         self._shared: dict[str, Any] | None = None
-        self._legal: list[dict[str, Any]] | None = None
+        self._legal: list[MoveMap] | None = None
 
     @property
     def own_count(self) -> int:
@@ -521,7 +528,7 @@ class ViewParts:
             return _NO_CARDS
         return self._live_views().cards(self._hands[seat], seat)
 
-    def own_melds(self, seat: int | None) -> list[dict[str, Any]] | None:
+    def own_melds(self, seat: int | None) -> list[MeldMap] | None:
         """``own(seat)["melds"]`` (None when every view has the same ``melds``), made once per
         state."""
         if self.history is not None:
@@ -533,7 +540,15 @@ class ViewParts:
                                              for i, (m, owner) in enumerate(self._melds.public)]
         return melds
 
-    def history_of(self, seat: int | None) -> list[dict[str, Any]]:
+    def melds_of(self, seat: int | None) -> list[MeldMap]:
+        """The melds as ``seat`` sees them: ``melds`` when every view has the same."""
+        if self.melds is not None:
+            return self.melds
+        melds = self.own_melds(seat)
+        assert melds is not None
+        return melds
+
+    def history_of(self, seat: int | None) -> list[StepMap]:
         """The history as ``seat`` sees it: ``history`` when every view has the same."""
         if self.history is not None:
             return self.history
@@ -558,7 +573,7 @@ class ViewParts:
                 self._shared["history"] = self.history
         return self._shared
 
-    def legal(self, hand: Hand) -> list[dict[str, Any]]:
+    def legal(self, hand: Hand) -> list[MoveMap]:
         if self._legal is None:
             self._legal = [_move_dict(m) for m in hand.legal_moves()]
         return self._legal
@@ -568,10 +583,10 @@ class ViewParts:
 _MOVE_DICTS_MAX = 50_000
 #: Move maps by the id of the move (the legal moves are shared objects, ``moves.py``), which
 #: each entry holds, so that no other move takes its id.
-_MOVE_DICTS: dict[int, tuple[Move, dict[str, Any]]] = {}
+_MOVE_DICTS: dict[int, tuple[Move, MoveMap]] = {}
 
 
-def _move_dict(move: Move) -> dict[str, Any]:
+def _move_dict(move: Move) -> MoveMap:
     """``move.to_dict()``, memoized and shared (read-only): the same discards, draws and
     lay-offs are legal state after state."""
     hit = _MOVE_DICTS.get(id(move))

@@ -13,7 +13,8 @@ so a peer that does not know a code can still tell whose fault it was:
 from __future__ import annotations
 
 from enum import StrEnum, unique
-from typing import Any
+
+from .maps import ErrorMap
 
 
 @unique
@@ -148,10 +149,10 @@ class MalformedFrame(FramingError):
         super().__init__(code, message)
 
 
-def error_message(code: str, message: str, ref: int | str | None = None) -> dict[str, Any]:
+def error_message(code: str, message: str, ref: int | str | None = None) -> ErrorMap:
     """The ``error`` frame for ``code``; ``ref`` (the failed request's ``id``) is omitted when
     None, like every absent optional field."""
-    frame: dict[str, Any] = {
+    frame: ErrorMap = {
         "type": "error",
         "code": str(code),
         "number": error_number(code),

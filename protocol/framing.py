@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import operator
 import struct
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
@@ -79,7 +80,7 @@ class ItemCache:
         self._prefix.clear()
 
 
-def _msgpack_entries(packer: msgpack.Packer, items: dict[str, Any]) -> bytes:
+def _msgpack_entries(packer: msgpack.Packer, items: Mapping[str, Any]) -> bytes:
     """The key/value pairs of a msgpack map, without its header."""
     packed: bytes = packer.pack(items)
     return packed[_msgpack_map_header_size(len(items)):]
@@ -89,7 +90,7 @@ def _msgpack_map_header_size(count: int) -> int:
     return 1 if count < 16 else 3 if count < 0x10000 else 5
 
 
-def _json_entries(items: dict[str, Any]) -> bytes:
+def _json_entries(items: Mapping[str, Any]) -> bytes:
     """The members of a JSON object, without its braces."""
     return _JSON.encode(items)[1:-1].encode("utf-8")
 
@@ -147,7 +148,7 @@ class Codec:
             self._buffer.clear()
             raise
 
-    def encode(self, msg: dict[str, Any]) -> bytes:
+    def encode(self, msg: Mapping[str, Any]) -> bytes:
         """The bytes that carry ``msg`` to the peer in this connection's mode."""
         if self._mode is Mode.TEXT:
             text = json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
@@ -155,7 +156,7 @@ class Codec:
         payload: bytes = self._packer.pack(msg)
         return _HEADER.pack(len(payload)) + payload
 
-    def entries(self, items: dict[str, Any]) -> bytes:
+    def entries(self, items: Mapping[str, Any]) -> bytes:
         """The entries of ``items`` (not empty) for ``join_map``."""
         if self._mode is Mode.TEXT:
             return _json_entries(items)
@@ -248,7 +249,7 @@ class Codec:
         if self._mode is Mode.TEXT:
             return encoded + b"\n"
         return _HEADER.pack(len(encoded)) + encoded
-    def encode_spliced(self, msg: dict[str, Any], key: str, items: list[bytes]) -> bytes:
+    def encode_spliced(self, msg: Mapping[str, Any], key: str, items: list[bytes]) -> bytes:
         """The bytes of ``msg`` with ``key`` set to the list of ``items``, each one value
         already encoded alone for this connection's mode (``encode_value``): a reply made of
         parts that are each encoded once and sent many times (the lobby's table entries)."""

@@ -7,7 +7,8 @@ fields that are None. An absent field and an explicit null mean the same thing.
 
 Client requests may carry an ``id`` (int or str); the reply echoes it as ``id`` and an error
 as ``ref``. ``view``, ``event``, ``legal``, ``result``, ``options`` and ``move`` are plain maps
-defined by the engine (docs/RECORD.md).
+defined by the engine (docs/RECORD.md); their types are ``tongits.engine.wire``'s, and those of
+the maps the protocol defines ``maps``'s (a field of one is checked to be a map, no more).
 """
 
 from __future__ import annotations
@@ -16,12 +17,24 @@ import types
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    Any,
+    ClassVar,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    is_typeddict,
+)
 
 from tongits.engine.errors import shown
+from tongits.engine.wire import MoveMap, RecordMap, StepMap, ViewMap
 
 from .errors import ErrorCode, ProtocolError
 from .limits import check_request, is_request_id
+from .maps import HandResultMap, OkMap, SeatChangeMap, SeatMap, StandingsMap, TableInfoMap
 
 PROTOCOL_VERSION = 1
 #: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``; 1.2 adds
@@ -186,7 +199,7 @@ class MoveRequest(ClientMessage):
     ``{"action": "draw"}`` (named apart from the engine's ``Move``, which it carries)."""
 
     TYPE = "move"
-    move: JSONMap
+    move: Mapping[str, Any]  # checked by the server (``Move.from_dict``), whoever sent it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -262,7 +275,7 @@ class Tables(Reply):
     page, absent on the last one (both since 1.1)."""
 
     TYPE = "tables"
-    tables: list[JSONMap]
+    tables: list[TableInfoMap]
     total: int | None = None
     offset: int | None = None
     next: int | None = None
@@ -297,13 +310,13 @@ class State(ServerMessage):
     table: str
     seq: int
     hand: int | None = None
-    view: JSONMap
-    event: JSONMap | None = None
-    legal: list[JSONMap] | None = None
+    view: ViewMap
+    event: StepMap | None = None
+    legal: list[MoveMap] | None = None
     deadline: float | None = None
-    seats: list[JSONMap]
-    missed: list[JSONMap] | None = None
-    standings: JSONMap | None = None
+    seats: list[SeatMap]
+    missed: list[StepMap] | None = None
+    standings: StandingsMap | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -319,11 +332,11 @@ class HandResult(ServerMessage):
     TYPE = "hand_result"
     table: str
     seq: int
-    result: JSONMap
-    standings: JSONMap
+    result: HandResultMap
+    standings: StandingsMap
     last: bool | None = None
     next_deal: float | None = None
-    record: JSONMap | None = None
+    record: RecordMap | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -334,7 +347,7 @@ class MatchOver(ServerMessage):
     TYPE = "match_over"
     table: str
     reason: str
-    standings: JSONMap
+    standings: StandingsMap
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -355,8 +368,8 @@ class SeatUpdate(ServerMessage):
 
     TYPE = "seat_update"
     table: str
-    seats: list[JSONMap]
-    change: JSONMap | None = None
+    seats: list[SeatMap]
+    change: SeatChangeMap | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -470,10 +483,10 @@ def to_dict(msg: Message) -> JSONMap:
     return d
 
 
-def ok_message(ref: RequestId | None) -> JSONMap:
+def ok_message(ref: RequestId | None) -> OkMap:
     """``to_dict(Ok(id=ref))``, without making and checking an ``Ok``: ``ref`` is the id of a
     request already parsed, and the server answers every move with one."""
-    return {"type": Ok.TYPE} if ref is None else {"type": Ok.TYPE, "id": ref}
+    return {"type": "ok"} if ref is None else {"type": "ok", "id": ref}
 
 
 _FIELD_NAMES: dict[type[Message], tuple[str, ...]] = {}
@@ -565,7 +578,7 @@ def _checker(hint: Any) -> _Check:
         (item,) = get_args(hint)
         check_item = _checker(item)
         return lambda value: isinstance(value, list) and all(check_item(v) for v in value)
-    if origin is dict:
+    if origin is dict or origin is Mapping or is_typeddict(hint):
         return lambda value: isinstance(value, dict)
     if hint is type(None):
         return lambda value: value is None
@@ -584,7 +597,7 @@ def _describe(hint: Any) -> str:
         return " or ".join(shown(arg) for arg in get_args(hint))
     if get_origin(hint) is list:
         return f"list of {_describe(get_args(hint)[0])}"
-    if get_origin(hint) is dict:
+    if get_origin(hint) in (dict, Mapping) or is_typeddict(hint):
         return "map"
     return _WIRE_TYPES.get(hint, str(hint.__name__))
 

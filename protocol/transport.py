@@ -5,7 +5,9 @@ fingerprints (sans-IO, like the rest of the protocol).
   connection then starts with a TLS handshake on the same port, docs/PROTOCOL.md "Transport").
 * An invite link, ``tongits://HOST:PORT/t/TABLE?code=CODE``, or ``tongits+tls://…`` for a
   server that speaks TLS, names a private table and its join code; the server password rides in
-  ``&password=…`` only when the host asked for it (``tongits-server --invite-password``).
+  ``&password=…`` only when the host asked for it (``tongits-server --invite-password``). The
+  same link in browser form, ``http://HOST:PORT/t/TABLE?code=CODE`` (``https://`` for TLS), is
+  the address of the page that opens into the table (server/web.py), and means the same.
 * A certificate's fingerprint is ``SHA256:`` and the SHA-256 of its DER bytes in hex pairs, the
   form the server logs and the client shows before trusting a self-signed certificate.
 """
@@ -23,6 +25,8 @@ TLS_RECORD = 0x16
 
 INVITE_SCHEME = "tongits"
 INVITE_TLS_SCHEME = "tongits+tls"
+#: The browser form of an invite link: scheme -> (TLS, the port when the link names none).
+WEB_SCHEMES = {"http": (False, 80), "https": (True, 443)}
 
 
 class AddressError(ValueError):
@@ -86,15 +90,18 @@ class Invite:
         except ValueError as error:
             raise AddressError(f"not an invite link: {link!r} ({error})") from None
         scheme = parts.scheme.lower()
-        if scheme not in (INVITE_SCHEME, INVITE_TLS_SCHEME) or not parts.hostname:
+        web_tls, default_port = WEB_SCHEMES.get(scheme, (False, DEFAULT_PORT))
+        if (scheme not in (INVITE_SCHEME, INVITE_TLS_SCHEME, *WEB_SCHEMES)
+                or not parts.hostname):
             raise AddressError(f"not an invite link: {link!r}")
         segments = [s for s in parts.path.split("/") if s]
         if len(segments) != 2 or segments[0] != "t":
             raise AddressError(f"an invite link ends in /t/TABLE: {link!r}")
         query = parse_qs(parts.query)
-        tls = scheme == INVITE_TLS_SCHEME or query.get("tls", [""])[0] in ("1", "true", "yes")
+        tls = (scheme == INVITE_TLS_SCHEME or web_tls
+               or query.get("tls", [""])[0] in ("1", "true", "yes"))
         return cls(
-            Endpoint(parts.hostname, port or DEFAULT_PORT, tls),
+            Endpoint(parts.hostname, port or default_port, tls),
             segments[1],
             query.get("code", [None])[0],
             query.get("password", [None])[0],
@@ -103,7 +110,8 @@ class Invite:
     @staticmethod
     def looks_like(text: str) -> bool:
         """Whether ``text`` is meant as an invite link (rather than an address)."""
-        return text.strip().lower().startswith((INVITE_SCHEME + "://", INVITE_TLS_SCHEME + "://"))
+        return text.strip().lower().startswith(
+            (INVITE_SCHEME + "://", INVITE_TLS_SCHEME + "://", "http://", "https://"))
 
     def __str__(self) -> str:
         scheme = INVITE_TLS_SCHEME if self.endpoint.tls else INVITE_SCHEME

@@ -78,6 +78,7 @@ from .matchmaker import Matchmaker
 from .peer import Peer
 from .requests import Resume
 from .tls import ServerTLS
+from .web import WebSite, http_start
 
 log = logging.getLogger("tongits.server")
 
@@ -133,6 +134,9 @@ class Server:
         self.lobby.ladder = self.ladder
         self.matchmaker = Matchmaker(self.ladder, self.lobby, self.config)
         self.tls = tls
+        #: the page and the WebSocket for browsers on the same port (None: ``--web false``)
+        self.web = (WebSite(self.config.handshake_timeout, self.config.frame_timeout)
+                    if self.config.web else None)
         self.gate = PasswordGate(password)
         self._invite_password = password if self.config.invite_password else None
         self.started = time.monotonic()
@@ -396,7 +400,7 @@ class Server:
     async def _read_hello(self, peer: Peer, refusal: tuple[str, str] | None) -> float | None:
         """``_read`` up to the end of ``hello``: the time the last bytes came, or None if the
         connection is over."""
-        config, codec = self.config, peer.codec
+        config = self.config
         frame_timeout = config.frame_timeout or math.inf
         now = trio.current_time()
         first_byte = math.inf
@@ -404,7 +408,7 @@ class Server:
         while not peer.hello_done and not peer.closed:
             data = await self._receive(peer, min(now + wait, first_byte + frame_timeout))
             if data is None:
-                if codec.mode is not None:
+                if peer.codec.mode is not None:
                     peer.kick(ErrorCode.HANDSHAKE_TIMEOUT, "no hello in time")
                 return None
             if not data:
@@ -412,14 +416,15 @@ class Server:
             now = trio.current_time()
             first_byte = min(first_byte, now)
             if refusal is not None:
-                codec.receive_data(data[:1])
+                peer.codec.receive_data(data[:1])
                 peer.kick(*refusal)
                 return None
-            if codec.mode is None and not peer.secure:
-                started = await self._start_transport(peer, data)
-                if started is None:
+            if peer.codec.mode is None:
+                opened = await self._open(peer, data)
+                if opened is None:
                     return None
-                if started:  # TLS: the encoding is sniffed from the first byte inside it
+                now, data = trio.current_time(), opened
+                if not data:
                     continue
             if await self._handle_data(peer, data) is None:
                 return None
@@ -464,6 +469,46 @@ class Server:
             if handled or not had_begun:
                 begun = now
 
+    async def _open(self, peer: Peer, data: bytes | bytearray) -> bytes | bytearray | None:
+        """A connection's first bytes ``data``: TLS, a browser, or a client of the protocol.
+        What the codec is to read (b"" when TLS has just started: the encoding is sniffed
+        from the first bytes inside it, which come back here), or None if it is over."""
+        if not peer.secure:
+            started = await self._start_transport(peer, data)
+            if started is None:
+                return None
+            if started:
+                return b""
+        if self.web is not None:
+            return await self._serve_browser(peer, data)
+        return data
+
+    async def _serve_browser(self, peer: Peer, data: bytes | bytearray, *,
+                             insecure: bool = False) -> bytes | None:
+        """A connection's first bytes ``data`` (inside TLS, if any): an HTTP request is served
+        by ``web`` and, if it upgrades to the protocol's WebSocket, the connection goes on as a
+        text-mode peer behind ``Peer.carrier``. What the codec is to read next (``data`` itself
+        for a client of the protocol), or None if the connection is over. ``insecure``: a
+        plain connection to a server that requires TLS, whose requests are redirected to the
+        same address over HTTPS."""
+        assert self.web is not None
+        head = bytes(data)
+        now = trio.current_time()
+        while (browser := http_start(head)) is None:
+            more = await self._receive(peer, now + (self.config.handshake_timeout or math.inf))
+            if not more:
+                return None
+            head += more
+        if not browser:
+            return head
+        upgraded = await self.web.serve(peer, head, self._receive, redirect=insecure)
+        if upgraded is None:
+            return None
+        peer.carrier = upgraded.carrier
+        peer.codec = Codec(Mode.TEXT, max_frame_size=self.config.max_frame_size)
+        log.info("connection %d: a browser's WebSocket", peer.id)
+        return peer.unwrap(upgraded.trailing) if upgraded.trailing else b""
+
     async def _start_transport(self, peer: Peer, data: bytes | bytearray) -> bool | None:
         """The connection's first bytes ``data``: a TLS record (``0x16``) starts the TLS
         handshake (True: what follows is read from inside it, where the codec then sniffs the
@@ -486,6 +531,9 @@ class Server:
             peer.use_stream(secure)
             return True
         if self.config.tls_required:
+            if self.web is not None and http_start(data) is not False:
+                await self._serve_browser(peer, data, insecure=True)  # sent to https://
+                return None
             peer.codec.receive_data(data)  # so the refusal is in the client's encoding
             peer.kick(ErrorCode.TLS_REQUIRED, "this server accepts TLS connections only: "
                       "connect to tls://HOST:PORT (or give --tls)")

@@ -1,4 +1,5 @@
-"""The arena's own table: a ``Table`` the arena opens in-process on its loopback server.
+"""The arena's own table: a ``Table`` dealt by ``ArenaDealing``, opened in-process on the
+arena's loopback server.
 
 ``tongits arena`` with an external (``cmd:``) bot runs a ``Server`` for itself and opens one of
 these with ``Lobby.open(entry, make=...)``: a private table whose code only the arena's programs
@@ -36,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 import trio
 from tongits.engine import Card, Hand, SeatView
 from tongits.protocol import (
-    Codec,
     ErrorCode,
     Join,
     Joined,
@@ -50,7 +50,6 @@ from tongits.protocol import (
 from . import bots
 from .actor import Table
 from .entries import DealEntry, SitEntry, StartEntry
-from .fanout import StateFrames
 from .table import SEATS, new_token, token_digest
 
 if TYPE_CHECKING:
@@ -137,162 +136,142 @@ class _Timed:
             self.report.seconds.append(time.perf_counter() - started)
 
 
-class ArenaTable(Table):
-    def __init__(
-        self,
-        state: TableLogState,
-        config: ServerConfig,
-        lobby: Lobby,
-        journal: GroupCommit,
-        *,
-        driver: ArenaDriver,
-        start_timeout: float = 30.0,
-    ) -> None:
-        super().__init__(state, config, lobby, journal)
+class ArenaDealing:
+    """The arena table's ``Dealing``: the driver's decks, bots and programs (see above)."""
+
+    def __init__(self, table: Table, driver: ArenaDriver, start_timeout: float) -> None:
+        self.table = table
         self.driver = driver
         self.start_timeout = start_timeout
         self._start_by = math.inf
-        self._planned: tuple[Sequence[Card], int] | None = None
         self._reports = [SeatReport() for _ in SEATS]
         self._asked_at: dict[int, float] = {}
         self._late: dict[int, int] = {}
         self._finished = False
 
-    async def run(self) -> None:
+    def opened(self) -> None:
+        """The in-process bots sit down, and the table looks for its programs at once."""
+        table = self.table
         for seat in SEATS:
             if seat not in self.driver.external:
-                self._commit(SitEntry(seat, self.driver.bot_name(seat), PlayerKind.BOT,
+                table.commit(SitEntry(seat, self.driver.bot_name(seat), PlayerKind.BOT,
                                       policy=self.driver.bot_name(seat)))
         self._start_by = trio.current_time() + self.start_timeout
-        self.turn_at = trio.current_time()
-        await super().run()
+        table.clock.turn_at = trio.current_time()
 
     # ----- decks and hands ------------------------------------------------------------------
 
-    def _deal_entry(self, kind: type[StartEntry | DealEntry]) -> StartEntry | DealEntry:
-        assert self._planned is not None
-        deck, dealer = self._planned
+    def entry(self, kind: type[StartEntry | DealEntry]) -> StartEntry | DealEntry | None:
+        """The driver's next deal; with none left, the table finishes."""
+        planned = self.driver.next_deal()
+        if planned is None:
+            self._finish()
+            return None
+        deck, dealer = planned
         return kind(tuple(deck), dealer)
 
-    def _start(self, reply: tuple[Peer, int | str | None] | None = None) -> None:
-        self._planned = self.driver.next_deal()
-        if self._planned is None:
-            self._finish()
-            return
-        super()._start(reply)
-
-    def _hand_dealt(self) -> None:
+    def dealt(self) -> None:
+        table = self.table
         self._reports = [SeatReport() for _ in SEATS]
         self._asked_at.clear()
         for seat in SEATS:
-            info = self.state.seats[seat]
+            info = table.state.seats[seat]
             if seat not in self.driver.external:
-                self.policies[seat] = _Timed(self.driver.policy(seat), self._reports[seat])
+                table.policies[seat] = _Timed(self.driver.policy(seat), self._reports[seat])
             elif info is None or info.is_bot:
-                peer = self.seat_peers[seat]
+                peer = table.audience.seat_peers[seat]
                 if peer is not None and peer.token is not None:
                     self._give_back(seat, peer)
                 else:
                     self._reports[seat].stood_in = True
-        super()._hand_dealt()
 
     def _give_back(self, seat: int, peer: Peer) -> None:
         """The program at ``seat`` plays it again from this hand on."""
         assert peer.name is not None and peer.token is not None
+        table = self.table
         digest = token_digest(peer.token)
-        self.policies.pop(seat, None)
-        self._commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
-        self.lobby.index_token(digest, self)
+        table.policies.pop(seat, None)
+        table.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
+        table.index_token(digest)
 
-    def _hand_over(self, hand: Hand) -> None:
+    def hand_over(self, hand: Hand) -> None:
         """The hand goes to the driver first: telling the table's players of it goes on to the
-        next deal (``_deal_if_ready``), or to the end when the driver has none left."""
+        next deal (``deal_if_ready``), or to the end when the driver has none left."""
         self.driver.hand_over(hand, self._reports)
-        super()._hand_over(hand)
 
-    def _deal_if_ready(self) -> None:
+    def deal_if_ready(self) -> None:
         """Deal once every connected program asked for the next hand (at once if none is
         connected: the stand-ins need no turn timer) and no restarted program is on its way."""
-        if self.state.hand_over and all(
-            self.seat_peers[s] is None or s in self.ready for s in SEATS
+        table = self.table
+        if table.state.hand_over and all(
+            table.audience.seat_peers[s] is None or s in table.ready for s in SEATS
         ):
             self._deal_when_present()
 
     def _deal_when_present(self) -> None:
         if self._missing():
-            self.turn_at = trio.current_time() + POLL
+            self.table.clock.turn_at = trio.current_time() + POLL
         else:
-            self._deal()
+            self.table.progression.deal()
 
     def _missing(self) -> bool:
         """Whether a program the arena is (re)starting has yet to take its seat."""
-        return any(
-            self.seat_peers[s] is None and self.driver.expected(s) for s in self.driver.external
-        )
-
-    def _deal(self) -> None:
-        self._planned = self.driver.next_deal()
-        if self._planned is None:
-            self._finish()
-            return
-        self._commit(self._deal_entry(DealEntry))
-        self._hand_dealt()
+        peers = self.table.audience.seat_peers
+        return any(peers[s] is None and self.driver.expected(s) for s in self.driver.external)
 
     def _finish(self) -> None:
         if not self._finished:
-            self._finished = self.closed = True
-            self.turn_at = math.inf
+            self._finished = self.table.closed = True
+            self.table.clock.turn_at = math.inf
             self.driver.finished()
 
-    def _deserted(self) -> bool:
+    def deserted(self) -> bool:
+        """Never for want of players (the stand-ins play on): only once the run is over."""
         return self._finished
 
     # ----- the clock ------------------------------------------------------------------------
 
-    def _schedule(self) -> None:
-        if self.state.hand is None:
-            self.turn_at = trio.current_time() + POLL  # look for the programs until they sit
-            return
-        super()._schedule()
-
-    def _wake(self) -> None:
-        now, hand = trio.current_time(), self.state.hand
+    def wake(self) -> None:
+        table = self.table
+        clock = table.clock
+        now, hand = trio.current_time(), table.state.hand
         if hand is None:
             if self._finished:
                 return
             if self._missing() and now < self._start_by:
-                self.turn_at = now + POLL
+                clock.turn_at = now + POLL  # look for the programs until they sit
             else:
                 self._start_without_the_missing()
             return
         if hand.over:
-            if self.turn_at <= now:
+            if clock.turn_at <= now:
                 # The next hand is due: a program that did not ask for it is not waited for.
-                self.turn_at = math.inf
+                clock.turn_at = math.inf
                 self._deal_when_present()
             return
-        super()._wake()
+        table.progression.wake()
         # Play on while in-process bots (or stand-ins) are to act: their moves leave in one
         # write per program instead of one each, which spares the programs most wake-ups.
         for _ in range(_MAX_BOT_RUN):
-            hand = self.state.hand
+            hand = table.state.hand
             if hand is None or hand.over or self._finished:
                 break
-            info = self.state.seats[hand.to_act]
+            info = table.state.seats[hand.to_act]
             if info is None or not info.is_bot:
                 break
-            self.turn_at = math.inf
-            self._bot_move(hand.to_act)
+            clock.turn_at = math.inf
+            table.progression.bot_move(hand.to_act)
 
     def _start_without_the_missing(self) -> None:
-        for seat in self.state.free_seats():
-            self.policies[seat] = self.driver.stand_in(seat)
-            self._commit(SitEntry(seat, f"stand-in-{seat}", PlayerKind.BOT, policy="stand-in"))
-        self._seats_changed()
-        if not self.state.started:
-            self._start()
+        table = self.table
+        for seat in table.state.free_seats():
+            table.policies[seat] = self.driver.stand_in(seat)
+            table.commit(SitEntry(seat, f"stand-in-{seat}", PlayerKind.BOT, policy="stand-in"))
+        table.seating.changed()
+        if not table.state.started:
+            table.progression.start()
 
-    def _timeout(self, seat: int) -> None:
+    def timed_out(self, seat: int) -> None:
         """The program of ``seat`` let its turn run out: a stand-in plays the rest of the hand."""
         report = self._reports[seat]
         report.timeouts += 1
@@ -305,102 +284,104 @@ class ArenaTable(Table):
 
     def _replace(self, seat: int) -> None:
         """A stand-in takes ``seat`` for the rest of the hand (the token stays, for ``back``)."""
+        table = self.table
         self._reports[seat].stood_in = True
-        self._stand_in(seat, returnable=True)
-        self.policies[seat] = self.driver.stand_in(seat)
-        self._seats_changed(seat, SeatChange.STAND_IN)
-        self._schedule()
+        table.seating.stand_in(seat, returnable=True)
+        table.policies[seat] = self.driver.stand_in(seat)
+        table.seating.changed(seat, SeatChange.STAND_IN)
+        table.clock.schedule()
 
     # ----- the programs ---------------------------------------------------------------------
 
-    def _broadcast(self, index: int | None, *, timeout: bool = False) -> None:
-        super()._broadcast(index, timeout=timeout)
-        hand = self.state.hand
-        if hand is not None and not hand.over and self._plays(hand.to_act):
-            self._asked_at[hand.to_act] = time.perf_counter()
+    def offers(self, seat: int) -> bool:
+        """An external seat's program is offered moves only while it plays the seat (a
+        stand-in's states show it the hand)."""
+        return seat not in self.driver.external or self._plays(seat)
+
+    def offered(self, seat: int) -> None:
+        if self._plays(seat):
+            self._asked_at[seat] = time.perf_counter()
 
     def _plays(self, seat: int) -> bool:
         """Whether the program of an external ``seat`` is the one playing it now."""
-        info = self.state.seats[seat]
+        table = self.table
+        info = table.state.seats[seat]
         return (seat in self.driver.external and info is not None and not info.is_bot
-                and self.seat_peers[seat] is not None)
+                and table.audience.seat_peers[seat] is not None)
 
-    def _move_request(self, peer: Peer, msg: MoveRequest) -> None:
+    def move(self, peer: Peer, msg: MoveRequest) -> None:
+        """A program's move is timed, and a refused one counted (and its seat given to a
+        stand-in if it was to act)."""
+        table = self.table
         seat = peer.seat
         if seat is None or seat not in self.driver.external or not self._plays(seat):
             if seat is not None and seat in self.driver.external:
                 raise ProtocolError(ErrorCode.NOT_YOUR_TURN,
                                     "a stand-in plays this seat until the next hand")
-            super()._move_request(peer, msg)
+            table.progression.move_request(peer, msg)
             return
-        hand, report = self.state.hand, self._reports[seat]
+        hand, report = table.state.hand, self._reports[seat]
         asked = self._asked_at.pop(seat, None)
         if asked is not None:  # booked first: the move may end the hand and report it
             report.seconds.append(time.perf_counter() - asked)
         try:
-            super()._move_request(peer, msg)
+            table.progression.move_request(peer, msg)
         except Exception:
             if asked is not None:
                 report.seconds.pop()
-            if hand is not None and not hand.over and hand is self.state.hand:
+            if hand is not None and not hand.over and hand is table.state.hand:
                 report.illegal += 1
                 if hand.to_act == seat:
                     self._replace(seat)
             raise
         self._late[seat] = 0
 
-    def _state_frame(self, codec: Codec, frames: StateFrames, seat: int | None) -> bytes:
-        if seat is None or seat not in self.driver.external or self._plays(seat):
-            return super()._state_frame(codec, frames, seat)
-        return codec.encode(self._state_message(seat, frames.index, frames.seats,
-                                                timeout=frames.timeout))
-
-    def _state_message(
-        self,
-        seat: int | None,
-        index: int | None,
-        seats: list[dict[str, Any]],
-        *,
-        timeout: bool = False,
-    ) -> dict[str, Any]:
-        message = super()._state_message(seat, index, seats, timeout=timeout)
-        if seat is not None and seat in self.driver.external and not self._plays(seat):
-            # A stand-in plays this seat: the program is shown the hand, not asked to move.
-            message.pop("legal", None)
-            message.pop("deadline", None)
-        return message
-
-    def _leave(self, peer: Peer, *, disconnected: bool = False) -> None:
+    def left(self, seat: int | None, *, disconnected: bool) -> None:
         """A program that disconnects (it crashed, or was stopped) loses its seat to a stand-in
         at once, not after a grace period: the arena restarts it, and it joins again."""
-        seat = peer.seat if peer.table is self else None
-        super()._leave(peer, disconnected=disconnected)
-        if disconnected and seat in self.driver.external and seat in self.away_until:
-            self._grace_over(seat)
-            if self.state.started:
-                self.policies[seat] = self.driver.stand_in(seat)
-                if self.state.hand is not None and not self.state.hand.over:
+        table = self.table
+        if disconnected and seat in self.driver.external and seat in table.clock.away_until:
+            table.seating.grace_over(seat)
+            if table.state.started:
+                table.policies[seat] = self.driver.stand_in(seat)
+                if table.state.hand is not None and not table.state.hand.over:
                     self._reports[seat].stood_in = True
-            self._deal_if_ready()
+            self.deal_if_ready()
 
-    def _join(self, peer: Peer, msg: Join) -> None:
+    def join(self, peer: Peer, msg: Join) -> bool:
         """A restarted program takes its seat back (from the next deal) with the table's code."""
+        table = self.table
         seat = msg.seat
-        if (not self.state.started or seat not in self.driver.external
-                or self.seat_peers[seat] is not None):
-            super()._join(peer, msg)
-            return
-        self._check_code(msg.code)
-        info = self.state.seats[seat]
+        if (not table.state.started or seat not in self.driver.external
+                or table.audience.seat_peers[seat] is not None):
+            return False
+        table.seating.check_code(msg.code)
+        info = table.state.seats[seat]
         if info is not None:
-            self.lobby.forget_token(info.token_hash)
+            table.forget_token(info.token_hash)
         token = new_token()
-        self._attach(peer, seat, token)
-        self.lobby.index_token(token_digest(token), self)
-        peer.send(to_dict(Joined(id=msg.id, table=self.id, seat=seat, token=token,
+        table.seating.attach(peer, seat, token)
+        table.index_token(token_digest(token))
+        peer.send(to_dict(Joined(id=msg.id, table=table.id, seat=seat, token=token,
                                  spectator=False)))
-        if self.state.hand is not None:
-            self._send_state(peer, seat, None, self._seats_info())
-        self._seats_changed(seat, SeatChange.BACK)
-        if self.state.hand_over:
-            self._deal_if_ready()
+        if table.state.hand is not None:
+            seats = table.audience.seats_info()
+            peer.send(table.audience.state_message(seat, None, seats))
+        table.seating.changed(seat, SeatChange.BACK)
+        if table.state.hand_over:
+            self.deal_if_ready()
+        return True
+
+
+def arena_table(
+    state: TableLogState,
+    config: ServerConfig,
+    lobby: Lobby,
+    journal: GroupCommit,
+    *,
+    driver: ArenaDriver,
+    start_timeout: float = 30.0,
+) -> Table:
+    """A table dealt by ``driver`` (``Lobby.open``'s ``make``)."""
+    return Table(state, config, lobby, journal,
+                 dealing=lambda table: ArenaDealing(table, driver, start_timeout))

@@ -17,7 +17,7 @@ DEFAULT_POLICY = "greedy"
 
 #: Policies that think long enough to hold up every other table if they decided on the event
 #: loop (the expert: about 0.1 s of CPU a decision): a table has them decide in a worker
-#: thread (``actor.Table._think``).
+#: thread (``clock.Clock.think``).
 SLOW_POLICIES = frozenset({"expert"})
 
 

@@ -75,6 +75,8 @@ _HELP = {
     "password_file": "file whose first line is the server password (or set TONGITS_PASSWORD; "
     "never give a password on the command line)",
     "invite_password": "put the server password in invite links",
+    "web": "serve the browser page (HTTP) and the protocol over WebSocket on the same port "
+    "(HTTPS and WSS with TLS)",
     "public_address": "HOST[:PORT] friends use to reach this server, for invite links "
     "(default: the address the creator connected to)",
     "ladder_hands": "hands of a rated ladder match",

@@ -47,12 +47,12 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 
 from .entries import Entry
-from .journal import Journal
+from .journal import FinishedHand, Journal
 
 if TYPE_CHECKING:
     from .peer import Peer
@@ -68,7 +68,7 @@ ROUND_SLICE = 0.002
 
 #: One journal call of a batch: ``(table, entry, finished)`` appends, ``(table, None, None)``
 #: closes the table.
-Op = tuple[str, Entry | None, dict[str, Any] | None]
+Op = tuple[str, Entry | None, FinishedHand | None]
 
 #: Called in the Trio thread when a batch is written: with the error if it failed.
 Done = Callable[[BaseException | None], None]
@@ -181,7 +181,7 @@ class GroupCommit:
 
     # ----- the Journal calls of tables and the lobby ------------------------------------------
 
-    def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:
+    def append(self, table: str, entry: Entry, finished: FinishedHand | None = None) -> None:
         self._ops.append((table, entry, finished))
 
     def close_table(self, table: str) -> None:

@@ -81,6 +81,8 @@ class ServerConfig:
     password_file: str = ""
     invite_password: bool = False
     public_address: str = ""
+    #: serve the page and the protocol's WebSocket to browsers on the same port
+    web: bool = True
     #: hands of a rated ladder match
     ladder_hands: int = 6
     #: the server bots seeded as ladder anchor accounts (comma-separated policies)

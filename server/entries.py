@@ -29,10 +29,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, NotRequired, TypeAlias, TypedDict
 
 from tongits.engine import Card, Move, Options, RuleError
 from tongits.engine.hand import check_deck
+from tongits.engine.wire import MoveMap
 from tongits.protocol import PlayerKind
 
 
@@ -47,6 +48,66 @@ class EntryKind(StrEnum):
     START = "start"
     MOVE = "move"
     DEAL = "deal"
+
+
+class CreateMap(TypedDict):
+    """A stored ``create`` entry (``CreateEntry.to_dict``)."""
+
+    kind: str
+    table: str
+    name: str
+    options: dict[str, Any]
+    timer: float
+    private: bool
+    code: str | None
+    seed: int | str
+    auto_start: bool
+    hands: NotRequired[int]
+    target: NotRequired[int]
+
+
+class SitMap(TypedDict):
+    kind: str
+    seat: int
+    name: str
+    player: str
+    token_hash: NotRequired[str]
+    policy: NotRequired[str]
+    program: NotRequired[bool]
+
+
+class SeatEntryMap(TypedDict):
+    """A stored ``vacate`` or ``back`` entry: the kind and the seat."""
+
+    kind: str
+    seat: int
+
+
+class StandInMap(TypedDict):
+    kind: str
+    seat: int
+    policy: str | None
+    returnable: NotRequired[bool]
+
+
+class DealMap(TypedDict):
+    """A stored ``start`` or ``deal`` entry, with the hand's own deck and dealer if it has
+    them."""
+
+    kind: str
+    deck: NotRequired[list[str]]
+    dealer: NotRequired[int | None]
+
+
+class MoveEntryMap(TypedDict):
+    kind: str
+    seat: int
+    move: MoveMap
+    timeout: NotRequired[bool]
+
+
+#: The stored form of any entry (``to_dict``), one JSON object in the journal.
+EntryMap: TypeAlias = CreateMap | SitMap | SeatEntryMap | StandInMap | DealMap | MoveEntryMap
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +125,8 @@ class CreateEntry:
     hands: int | None = None
     target: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> CreateMap:
+        out: CreateMap = {
             "kind": EntryKind.CREATE.value, "table": self.table, "name": self.name,
             "options": self.options.to_dict(), "timer": self.timer, "private": self.private,
             "code": self.code, "seed": self.seed, "auto_start": self.auto_start,
@@ -104,9 +165,9 @@ class SitEntry:
     policy: str | None = None
     program: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": EntryKind.SIT.value, "seat": self.seat,
-                               "name": self.name, "player": self.player.value}
+    def to_dict(self) -> SitMap:
+        out: SitMap = {"kind": EntryKind.SIT.value, "seat": self.seat, "name": self.name,
+                       "player": self.player.value}
         if self.token_hash is not None:
             out["token_hash"] = self.token_hash
         if self.policy is not None:
@@ -126,7 +187,7 @@ class SitEntry:
 class VacateEntry:
     seat: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SeatEntryMap:
         return {"kind": EntryKind.VACATE.value, "seat": self.seat}
 
     @classmethod
@@ -140,9 +201,9 @@ class StandInEntry:
     policy: str | None
     returnable: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": EntryKind.STAND_IN.value, "seat": self.seat,
-                               "policy": self.policy}
+    def to_dict(self) -> StandInMap:
+        out: StandInMap = {"kind": EntryKind.STAND_IN.value, "seat": self.seat,
+                           "policy": self.policy}
         if self.returnable:
             out["returnable"] = True
         return out
@@ -156,7 +217,7 @@ class StandInEntry:
 class BackEntry:
     seat: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SeatEntryMap:
         return {"kind": EntryKind.BACK.value, "seat": self.seat}
 
     @classmethod
@@ -171,7 +232,7 @@ class StartEntry:
     deck: tuple[Card, ...] | None = None
     dealer: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DealMap:
         return _deal_dict(EntryKind.START, self.deck, self.dealer)
 
     @classmethod
@@ -186,7 +247,7 @@ class DealEntry:
     deck: tuple[Card, ...] | None = None
     dealer: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DealMap:
         return _deal_dict(EntryKind.DEAL, self.deck, self.dealer)
 
     @classmethod
@@ -203,9 +264,9 @@ class MoveEntry:
     move: Move
     timeout: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": EntryKind.MOVE.value, "seat": self.seat,
-                               "move": self.move.to_dict()}
+    def to_dict(self) -> MoveEntryMap:
+        out: MoveEntryMap = {"kind": EntryKind.MOVE.value, "seat": self.seat,
+                             "move": self.move.to_dict()}
         if self.timeout:
             out["timeout"] = True
         return out
@@ -248,8 +309,8 @@ def entry_from_dict(data: Any) -> Entry:
 
 
 def _deal_dict(kind: EntryKind, deck: tuple[Card, ...] | None,
-               dealer: int | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": kind.value}
+               dealer: int | None) -> DealMap:
+    out: DealMap = {"kind": kind.value}
     if deck is not None:
         out["deck"] = [str(card) for card in deck]
         out["dealer"] = dealer

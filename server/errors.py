@@ -13,6 +13,7 @@ from typing import Any
 
 from tongits.engine import IllegalMove, InvalidMove, RecordError
 from tongits.protocol import ErrorCode, ProtocolError, error_message, is_request_id
+from tongits.protocol.maps import ErrorMap
 
 log = logging.getLogger("tongits.server")
 
@@ -47,7 +48,7 @@ def is_refusal(exc: BaseException) -> bool:
     return isinstance(exc, ProtocolError | IllegalMove | InvalidMove)
 
 
-def error_frame(exc: BaseException, ref: int | str | None = None) -> dict[str, Any]:
+def error_frame(exc: BaseException, ref: int | str | None = None) -> ErrorMap:
     """The ``error`` frame for ``exc`` answering the request ``ref``."""
     if isinstance(exc, ProtocolError):
         return error_message(exc.code, exc.message, exc.ref if exc.ref is not None else ref)

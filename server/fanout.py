@@ -6,17 +6,20 @@ the table its ``melds``, ``history`` and ``event``), so the rest is built once p
 encoded once per codec mode; what stays the same from one change to the next (the seats, the
 hand's options, each step of the history, a seat's cards, the moves it may be offered) is
 encoded once per hand. A frame is then mostly encoded parts put end to end
-(``Codec.join_map``). Decoded, each frame is the message ``Table._state_message`` builds whole
+(``Codec.join_map``). Decoded, each frame is the message ``Audience.state_message`` builds whole
 for the same recipient (tests check every frame of whole matches against it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from tongits.engine import Hand
 from tongits.engine.view import ViewParts, view_parts
+from tongits.engine.wire import MoveMap, StepMap
 from tongits.protocol import Codec, ItemCache, Mode
+from tongits.protocol.maps import SeatMap, StateHead
 
 #: Who sees a history: a seat, the spectators (None), or everyone alike.
 _ALL = "all"
@@ -35,12 +38,12 @@ class HandCache:
 
     def __init__(self) -> None:
         self._items: dict[int | str | None, ItemCache] = {}
-        self._marked: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._marked: dict[int, tuple[StepMap, StepMap]] = {}
         self._kept: dict[tuple[Mode | None, str], tuple[Any, bytes]] = {}
         self._own: dict[tuple[Mode | None, int | None], tuple[Any, Any, bytes]] = {}
         #: the ``legal`` entries by mode and the ids of the moves' maps, with the list of them
         #: (held, so that no other map takes their ids while the entry is kept)
-        self._legal: dict[tuple[Any, ...], tuple[list[dict[str, Any]], bytes]] = {}
+        self._legal: dict[tuple[Any, ...], tuple[list[MoveMap], bytes]] = {}
 
     def items(self, list_of: int | str | None) -> ItemCache:
         """The cache of one kind of list: a history as a seat (or None: the spectators, or
@@ -50,7 +53,7 @@ class HandCache:
             cache = self._items[list_of] = ItemCache()
         return cache
 
-    def told(self, history: list[dict[str, Any]], marked: list[int]) -> list[dict[str, Any]]:
+    def told(self, history: list[StepMap], marked: list[int]) -> list[StepMap]:
         """``history`` as the table tells it: the steps in ``marked`` (played for a seat whose
         turn timed out) carry ``timeout``."""
         if not marked:
@@ -75,7 +78,7 @@ class HandCache:
             known = self._own[key] = (cards, melds, codec.entries(parts.own(seat)))
         return known[2]
 
-    def legal_entry(self, codec: Codec, legal: list[dict[str, Any]]) -> bytes:
+    def legal_entry(self, codec: Codec, legal: list[MoveMap]) -> bytes:
         """The ``legal`` entry of ``legal`` (the engine's shared move maps), kept for each list
         of moves offered in the hand: a seat that may only draw, or answer a call, is offered
         the same moves state after state. A list met for the first time is encoded whole, in
@@ -87,7 +90,7 @@ class HandCache:
             known = self._legal[key] = (legal, codec.entry("legal", codec.value(legal)))
         return known[1]
 
-    def entries(self, codec: Codec, name: str, items: dict[str, Any], value: Any) -> bytes:
+    def entries(self, codec: Codec, name: str, items: Mapping[str, Any], value: Any) -> bytes:
         """``codec.entries(items)``, kept under ``name`` and made again only when ``value``
         (the object ``items`` holds, which never changes) is another object than last time."""
         key = (codec.mode, name)
@@ -122,12 +125,12 @@ class StateFrames:
     __slots__ = ("hand", "parts", "head", "index", "timeout", "_to_offer", "_marked", "_cache",
                  "_common", "_encoded")
 
-    def __init__(self, hand: Hand, head: dict[str, Any], index: int | None,
+    def __init__(self, hand: Hand, head: StateHead, index: int | None,
                  timeout: bool, to_offer: int | None, marked: list[int],
                  cache: HandCache) -> None:
         self.hand = hand
         parts = self.parts = view_parts(hand)
-        self.head: dict[str, Any] = head
+        self.head = head
         self.index: int | None = index
         self.timeout: bool = timeout
         self._to_offer, self._marked, self._cache = to_offer, marked, cache
@@ -137,11 +140,10 @@ class StateFrames:
         self._encoded: dict[Mode | None, _Encoded] = {}
 
     @property
-    def seats(self) -> list[dict[str, Any]]:
-        seats: list[dict[str, Any]] = self.head["seats"]
-        return seats
+    def seats(self) -> list[SeatMap]:
+        return self.head["seats"]
 
-    def _event(self, history: list[dict[str, Any]]) -> dict[str, Any]:
+    def _event(self, history: list[StepMap]) -> StepMap:
         assert self.index is not None
         event = history[self.index]
         return {**event, "timeout": True} if self.timeout else event

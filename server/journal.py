@@ -13,16 +13,26 @@ forgets.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
+
+from tongits.engine.wire import RecordMap
 
 from .entries import Entry
+
+
+class FinishedHand(TypedDict):
+    """A hand ended by the entry it is appended with: its number in the match (from 1), the
+    seats' names then and its hand record (with its result)."""
+
+    hand: int
+    names: list[str]
+    record: RecordMap
 
 
 class Journal(Protocol):
     """The store interface.
 
-    ``finished`` (with a move that ends a hand): ``{"hand": number (1-based), "names": [3 seat
-    names], "record": the tongits-hand/1 record with its result}``. ``close_table`` says the
+    ``finished`` (with a move that ends a hand): a ``FinishedHand``. ``close_table`` says the
     table is gone: it is not restored any more, its hand records stay. ``open_tables`` gives
     the log of every table not closed, for a restart; ``last_table_number`` the highest ``N``
     of the table ids ``tN`` ever used, so that ids are never reused.
@@ -33,7 +43,7 @@ class Journal(Protocol):
     meanwhile; every other batch it writes in its own thread, at once.
     """
 
-    def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:
+    def append(self, table: str, entry: Entry, finished: FinishedHand | None = None) -> None:
         ...
 
     def close_table(self, table: str) -> None: ...
@@ -50,7 +60,7 @@ class Journal(Protocol):
 
 
 class NullJournal:
-    def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:
+    def append(self, table: str, entry: Entry, finished: FinishedHand | None = None) -> None:
         pass
 
     def close_table(self, table: str) -> None:
@@ -74,10 +84,10 @@ class MemoryJournal:
 
     def __init__(self) -> None:
         self.entries: dict[str, list[Entry]] = {}
-        self.hands: dict[str, list[dict[str, Any]]] = {}
+        self.hands: dict[str, list[FinishedHand]] = {}
         self.closed: set[str] = set()
 
-    def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:
+    def append(self, table: str, entry: Entry, finished: FinishedHand | None = None) -> None:
         self.entries.setdefault(table, []).append(entry)
         if finished is not None:
             self.hands.setdefault(table, []).append(finished)

@@ -254,8 +254,8 @@ class Lobby:
     def open(self, create: CreateEntry, make: TableFactory | None = None) -> Table:
         """Give a new table its id, journal its ``create`` entry (``create`` with that id in
         place of its ``table``) and start its task. ``make`` builds the task object (the
-        arena's in-process tables are a subclass, server/arena.py); default: a plain
-        ``Table``."""
+        arena's in-process tables take the arena's dealing, ``arena.arena_table``); default: a
+        plain ``Table``."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
         table_id = f"t{next(self._ids)}"

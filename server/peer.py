@@ -16,7 +16,8 @@ import itertools
 import logging
 import os
 from collections import deque
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 from tongits.protocol import Chat, Codec, ErrorCode, PlayerKind, error_message
@@ -24,7 +25,25 @@ from tongits.protocol.transport import Invite
 
 from .requests import TableRequest
 
+if TYPE_CHECKING:
+    from .websocket import Inbound
+
 log = logging.getLogger("tongits.server")
+
+
+class Carrier(Protocol):
+    """A framing of the wire around the codec's frames (``websocket.WebSocketCarrier``): a
+    browser's connection is the same ``Peer``, only its bytes are wrapped on the way out and
+    unwrapped on the way in."""
+
+    def outbound(self, data: bytes) -> bytes: ...
+
+    def last(self, data: bytes) -> bytes: ...
+
+    def inbound(self, data: bytes | bytearray) -> Inbound: ...
+
+    @property
+    def ended(self) -> bool: ...
 
 
 class TableLink(Protocol):
@@ -115,6 +134,9 @@ class Peer:
         self.invite: Invite | None = None
         #: whether the connection is TLS
         self.secure = False
+        #: the WebSocket around the codec's frames of a browser's connection (None: the
+        #: codec's frames are the wire's bytes)
+        self.carrier: Carrier | None = None
 
     def __repr__(self) -> str:
         return f"<peer {self.id} {self.name or '?'}@{self.address}>"
@@ -143,7 +165,7 @@ class Peer:
         self._tokens -= cost
         return True
 
-    def send(self, msg: dict[str, Any]) -> None:
+    def send(self, msg: Mapping[str, Any]) -> None:
         """Send ``msg`` now if the socket takes it, else queue it for the writer; a full queue
         disconnects the peer as a slow reader. While corked, hold it until ``uncork``."""
         if not self.closed:
@@ -155,6 +177,8 @@ class Peer:
         if self.closed:
             return
         self.sent += 1
+        if self.carrier is not None:
+            data = self.carrier.outbound(data)
         if self._cork is not None:
             self._cork.append(data)
             return
@@ -165,6 +189,8 @@ class Peer:
         if self.closed:
             return
         self.sent += 1
+        if self.carrier is not None:
+            data = self.carrier.outbound(data)
         if self._cork is not None:
             self._cork.append(data)
             return
@@ -230,10 +256,37 @@ class Peer:
         return bool(self._wake.unpark())
 
     async def receive(self) -> bytes | bytearray:
-        """The next chunk the peer sent (b"" at the end of the connection). A plain socket is
-        read directly once it is readable: ``SocketStream.receive_some`` first tries a read
-        that fails (the reader waits for the next message right after handling one), then
-        waits, reads, and yields once more, twice the work for the same bytes."""
+        """The next chunk the peer sent (b"" at the end of the connection), unwrapped by the
+        ``carrier`` if there is one (the codec's bytes of the next frames that held any)."""
+        carrier = self.carrier
+        if carrier is not None and carrier.ended:
+            return b""
+        data = await self._receive_bytes()
+        while carrier is not None and data:
+            text = self.unwrap(data)
+            if text or carrier.ended:
+                return text
+            data = await self._receive_bytes()
+        return data
+
+    def unwrap(self, data: bytes | bytearray) -> bytes:
+        """The codec's bytes in wire bytes ``data`` of a connection with a ``carrier`` (b""
+        when they held none: a control frame, the end, or a breach of the carrier's rules,
+        which ends the connection with an error)."""
+        assert self.carrier is not None
+        got = self.carrier.inbound(data)
+        if got.reply:  # control frames: they go out as they are, around any cork
+            self._push(got.reply)
+        if got.refusal is not None:
+            self.kick(*got.refusal)
+            return b""
+        return got.text
+
+    async def _receive_bytes(self) -> bytes | bytearray:
+        """The next chunk of wire bytes. A plain socket is read directly once it is
+        readable: ``SocketStream.receive_some`` first tries a read that fails (the reader
+        waits for the next message right after handling one), then waits, reads, and yields
+        once more, twice the work for the same bytes."""
         sock = self._socket
         if sock is None:
             return await self.stream.receive_some(65536)
@@ -265,6 +318,8 @@ class Peer:
             return
         self.closed = True
         self._final = self.codec.encode(error_message(code, message, ref))
+        if self.carrier is not None:
+            self._final = self.carrier.last(self._final)
         self._drop = not flush
         self._write_scope.deadline = trio.current_time() + FINAL_FRAME_GRACE
         self._wake.unpark()

@@ -31,7 +31,7 @@ from typing import Any
 from tongits.engine import Move
 
 from .entries import CreateEntry, Entry, MoveEntry, entry_from_dict
-from .journal import table_number
+from .journal import FinishedHand, table_number
 from .table import TableLogState
 
 log = logging.getLogger("tongits.server")
@@ -261,7 +261,7 @@ class SQLiteJournal:
 
     # ----- Journal ------------------------------------------------------------------------
 
-    def append(self, table: str, entry: Entry, finished: dict[str, Any] | None = None) -> None:
+    def append(self, table: str, entry: Entry, finished: FinishedHand | None = None) -> None:
         db = self.db
         n = self._next.get(table)
         if n is None:

@@ -20,10 +20,10 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from typing import Any
 
 from tongits.engine import Hand, Match, MatchLength
 from tongits.protocol import PlayerKind
+from tongits.protocol.maps import StandingsMap, standings_map
 
 from .entries import (
     BackEntry,
@@ -160,21 +160,10 @@ class TableLogState:
             return len(self.hand.steps)
         return 0
 
-    def standings(self) -> dict[str, Any]:
+    def standings(self) -> StandingsMap:
         """The match so far: hands played, chips per seat, wins, pot and next dealer."""
-        match = self.match
         names = [s.name if s else None for s in self.seats]
-        if match is None:
-            return {"hands": 0, "chips": [0, 0, 0], "wins": [0, 0, 0], "pot": 0, "names": names}
-        return {
-            "hands": match.hands_played,
-            "chips": list(match.ledger),
-            "wins": list(match.wins),
-            "pot": match.pot,
-            "pot_taken": self.pot_taken,
-            "dealer": match.dealer,
-            "names": names,
-        }
+        return standings_map(self.match, names, self.pot_taken)
 
     # ----- the one mutator ------------------------------------------------------------------
 

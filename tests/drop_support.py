@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import partial
@@ -103,7 +103,7 @@ class _Table:
         self.backs: set[int] = set()
         self.done = trio.Event()
 
-    def _policy_move(self, state: State) -> Move | dict[str, object]:
+    def _policy_move(self, state: State) -> Move | Mapping[str, object]:
         assert state.legal is not None
         if self.moment == "mid_call":
             for move in state.legal:
@@ -180,7 +180,7 @@ class _Table:
             if seat != self.victim:
                 self.outcome.errors.append(f"seat {seat} was disconnected")
 
-    async def _move(self, conn: Connection, move: Move | dict[str, object]) -> None:
+    async def _move(self, conn: Connection, move: Move | Mapping[str, object]) -> None:
         with suppress(*_STALE_OR_GONE):
             await conn.move(move)
 
@@ -247,7 +247,7 @@ _STALE_OR_GONE = (ServerError, ConnectionClosed, trio.BrokenResourceError,
                   trio.ClosedResourceError)
 
 
-def _wire(move: Move | dict[str, object]) -> dict[str, object]:
+def _wire(move: Move | Mapping[str, object]) -> Mapping[str, object]:
     return move.to_dict() if isinstance(move, Move) else move
 
 
@@ -336,7 +336,9 @@ async def observe(port: int) -> None:
             await conn.spectate(table, code)
             print("watching", table, flush=True)
             async for msg in conn:
-                change = (msg.change or {}).get("change") if isinstance(msg, SeatUpdate) else None
+                change = None
+                if isinstance(msg, SeatUpdate) and msg.change is not None:
+                    change = msg.change["change"]
                 if change == "away":
                     print("away", table, time.monotonic(), flush=True)
                 elif change == "back":

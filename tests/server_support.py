@@ -20,6 +20,7 @@ from tongits.engine import SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import Codec, HandResult, Mode, ServerMessage, State, sniff
 from tongits.server import Journal, MemoryJournal, Server, ServerConfig
+from tongits.server.web import http_start
 
 M = TypeVar("M", bound=ServerMessage)
 
@@ -138,7 +139,8 @@ def frame(obj: Any) -> bytes:
 
 async def exchange(server: Server, data: bytes) -> list[dict[str, Any]]:
     """Send ``data`` on a fresh in-memory connection; every frame until the server closes it or
-    stays quiet for a (virtual) minute."""
+    stays quiet for a (virtual) minute. Bytes that open an HTTP request (a browser, answered
+    by the page's side of the port) get an HTTP answer and no frame."""
     client, server_side = trio.testing.memory_stream_pair()
     frames: list[dict[str, Any]] = []
     codec = Codec(sniff(data[0]) if data else Mode.BINARY)  # the server answers in its mode
@@ -149,6 +151,9 @@ async def exchange(server: Server, data: bytes) -> list[dict[str, Any]]:
             while True:
                 chunk = await client.receive_some(65536)
                 if not chunk:
+                    break
+                if not frames and not codec.buffered and chunk.startswith(b"HTTP/1.1 "):
+                    assert http_start(data), data
                     break
                 codec.receive_data(chunk)
                 while (msg := codec.next_message()) is not None:

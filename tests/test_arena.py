@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tongits.client import arena
+from tongits.client.arena import runner as arena
 from tongits.client.cli import main
 from tongits.engine import HandRecord
 

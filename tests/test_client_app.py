@@ -27,6 +27,7 @@ from tongits.client.tui.render import log_panel, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import ConnectionChanged, LinkStatus
 from tongits.engine import Action, Options, Phase, SeatView
+from tongits.protocol.maps import standings_map
 
 Scenario = Callable[[TableScreen, PipeInput, FakeSession], Awaitable[None]]
 
@@ -82,7 +83,8 @@ def test_a_whole_hand_through_the_keyboard() -> None:
     screen = run_screen(scenario, seed=5)
     assert seen["typed"] == seen["accepted"] and len(seen["accepted"]) > 3  # type: ignore[arg-type]
     text = str(seen["screen"])
-    assert "Hand over:" in text and "─ chips: Ana " in text and "Enter: next hand" in text
+    # the offline game's standings are a server's (``standings_map``): they count the hands
+    assert "Hand over:" in text and "─ after 1 hand: Ana " in text and "Enter: next hand" in text
     assert all(len(line) <= 80 for line in text.split("\n")) and len(text.split("\n")) <= 23
     assert "hand 2" in str(seen["second"]) and screen.state.view is not None
     assert screen.state.view.phase is not Phase.OVER
@@ -101,7 +103,7 @@ def test_score_says_the_chips_and_the_ante_pot() -> None:
     screen = run_screen(scenario, seed=5, options=Options.from_dict({"ante": 5}))
     standings = screen.state.standings
     assert standings is not None and standings["pot"] == 15
-    ledger = standings["ledger"]
+    ledger = standings["chips"]
     assert seen["said"] == (
         f"chips: Ana {ledger[0]:+d} · Bob {ledger[1]:+d} · Cara {ledger[2]:+d} · pot 15")
 
@@ -428,7 +430,7 @@ def test_a_spectator_at_the_end_of_a_hand_is_not_offered_the_next_deal() -> None
     assert hand.over and hand.result is not None
     watching = TableState()
     watching.apply(StateUpdate(seat_view(hand, None), session.seats(), None, table="t1"))
-    watching.apply(HandOver(hand.result.to_dict(), session.match.to_dict()))
+    watching.apply(HandOver(hand.result.to_dict(), standings_map(session.match, session.names)))
     text = screen_text(watching, now=0.0)
     assert "Enter: next hand" not in text and " the players deal the next hand" in text
     with create_pipe_input() as pipe:

@@ -118,7 +118,8 @@ def test_offline_play_has_the_bots_asked_for_and_no_turn_timer(
         return 0
 
     monkeypatch.setattr(launch, "run_screen", screen)
-    assert launch.play(timer=30.0, bot_policy="strong", bot_delay=0.0, offline=True, seed=3) == 0
+    assert launch.play(launch.PlayOptions(timer=30.0, bot_policy="strong", bot_delay=0.0,
+                                          offline=True, seed=3)) == 0
     (session,) = sessions
     updates: list[Update] = []
     session.start(updates.append)
@@ -163,7 +164,7 @@ def test_play_with_a_free_seat_says_where_a_friend_connects(
         return 0
 
     monkeypatch.setattr(launch, "run_screen", screen)
-    assert launch.play(bots=bots, bot_delay=0.0, home=tmp_path) == 0
+    assert launch.play(launch.PlayOptions(bots=bots, bot_delay=0.0, home=tmp_path)) == 0
     friends = [line for line in said if line.startswith("friends")]
     if bots == 2:
         assert friends == []

@@ -206,7 +206,7 @@ def test_the_log_scrolls_back_to_the_start_of_the_hand() -> None:
 def test_running_standings_stay_through_the_next_hand() -> None:
     state, session = finished(5)
     chips = session.match.ledger
-    shown = f"─ chips: Ana {chips[0]:+d} · Bob {chips[1]:+d} · Cara {chips[2]:+d} ─"
+    shown = f"─ after 1 hand: Ana {chips[0]:+d} · Bob {chips[1]:+d} · Cara {chips[2]:+d} ─"
     assert shown in screen_text(state, now=0.0)
     session.next_hand()
     assert state.hands_seen == 2 and state.result is None

@@ -264,5 +264,5 @@ async def test_again_makes_a_table_with_the_last_ones_settings() -> None:
         await session._same_again(ana)
         [new] = [t for t in await ana.list_tables() if t["table"] != old["table"]]
     same = ("name", "options", "timer", "private", "bots", "match_length")
-    assert {k: new[k] for k in same} == {k: old[k] for k in same}
+    assert {k: dict(new)[k] for k in same} == {k: dict(old)[k] for k in same}
     assert new["match_length"] == {"hands": 3, "target": 40} and new["bots"] == 2

@@ -283,7 +283,7 @@ def test_hand_over_shows_everything() -> None:
     assert state.view is not None and state.view.phase is Phase.OVER
     text = screen_text(state, now=0.0)
     assert "Hand over: Cara wins by Tongits" in text
-    assert "burned" in text and "─ chips: Ana -5 · Bob -6 · Cara +11 ─" in text
+    assert "burned" in text and "─ after 1 hand: Ana -5 · Bob -6 · Cara +11 ─" in text
     assert "Enter: next hand" in text
     assert "hand 3♣ 4♣ 6♣" in text  # an opponent's hand is revealed
     assert all(len(line) <= 80 for line in text.split("\n"))

@@ -4,7 +4,7 @@ no stale status lines, the server's play for a timed-out seat said, plurals righ
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import get_args
+from typing import cast, get_args
 
 from client_positions import position
 from tongits.client.tui.hint import choose_move
@@ -147,6 +147,7 @@ def test_every_update_a_session_delivers_has_a_handler() -> None:
 def test_a_state_whose_history_cannot_be_read_is_said_not_a_crash() -> None:
     from tongits.client.tui.net import NetSession
     from tongits.engine import seat_view
+    from tongits.engine.wire import ViewMap
     from tongits.protocol import State
 
     async def nothing(conn: object) -> None:
@@ -158,7 +159,8 @@ def test_a_state_whose_history_cannot_be_read_is_said_not_a_crash() -> None:
     session.sink = heard.append  # what start() sets, without starting a connection
     for bad_step in ({"seat": 7, "action": "draw"}, {"seat": 0, "action": "fly"}, "draw",
                      {"seat": 1, "action": "discard", "card": "Zz"}):
-        view = {**good, "history": [bad_step]}
+        # a malformed view, as a server with a bug (or a hostile one) might send
+        view = cast(ViewMap, {**good, "history": [bad_step]})
         session._deliver(State(table="t1", seq=3, view=view, seats=[]))
     session._deliver(State(table="t1", seq=4, view=good, seats=[]))
     refused = [u for u in heard if isinstance(u, ServerRefused)]

@@ -22,7 +22,7 @@ def finished_record(seed: int = 7) -> dict[str, Any]:
     hand = Hand(deck, seed % 3)
     while not hand.over:
         hand.apply(hand.to_act, rng.choice(hand.legal_moves()))
-    return hand_record(hand)
+    return dict(hand_record(hand))
 
 
 def replay(

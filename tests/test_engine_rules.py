@@ -28,6 +28,7 @@ from tongits.engine import (
     seat_view,
 )
 from tongits.engine.options import CallTie, SapawBlock, Scoring, StockoutNoneOpen
+from tongits.engine.wire import ResultMap
 
 
 def _safe(hand: Sequence[Card], card: Card) -> bool:
@@ -106,7 +107,7 @@ def legal(hand: Hand, text: str) -> bool:
     return Move.parse(text) in hand.legal_moves()
 
 
-def result(hand: Hand) -> dict[str, object]:
+def result(hand: Hand) -> ResultMap:
     assert hand.result is not None
     return hand.result.to_dict()
 
@@ -330,7 +331,7 @@ def test_tongits_by_meld() -> None:
         [1, 2],
         TONGITS_RESULT_CHIPS,
     )
-    assert r["counts"][0] == 0 and hand.legal_moves() == []  # type: ignore[index]
+    assert r["counts"][0] == 0 and hand.legal_moves() == []
     assert illegal(hand, 0, "discard Ks") == "hand_over"
 
 
@@ -372,7 +373,7 @@ def test_tongits_by_pick() -> None:
     hand = _tongits_by_pick()
     play(hand, "1 pick Kc Ks")
     r = result(hand)
-    assert (r["end"], r["winner"], r["counts"][1], r["burned"]) == ("tongits", 1, 0, [0, 2])  # type: ignore[index]
+    assert (r["end"], r["winner"], r["counts"][1], r["burned"]) == ("tongits", 1, 0, [0, 2])
     assert r["chips"] == [-4, 8, -4]  # 3 each, +1 per burned loser, no aces
 
 
@@ -483,7 +484,7 @@ def test_call_two_challengers_tie_first_after_the_caller_wins() -> None:
     assert hand.to_act == 2
     play(hand, "2 challenge; 0 challenge")
     r = result(hand)
-    assert r["counts"] == [13, 27, 13] and r["winner"] == 2 and sorted(r["challengers"]) == [0, 2]  # type: ignore[call-overload]
+    assert r["counts"] == [13, 27, 13] and r["winner"] == 2 and sorted(r["challengers"]) == [0, 2]
     for tie in CallTie:  # the caller's tie rule does not matter between two challengers
         hand = call_hand((D27, D13A, D13B), dealer=1, call_tie=tie)
         play(hand, "1 call; 2 challenge; 0 challenge")
@@ -675,11 +676,11 @@ def test_payments_aces_fours_secrets_and_burned() -> None:
     r = result(_scoring_hand())
     # each loser pays 1 (call) + 2 aces (Ac in hand, Ah laid off onto meld 1) + 3 (Jc..Js held)
     # + 3 (the secret) = 9, and seat 1, burned, one more
-    assert (r["winner"], r["burned"], r["counts"][0], r["chips"]) == (0, [1], 1, [19, -10, -9])  # type: ignore[index]
+    assert (r["winner"], r["burned"], r["counts"][0], r["chips"]) == (0, [1], 1, [19, -10, -9])
     r = result(_scoring_hand(face_up_four=True))
     assert r["chips"] == [13, -7, -6]  # a four placed face up earns nothing
     r = result(_scoring_hand(concealed_melds_count=True))
-    assert r["counts"][0] == 41 and r["chips"] == [19, -10, -9]  # type: ignore[index]
+    assert r["counts"][0] == 41 and r["chips"] == [19, -10, -9]
 
 
 def test_option_scoring_tally() -> None:

@@ -18,16 +18,17 @@ from engine_support import SEEDS, choose, random_hand
 from hypothesis import given, settings
 from tongits.engine import Action, Hand, seat_view
 from tongits.engine.view import seat_legal, seat_view_dict, seat_view_parts
+from tongits.engine.wire import ViewMap
 
 PERSPECTIVES = (0, 1, 2, None)
 
 
-def play(seed: int) -> tuple[Hand, list[tuple[dict[str, object], str]], bool]:
+def play(seed: int) -> tuple[Hand, list[tuple[ViewMap, str]], bool]:
     """Play one hand, checking every state; returns the hand, every map built with its JSON at
     the time, and whether a secret meld was laid."""
     rng = random.Random(seed)
     hand = random_hand(rng)
-    built: list[tuple[dict[str, object], str]] = []
+    built: list[tuple[ViewMap, str]] = []
     secret = False
     while True:
         shared_by_all = seat_view_parts(hand, None)[0]

@@ -22,7 +22,7 @@ MAY_IMPORT = {
 }
 #: The client modules that start a server of their own (``tongits play``, ``tongits export``,
 #: the arena's loopback server for ``cmd:`` bots).
-LAUNCHERS = {"tongits.client.tui.launch", "tongits.client.cli", "tongits.client.arena_host"}
+LAUNCHERS = {"tongits.client.tui.launch", "tongits.client.cli", "tongits.client.arena.host"}
 
 
 def source_modules() -> dict[str, Path]:

@@ -10,6 +10,8 @@ from typing import Any, cast
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tongits.engine import Hand, deck_for, seat_view
+from tongits.engine.wire import MoveMap
 from tongits.protocol import (
     CLIENT_MESSAGES,
     PROTOCOL_VERSION,
@@ -56,8 +58,9 @@ from tongits.protocol import (
     parse_server,
     to_dict,
 )
+from tongits.protocol.maps import SeatMap, standings_map
 
-MOVES: list[dict[str, Any]] = [
+MOVES: list[MoveMap] = [
     {"action": "draw"},
     {"action": "pick", "cards": ["7h", "7s"]},
     {"action": "pick", "meld": 3},
@@ -69,7 +72,10 @@ MOVES: list[dict[str, Any]] = [
     {"action": "challenge"},
     {"action": "fold"},
 ]
-SEATS = [{"seat": 0, "name": "Ana", "kind": "human", "connected": True}]
+SEATS: list[SeatMap] = [{"seat": 0, "name": "Ana", "player": "human", "connected": True}]
+#: A view of a hand just dealt, as the server sends it.
+VIEW = seat_view(Hand(deck_for("messages", 0), 0), 1).to_dict()
+STANDINGS = standings_map(None, ["Ana", "Ben", None])
 
 CLIENT_EXAMPLES: list[Message] = [
     Hello(version=PROTOCOL_VERSION, name="Ana", kind="human", id=1),
@@ -100,22 +106,28 @@ CLIENT_EXAMPLES: list[Message] = [
 SERVER_EXAMPLES: list[Message] = [
     Welcome(version=1, server="tongits/0.1", capabilities=["text", "resume"], id=1),
     Welcome(version=1, minor=1, server="tongits/0.1", capabilities=[]),
-    Tables(tables=[{"table": "t1", "name": "Friday", "seats": 1}], id="lt"),
+    Tables(tables=[{"table": "t1", "name": "Friday", "seats": SEATS, "players": 1, "humans": 1,
+                    "bots": 0, "spectators": 0, "options": {}, "timer": 0.0, "private": False,
+                    "started": False, "hands": 0, "match_length": {}}], id="lt"),
     Joined(table="t1", seat=0, token="s3cret", spectator=False, id=7),
     Joined(table="t1", spectator=True),
     State(
         table="t1",
         seq=12,
-        view={"hand": ["7h"]},
+        view=VIEW,
         event={"seat": 1, "action": "draw"},
         legal=MOVES[:2],
         deadline=29.5,
         seats=SEATS,
     ),
-    State(table="t1", seq=0, view={}, seats=[]),
-    State(table="t1", seq=3, hand=2, view={}, seats=[]),
-    MatchOver(table="t1", reason="hands", standings={"hands": 2, "chips": [1, -1, 0]}),
-    HandResult(table="t1", seq=40, result={"winner": 0}, standings={"0": 3}),
+    State(table="t1", seq=0, view=VIEW, seats=[]),
+    State(table="t1", seq=3, hand=2, view=VIEW, seats=[], standings=STANDINGS),
+    MatchOver(table="t1", reason="hands", standings=STANDINGS),
+    HandResult(table="t1", seq=40, result={"end": "call", "winner": 0, "counts": [3, 9, 12],
+                                           "burned": [], "challengers": [1],
+                                           "chips": [4, -2, -2], "hands": [[], [], []],
+                                           "pot_taken": 0},
+               standings=STANDINGS),
     ChatLine(table="t1", seat=0, name="Ana", text="hi"),
     ChatLine(table="t1", name="Watcher", text="go"),
     SeatUpdate(table="t1", seats=SEATS),
@@ -246,6 +258,10 @@ def test_bad_field_echoes_valid_id_only() -> None:
     ("d", "message"),
     [
         ({"type": "state", "table": "t", "seq": 1, "view": {}, "seats": [1]}, "list of map"),
+        ({"type": "state", "table": "t", "seq": 1, "view": [], "seats": []},
+         "state.view must be map, got list"),
+        ({"type": "hand_result", "table": "t", "seq": 1, "result": {}, "standings": 3},
+         "hand_result.standings must be map, got integer"),
         ({"type": "welcome", "version": 1, "server": "s", "capabilities": [1]}, "list of string"),
         ({"type": "joined", "table": "t", "spectator": "no"},
          "joined.spectator must be boolean, got string"),

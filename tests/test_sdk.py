@@ -23,6 +23,7 @@ from tongits.client.connection import Connection, open_connection
 from tongits.client.sdk import Bot, BotError, parse_address, play_bot
 from tongits.engine import Move, SeatView
 from tongits.engine.policies import get_policy
+from tongits.engine.wire import StepMap
 from tongits.protocol import HandResult, State
 from tongits.server import MemoryJournal, Server
 from tongits.server.entries import Entry
@@ -114,7 +115,7 @@ class Resumes:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.hellos: list[tuple[str | None, int | None]] = []
-        self.missed: list[list[dict[str, Any]]] = []
+        self.missed: list[list[StepMap]] = []
         self.hold: trio.Event | None = None
         opened = open_connection
         note = Connection._note

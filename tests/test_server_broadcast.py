@@ -1,12 +1,12 @@
 """Every ``state`` a table fans out is the whole message, for its recipient, that a ``sync`` builds.
 
-``Table._broadcast`` builds each step's frames from parts shared by every recipient and encodes
-them once per step (and the history once per hand); ``_state_message`` builds one recipient's
-message whole, as a plain map, for a resume, a ``sync`` or a new spectator. Decoded, every frame
-of the fan-out must equal the plain message: the same head, seats, event, legal moves and view,
-for each seat, the spectators, in both codecs, through secret melds (each seat's own history),
-turns the server played for a seat that let its timer run out (marked ``timeout``), the end of a
-hand (everything revealed) and the deal after it.
+``Audience.broadcast`` builds each step's frames from parts shared by every recipient and
+encodes them once per step (and the history once per hand); ``Audience.state_message`` builds
+one recipient's message whole, as a plain map, for a resume, a ``sync`` or a new spectator.
+Decoded, every frame of the fan-out must equal the plain message: the same head, seats, event,
+legal moves and view, for each seat, the spectators, in both codecs, through secret melds (each
+seat's own history), turns the server played for a seat that let its timer run out (marked
+``timeout``), the end of a hand (everything revealed) and the deal after it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import msgpack
@@ -24,7 +25,7 @@ from server_support import capped, memory_server, next_of
 from tongits.client.connection import Connection
 from tongits.engine import Action
 from tongits.protocol import MatchOver, Mode, State
-from tongits.server.actor import Table
+from tongits.server.audience import Audience
 from tongits.server.entries import CreateEntry
 from tongits.server.peer import Peer
 
@@ -52,7 +53,7 @@ async def _watch(conn: Connection) -> None:
     await next_of(conn, MatchOver)
 
 
-def _plain(message: dict[str, Any], mode: Mode | None) -> Any:
+def _plain(message: Mapping[str, Any], mode: Mode | None) -> Any:
     """``message`` as its recipient decodes it."""
     if mode is Mode.TEXT:
         return json.loads(json.dumps(message))
@@ -70,25 +71,25 @@ async def test_every_broadcast_state_is_the_whole_state_message(
     sent: list[tuple[Peer, bytes]] | None = None
     seen: Counter[str] = Counter()
     mismatches: list[tuple[Any, ...]] = []
-    send_frame, broadcast = Peer.send_frame, Table._broadcast
+    send_frame, broadcast = Peer.send_frame, Audience.broadcast
 
     def record(peer: Peer, data: bytes) -> None:
         if sent is not None:
             sent.append((peer, data))
         send_frame(peer, data)
 
-    def checked(table: Table, index: int | None, *, timeout: bool = False) -> None:
+    def checked(audience: Audience, index: int | None, *, timeout: bool = False) -> None:
         nonlocal sent
         frames = sent = []
         try:
-            broadcast(table, index, timeout=timeout)
+            broadcast(audience, index, timeout=timeout)
         finally:
             sent = None
-        seats = table._seats_info()
-        assert len(frames) == len(table._audience())
+        seats = audience.seats_info()
+        assert len(frames) == len(audience.everyone())
         for peer, data in frames:
-            seat = peer.seat if peer in table.seat_peers else None
-            want = _plain(table._state_message(seat, index, seats, timeout=timeout),
+            seat = peer.seat if peer in audience.seat_peers else None
+            want = _plain(audience.state_message(seat, index, seats, timeout=timeout),
                           peer.codec.mode)
             got = _decoded(data, peer.codec.mode)
             if got != want:
@@ -102,7 +103,7 @@ async def test_every_broadcast_state_is_the_whole_state_message(
             seen["deadline"] += "deadline" in got
 
     monkeypatch.setattr(Peer, "send_frame", record)
-    monkeypatch.setattr(Table, "_broadcast", checked)
+    monkeypatch.setattr(Audience, "broadcast", checked)
     async with (
         memory_server() as (server, connect),
         connect("Ana") as ana, connect("Ben", text=True) as ben, connect("Cy") as cy,

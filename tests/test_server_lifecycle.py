@@ -161,7 +161,7 @@ async def test_leaving_mid_match_resigns_and_the_seat_keeps_its_chips(
             before = first.standings["chips"][seat]
             await ben.leave()
         update = await next_of(ana, SeatUpdate,
-                               lambda u: (u.change or {}).get("change") == "stand_in")
+                               lambda u: u.change is not None and u.change["change"] == "stand_in")
         assert update.seats[seat]["stand_in"] is True
         await ana.next_hand()
         second = (await play_hands(ana, 1))[0]

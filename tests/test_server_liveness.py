@@ -87,7 +87,7 @@ async def test_spectators_flooding_a_table_cannot_fill_its_inbox_or_drop_a_disco
                 spectate = {"type": "spectate", "table": joined.table}
                 await client.send_all(Codec(Mode.BINARY).encode(hello)
                                       + Codec(Mode.BINARY).encode(spectate))
-            await until(lambda: len(table.spectators) >= watchers)
+            await until(lambda: len(table.audience.spectators) >= watchers)
             sizes: list[int] = []
 
             async def watch_the_inbox() -> None:
@@ -102,8 +102,8 @@ async def test_spectators_flooding_a_table_cannot_fill_its_inbox_or_drop_a_disco
                     nursery.start_soon(_drain, client)
                 await trio.sleep(0.05)
                 await ben.aclose()
-                away = await next_of(ana, SeatUpdate,
-                                     lambda u: (u.change or {}).get("change") == "away")
+                away = await next_of(ana, SeatUpdate, lambda u: (
+                    u.change is not None and u.change["change"] == "away"))
                 nursery.cancel_scope.cancel()
             assert away.change == {"seat": 2, "change": "away"}  # seat 1 is the bot
             assert 0 < max(sizes) <= watchers + 3

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import trio
@@ -21,6 +21,7 @@ from tongits.engine import Card, Hand, HandRecord, Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, State
 from tongits.server.entries import CreateEntry, DealEntry, MoveEntry, StartEntry
+from tongits.server.journal import FinishedHand
 from tongits.server.store import SQLiteJournal, StoreError, export
 
 
@@ -45,7 +46,8 @@ def test_a_failed_hand_record_rolls_the_entry_back(tmp_path: Path) -> None:
     store = SQLiteJournal(str(tmp_path / "t.db"))
     store.append("t1", CreateEntry("t1", "A", 1))
     with pytest.raises(KeyError):
-        store.append("t1", MoveEntry(0, Move.draw()), {"names": []})  # no "hand": not written
+        broken = cast(FinishedHand, {"names": []})  # no "hand": the record cannot be written
+        store.append("t1", MoveEntry(0, Move.draw()), broken)
     assert store.entries("t1") == [CreateEntry("t1", "A", 1)]
     store.append("t1", DealEntry())
     assert len(store.entries("t1")) == 2
@@ -153,6 +155,7 @@ async def _drive(conns: list[Connection], acked: list[dict[str, Any]], moves: in
         if view["phase"] == "over":
             return await next_of(conns[0], HandResult) if moves is None else None
         seat = view["to_act"]
+        assert seat is not None
         state = states[seat]
         assert state.legal, (seat, state.view["phase"])
         move = policies[seat](SeatView.from_dict(state.view, state.legal))
@@ -261,7 +264,7 @@ async def _play_until_the_server_stops(port: int, acked: list[dict[str, Any]]) -
                     assert state.legal
                     move = state.legal[-1]
                     await ana.move(move)
-                    acked.append(move)
+                    acked.append(dict(move))
     assert closed.value.error is not None and closed.value.error.code == "shutting_down"
     return joined.table
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import trio
 from server_support import capped, memory_server, next_of
+from tongits.engine.wire import StepMap
 from tongits.protocol import HandResult, State
 
 
@@ -82,7 +83,7 @@ async def test_a_state_sent_while_the_server_plays_for_a_seat_offers_nothing(
     a bot seat to act gets no deadline (the turn timer is for people)."""
     async with memory_server(bot_delay=1.0) as (_server, connect), connect("Idle") as idle:
         await idle.create_table("Clock", bots=2, timer=5)
-        played_for: list[dict[str, object]] = []
+        played_for: list[StepMap] = []
         forced_draws = 0
         while True:
             msg = await idle.receive()

@@ -32,7 +32,7 @@ from tongits.protocol import (
     parse_client,
 )
 from tongits.server import MemoryJournal, Server, app
-from tongits.server.actor import Table
+from tongits.server.progression import Progression
 
 # ----- the edge -----------------------------------------------------------------------------
 
@@ -179,14 +179,14 @@ async def test_a_failure_in_a_table_step_fails_that_table_only(
 ) -> None:
     """A bug in one table's step (here: the end of a hand) closes that table, tells its players
     ``table_failed``, keeps its log, is logged once; the server and other tables go on."""
-    original = Table._hand_over
+    original = Progression.hand_over
 
-    def failing(table: Table, hand: Any) -> None:
-        if table.state.name == "Doomed":
+    def failing(progression: Progression, hand: Any) -> None:
+        if progression.table.state.name == "Doomed":
             raise OverflowError("integer out of range")
-        original(table, hand)
+        original(progression, hand)
 
-    monkeypatch.setattr(Table, "_hand_over", failing)
+    monkeypatch.setattr(Progression, "hand_over", failing)
     journal = MemoryJournal()
     async with (
         memory_server(journal, bot_delay=0.0) as (server, connect),

@@ -250,6 +250,7 @@ async def test_illegal_and_out_of_turn_moves_are_refused_and_play_goes_on(
         conns = [ana, ben, cai]
         first = await next_of(ana, State)
         to_act = first.view["to_act"]
+        assert to_act is not None
         mover, idle = conns[to_act], conns[(to_act + 1) % 3]
         state = first if to_act == 0 else await my_turn(mover)
         hand = set(state.view["hand"])

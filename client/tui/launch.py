@@ -21,6 +21,7 @@ import secrets
 import socket
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,43 +56,39 @@ def run_screen(session: Session, lobby: LobbyJoin | None = None) -> int:
     return 0
 
 
-def play(
-    *,
-    name: str = "You",
-    bots: int = 2,
-    timer: float = 0.0,
-    options: dict[str, Any] | None = None,
-    bot_policy: str = "greedy",
-    bot_delay: float = 0.8,
-    listen: str = "127.0.0.1",
-    offline: bool = False,
-    seed: int | str | None = None,
-    home: Path | None = None,
-    typed: dict[str, Any] | None = None,
-    new: bool = False,
-    hands: int | None = None,
-) -> int:
+@dataclass(frozen=True, slots=True)
+class PlayOptions:
+    """What ``tongits play`` is asked for (``main`` reads it from the command line).
+
+    ``options``: the table's rule options; ``home``: where the game is kept (None: the user's
+    data directory); ``typed``: the settings typed on the command line (``PlaySetup.given``):
+    on a resume, those that differ from the saved game's are named on the screen; ``new``
+    forgets the saved seat first, so a new game starts; ``seed``: the offline game's deals."""
+
+    name: str = "You"
+    bots: int = 2
+    timer: float = 0.0
+    options: dict[str, Any] = field(default_factory=dict)
+    bot_policy: str = "greedy"
+    bot_delay: float = 0.8
+    listen: str = "127.0.0.1"
+    offline: bool = False
+    seed: int | str | None = None
+    home: Path | None = None
+    typed: dict[str, Any] = field(default_factory=dict)
+    new: bool = False
+    #: the match's length in hands (None: open-ended)
+    hands: int | None = None
+
+
+def play(asked: PlayOptions) -> int:
     """One command, one game: a server in this process, ``bots`` server bots, our seat. The
     server keeps its tables in ``home/play.db`` and our seat token in ``home/seats``, so a
     restart resumes the match; finished hands are written to ``home/hands`` when the screen
-    closes. ``typed`` holds the settings typed on the command line (``PlaySetup.given``): on a
-    resume, those that differ from the saved game's are named on the screen; ``new`` forgets
-    the saved seat first, so a new game starts."""
-    if offline:
-        from tongits.engine import Options
-
-        # No turn timer: with no server, nothing would play for us when it ran out (the
-        # countdown stopped at 0:00 and the turn waited on).
-        return run_screen(
-            FakeSession(
-                names=(name, "Bot 1", "Bot 2"),
-                options=Options.from_dict(options),
-                seed=seed if seed is not None else secrets.token_hex(4),
-                bot_delay=bot_delay,
-                policy=local_policy(bot_policy),
-            )
-        )
-    home = home if home is not None else data_dir()
+    closes."""
+    if asked.offline:
+        return _play_offline(asked)
+    home = asked.home if asked.home is not None else data_dir()
     db = home / "play.db"
     try:
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -99,6 +96,40 @@ def play(
     except (OSError, StoreError) as error:
         print(f"tongits play: cannot keep the game in {home}: {error}", file=sys.stderr)
         return 1
+    lobby = LobbyJoin()  # the embedded server's own, where `leave` and `lobby` go
+    session = _play_session(asked, home, journal, lobby)
+    try:
+        lobby.session = session
+        run_screen(session, lobby)
+    finally:
+        journal.close()
+    if session.table:
+        _say_records(db, home / "hands", session.table)
+    return 0
+
+
+def _play_offline(asked: PlayOptions) -> int:
+    from tongits.engine import Options
+
+    # No turn timer: with no server, nothing would play for us when it ran out (the
+    # countdown stopped at 0:00 and the turn waited on).
+    return run_screen(
+        FakeSession(
+            names=(asked.name, "Bot 1", "Bot 2"),
+            options=Options.from_dict(asked.options),
+            seed=asked.seed if asked.seed is not None else secrets.token_hex(4),
+            bot_delay=asked.bot_delay,
+            policy=local_policy(asked.bot_policy),
+        )
+    )
+
+
+def _play_session(asked: PlayOptions, home: Path, journal: SQLiteJournal,
+                  lobby: LobbyJoin) -> PlaySession:
+    """The session of a ``play`` game: its server starts in the screen's Trio run, and our
+    seat is the saved one, or a new table's."""
+    db = home / "play.db"
+    name, listen = asked.name, asked.listen
     # On the LAN, the port `tongits discover` asks (when free): friends find the game by it.
     port = 0 if _is_loopback(listen) or not _port_free(listen, DISCOVERY_PORT) else DISCOVERY_PORT
 
@@ -110,9 +141,9 @@ def play(
             host=listen,
             port=port,
             name=f"tongits play on {socket.gethostname()}",
-            timer=timer,
-            bot_delay=bot_delay,
-            bot_policy=bot_policy,
+            timer=asked.timer,
+            bot_delay=asked.bot_delay,
+            bot_policy=asked.bot_policy,
             log_level="WARNING",
         )
         listeners = await nursery.start(Server(config, journal).serve)
@@ -125,18 +156,18 @@ def play(
     seats = SeatStore(home / "seats")
     server_key = f"play:{db}"
     setups = SetupStore(home / "play-setups.json")
-    if new:
+    if asked.new:
         seats.forget(server_key, name)
-    setup = PlaySetup(bots, timer, bot_policy, dict(options or {}), hands)
+    setup = PlaySetup(asked.bots, asked.timer, asked.bot_policy, dict(asked.options),
+                      asked.hands)
     saved = setups.load(name) if seats.load(server_key, name) is not None else None
-    seated_bots = saved.bots if saved is not None else bots  # a saved game keeps its bots
+    seated_bots = saved.bots if saved is not None else asked.bots  # a saved game keeps its bots
 
     async def sit_down(conn: Connection) -> None:
-        await conn.create_table("play", options=options or {}, timer=timer, bots=bots,
-                                hands=hands)
+        await conn.create_table("play", options=asked.options, timer=asked.timer,
+                                bots=asked.bots, hands=asked.hands)
         setups.save(name, setup)
 
-    lobby = LobbyJoin()  # the embedded server's own, where `leave` and `lobby` go
     session = PlaySession(
         "127.0.0.1",
         0,
@@ -148,24 +179,22 @@ def play(
         server_key=server_key,
         db=db,
         records=home / "hands",
-        resume_notice=resume_notice(setups.load(name), typed or {}),
+        resume_notice=resume_notice(setups.load(name), asked.typed),
     )
     session.on_quit = "The game is saved: `tongits play` again takes you back to this seat."
+    return session
+
+
+def _say_records(db: Path, out: Path, table: str) -> None:
+    """Write the hand records of ``table`` in ``out`` and say where they are."""
     try:
-        lobby.session = session
-        run_screen(session, lobby)
-    finally:
-        journal.close()
-    if session.table:
-        try:
-            written = write_records(db, home / "hands", session.table)
-        except (OSError, StoreError) as error:
-            print(f"tongits play: hand records not written: {error}", file=sys.stderr)
-            return 0
-        if written:
-            print(f"{counted(len(written), 'hand record')} of table {session.table} in "
-                  f"{home / 'hands'}/ — see one with: tongits replay {written[-1]}")
-    return 0
+        written = write_records(db, out, table)
+    except (OSError, StoreError) as error:
+        print(f"tongits play: hand records not written: {error}", file=sys.stderr)
+        return
+    if written:
+        print(f"{counted(len(written), 'hand record')} of table {table} in "
+              f"{out}/ — see one with: tongits replay {written[-1]}")
 
 
 class PlaySession(NetSession):
@@ -355,7 +384,7 @@ def main(args: Any) -> int:
               file=sys.stderr)
         return 1
     if args.command == "play":
-        return play(
+        return play(PlayOptions(
             name=args.name.strip(),
             bots=args.bots,
             timer=args.timer,
@@ -367,7 +396,7 @@ def main(args: Any) -> int:
             typed=typed,
             new=args.new,
             hands=args.hands,
-        )
+        ))
     if args.command == "connect":
         from .lobby import connect
 

@@ -3,6 +3,7 @@ from ``lobby`` (which runs the lobby) so that ``render`` can show them without k
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 #: The form of the lobby's ``create`` (bots 0 by default: a table for friends, who ``join`` it).
@@ -14,7 +15,7 @@ LOBBY_COMMANDS = "create NAME · join TABLE · watch TABLE · quit"
 #: TABLE is a table's id (t3) or its name.
 
 
-def describe(table: dict[str, Any]) -> str:
+def describe(table: Mapping[str, Any]) -> str:
     """One line of the table list."""
     seats = [s for s in table.get("seats") or [] if isinstance(s, dict)]
     names = ", ".join(

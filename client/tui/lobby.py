@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -96,7 +97,7 @@ def _create(args: list[str]) -> LobbyChoice:
     return LobbyChoice("create", name, bots=bots, timer=timer, private=private, hands=hands)
 
 
-def table_id(tables: list[dict[str, Any]], word: str) -> str:
+def table_id(tables: Sequence[Mapping[str, Any]], word: str) -> str:
     """The id of the table ``word`` names: an id as it is, else a listed table's name (any
     case); a name two tables share must be told apart by id."""
     if any(t.get("table") == word for t in tables):
@@ -117,7 +118,7 @@ class LobbyJoin:
 
     def __init__(self) -> None:
         self.session: NetSession | None = None
-        self.tables: list[dict[str, Any]] = []
+        self.tables: Sequence[Mapping[str, Any]] = []
         self._token: trio.lowlevel.TrioToken | None = None
         self._send, self._receive = trio.open_memory_channel[LobbyChoice](8)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +98,7 @@ class NetSession:
         self.host, self.port, self.name = host, port, name
         self.lobby = lobby
         #: our table's entry in the lobby's list (its settings), for ``again``
-        self.table_entry: dict[str, Any] | None = None
+        self.table_entry: Mapping[str, Any] | None = None
         self.tls, self.password = tls, password
         self.account = account
         self.join = join
@@ -415,7 +415,7 @@ class NetSession:
 
     async def _same_again(self, conn: Connection) -> None:
         """A new table with our last table's settings, as the lobby listed them."""
-        entry = self.table_entry or {}
+        entry: Mapping[str, Any] = self.table_entry or {}
         length = entry.get("match_length")
         length = length if isinstance(length, dict) else {}
         hands, target = length.get("hands"), length.get("target")

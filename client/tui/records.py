@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ def record_path(directory: Path, server: str, table: str, hand: int | None) -> P
 
 
 def save_record(directory: Path, server: str, table: str, hand: int | None,
-                record: dict[str, Any]) -> Path:
+                record: Mapping[str, Any]) -> Path:
     """Write ``record`` and return its path. The same record again (a resumed connection is
     sent the last ``hand_result`` again) lands on the same file; another record that would
     take an existing name (a restarted server counts its tables from ``t1`` again) gets a

@@ -537,7 +537,7 @@ def notes_page(state: TableState, rows: int) -> list[Line]:
 
 def standings(state: TableState) -> list[tuple[str, int]]:
     """Each seat's chips in the match so far (empty until a hand has been settled)."""
-    values = (state.standings or {}).get("chips", (state.standings or {}).get("ledger"))
+    values = state.standings.get("chips") if state.standings is not None else None
     if not isinstance(values, list) or len(values) != 3:
         return []
     return [(_name(state, seat), int(values[seat])) for seat in range(3)]
@@ -547,8 +547,9 @@ def pot_words(state: TableState) -> str:
     """The match's ante pot (RULES.md §9) as the standings tell it: who took it with the hand
     just settled, or what it holds; ``""`` without a pot. A hand's chips are its settlement
     alone (§13): without these words a pot taken shows only as a jump in the standings."""
-    standings = state.standings or {}
-    taken, pot = standings.get("pot_taken"), standings.get("pot")
+    standings = state.standings
+    taken, pot = (None, None) if standings is None else (standings.get("pot_taken"),
+                                                         standings.get("pot"))
     result = state.result
     if isinstance(taken, int) and taken > 0 and result is not None and result.winner is not None:
         view = state.view
@@ -565,7 +566,7 @@ def standings_rule(state: TableState, cols: int = 80) -> Line:
     scores = standings(state)
     if not scores:
         return [("class:dim", "─" * cols)]
-    hands = (state.standings or {}).get("hands")
+    hands = state.standings.get("hands") if state.standings is not None else None
     text = " · ".join(f"{name} {chips:+d}" for name, chips in scores)
     label = f"─ after {counted(hands, 'hand')}: " if isinstance(hands, int) else "─ chips: "
     line: Line = [("class:dim", label), ("class:count", text), ("class:dim", " ")]

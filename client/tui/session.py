@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from tongits.engine import Hand, IllegalMove, Match, Move, Options, SeatView, seat_view
+from tongits.protocol.maps import SeatMap, standings_map
 
 from .hint import choose_move
 from .state import (
@@ -108,9 +109,9 @@ class FakeSession:
         self._settled = False
         self.on_quit = "This game is played on this computer only: quitting ends it."
 
-    def seats(self) -> list[dict[str, object]]:
+    def seats(self) -> list[SeatMap]:
         return [
-            {"seat": s, "name": n, "kind": "human" if s == self.seat else "bot"}
+            {"seat": s, "name": n, "player": "human" if s == self.seat else "bot"}
             for s, n in enumerate(self.names)
         ]
 
@@ -128,7 +129,7 @@ class FakeSession:
             self._settled = True
             assert self.hand.result is not None
             taken = self.match.settle(self.hand.result)
-            standings = {**self.match.to_dict(), "pot_taken": taken}
+            standings = standings_map(self.match, self.names, taken)
             self.sink(HandOver(self.hand.result.to_dict(), standings))
 
     def send_move(self, move: Move) -> None:

@@ -10,7 +10,7 @@ missed meanwhile are part of that view, and the log marks where they begin.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
@@ -33,7 +33,7 @@ class SeatInfo:
     owner: bool = False  # owns the table: may add bots and ``start`` the match
 
     @classmethod
-    def from_dict(cls, seat: int, data: dict[str, Any] | None, now: float = 0.0) -> SeatInfo:
+    def from_dict(cls, seat: int, data: Mapping[str, Any] | None, now: float = 0.0) -> SeatInfo:
         data = data or {}
         kind = str(data.get("player") or data.get("kind") or "human")
         away = bool(data.get("away"))
@@ -50,9 +50,9 @@ class SeatInfo:
         )
 
 
-def seats_from(entries: Sequence[dict[str, Any]] | None, now: float = 0.0) -> list[SeatInfo]:
+def seats_from(entries: Sequence[Mapping[str, Any]] | None, now: float = 0.0) -> list[SeatInfo]:
     entries = list(entries or [])
-    by_seat: dict[int, dict[str, Any]] = {}
+    by_seat: dict[int, Mapping[str, Any]] = {}
     for i, e in enumerate(entries):
         seat = e.get("seat", i) if isinstance(e, dict) else i
         by_seat[seat if isinstance(seat, int) else i] = e if isinstance(e, dict) else {}
@@ -62,11 +62,11 @@ def seats_from(entries: Sequence[dict[str, Any]] | None, now: float = 0.0) -> li
 @dataclass(frozen=True, slots=True)
 class StateUpdate:
     view: SeatView
-    seats: list[dict[str, Any]] | None = None
+    seats: Sequence[Mapping[str, Any]] | None = None
     deadline: float | None = None  # seconds from now
     table: str = ""
     missed: int | None = None  # on resuming: how many of the view's events came while away
-    standings: dict[str, Any] | None = None  # on catching up (resume, sync): the match so far
+    standings: Mapping[str, Any] | None = None  # on catching up (resume, sync): the match so far
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +74,8 @@ class HandOver:
     """A hand ended; ``next_deal``: seconds until the table deals the next hand without
     waiting for everyone's Enter (its timer; ``None``: none, it waits)."""
 
-    result: dict[str, Any]
-    standings: dict[str, Any]
+    result: Mapping[str, Any]
+    standings: Mapping[str, Any]
     next_deal: float | None = None
 
 
@@ -91,7 +91,7 @@ class MatchEnded:
     follows; ``standings`` is the final ledger."""
 
     reason: str
-    standings: dict[str, Any]
+    standings: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +103,13 @@ class ChatReceived:
 
 @dataclass(frozen=True, slots=True)
 class SeatsChanged:
-    """Who sits where; ``change`` is the server's ``{"seat": 1, "change": "away"}``, if any."""
+    """Who sits where; ``change`` is the server's ``{"seat": 1, "change": "away"}``, if any.
 
-    seats: list[dict[str, Any]]
-    change: dict[str, Any] | None = None
+    The maps of these updates are as the server sent them (``protocol.maps`` says what they
+    should hold): the screen reads them without trusting them."""
+
+    seats: Sequence[Mapping[str, Any]]
+    change: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +159,7 @@ class TableNamed:
 class TablesListed:
     """The lobby's table list; ``None`` once a seat is taken and the lobby is left."""
 
-    tables: list[dict[str, Any]] | None
+    tables: Sequence[Mapping[str, Any]] | None
 
 
 Update = (
@@ -212,7 +215,7 @@ class TableState:
     #: the view the notes are about (a hint), when they are about one: they go when it does
     notes_about: SeatView | None = None
     result: Result | None = None
-    standings: dict[str, Any] | None = None
+    standings: Mapping[str, Any] | None = None
     hands_seen: int = 0
     sort_by_rank: bool = False
     message: str = ""
@@ -220,7 +223,7 @@ class TableState:
     banner: str | None = None
     link: LinkStatus = LinkStatus.CONNECTED  # where the session's connection stands
     closed: bool = False
-    lobby: list[dict[str, Any]] | None = None  # the server's tables while in the lobby
+    lobby: Sequence[Mapping[str, Any]] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
     choices: list[SeatView] = field(default_factory=list)
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
@@ -444,7 +447,7 @@ class TableState:
     def _aside(self, line: LogLine) -> None:
         self.asides.append((len(self.view.history) if self.view is not None else 0, line))
 
-    def _seat_changed(self, change: dict[str, Any], before: Sequence[SeatInfo]) -> None:
+    def _seat_changed(self, change: Mapping[str, Any], before: Sequence[SeatInfo]) -> None:
         """A log line for what happened to another seat; our own comings and goings show in
         the banner instead."""
         seat, named = change.get("seat"), change.get("change")

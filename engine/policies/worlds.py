@@ -212,11 +212,6 @@ class WorldMaker:
         """The world of a deal: a ``Hand`` in the view's public state."""
         view = self.view
         hands, stock, secret_cards = deal
-        hand = Hand.__new__(Hand)
-        hand.options, hand.dealer, hand.deck = view.options, view.dealer, DECK
-        hand.hands = hands
-        hand.stock = stock
-        hand.discards = list(view.discards)
         secrets = iter(secret_cards)
         melds = []
         for m in view.melds:
@@ -224,13 +219,9 @@ class WorldMaker:
             if not cards_of_meld:
                 cards_of_meld = next(secrets, [])
             melds.append(TableMeld(m.id, m.owner, cards_of_meld, m.secret, dict(m.laid_off)))
-        hand.melds = melds
-        hand.to_act, hand.phase, hand.turn = self.to_act, view.phase, view.turn
-        hand.steps = []
-        hand.caller = view.caller
-        hand.answers = dict(self.answers)
-        hand.result = None
-        hand._opened = list(view.opened)
-        hand._block_turn = list(self.block)
-        hand._legal = None
-        return hand
+        return Hand.restore(
+            options=view.options, dealer=view.dealer, hands=hands, stock=stock,
+            discards=view.discards, melds=melds, to_act=self.to_act, phase=view.phase,
+            turn=view.turn, caller=view.caller, answers=self.answers, opened=view.opened,
+            block_turns=self.block,
+        )

@@ -6,7 +6,7 @@
   directory first on ``sys.path`` (as ``python -m`` does), a file is loaded from its path;
 * ``cmd:COMMAND ARGS``: an external program in any language that speaks the public protocol
   (docs/PROTOCOL.md); the arena runs a loopback server for it and tells it where to sit through
-  the environment (``client/arena_host.py``).
+  the environment (``client/arena/host.py``).
 
 Built-in and ``py:`` bots are *in-process*: they are plain callables and run anywhere the arena
 runs, including Dask workers. ``cmd:`` bots need the arena's own server.

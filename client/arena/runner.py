@@ -9,15 +9,15 @@ swap the two identical bots). ``--hands N`` is rounded up to a multiple of 3: ``
 deals.
 
 With an external (``cmd:``) bot the deals are played on the arena's own loopback server
-(``client/arena_host.py``), where a program keeps its seat for the whole run: there rotation
+(``client/arena/host.py``), where a program keeps its seat for the whole run: there rotation
 ``r`` keeps bot ``j`` in seat ``j`` and deals with dealer ``(i - r) % 3`` instead. That is the
 same game with the seats renamed (the deal and the turn order go round from the dealer), so
 each bot still gets the same cards from the same place in the turn order.
 
 **Where the deals run.** They are independent, so the run is cut into chunks of consecutive
 deals: ``--jobs N`` plays them in N local processes, ``--cluster`` on Dask workers
-(``client/arena_cluster.py``); the standings are exactly those of ``--jobs 1``, timings aside
-(``client/arena_stats.py`` says why).
+(``client/arena/cluster.py``); the standings are exactly those of ``--jobs 1``, timings aside
+(``client/arena/stats.py`` says why).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Any, TextIO
 
 from tongits.engine import Options, RecordError
 
-from .arena_bots import BotSpecError, parse_bots
-from .arena_play import DEFAULT_TIMER, ArenaConfig, play_hand, play_in_process, seat_of
-from .arena_stats import ROTATIONS, ChunkResult, Standings, standings
+from .play import DEFAULT_TIMER, ArenaConfig, play_hand, play_in_process, seat_of
+from .specs import BotSpecError, parse_bots
+from .stats import ROTATIONS, ChunkResult, Standings, standings
 
 #: Deals per chunk at most: a chunk is the unit of progress and of work lost with a worker.
 MAX_CHUNK = 50
@@ -63,7 +63,7 @@ def play_chunk(
     """Play deals ``start`` to ``stop - 1`` in every rotation; ``on_deal()`` after each. With
     a ``cmd:`` bot they are played on the arena's own loopback server."""
     if config.external:
-        from .arena_host import play_hosted_chunk
+        from .host import play_hosted_chunk
 
         return play_hosted_chunk(config, start, stop, on_deal)
     return play_in_process(config, start, stop, on_deal)
@@ -133,7 +133,7 @@ def play_deals(
             progress(done)
 
     if cluster is not None:
-        from .arena_cluster import play_on_cluster
+        from .cluster import play_on_cluster
 
         chunks = play_on_cluster(
             play_chunk, config, lambda workers: chunk_bounds(n_deals, workers), cluster, advance

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .arena_play import ArenaConfig
-from .arena_stats import ChunkResult
+from .play import ArenaConfig
+from .stats import ChunkResult
 
 #: Seconds to wait for a remote scheduler to answer.
 CONNECT_TIMEOUT = "20s"

@@ -2,7 +2,7 @@
 
 For one chunk of deals (one arena job), ``play_hosted_chunk``:
 
-1. starts a ``Server`` on 127.0.0.1, port 0, and opens an ``ArenaTable`` on it
+1. starts a ``Server`` on 127.0.0.1, port 0, and opens an arena table (``arena_table``) on it
    (``server/arena.py``): a private table whose decks, in-process bots and stand-ins this
    module gives in-process (the ``ArenaDriver``), and whose code only the programs get;
 2. starts each program once, with ``TONGITS_SERVER``, ``TONGITS_TABLE``, ``TONGITS_CODE`` and
@@ -36,15 +36,16 @@ import trio
 from tongits.engine import Card, Hand, deck_for
 from tongits.engine.policies import get_policy
 from tongits.server import bots
+from tongits.server.actor import Table
 from tongits.server.app import Server
-from tongits.server.arena import ArenaDriver, ArenaTable, SeatReport
+from tongits.server.arena import ArenaDriver, SeatReport, arena_table
 from tongits.server.config import ServerConfig
 from tongits.server.entries import CreateEntry
 from tongits.server.lobby import join_code
 
-from .arena_bots import BotKind, BotSpec
-from .arena_play import ArenaConfig, DealBook
-from .arena_stats import ROTATIONS, BotTally, ChunkResult
+from .play import ArenaConfig, DealBook
+from .specs import BotKind, BotSpec
+from .stats import ROTATIONS, BotTally, ChunkResult
 
 log = logging.getLogger("tongits.arena")
 
@@ -252,8 +253,8 @@ async def _play_hosted(config: ArenaConfig, start: int, stop: int,
             listeners = await nursery.start(server.serve)
             host, port = listeners[0].socket.getsockname()[:2]
 
-            def make(*args: Any) -> ArenaTable:
-                return ArenaTable(*args, driver=run, start_timeout=START_TIMEOUT)
+            def make(*args: Any) -> Table:
+                return arena_table(*args, driver=run, start_timeout=START_TIMEOUT)
 
             table = server.lobby.open(
                 CreateEntry(table="", name="arena", seed=str(config.seed),

@@ -2,7 +2,7 @@
 
 ``ArenaConfig`` is what a worker needs to play any deal; ``DealBook`` books finished hands into
 a chunk's ``ChunkResult`` whoever played them (``play_in_process`` here, the arena's loopback
-server in ``arena_host``). The rules of duplicate deals and rotations are in ``client/arena.py``.
+server in ``host``). The rules of duplicate deals and rotations: ``client/arena/runner.py``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 from tongits.engine import End, Hand, Options, deck_for, hand_record, seat_view
 from tongits.engine.policies import Policy
 
-from .arena_bots import BotKind, BotSpec
-from .arena_stats import ROTATIONS, BotTally, ChunkResult
+from .specs import BotKind, BotSpec
+from .stats import ROTATIONS, BotTally, ChunkResult
 
 #: Seconds an external bot may think per decision unless ``--timer`` says otherwise.
 DEFAULT_TIMER = 5.0

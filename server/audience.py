@@ -1,0 +1,293 @@
+"""Who hears a table, and what each of them is told: the table's state fan-out.
+
+A ``Table`` holds one ``Audience``: the connections at its seats and its spectators, and the
+messages it sends them. Each change of a hand goes out as one ``state`` per recipient (its own
+``seat_view``, the public one for spectators), built from shared parts and encoded once per
+codec mode (``fanout.StateFrames``); what the table says to everyone alike (a chat line, a
+hand's result) is encoded once per mode too (``tell``).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import trio
+from tongits.engine import Hand
+from tongits.engine.record import hand_record
+from tongits.engine.view import seat_legal, seat_view_dict
+from tongits.engine.wire import MoveMap, ViewMap
+from tongits.protocol import Codec, HandResult, Mode, PlayerKind, to_dict
+from tongits.protocol.maps import HandResultMap, SeatMap, StateHead, StateMap
+
+from .fanout import HandCache, StateFrames
+from .table import SEATS
+
+if TYPE_CHECKING:
+    from .clock import Clock
+    from .dealing import Dealing
+    from .peer import Peer
+    from .table import TableLogState
+
+#: What ``Audience.seats_info`` shows of a seat.
+_SHOWN_FIELDS = operator.attrgetter("name", "player", "policy", "stand_in", "timeouts",
+                                    "program", "token_hash")
+
+
+def seat_names(state: TableLogState) -> list[str]:
+    """The name in each seat (``""``: empty), as hand records carry them."""
+    return [s.name if s else "" for s in state.seats]
+
+
+class Audience:
+    """The connections at one table (``seat_peers``, ``spectators``) and the fan-out to them."""
+
+    __slots__ = ("table_id", "state", "clock", "dealing", "seat_peers", "spectators",
+                 "_hand_cache", "_history_of", "_shown")
+
+    def __init__(self, table_id: str, state: TableLogState, clock: Clock,
+                 dealing: Dealing) -> None:
+        self.table_id, self.state, self.clock, self.dealing = table_id, state, clock, dealing
+        self.seat_peers: list[Peer | None] = [None, None, None]
+        self.spectators: set[Peer] = set()
+        #: the encoded steps of the current hand's history (``broadcast``), and that hand
+        self._hand_cache = HandCache()
+        self._history_of: Hand | None = None
+        #: the seats as the last state showed them, and what they showed (``shown_seats``)
+        self._shown: tuple[tuple[Any, ...] | None, list[SeatMap]] | None = None
+
+    def everyone(self) -> list[Peer]:
+        """Every connection at the table: its seats', then its spectators."""
+        return [p for p in self.seat_peers if p is not None] + list(self.spectators)
+
+    def empty(self) -> bool:
+        """No connection sits at the table or watches it."""
+        return not self.spectators and all(p is None for p in self.seat_peers)
+
+    def cork(self, peer: Peer | None = None) -> list[Peer]:
+        """Cork everyone at the table (and ``peer``) for one step of the table: what the step
+        tells each of them leaves in one write, once the step's entries are committed
+        (``GroupCommit.hold``)."""
+        peers = self.everyone()
+        if peer is not None and peer not in peers:
+            peers.append(peer)
+        for p in peers:
+            p.cork()
+        return peers
+
+    def tell(self, message: Mapping[str, Any]) -> None:
+        """Send ``message`` to everyone at the table, encoded once per codec mode (a hand's
+        result, with every seat's cards and the standings, goes to three seats or more)."""
+        frames: dict[Mode | None, bytes] = {}
+        for peer in self.everyone():
+            mode = peer.codec.mode
+            frame = frames.get(mode)
+            if frame is None:
+                frame = frames[mode] = peer.codec.encode(message)
+            peer.send_frame(frame)
+
+    # ----- the seats as shown -------------------------------------------------------------
+
+    def owner(self) -> int | None:
+        """The owner: the lowest human seat with a connection (the creator sits in seat 0)."""
+        seats = self.state.seats
+        for seat in SEATS:
+            info = seats[seat]
+            if info is not None and not info.is_bot and self.seat_peers[seat] is not None:
+                return seat
+        return None
+
+    def seats_info(self) -> list[SeatMap]:
+        """The ``seats`` of ``state``, ``seat_update`` and the lobby's ``tables``."""
+        owner = self.owner()
+        away_until = self.clock.away_until
+        out: list[SeatMap] = []
+        for i in SEATS:
+            info = self.state.seats[i]
+            if info is None:
+                out.append({"seat": i, "player": None})
+                continue
+            entry: SeatMap = {
+                "seat": i,
+                "name": info.name,
+                "player": PlayerKind.BOT.value if info.program else info.player.value,
+                "connected": info.is_bot or self.seat_peers[i] is not None,
+                "timeouts": info.timeouts,
+            }
+            if info.is_bot:
+                entry["policy"] = info.policy
+            elif info.program:
+                entry["remote"] = True
+            if info.stand_in:
+                entry["stand_in"] = True
+                if info.token_hash is not None:
+                    entry["away"] = True
+            if i in away_until:
+                entry["away"] = True
+                entry["grace"] = round(max(0.0, away_until[i] - trio.current_time()), 3)
+            if i == owner:
+                entry["owner"] = True
+            out.append(entry)
+        return out
+
+    def shown_seats(self) -> list[SeatMap]:
+        """``seats_info()`` for the states of a step, made again only when something it shows
+        has changed (read-only: the same list may go out with many states)."""
+        key = self._seats_key()
+        shown = self._shown
+        if key is None or shown is None or shown[0] != key:
+            shown = self._shown = (key, self.seats_info())
+        return shown[1]
+
+    def _seats_key(self) -> tuple[Any, ...] | None:
+        """Everything ``seats_info`` shows (the owner follows from it), or None when it shows
+        a countdown (a grace period runs)."""
+        if self.clock.away_until:
+            return None
+        return (*self.seat_peers,
+                *[None if info is None else _SHOWN_FIELDS(info)
+                  for info in self.state.seats])
+
+    # ----- states -----------------------------------------------------------------------------
+
+    def broadcast(self, index: int | None, *, timeout: bool = False) -> None:
+        """Send the new state to every seat (its own view) and every spectator (the public one),
+        all with the same ``seq``; ``index`` is the step of the hand that caused it. What all of
+        them see alike is built and encoded once (``StateFrames``), a spectators' frame once
+        per mode. The seat then to act hears of it last (``Dealing.offered``)."""
+        hand = self.state.hand
+        assert hand is not None
+        if self._history_of is not hand:
+            self._history_of, self._hand_cache = hand, HandCache()
+        autoplaying = self.clock.autoplaying
+        to_offer = None if hand.over or hand.to_act == autoplaying else hand.to_act
+        frames = StateFrames(hand, self.state_head(self.shown_seats()), index, timeout,
+                             to_offer, self.state.autoplayed, self._hand_cache)
+        for seat in SEATS:
+            peer = self.seat_peers[seat]
+            if peer is not None:
+                peer.send_frame(self._state_frame(peer.codec, frames, seat))
+        if self.spectators:
+            spectated: dict[Mode | None, bytes] = {}
+            for peer in self.spectators:
+                mode = peer.codec.mode
+                frame = spectated.get(mode)
+                if frame is None:
+                    frame = spectated[mode] = frames.frame(peer.codec, None)
+                peer.send_frame(frame)
+        if not hand.over:
+            self.dealing.offered(hand.to_act)
+
+    def _state_frame(self, codec: Codec, frames: StateFrames, seat: int) -> bytes:
+        """The ``state`` frame of this change for ``seat``: made from the shared parts, unless
+        the seat's connection does not play it now (``Dealing.offers``)."""
+        if self.dealing.offers(seat):
+            return frames.frame(codec, seat)
+        return codec.encode(self.state_message(seat, frames.index, frames.seats,
+                                               timeout=frames.timeout))
+
+    def state_head(self, seats: list[SeatMap]) -> StateHead:
+        """What every recipient's ``state`` message of this change has alike, but the view."""
+        state = self.state
+        head: StateHead = {"type": "state", "table": self.table_id, "seq": state.state_seq,
+                           "hand": state.hand_number, "seats": seats}
+        deadline = self._deadline()
+        if deadline is not None:
+            head["deadline"] = deadline
+        return head
+
+    def _deadline(self) -> float | None:
+        """Seconds left to the human to act (None: no human is, or no timer runs)."""
+        hand = self.state.hand
+        turn_at = self.clock.turn_at
+        if (math.isfinite(turn_at) and hand is not None and not hand.over
+                and hand.to_act != self.clock.autoplaying and self._human_to_act(hand)):
+            return round(max(0.0, turn_at - trio.current_time()), 3)
+        return None
+
+    def _human_to_act(self, hand: Hand) -> bool:
+        info = self.state.seats[hand.to_act] if hand.to_act is not None else None
+        return info is not None and not info.is_bot
+
+    def _told(self, view: ViewMap) -> ViewMap:
+        """``view`` as this table tells it: the steps played for a timed-out seat are marked in
+        ``history``. The view's maps are shared (``seat_view_dict``): changed ones are copies."""
+        marked = self.state.autoplayed
+        if marked:
+            history = list(view["history"])
+            for step in marked:
+                history[step] = {**history[step], "timeout": True}
+            view = {**view, "history": history}
+        return view
+
+    def _legal(self, seat: int | None) -> list[MoveMap]:
+        """The moves ``state.legal`` offers ``seat`` (shared, read-only): none unless it is to
+        act, and none while the server is playing its timed-out turn (it goes on at once)."""
+        hand = self.state.hand
+        assert hand is not None
+        if seat is None or seat == self.clock.autoplaying:
+            return []
+        return seat_legal(hand, seat)
+
+    def state_message(
+        self,
+        seat: int | None,
+        index: int | None,
+        seats: list[SeatMap],
+        *,
+        timeout: bool = False,
+    ) -> StateMap:
+        """The whole ``state`` for ``seat`` (None: a spectator) after step ``index`` of the hand
+        (None: no step, a deal or a catch-up); the frames of ``broadcast`` decode to it."""
+        hand = self.state.hand
+        assert hand is not None
+        view = seat_view_dict(hand, seat)
+        state = self.state
+        # A plain map with the fields of ``State``: validating our own output on every state
+        # cost more than the rest of the fan-out (tests parse it back as a ``State``).
+        message: StateMap = {"type": "state", "table": self.table_id, "seq": state.state_seq,
+                             "hand": state.hand_number, "seats": seats,
+                             "view": self._told(view)}
+        if index is not None:
+            event = view["history"][index]
+            message["event"] = {**event, "timeout": True} if timeout else event
+        # Someone else than the seat's connection may play it now: then it is shown the hand,
+        # not asked to move.
+        offered = seat is None or self.dealing.offers(seat)
+        deadline = self._deadline()
+        if deadline is not None and offered:
+            message["deadline"] = deadline
+        legal = self._legal(seat)
+        if legal and offered:
+            message["legal"] = legal
+        return message
+
+    def catch_up_state(self, seat: int | None, seats: list[SeatMap]) -> StateMap:
+        """The whole ``state`` for a client catching up (a resume, a ``sync``, a spectator's
+        first), with the match's ``standings`` once a hand has been settled: a client started
+        again would otherwise show no chips until the next ``hand_result``."""
+        message = self.state_message(seat, None, seats)
+        standings = self.state.standings()
+        if standings["hands"]:
+            message["standings"] = standings
+        return message
+
+    def hand_result_message(self, hand: Hand) -> dict[str, Any]:
+        """The ``hand_result`` of ``hand``, which has ended: every seat's cards are shown."""
+        state = self.state
+        assert hand.result is not None
+        result: HandResultMap = {
+            **hand.result.to_dict(),
+            "hands": [[str(c) for c in sorted(h)] for h in hand.hands],
+            "pot_taken": state.pot_taken,
+        }
+        standings = state.standings()
+        next_deal = None
+        if math.isfinite(self.clock.turn_at) and state.match_over is None:
+            next_deal = round(max(0.0, self.clock.turn_at - trio.current_time()), 3)
+        return to_dict(HandResult(table=self.table_id, seq=state.seq, result=result,
+                                  standings=standings, next_deal=next_deal,
+                                  record=hand_record(hand, seat_names(state)),
+                                  last=True if state.match_over is not None else None))

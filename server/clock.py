@@ -1,0 +1,66 @@
+"""A table's clock: when its task must act on its own.
+
+A bot seat to act is played after ``bot_delay``; a human seat that lets the turn timer run out
+is played for; after a hand the next one is dealt when the timer runs out; a disconnected
+human's grace period ends. What the table does then is ``Progression.wake``'s.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import trio
+
+if TYPE_CHECKING:
+    from .config import ServerConfig
+    from .table import TableLogState
+
+
+class Clock:
+    """The timers of one table: the turn (or bot, or deal) timer ``turn_at`` and the grace
+    periods of disconnected humans ``away_until``, in ``trio.current_time()`` seconds."""
+
+    __slots__ = ("state", "config", "turn_at", "away_until", "autoplaying")
+
+    def __init__(self, state: TableLogState, config: ServerConfig) -> None:
+        self.state, self.config = state, config
+        self.turn_at = math.inf
+        #: seats whose human is disconnected, and when their grace period ends
+        self.away_until: dict[int, float] = {}
+        #: the seat whose timed-out turn the server is playing, during that step
+        self.autoplaying: int | None = None
+
+    @property
+    def wake_at(self) -> float:
+        """When the task must wake up on its own: a turn, a bot, a deal or a grace period."""
+        if self.away_until:
+            return min(self.turn_at, min(self.away_until.values()))
+        return self.turn_at
+
+    def grace(self) -> float:
+        """How long a disconnected human keeps the seat: ``grace`` once the match has begun,
+        at most ``pregame_grace`` before (a table abandoned before its match closes soon, and
+        its creator's address gets its table back)."""
+        config = self.config
+        if self.state.started:
+            return config.grace
+        return min(config.grace, config.pregame_grace)
+
+    def schedule(self) -> None:
+        """When the task must act on its own: a bot's move, a turn timer, the next deal. Before
+        the first deal there is nothing to time: whatever is set stays (the arena's dealing
+        looks for its programs meanwhile)."""
+        state, now = self.state, trio.current_time()
+        hand = state.hand
+        timer = state.timer
+        if hand is None:
+            return
+        if hand.over:
+            self.turn_at = now + timer if timer > 0 else math.inf
+        else:
+            seat = state.seats[hand.to_act]
+            if seat is not None and seat.is_bot:
+                self.turn_at = now + self.config.bot_delay
+            else:
+                self.turn_at = now + timer if timer > 0 else math.inf

@@ -1,0 +1,66 @@
+"""What differs between kinds of tables: where their hands come from and who plays a seat.
+
+A ``Table`` takes one ``Dealing``, which its parts ask at the few points where a lobby's table
+and the arena's own (``server/arena.py``) differ: the entry that deals each hand, what happens
+around a deal and a hand's end, when the next hand is dealt, when the table is deserted, what
+its timers do, and whether a seat's connection is the one playing it. ``MatchDealing`` is a
+lobby table's (``progression.py``): the match deals from its seed, and every seat is played by
+whoever sits in it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from tongits.protocol import Join, MoveRequest
+
+from .entries import DealEntry, StartEntry
+
+if TYPE_CHECKING:
+    from tongits.engine import Hand
+
+    from .peer import Peer
+
+
+class Dealing(Protocol):
+    """How a table deals, and who plays its seats (the table calls it; it may call the
+    table's parts back)."""
+
+    def opened(self) -> None:
+        """The table's task starts (before any request is taken)."""
+
+    def entry(self, kind: type[StartEntry | DealEntry]) -> StartEntry | DealEntry | None:
+        """The ``start`` or ``deal`` entry of the next hand; None: there is none."""
+
+    def dealt(self) -> None:
+        """A hand was dealt, and has not gone out yet."""
+
+    def hand_over(self, hand: Hand) -> None:
+        """``hand`` ended; its result has not gone out yet."""
+
+    def deal_if_ready(self) -> None:
+        """A hand is over, or someone asked for the next one or left: deal when it is time."""
+
+    def deserted(self) -> bool:
+        """Whether the table closes now for want of anyone at it."""
+
+    def wake(self) -> None:
+        """The table's clock ran out (``Clock.wake_at``)."""
+
+    def timed_out(self, seat: int) -> None:
+        """The human of ``seat`` let its turn run out."""
+
+    def offers(self, seat: int) -> bool:
+        """Whether the connection at ``seat`` is the one that plays it (is offered moves)."""
+
+    def offered(self, seat: int) -> None:
+        """A state offering ``seat`` its moves went out (if ``offers(seat)``)."""
+
+    def move(self, peer: Peer, msg: MoveRequest) -> None:
+        """``peer`` asks to move (``Progression.move_request`` plays it)."""
+
+    def join(self, peer: Peer, msg: Join) -> bool:
+        """``peer`` asks to join: True if the dealing seated it, else the table does."""
+
+    def left(self, seat: int | None, *, disconnected: bool) -> None:
+        """The connection at ``seat`` (None: a spectator, or nobody) left it or dropped."""

@@ -1,0 +1,350 @@
+"""Who sits at a table: humans taking, resuming and leaving seats, bots and stand-ins.
+
+A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
+runs); then a server bot stands in, and the seat's token still resumes it: the human is back
+for the next decision. A seat left during the match is a stand-in's for good; before it, the
+seat is free again.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
+
+import trio
+from tongits.protocol import (
+    AddBot,
+    CreateTable,
+    ErrorCode,
+    Join,
+    Joined,
+    PlayerKind,
+    ProtocolError,
+    RemoveBot,
+    SeatChange,
+    SeatUpdate,
+    Spectate,
+    ok_message,
+    to_dict,
+)
+from tongits.protocol.maps import SeatChangeMap
+
+from . import bots
+from .entries import BackEntry, Entry, SitEntry, StandInEntry, VacateEntry
+from .peer import TableLink
+from .table import SEATS, new_token, token_digest
+
+if TYPE_CHECKING:
+    from .audience import Audience
+    from .clock import Clock
+    from .config import ServerConfig
+    from .dealing import Dealing
+    from .peer import Peer
+    from .table import TableLogState
+
+log = logging.getLogger("tongits.server")
+
+
+def _seat_number(seat: int) -> int:
+    if seat not in SEATS:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"seat must be 0, 1 or 2, not {seat}")
+    return seat
+
+
+class _Starts(Protocol):
+    def start(self) -> None: ...
+
+
+class SeatingHost(TableLink, Protocol):
+    """What ``Seating`` needs of its table (``actor.Table``): its state, settings and parts,
+    the only way to change its state (``commit``), and its tokens in the lobby's index."""
+
+    state: TableLogState
+    config: ServerConfig
+    policies: dict[int, bots.Policy]
+    audience: Audience
+    clock: Clock
+    dealing: Dealing
+
+    @property
+    def progression(self) -> _Starts: ...
+
+    def commit(self, entry: Entry) -> None: ...
+
+    def index_token(self, digest: str) -> None: ...
+
+    def forget_token(self, digest: str | None) -> None: ...
+
+    def forfeited(self, seat: int) -> None: ...
+
+
+class Seating:
+    """The seat requests of one table and the changes of who plays each seat."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: SeatingHost) -> None:
+        self.table = table
+
+    def restore(self) -> None:
+        """After a restart: bots get their policies back, every human is away (their grace
+        period and the turn timer start now)."""
+        table = self.table
+        until = trio.current_time() + table.clock.grace()
+        for seat in SEATS:
+            info = table.state.seats[seat]
+            if info is None:
+                continue
+            if info.is_bot:
+                table.policies[seat] = bots.make_policy(info.policy, seed=self.bot_seed(seat))
+            if info.token_hash is not None:
+                table.index_token(info.token_hash)
+                if not info.is_bot:
+                    table.clock.away_until[seat] = until
+        table.clock.schedule()
+
+    def create(self, peer: Peer, msg: CreateTable) -> None:
+        self.sit_human(peer, 0, msg.id, code=self.table.state.code)
+        for seat in SEATS[1 : 1 + msg.bots]:
+            self.sit_bot(seat, None)
+        self.changed()
+
+    def join(self, peer: Peer, msg: Join) -> None:
+        table = self.table
+        state = table.state
+        self.check_code(msg.code)
+        if state.started:
+            raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has started; spectate")
+        if msg.seat is None:
+            free = state.free_seats()
+            if not free:
+                raise ProtocolError(ErrorCode.TABLE_FULL, f"table {table.id} is full")
+            seat = free[0]
+        else:
+            seat = _seat_number(msg.seat)
+            if state.seats[seat] is not None:
+                raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
+        self.sit_human(peer, seat, msg.id)
+        self.changed(seat, SeatChange.SAT)
+
+    def sit_human(
+        self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
+    ) -> None:
+        table = self.table
+        token = new_token()
+        digest = token_digest(token)
+        assert peer.name is not None
+        table.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
+                              program=peer.kind is PlayerKind.BOT))
+        self.attach(peer, seat, token)
+        table.index_token(digest)
+        invite = (str(replace(peer.invite, table=table.id, code=code))
+                  if code is not None and peer.invite is not None else None)
+        joined = Joined(id=ref, table=table.id, seat=seat, token=token, spectator=False,
+                        code=code, invite=invite)
+        peer.send(to_dict(joined))
+        log.info("table %s: %r sits in seat %d", table.id, peer, seat)
+
+    def attach(self, peer: Peer, seat: int, token: str | None) -> None:
+        """``peer``'s connection is the one at ``seat`` now, with ``token``."""
+        self.table.audience.seat_peers[seat] = peer
+        peer.table, peer.seat, peer.token = self.table, seat, token
+
+    def sit_bot(self, seat: int, policy: str | None, shown: str | None = None) -> None:
+        """A server bot of ``policy`` sits in ``seat``, named ``shown`` (default
+        ``POLICY-bot-SEAT``; the ladder's anchors sit under their accounts' names)."""
+        table = self.table
+        name = policy or table.config.bot_policy
+        table.policies[seat] = bots.make_policy(name, seed=self.bot_seed(seat))
+        table.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT, policy=name))
+
+    def bot_seed(self, seat: int) -> int:
+        return random.Random(f"{self.table.state.seed}/bot/{seat}").getrandbits(32)
+
+    def spectate(self, peer: Peer, msg: Spectate) -> None:
+        table = self.table
+        self.check_code(msg.code)
+        table.audience.spectators.add(peer)
+        peer.table, peer.seat, peer.token = table, None, None
+        peer.send(to_dict(Joined(id=msg.id, table=table.id, spectator=True)))
+        if table.state.hand is not None:
+            peer.send(table.audience.catch_up_state(None, table.audience.seats_info()))
+        self.changed()
+
+    def check_code(self, code: str | None) -> None:
+        state = self.table.state
+        expected = state.code
+        if state.private and expected is not None and (
+            code is None or not secrets.compare_digest(code.encode(), expected.encode())
+        ):
+            raise ProtocolError(ErrorCode.BAD_JOIN_CODE, "wrong or missing join code")
+
+    def resume(self, peer: Peer, token: str, seq: int | None) -> None:
+        """``peer`` takes the seat of ``token`` back: it gets ``joined``, then one ``state``
+        with the seat's whole view and the events it missed since state ``seq`` (and the
+        ``hand_result`` again if the hand ended meanwhile). A stand-in bot gives the seat back
+        at once, so the human makes the seat's next decision."""
+        table = self.table
+        state = table.state
+        seat = state.seat_of_token(token)
+        if seat is None:
+            raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown or expired token")
+        old = table.audience.seat_peers[seat]
+        if old is not None and old is not peer:
+            old.table = None
+            old.kick(ErrorCode.REPLACED, "another connection resumed this seat", flush=False)
+        table.clock.away_until.pop(seat, None)
+        info = state.seats[seat]
+        assert info is not None
+        change = SeatChange.BACK
+        if info.stand_in:
+            table.policies.pop(seat, None)
+            table.commit(BackEntry(seat))
+            hand = state.hand
+            if hand is not None and not hand.over and hand.to_act == seat:
+                # The stand-in was about to play: the turn is the human's now, on the timer.
+                # Another seat's turn keeps its deadline (the others' screens count it down).
+                table.clock.schedule()
+        elif old is not None and old is not peer:
+            change = SeatChange.REPLACED
+        self.attach(peer, seat, token)
+        peer.send(to_dict(Joined(table=table.id, seat=seat, token=token, spectator=False)))
+        log.info("table %s: %r resumes seat %d", table.id, peer, seat)
+        seats = table.audience.seats_info()
+        hand = state.hand
+        if hand is not None:
+            message = table.audience.catch_up_state(seat, seats)
+            message["missed"] = message["view"]["history"][state.steps_since(seq):]
+            peer.send(message)
+            if hand.over and (seq is None or seq < state.seq):
+                peer.send(table.audience.hand_result_message(hand))
+        self.changed(seat, change)
+
+    def leave(self, peer: Peer, *, disconnected: bool = False) -> None:
+        """``peer`` leaves its seat or stops watching. A disconnected seat is kept for the
+        grace period (it may resume with its token). A seat that leaves is freed before the
+        match, and handed to a stand-in bot for good during it. The dealing hears of it last
+        (``Dealing.left``)."""
+        table = self.table
+        seat = peer.seat if peer.table is table else None
+        self._leave(peer, disconnected=disconnected)
+        table.dealing.left(seat, disconnected=disconnected)
+
+    def _leave(self, peer: Peer, *, disconnected: bool) -> None:
+        table = self.table
+        audience = table.audience
+        if peer.table is not table:
+            if disconnected:
+                return
+            raise ProtocolError(ErrorCode.NOT_SEATED, "not at this table")
+        peer.table = None
+        if peer in audience.spectators:
+            audience.spectators.discard(peer)
+            self.changed()
+            return
+        seat = peer.seat
+        peer.seat, peer.token = None, None
+        if seat is None or audience.seat_peers[seat] is not peer:
+            return
+        audience.seat_peers[seat] = None
+        info = table.state.seats[seat]
+        digest = info.token_hash if info is not None else None
+        if disconnected:
+            table.clock.away_until[seat] = trio.current_time() + table.clock.grace()
+            change = SeatChange.AWAY
+        elif not table.state.started:
+            table.commit(VacateEntry(seat))
+            table.forget_token(digest)
+            change = SeatChange.LEFT
+        else:
+            self.stand_in(seat)
+            table.forget_token(digest)
+            table.forfeited(seat)
+            change = SeatChange.STAND_IN
+        log.info("table %s: %r %s seat %d", table.id, peer,
+                 "disconnected from" if disconnected else "left", seat)
+        self.changed(seat, change)
+        if table.state.hand_over:
+            table.dealing.deal_if_ready()
+        else:
+            table.clock.schedule()
+
+    def stand_in(self, seat: int, *, returnable: bool = False) -> None:
+        """A server bot plays ``seat`` from now on (until its human resumes it, if
+        ``returnable``)."""
+        table = self.table
+        policy = table.config.bot_policy
+        table.policies[seat] = bots.make_policy(policy, seed=self.bot_seed(seat))
+        table.commit(StandInEntry(seat, policy, returnable))
+
+    def grace_over(self, seat: int) -> None:
+        """The human of ``seat`` stayed away too long: free the seat before the match, or let a
+        bot stand in (the token still brings the human back)."""
+        table = self.table
+        del table.clock.away_until[seat]
+        info = table.state.seats[seat]
+        if info is None or info.is_bot or table.audience.seat_peers[seat] is not None:
+            return
+        if table.state.started:
+            self.stand_in(seat, returnable=True)
+            table.forfeited(seat)
+            change = SeatChange.STAND_IN
+            log.info("table %s: seat %d away too long; a bot stands in", table.id, seat)
+        else:
+            table.commit(VacateEntry(seat))
+            table.forget_token(info.token_hash)
+            change = SeatChange.LEFT
+        self.changed(seat, change)
+        table.clock.schedule()
+
+    def owner_check(self, peer: Peer) -> None:
+        table = self.table
+        if peer.table is not table or peer.seat is None:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "only a seated player may do this")
+        if peer.seat != table.audience.owner():
+            raise ProtocolError(ErrorCode.NOT_TABLE_OWNER, "only the table's owner may do this")
+
+    def add_bot(self, peer: Peer, msg: AddBot) -> None:
+        state = self.table.state
+        self.owner_check(peer)
+        seat = _seat_number(msg.seat)
+        if state.started:
+            raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has started")
+        if state.seats[seat] is not None:
+            raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
+        try:
+            self.sit_bot(seat, msg.policy)
+        except (KeyError, ValueError) as exc:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc).strip("'\"")) from None
+        peer.send(ok_message(msg.id))
+        self.changed(seat, SeatChange.SAT)
+
+    def remove_bot(self, peer: Peer, msg: RemoveBot) -> None:
+        table = self.table
+        self.owner_check(peer)
+        seat = _seat_number(msg.seat)
+        if table.state.started:
+            raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has started")
+        info = table.state.seats[seat]
+        if info is None or not info.is_bot:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"seat {seat} holds no bot")
+        table.policies.pop(seat, None)
+        table.commit(VacateEntry(seat))
+        peer.send(ok_message(msg.id))
+        self.changed(seat, SeatChange.LEFT)
+
+    def changed(self, seat: int | None = None, change: SeatChange | None = None) -> None:
+        """Tell everyone at the table who sits where (and what just happened to ``seat``);
+        start a full table that auto-starts."""
+        table = self.table
+        seats = table.audience.seats_info()
+        what: SeatChangeMap | None = None
+        if seat is not None and change:
+            what = {"seat": seat, "change": change.value}
+        table.audience.tell(to_dict(SeatUpdate(table=table.id, seats=seats, change=what)))
+        state = table.state
+        if state.full and not state.started and state.auto_start:
+            table.progression.start()

@@ -1,0 +1,313 @@
+"""Browsers on the server's one port: the page over HTTP/1.1, the protocol over WebSocket.
+
+A connection whose first bytes are ``GET `` or ``HEAD `` (plain, or the first bytes inside
+TLS) is a browser: h11 (sans-IO) reads its requests. ``/`` and ``/t/TABLE`` answer the page
+(the page reads the table and join code from its own address), ``/app.js``, ``/style.css``
+and ``/icon.svg`` its parts (package data in ``page/``, read once at start), and ``/ws``
+upgrades to a WebSocket that carries the protocol's text mode (``websocket.py``); from then on
+the connection is an ordinary ``Peer``.
+
+What a browser may do is bounded as a TCP client's is: the request line and headers together
+at most ``MAX_HEAD`` bytes (``431`` beyond), a request head begun must be finished within the
+frame timeout and the connection may not stay silent longer than the handshake timeout, at most
+``MAX_REQUESTS`` requests on one connection, and the connection counts against the server's
+connection limits from its first byte. The upgrade is refused (``403``) when its ``Origin`` is
+not the page's own host, so no other site's page can open a session in a visitor's browser.
+Every answer carries a strict Content-Security-Policy: the page runs only its own script and
+style, and connects only to its own origin.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from http import HTTPStatus
+from importlib import resources
+from urllib.parse import urlsplit
+
+import h11
+import trio
+
+from .peer import Peer
+from .websocket import UpgradeError, WebSocketCarrier
+
+log = logging.getLogger("tongits.server")
+
+#: The request line and headers of one request together, in bytes.
+MAX_HEAD = 8192
+#: Requests served on one connection (a page load takes four).
+MAX_REQUESTS = 32
+#: The path that upgrades to the protocol's WebSocket.
+SOCKET_PATH = "/ws"
+
+#: The page runs its own script and style only (no inline code, no third-party origin) and
+#: connects to its own origin only ('self' includes ws:/wss: to it in CSP Level 3).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; font-src 'none'; object-src 'none'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
+)
+_SECURITY_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    # a table's address holds its join code: never send it to anyone as a referrer
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cache-control", b"no-cache"),
+]
+
+#: The page's files: URL path -> (file in ``page/``, content type).
+_FILES = {
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/style.css": ("style.css", "text/css; charset=utf-8"),
+    "/icon.svg": ("icon.svg", "image/svg+xml"),
+}
+_PAGE = ("index.html", "text/html; charset=utf-8")
+#: A ``Host`` header fit to redirect to: a name or address and a port, nothing else.
+_HOST = re.compile(rb"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
+
+#: What a receive function answers: the next bytes, b"" at the end, None past the deadline.
+Receive = Callable[[Peer, float], Awaitable[bytes | bytearray | None]]
+
+
+def http_start(head: bytes | bytearray) -> bool | None:
+    """Whether a connection's first bytes ``head`` open an HTTP request (``GET `` or
+    ``HEAD ``); None while they are a proper beginning of one (more bytes will tell). A text
+    mode line starts with ``{`` or white space, a binary frame with 0x00, TLS with 0x16, so no
+    client of the protocol is ever taken for a browser."""
+    for method in (b"GET ", b"HEAD "):
+        if head.startswith(method):
+            return True
+        if method.startswith(head):
+            return None
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class StaticFile:
+    body: bytes
+    content_type: str
+
+
+def load_page() -> dict[str, StaticFile]:
+    """The page's files by URL path (``/`` is the page), read from the package."""
+    folder = resources.files("tongits.server").joinpath("page")
+    files = {path: StaticFile(folder.joinpath(name).read_bytes(), kind)
+             for path, (name, kind) in _FILES.items()}
+    files["/"] = StaticFile(folder.joinpath(_PAGE[0]).read_bytes(), _PAGE[1])
+    return files
+
+
+@dataclass(frozen=True, slots=True)
+class Upgraded:
+    """A connection that became a WebSocket: its carrier and the wire bytes that followed the
+    upgrade request (the first frames, if the client did not wait for the answer)."""
+
+    carrier: WebSocketCarrier
+    trailing: bytes
+
+
+class _Gone(Exception):
+    """The connection broke, or an answer did not leave in time: nothing more to serve."""
+
+
+class WebSite:
+    """Serves one connection's HTTP requests until it upgrades or ends. ``handshake_timeout``
+    bounds every silence, ``frame_timeout`` the time from a request's first byte to its end
+    and the time an answer may take to leave (0 means no limit, as in ``ServerConfig``)."""
+
+    def __init__(self, handshake_timeout: float, frame_timeout: float) -> None:
+        self.files = load_page()
+        self.silence = handshake_timeout or math.inf
+        self.frame_timeout = frame_timeout or math.inf
+
+    async def serve(self, peer: Peer, head: bytes, receive: Receive, *,
+                    redirect: bool = False) -> Upgraded | None:
+        """Answer ``peer``'s requests, the first beginning with ``head``; the upgrade if one
+        asked for the WebSocket and was accepted, else None once the connection is over.
+        With ``redirect`` (a plain connection to a server that requires TLS) the only answer
+        is a redirect to the same address over HTTPS."""
+        try:
+            return await self._serve(peer, head, receive, redirect)
+        except _Gone:
+            return None
+
+    async def _serve(self, peer: Peer, head: bytes, receive: Receive,
+                     redirect: bool) -> Upgraded | None:
+        http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        http.receive_data(head)
+        for _ in range(MAX_REQUESTS):
+            request = await self._next_request(peer, http, receive)
+            if request is None:
+                return None
+            if redirect:
+                await self._redirect(peer, http, request)
+                return None
+            upgraded = await self._answer(peer, http, request)
+            if upgraded is not None or http.our_state is not h11.DONE:
+                return upgraded
+            try:
+                if not isinstance(http.next_event(), h11.EndOfMessage):
+                    return None  # a body we do not read: the connection cannot go on
+                http.start_next_cycle()
+            except (h11.RemoteProtocolError, h11.LocalProtocolError):
+                return None  # the client said Connection: close, or broke HTTP
+        return None
+
+    async def _next_request(self, peer: Peer, http: h11.Connection,
+                            receive: Receive) -> h11.Request | None:
+        begun = math.inf if not http.trailing_data[0] else trio.current_time()
+        while True:
+            try:
+                event = http.next_event()
+            except h11.RemoteProtocolError as error:
+                await self._refuse(peer, http, error.error_status_hint, str(error))
+                return None
+            if isinstance(event, h11.Request):
+                if _head_size(event) > MAX_HEAD:  # h11 bounds only a head still incomplete
+                    await self._refuse(peer, http, 431, "request line and headers too large")
+                    return None
+                return event
+            if event is not h11.NEED_DATA:
+                return None
+            now = trio.current_time()
+            data = await receive(peer, min(now + self.silence, begun + self.frame_timeout))
+            if data is None:
+                if begun < math.inf:
+                    await self._refuse(peer, http, 408, "the request took too long")
+                return None
+            if not data:
+                return None
+            begun = min(begun, now)
+            http.receive_data(bytes(data))
+
+    async def _answer(self, peer: Peer, http: h11.Connection,
+                      request: h11.Request) -> Upgraded | None:
+        target = request.target.decode("ascii", "replace")
+        path = urlsplit(target).path
+        if request.method not in (b"GET", b"HEAD"):
+            await self._refuse(peer, http, 405, "only GET and HEAD", [(b"allow", b"GET, HEAD")])
+            return None
+        if path == SOCKET_PATH:
+            return await self._upgrade(peer, http, request)
+        page = self.files.get("/" if path == "/" or _is_table_path(path) else path)
+        if page is None:
+            await self._refuse(peer, http, 404, "not found", keep=True)
+            return None
+        headers = [(b"content-type", page.content_type.encode()),
+                   (b"content-length", str(len(page.body)).encode()), *_SECURITY_HEADERS]
+        body = b"" if request.method == b"HEAD" else page.body
+        response = h11.Response(status_code=200, headers=headers, reason=b"OK")
+        await self._send(peer, http, response, body)
+        return None
+
+    async def _upgrade(self, peer: Peer, http: h11.Connection,
+                       request: h11.Request) -> Upgraded | None:
+        headers = list(request.headers)
+        fields = {name: value for name, value in headers}
+        if fields.get(b"upgrade", b"").lower() != b"websocket":
+            await self._refuse(peer, http, 426, "this address speaks WebSocket only",
+                               [(b"upgrade", b"websocket")])
+            return None
+        origin = fields.get(b"origin")
+        if origin is not None and not same_host(origin, fields.get(b"host", b"")):
+            log.info("connection %d: WebSocket from another site refused (origin %r, host %r)",
+                     peer.id, origin, fields.get(b"host"))
+            await self._refuse(peer, http, 403, "the page of another site may not connect")
+            return None
+        if not _paused(http):
+            await self._refuse(peer, http, 400, "not a WebSocket upgrade")
+            return None
+        try:
+            carrier, answer = WebSocketCarrier.accept(headers, request.target)
+        except UpgradeError as error:
+            await self._refuse(peer, http, 400, f"not a WebSocket upgrade: {error}")
+            return None
+        await self._write(peer, answer)
+        return Upgraded(carrier, http.trailing_data[0])
+
+    async def _redirect(self, peer: Peer, http: h11.Connection, request: h11.Request) -> None:
+        host = dict(request.headers).get(b"host", b"")
+        if not host or not _HOST.fullmatch(host):
+            await self._refuse(peer, http, 400, "this server speaks HTTPS only")
+            return
+        location = b"https://" + host + request.target
+        await self._refuse(peer, http, 308, "this server speaks HTTPS only",
+                           [(b"location", location)])
+
+    async def _refuse(self, peer: Peer, http: h11.Connection, status: int, reason: str,
+                      extra: list[tuple[bytes, bytes]] | None = None, *,
+                      keep: bool = False) -> None:
+        """Answer ``status`` with ``reason`` as a short text; the connection then closes
+        unless ``keep`` (a 404 spoils nothing)."""
+        body = f"{status} {reason}\n".encode()
+        headers = [(b"content-type", b"text/plain; charset=utf-8"),
+                   (b"content-length", str(len(body)).encode()), *_SECURITY_HEADERS,
+                   *(extra or [])]
+        if not keep:
+            headers.append((b"connection", b"close"))
+        try:
+            response = h11.Response(status_code=status, headers=headers,
+                                    reason=HTTPStatus(status).phrase.encode())
+            await self._send(peer, http, response, body)
+        except h11.LocalProtocolError:
+            # h11 cannot answer in its state (e.g. the request line itself was garbage before
+            # any request began): write the answer by hand.
+            await self._write(peer, b"HTTP/1.1 %d \r\nconnection: close\r\n"
+                              b"content-length: %d\r\n\r\n%s" % (status, len(body), body))
+
+    async def _send(self, peer: Peer, http: h11.Connection, response: h11.Response,
+                    body: bytes) -> None:
+        data = http.send(response) or b""
+        if body:
+            data += http.send(h11.Data(data=body)) or b""
+        data += http.send(h11.EndOfMessage()) or b""
+        await self._write(peer, data)
+
+    async def _write(self, peer: Peer, data: bytes) -> None:
+        """Send ``data``; ``_Gone`` if it did not leave within the frame timeout (a client
+        that does not read is cut off like a slow TCP reader) or the connection broke."""
+        with trio.move_on_after(self.frame_timeout):
+            try:
+                await peer.stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                raise _Gone from None
+            return
+        log.info("connection %d: an HTTP answer did not leave in time", peer.id)
+        raise _Gone
+
+
+def _head_size(request: h11.Request) -> int:
+    """The bytes of a request's line and headers (as received, but for white space)."""
+    return (len(request.method) + len(request.target) + 11
+            + sum(len(name) + len(value) + 4 for name, value in request.headers))
+
+
+def _paused(http: h11.Connection) -> bool:
+    """Whether h11 has read all of an upgrade request (a GET has no body) and stopped there:
+    what follows is the other protocol's."""
+    try:
+        return (isinstance(http.next_event(), h11.EndOfMessage)
+                and http.next_event() is h11.PAUSED)
+    except h11.RemoteProtocolError:
+        return False
+
+
+def _is_table_path(path: str) -> bool:
+    """``/t/TABLE``: the page, opening into that table."""
+    parts = path.split("/")
+    return len(parts) == 3 and parts[1] == "t" and bool(parts[2])
+
+
+def same_host(origin: bytes, host: bytes) -> bool:
+    """Whether a request's ``Origin`` (``scheme://host[:port]``) names the server it was sent
+    to (its ``Host`` header): the page that opens the WebSocket is this server's own."""
+    try:
+        netloc = urlsplit(origin.decode("ascii")).netloc
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return bool(netloc) and netloc.lower() == host.decode("ascii", "replace").lower()

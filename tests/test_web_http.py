@@ -1,0 +1,380 @@
+"""Browsers on the server's port, without a browser: the page over HTTP with its security
+headers and limits, and the protocol's text mode over a WebSocket as the same ``Peer`` (same
+codec, limits and password). Everything runs on in-memory streams on the virtual clock, but
+for TLS (a real port and a test CA)."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+import trustme
+from hypothesis import given
+from hypothesis import strategies as st
+from server_support import TIME_CAP, capped, quick_config, until
+from tongits.protocol import ErrorCode
+from tongits.protocol.transport import Endpoint, Invite
+from tongits.server import MemoryJournal, Server
+from tongits.server.tls import ServerTLS
+from tongits.server.web import CONTENT_SECURITY_POLICY, MAX_HEAD, http_start
+from tongits.server.websocket import WebSocketCarrier, text_frame
+from web_support import WebSocketClient, WebSocketRefused, read_response
+from wsproto.events import BytesMessage, Message
+
+HELLO = {"type": "hello", "id": 1, "version": 1, "name": "Ana", "kind": "human"}
+
+
+@asynccontextmanager
+async def served(server: Server, address: str = "10.0.0.1:1") -> AsyncIterator[trio.abc.Stream]:
+    """One in-memory connection to ``server`` from ``address``."""
+    client, server_side = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.handle_stream, server_side, address)
+        yield client
+        await client.aclose()
+
+
+@asynccontextmanager
+async def running(password: str | None = None, **changes: Any) -> AsyncIterator[Server]:
+    """A server on in-memory streams only (``served`` connects to it)."""
+    server = Server(quick_config(**changes), MemoryJournal(), password=password)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(lambda task_status: server.serve(listen=False,
+                                                             task_status=task_status))
+        yield server
+        nursery.cancel_scope.cancel()
+
+
+def parse(response: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers (lower-case names) and body of one HTTP response."""
+    head, _, body = response.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(lines[0].split()[1]), headers, body
+
+
+async def get(server: Server, target: str, method: str = "GET", extra: str = "") -> bytes:
+    async with served(server) as stream:
+        await stream.send_all(f"{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              f"Connection: close\r\n{extra}\r\n".encode())
+        return await read_response(stream)
+
+
+@capped
+async def test_the_page_and_its_invite_address_carry_a_strict_policy(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with running() as server:
+        for target in ("/", "/t/t3?code=abc234defg"):
+            status, headers, body = parse(await get(server, target))
+            assert status == 200
+            assert headers["content-type"].startswith("text/html")
+            assert b'<script src="/app.js"' in body and b"<script>" not in body
+            policy = headers["content-security-policy"]
+            assert policy == CONTENT_SECURITY_POLICY
+            assert "default-src 'self'" in policy and "unsafe" not in policy
+            assert headers["referrer-policy"] == "no-referrer"  # the join code stays on the page
+            assert headers["x-content-type-options"] == "nosniff"
+        status, headers, body = parse(await get(server, "/app.js"))
+        assert status == 200 and headers["content-type"].startswith("text/javascript")
+        assert "content-security-policy" in headers
+        status, headers, body = parse(await get(server, "/", method="HEAD"))
+        assert status == 200 and body == b"" and int(headers["content-length"]) > 1000
+        assert parse(await get(server, "/etc/passwd"))[0] == 404
+        assert parse(await get(server, "/../server/app.py"))[0] == 404
+
+
+@capped
+async def test_a_page_loads_on_one_kept_alive_connection(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with running() as server, served(server) as stream:
+        request = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        await stream.send_all(b"".join(request % p for p in (b"/", b"/style.css", b"/app.js")))
+        data = b""
+        while data.count(b"HTTP/1.1 200") < 3:
+            chunk = await stream.receive_some(65536)
+            assert chunk, data[-200:]
+            data += chunk
+        assert b"text/css" in data and b"text/javascript" in data
+
+
+@capped
+async def test_an_oversized_request_head_is_refused(autojump_clock: trio.testing.MockClock) -> None:
+    async with running() as server:
+        status, _, _ = parse(await get(server, "/", extra=f"Cookie: {'x' * MAX_HEAD}\r\n"))
+        assert status == 431
+        status, _, _ = parse(await get(server, "/" + "a" * MAX_HEAD))
+        assert status == 431
+
+
+@capped
+async def test_a_websocket_from_another_site_is_refused(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with running() as server:
+        for origin in ("http://evil.example", "http://127.0.0.1.evil.example", "null",
+                       "http://127.0.0.1:8080"):
+            async with served(server) as stream:
+                with pytest.raises(WebSocketRefused) as refused:
+                    await WebSocketClient.open(stream, host="127.0.0.1", origin=origin)
+                assert refused.value.status == 403
+        async with served(server) as stream:  # the page's own origin
+            ws = await WebSocketClient.open(stream, host="127.0.0.1:7777",
+                                            origin="http://127.0.0.1:7777")
+            await ws.send(HELLO)
+            assert (await ws.receive_type("welcome"))["id"] == 1
+
+
+@capped
+async def test_slow_http_clients_are_cut(autojump_clock: trio.testing.MockClock) -> None:
+    async with running(handshake_timeout=5.0, frame_timeout=20.0) as server:
+        async with served(server) as stream:  # silent after the first line
+            started = trio.current_time()
+            await stream.send_all(b"GET / HTTP/1.1\r\n")
+            status, _, _ = parse(await read_response(stream))
+            assert status == 408
+            assert 5.0 <= trio.current_time() - started < 6.0
+        async with served(server) as stream:  # a byte now and then does not keep it open
+            started = trio.current_time()
+            await stream.send_all(b"GET / HTTP/1.1\r\n")
+            with trio.move_on_after(60), pytest.raises(trio.BrokenResourceError):
+                while True:
+                    await trio.sleep(4)
+                    await stream.send_all(b"X")
+            assert 20.0 <= trio.current_time() - started < 25.0
+        async with served(server) as stream:  # a kept-alive connection may not idle either
+            await stream.send_all(b"GET /icon.svg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            started = trio.current_time()
+            assert parse(await read_response(stream))[0] == 200
+            assert trio.current_time() - started < 6.0
+
+
+@capped
+async def test_a_client_that_does_not_read_the_page_is_cut(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with running(frame_timeout=20.0) as server:
+        client, server_side = trio.testing.lockstep_stream_pair()  # writes wait for reads
+        async with trio.open_nursery() as nursery:
+            started = trio.current_time()
+            nursery.start_soon(server.handle_stream, server_side, "10.0.0.1:1")
+            await client.send_all(b"GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            await until(lambda: not server.peers, 0.5)  # not reading
+            assert 20.0 <= trio.current_time() - started <= 23.5
+
+
+@capped
+async def test_a_websocket_is_an_ordinary_peer(autojump_clock: trio.testing.MockClock) -> None:
+    async with running() as server, served(server, "127.0.0.1:5") as stream:
+        ws = await WebSocketClient.open(stream)
+        await ws.send(HELLO)
+        welcome = await ws.receive_type("welcome")
+        assert "text_mode" in welcome["capabilities"]
+        # a message spread over frames of pretty-printed JSON is one message
+        await ws.send_text(json.dumps({"type": "create_table", "id": 2, "name": "Web",
+                                       "bots": 2}, indent=2))
+        joined = await ws.receive_type("joined")
+        assert joined["seat"] == 0 and joined["token"]
+        state = await ws.receive_type("state")
+        while "legal" not in state:
+            state = await ws.receive_type("state")
+        assert len(state["view"]["hand"]) in (12, 13)
+        move = state["legal"][-1]
+        await ws.send({"type": "move", "id": 3, "move": move})
+        assert (await ws.receive_type("ok"))["id"] == 3
+        await ws.send_text("not json")
+        assert (await ws.receive_type("error"))["code"] == ErrorCode.MALFORMED_FRAME
+        await ws.send({"type": "ping", "id": 4})  # a bad message keeps the connection
+        assert (await ws.receive_type("pong"))["id"] == 4
+        # each text frame the server sent held exactly one message
+        assert all(json.loads(frame)["type"] for frame in ws.frames)
+
+
+@capped
+async def test_websocket_limits_are_the_peers(autojump_clock: trio.testing.MockClock) -> None:
+    async with running(max_frame_size=1000) as server:
+        async with served(server) as stream:
+            ws = await WebSocketClient.open(stream)
+            await ws.send(HELLO)
+            await ws.receive_type("welcome")
+            await ws.send({"type": "chat", "text": "x" * 2000})
+            error = await ws.receive_type("error")
+            assert error["code"] == ErrorCode.FRAME_TOO_LARGE
+            assert await ws.receive() is None and ws.close_code == 1000
+        async with served(server) as stream:
+            ws = await WebSocketClient.open(stream)
+            await ws.send_raw(BytesMessage(data=b"\x00\x00\x00\x02\x80"))
+            assert (await ws.receive_type("error"))["code"] == ErrorCode.MALFORMED_FRAME
+            assert await ws.receive() is None
+    async with running(rate=5.0, burst=10) as limited:
+        async with served(limited) as stream:
+            ws = await WebSocketClient.open(stream)
+            await ws.send(HELLO)
+            with pytest.raises(trio.BrokenResourceError):  # closed while we still send
+                for _ in range(20):
+                    await ws.send({"type": "ping"})
+            assert (await ws.receive_type("error"))["code"] == ErrorCode.RATE_LIMITED
+        async with served(server) as stream:  # no hello in time
+            ws = await WebSocketClient.open(stream)
+            assert (await ws.receive_type("error"))["code"] == ErrorCode.HANDSHAKE_TIMEOUT
+        async with served(server) as stream:  # a message begun and never finished
+            ws = await WebSocketClient.open(stream)
+            await ws.send(HELLO)
+            await ws.receive_type("welcome")
+            started = trio.current_time()
+            await ws.send_raw(Message(data='{"type": "pi', message_finished=False))
+            assert (await ws.receive_type("error"))["code"] == ErrorCode.FRAME_TIMEOUT
+            assert trio.current_time() - started == pytest.approx(60.0, abs=1)
+
+
+@capped
+async def test_a_wrong_password_over_websocket(autojump_clock: trio.testing.MockClock) -> None:
+    async with running(password="correct horse") as server:
+        async with served(server) as stream:
+            ws = await WebSocketClient.open(stream)
+            await ws.send({**HELLO, "password": "wrong"})
+            assert (await ws.receive_type("error"))["code"] == ErrorCode.BAD_PASSWORD
+            assert await ws.receive() is None
+        async with served(server) as stream:
+            ws = await WebSocketClient.open(stream)
+            await ws.send({**HELLO, "password": "correct horse"})
+            assert "password" in (await ws.receive_type("welcome"))["capabilities"]
+
+
+@capped
+async def test_web_false_leaves_the_port_to_the_protocol(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with running(web=False) as server:
+        data = await get(server, "/")
+        assert not data.startswith(b"HTTP/")
+        assert json.loads(data.splitlines()[0])["code"] == ErrorCode.MALFORMED_FRAME
+
+
+def test_only_get_and_head_open_http() -> None:
+    assert http_start(b"GET / HTTP/1.1") and http_start(b"HEAD /")
+    assert http_start(b"GE") is None and http_start(b"H") is None
+    for first in (b"{", b" {", b"\x00", b"\x16", b"hello", b"GETX", b"POST /"):
+        assert http_start(first) is False
+
+
+def test_text_frames_are_what_a_websocket_client_reads() -> None:
+    from wsproto.frame_protocol import FrameProtocol
+
+    for size in (0, 125, 126, 65535, 65536, 70000):
+        payload = b"x" * size
+        reader = FrameProtocol(client=True, extensions=[])
+        reader.receive_bytes(text_frame(payload))
+        frame = next(iter(reader.received_frames()))
+        assert frame.payload == payload.decode() and frame.message_finished
+
+
+def test_browser_links_are_invite_links() -> None:
+    link = Invite.parse("http://192.0.2.1:7777/t/t3?code=abc234defg")
+    assert link == Invite(Endpoint("192.0.2.1", 7777), "t3", "abc234defg")
+    assert Invite.looks_like("https://play.example.org/t/t3?code=x")
+    secure = Invite.parse("https://play.example.org/t/t3?code=x")
+    assert secure.endpoint == Endpoint("play.example.org", 443, tls=True)
+    assert Invite.parse("http://example.org/t/t1").endpoint.port == 80
+
+
+async def test_https_and_wss_on_the_tls_port_and_plain_http_redirected(tmp_path: Path) -> None:
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
+    tls = ServerTLS.from_files(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server = Server(quick_config(tls_required=True, tls_cert=str(tmp_path / "cert.pem"),
+                                 tls_key=str(tmp_path / "key.pem")), MemoryJournal(), tls=tls)
+    context = ssl.create_default_context()
+    ca.configure_trust(context)
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(server.serve)
+            port = listeners[0].socket.getsockname()[1]
+            stream = await trio.open_ssl_over_tcp_stream("127.0.0.1", port,
+                                                         ssl_context=context)
+            await stream.send_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                  b"Connection: close\r\n\r\n")
+            status, headers, _ = parse(await read_response(stream))
+            assert status == 200 and "content-security-policy" in headers
+            plain = await trio.open_tcp_stream("127.0.0.1", port)  # TLS required: redirected
+            await plain.send_all(f"GET /t/t1?code=x HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                                 "\r\n".encode())
+            status, headers, _ = parse(await read_response(plain))
+            assert status == 308
+            assert headers["location"] == f"https://127.0.0.1:{port}/t/t1?code=x"
+            stream = await trio.open_ssl_over_tcp_stream("127.0.0.1", port,
+                                                         ssl_context=context)
+            ws = await WebSocketClient.open(stream, host=f"127.0.0.1:{port}",
+                                            origin=f"https://127.0.0.1:{port}")
+            await ws.send(HELLO)
+            assert "tls" in (await ws.receive_type("welcome"))["capabilities"]
+            await stream.aclose()
+            nursery.cancel_scope.cancel()
+
+
+def _client_bytes(messages: list[str], fragment: int) -> bytes:
+    """``messages`` as a browser sends them: masked text frames, each message cut into
+    fragments of ``fragment`` characters."""
+    from wsproto.connection import Connection, ConnectionType
+
+    client = Connection(ConnectionType.CLIENT)
+    data = b""
+    for text in messages:
+        pieces = [text[i:i + fragment] for i in range(0, len(text), fragment)] or [""]
+        for i, piece in enumerate(pieces):
+            data += client.send(Message(data=piece, message_finished=i == len(pieces) - 1))
+    return data
+
+
+@given(st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\n\r"), max_size=300),
+                max_size=6),
+       st.integers(1, 400), st.lists(st.integers(1, 50), min_size=1, max_size=20))
+def test_a_carrier_turns_any_chunking_of_frames_into_the_same_lines(
+    messages: list[str], fragment: int, cuts: list[int],
+) -> None:
+    carrier, _ = WebSocketCarrier.accept(_UPGRADE, b"/ws")
+    wire = _client_bytes(messages, fragment)
+    text, start, i = b"", 0, 0
+    while start < len(wire):
+        size = cuts[i % len(cuts)]
+        got = carrier.inbound(wire[start:start + size])
+        assert got.refusal is None and got.reply == b""
+        text += got.text
+        start, i = start + size, i + 1
+    assert text == b"".join(m.encode() + b"\n" for m in messages)
+    assert not carrier.ended
+
+
+def test_a_carrier_answers_pings_and_the_closing_handshake() -> None:
+    from wsproto.connection import Connection, ConnectionType
+    from wsproto.events import CloseConnection, Ping, Pong
+
+    carrier, _ = WebSocketCarrier.accept(_UPGRADE, b"/ws")
+    client = Connection(ConnectionType.CLIENT)
+    got = carrier.inbound(client.send(Ping(payload=b"hi")))
+    client.receive_data(got.reply)
+    assert [type(e) for e in client.events()] == [Pong] and not carrier.ended
+    got = carrier.inbound(client.send(CloseConnection(code=1000)))
+    assert carrier.ended
+    client.receive_data(got.reply)
+    assert [type(e) for e in client.events()] == [CloseConnection]
+    last = carrier.last(b'{"type":"error"}\n')  # after the peer's close: no second close
+    assert last == text_frame(b'{"type":"error"}')
+
+
+_UPGRADE = [(b"host", b"127.0.0.1"), (b"upgrade", b"websocket"), (b"connection", b"Upgrade"),
+            (b"sec-websocket-key", b"dGhlIHNhbXBsZSBub25jZQ=="),
+            (b"sec-websocket-version", b"13")]
