@@ -121,7 +121,7 @@ class Connection:
         self.closed_by: Error | None = None
         self.last_state: State | None = None
         self.seq: int | None = None
-        #: the invite link of the private table this connection created
+        #: the invite link of the private table this connection created and still sits at
         self.invite: str | None = None
         #: the last ``joined`` received, and the event the next one sets (``next_joined``)
         self.last_joined: Joined | None = None
@@ -216,6 +216,7 @@ class Connection:
 
     async def leave(self) -> None:
         await self.request(Leave())
+        self.table = self.seat = self.token = self.seq = self.invite = None
 
     async def register(self, name: str) -> Registered:
         """A new ladder account (since 1.2): its name and secret key."""
@@ -242,7 +243,6 @@ class Connection:
         reply = await self.request(GetStandings(offset=offset, limit=limit))
         assert isinstance(reply, LadderStandings)
         return reply
-        self.table = self.seat = self.token = self.seq = None
 
     async def add_bot(self, seat: int, policy: str | None = None) -> None:
         await self.request(AddBot(seat=seat, policy=policy))
@@ -312,7 +312,7 @@ class Connection:
             self._joined_event.set()
             self._joined_event = trio.Event()
             if msg.table != self.table:
-                self.seq = None
+                self.seq = self.invite = None
             self.table, self.seat = msg.table, msg.seat
             if msg.token is not None:
                 self.token = msg.token

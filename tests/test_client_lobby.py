@@ -266,3 +266,22 @@ async def test_again_makes_a_table_with_the_last_ones_settings() -> None:
     same = ("name", "options", "timer", "private", "bots", "match_length")
     assert {k: dict(new)[k] for k in same} == {k: dict(old)[k] for k in same}
     assert new["match_length"] == {"hands": 3, "target": 40} and new["bots"] == 2
+
+
+async def test_a_match_of_declared_length_says_it_in_the_lobby_and_the_title() -> None:
+    """Friends choosing a table see how long its match is ("3 hands"), and at the table the
+    title counts the hands against it ("hand 1 of 3"): neither was shown anywhere, so nobody
+    knew when the evening's match would end until its end screen."""
+    async with memory_server() as (_server, connect), connect("Ana") as conn:
+        await LobbyJoin._take(conn, parse_lobby("create friday hands 3"))
+        [table] = await conn.list_tables()
+    async with memory_server() as (_server, connect), connect("Ben") as conn:
+        await conn.create_table("race", target=50, hands=8)
+        [both] = await conn.list_tables()
+    assert "waiting · 3 hands" in describe(table)
+    assert "8 hands or ±50" in describe(both)
+    assert "hand" not in describe({**table, "match_length": {}}).split("waiting")[1]
+    state = TableState()
+    state.apply(TableNamed("friday", 0, table["table"], 0, match_hands=3), now=0.0)
+    assert " Tongits · friday (t1) · hand 1 of 3 · waiting for the deal" in screen_text(
+        state, now=0.0, cols=80)

@@ -709,3 +709,44 @@ def test_again_when_the_server_has_no_table_left_says_so_and_opens_the_lobby() -
     asyncio.run(main())
     assert "bens" in seen["lobby"]
     assert "too_many_tables" in seen["message"]
+
+
+def test_the_creator_back_at_her_waiting_private_table_sees_its_invite_again(
+    tmp_path: Path,
+) -> None:
+    """Ana makes a private table, her program dies before her friends have joined, and she
+    starts it again: it takes her seat back from the token on disk, and the invite link her
+    friends still need is on the screen again (it was gone: the server says it only with the
+    ``joined`` of the create, which a resume does not get)."""
+    from test_client_dial import running_server
+    from tongits.client.tui.lobby import LobbyJoin
+    from tongits.client.tui.seats import SeatStore
+
+    seen: dict[str, str] = {}
+
+    async def run_screen(port: int, first: bool) -> None:
+        with create_pipe_input() as pipe:
+            lobby = LobbyJoin()
+            session = NetSession("127.0.0.1", port, name="Ana", join=lobby, lobby=lobby,
+                                 seats=SeatStore(tmp_path / "seats"))
+            lobby.session = session
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                                 lobby=lobby)
+            task = asyncio.create_task(screen.run())
+            state = screen.state
+            try:
+                if first:
+                    await settle(lambda: state.lobby is not None)
+                    pipe.send_text("create friday private\r")
+                await settle(lambda: "invite friends: " in screen_for(state))
+                seen["first" if first else "back"] = screen_for(state)
+            finally:
+                screen.app.exit()  # as if killed: the seat is kept, not left
+                await asyncio.wait_for(task, 5)
+
+    with running_server(None, password=None) as server:
+        asyncio.run(run_screen(server.config.port, True))
+        asyncio.run(run_screen(server.config.port, False))
+    link = next(word for word in seen["first"].split() if "code=" in word)
+    assert "/t/t1?code=" in link
+    assert "waiting for 2 players" in seen["back"] and link in seen["back"]

@@ -269,6 +269,25 @@ async def test_the_password_rides_in_the_invite_only_if_the_host_asks(
         nursery.cancel_scope.cancel()
 
 
+@capped
+async def test_the_invite_of_a_table_left_is_not_offered_at_the_next_one(
+    autojump_clock: object,
+) -> None:
+    """``tongits connect`` shows ``Connection.invite`` on sitting down: after a private table
+    of ours, left for another table, it must not name the old table's link (seen: "invite
+    friends: .../t/t3" at t2, a table that no longer existed)."""
+    async with trio.open_nursery() as nursery:
+        room = await start_room(nursery)
+        async with room.connect("Ana", password=PASSWORD) as ana:
+            first = await ana.create_table("Friday", private=True)
+            assert ana.invite == first.invite is not None
+            await ana.leave()
+            assert ana.invite is None
+            await ana.create_table("Open")
+            assert ana.invite is None
+        nursery.cancel_scope.cancel()
+
+
 hosts = st.one_of(
     st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z]{2,6}){0,2}", fullmatch=True),
     st.ip_addresses().map(str),

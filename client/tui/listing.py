@@ -15,6 +15,20 @@ LOBBY_COMMANDS = "create NAME · join TABLE · watch TABLE · quit"
 #: TABLE is a table's id (t3) or its name.
 
 
+def match_length_words(length: object) -> str:
+    """A table entry's ``match_length`` in words: "3 hands", "±50 chips", "8 hands or ±50
+    chips", or "" for an open-ended match (or a length that cannot be read)."""
+    if not isinstance(length, dict):
+        return ""
+    hands, target = length.get("hands"), length.get("target")
+    words = []
+    if isinstance(hands, int) and not isinstance(hands, bool):
+        words.append(f"{hands} hand{'s' if hands != 1 else ''}")
+    if isinstance(target, int) and not isinstance(target, bool):
+        words.append(f"±{target} chips")
+    return " or ".join(words)
+
+
 def describe(table: Mapping[str, Any]) -> str:
     """One line of the table list."""
     seats = [s for s in table.get("seats") or [] if isinstance(s, dict)]
@@ -27,6 +41,9 @@ def describe(table: Mapping[str, Any]) -> str:
         flags.append(f"playing, hand {int(table.get('hands', 0)) + 1}")
     else:
         flags.append("waiting")
+    length = match_length_words(table.get("match_length"))
+    if length:
+        flags.append(length)
     if table.get("private"):
         flags.append("private")
     timer = table.get("timer")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +110,13 @@ class NetSession:
         self.server_key = server_key
         self.token: str | None = None
         self.table = ""
+        #: the invite link of the private table we made and sit at, if any
+        self.invite: str | None = None
         self.watching: str | None = None  # the table we spectate (no token brings us back)
         self.watch_code: str | None = None  # its join code, if it is private
         self._token_from_disk = False
+        #: back from a token on disk: our invite link is still to be said (_say_invite_again)
+        self._invite_unsaid = False
         self._leaving = False
         self.on_quit = "Your seat is kept: a bot plays it until you connect again with this name."
         self.seq: int | None = None  # of the last state or hand_result delivered
@@ -316,7 +320,7 @@ class NetSession:
             await conn.spectate(self.watching, self.watch_code)
             return
         await (step or self.join)(conn)
-        self.token = conn.token
+        self.token, self.invite = conn.token, conn.invite
         if conn.invite is not None:
             self.sink(Notice(f"invite friends: {conn.invite}"))
         if conn.token is None and conn.table is not None:
@@ -333,6 +337,7 @@ class NetSession:
         if resumed and self._token_from_disk:
             self._token_from_disk = False
             after_view.append(Notice(f"back in your seat at {self.table}", this_hand=True))
+            self._invite_unsaid = self.invite is not None
         return after_view
 
     async def _listen(self, conn: Connection, after_view: list[Update], resumed: bool) -> None:
@@ -344,6 +349,8 @@ class NetSession:
             try:
                 async for msg in conn:
                     self._deliver(msg, conn.seat)
+                    if self._invite_unsaid and isinstance(msg, State | SeatUpdate):
+                        self._say_invite_again(msg.seats)
                     if isinstance(msg, State):
                         for update in after_view:
                             self.sink(update)
@@ -355,6 +362,14 @@ class NetSession:
             finally:
                 nursery.cancel_scope.cancel()
 
+    def _say_invite_again(self, seats: Sequence[Mapping[str, Any]]) -> None:
+        """Back from a token on disk at the private table we made, whose seats are not all
+        taken yet: its invite link again (said once; the ``joined`` that gave it is not sent
+        to a resume, and a table waiting for players sends no ``state``)."""
+        self._invite_unsaid = False
+        if self.invite is not None and any(seat.get("player") is None for seat in seats):
+            self.sink(Notice(f"invite friends: {self.invite}"))
+
     async def _table_named(self, conn: Connection) -> TableNamed | None:
         """The table's name and hands played, from the lobby's list (the table's messages
         carry only its id)."""
@@ -363,8 +378,11 @@ class NetSession:
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
                 self.table_entry = table
+                length = table.get("match_length")
+                declared = length.get("hands") if isinstance(length, dict) else None
                 return TableNamed(str(table["name"]), played, self.table, conn.seat,
-                                  table.get("private") is True)
+                                  table.get("private") is True,
+                                  declared if isinstance(declared, int) else None)
         return None
 
     async def _send_loop(self, conn: Connection) -> None:
@@ -455,16 +473,19 @@ class NetSession:
         saved = self.seats.load(self._key, self.name) if self.seats is not None else None
         if saved is not None and self.token is None:
             self.token, self.table = saved.token, saved.table
+            self.invite = saved.invite or None
             self._token_from_disk = True
 
     def _save_seat(self) -> None:
         if self.seats is not None and self.token is not None:
-            self.seats.save(SavedSeat(self._key, self.name, self.token, self.table))
+            self.seats.save(SavedSeat(self._key, self.name, self.token, self.table,
+                                      invite=self.invite or ""))
 
     def _forget_seat(self) -> None:
         if self.seats is not None:
             self.seats.forget(self._key, self.name)
         self.token, self.seq, self._token_from_disk = None, None, False
+        self.invite = None
 
     def _deliver(self, msg: Any, seat: int | None = None) -> None:
         """Hand ``msg`` to the screen as an ``Update``; changes to our own ``seat`` (sitting

@@ -187,6 +187,8 @@ def title_line(state: TableState, now: float, cols: int = 80) -> Line:
         return join_lines([[("class:banner", row)] for row in banner_lines(state.banner, cols)])
     view = state.view
     left = f" Tongits · {table_title(state)} · hand {max(state.hands_seen, 1)}"
+    if state.match_hands is not None:
+        left += f" of {state.match_hands}"
     if view is None:
         return fit([("class:title", left + " · waiting for the deal")], cols)
     if state.match_over:

@@ -38,6 +38,9 @@ class SavedSeat:
     token: str
     table: str = ""
     saved_at: float = 0.0
+    #: the invite link of the private table we made there, said again when we come back
+    #: (a resume does not get the ``joined`` that gave it)
+    invite: str = ""
 
 
 class SeatStore:
@@ -61,6 +64,7 @@ class SeatStore:
                 token=str(data["token"]),
                 table=str(data.get("table", "")),
                 saved_at=float(data.get("saved_at", 0.0)),
+                invite=str(data.get("invite", "")),
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -76,6 +80,7 @@ class SeatStore:
             "token": seat.token,
             "table": seat.table,
             "saved_at": seat.saved_at or time.time(),
+            "invite": seat.invite,
         }
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
         try:

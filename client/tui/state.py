@@ -153,6 +153,7 @@ class TableNamed:
     table: str = ""
     seat: int | None = None
     private: bool = False  # joining needs the table's code (its invite link)
+    match_hands: int | None = None  # the match's declared number of hands, if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +230,7 @@ class TableState:
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
     confirming_leave: bool = False  # the same, to leave the table for the lobby
     table_name: str = ""
+    match_hands: int | None = None  # the match's declared number of hands (the title counts)
     table_private: bool = False  # friends join with the invite link, not by the name
     drawn: Card | None = None  # the card we just drew, until our turn ends
     log_scroll: int = 0  # lines of the log scrolled back from its end (PgUp / PgDn)
@@ -368,6 +370,7 @@ class TableState:
     def _named(self, update: TableNamed, _now: float) -> None:
         self.table_name = update.name
         self.table_private = update.private
+        self.match_hands = update.match_hands
         self.table = update.table or self.table
         self.seat = update.seat
         if update.hands_played is not None and self.view is not None:
