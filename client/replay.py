@@ -26,13 +26,13 @@ def run(
     as_json: bool,
     step: bool = False,
     review: bool = True,
-    budget: int = 24,
-    seed: str = "0",
+    budget: int = 96,
+    seed: str | None = None,
     interactive: bool | None = None,
 ) -> int:
     """Replay ``path``; exit status 0 when it replays cleanly and matches any stored result.
     ``step``: walk through it instead (interactively when ``interactive``, by default when
-    standard input and output are a terminal), marked by a review of ``budget`` worlds per
+    standard input and output are a terminal), marked by a review of ``budget`` rollouts per
     move unless ``review`` is false."""
     try:
         record = HandRecord.loads(Path(path).read_text(encoding="utf-8"))
@@ -58,7 +58,7 @@ def run(
     return 1 if mismatch else 0
 
 
-def _step(record: HandRecord, *, review: bool, budget: int, seed: str,
+def _step(record: HandRecord, *, review: bool, budget: int, seed: str | None,
           interactive: bool | None) -> None:
     """``--step``: the review's marks (a progress bar on stderr meanwhile), then the walk."""
     from tongits.engine.review import decision_points, review_seat
@@ -70,7 +70,7 @@ def _step(record: HandRecord, *, review: bool, budget: int, seed: str,
     if review:
         for seat in (s for s in range(3) if decision_points(record, s)):
             bar = Bar(f"reviewing {record.name(seat)}") if sys.stderr.isatty() else None
-            reviews.append(review_seat(record, seat, worlds=budget, seed=seed, progress=bar))
+            reviews.append(review_seat(record, seat, budget=budget, seed=seed, progress=bar))
     marks = marks_of(reviews)
     if interactive is None:
         interactive = sys.stdin.isatty() and sys.stdout.isatty()

@@ -152,7 +152,8 @@ def test_the_result_stands_beside_the_end_of_the_log() -> None:
 @pytest.mark.parametrize(
     ("seed", "head"),
     [
-        (2, "Hand over: you win by call (nobody challenged)"),
+        (12, "Hand over: you win by call (nobody challenged)"),
+        (2, "Hand over: you win by call (challenged)"),
         (11, "Hand over: Cara wins by call (challenged)"),
         (29, "Hand over: Cara wins, challenging your call"),
         (91, "Hand over: you win, challenging Bob's call"),

@@ -508,7 +508,7 @@ class NetSession:
             )
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
-            self.sink(HandOver(msg.result, msg.standings, msg.next_deal))
+            self.sink(HandOver(msg.result, msg.standings, msg.next_deal, msg.record))
             if msg.record is not None and self.record_dir is not None:
                 self._keep_record(msg)
         elif isinstance(msg, MatchOver):
