@@ -142,7 +142,11 @@ class ListTables(ClientMessage):
 class CreateTable(ClientMessage):
     """``timer`` is seconds per turn, 0 for none, None for the server's default; ``bots`` seats
     that many server bots at once; ``auto_start`` False waits for the owner's ``start``.
-    ``hands`` and ``target`` (since 1.1) declare the match's length (``MatchLength``)."""
+    ``hands`` and ``target`` (since 1.1) declare the match's length (``MatchLength``).
+    ``rematch`` and ``token`` (since 1.1): another match for the players of the finished match
+    at table ``rematch``, the caller proving it sat there with that seat's ``token``. The first
+    such request makes a table with the old one's settings (its own fields are then ignored);
+    the others of the old table are seated at that same table, so friends stay together."""
 
     TYPE = "create_table"
     name: str
@@ -153,6 +157,8 @@ class CreateTable(ClientMessage):
     auto_start: bool = True
     hands: int | None = None
     target: int | None = None
+    rematch: str | None = None
+    token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -643,6 +643,19 @@ class Server:
         del head["tables"]
         peer.send_encoded(peer.codec.encode_spliced(head, "tables", page.entries))
 
+    async def _table_for(
+        self, peer: Peer, msg: CreateTable | Join | Spectate
+    ) -> tuple[Table, CreateTable | Join | Spectate]:
+        """The table a request to sit or watch goes to (made for a ``create_table``), and the
+        request it gets: a rematch's ``create_table`` becomes the old table's settings or a
+        ``join`` of the table another player's rematch made (``Lobby.rematch``)."""
+        if isinstance(msg, CreateTable) and msg.rematch is not None:
+            return await self.lobby.rematch(msg, peer.quota)
+        if isinstance(msg, CreateTable):
+            await self.lobby.make_room(msg, peer.quota)
+            return self.lobby.create(msg, peer.quota), msg
+        return self.lobby.get(msg.table), msg
+
     async def _route(self, peer: Peer, msg: Any) -> None:
         if isinstance(msg, Ping):
             peer.send(to_dict(Pong(id=msg.id)))
@@ -656,13 +669,8 @@ class Server:
         elif isinstance(msg, CreateTable | Join | Spectate):
             if peer.table is not None:
                 raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
-            table: Table
-            if isinstance(msg, CreateTable):
-                await self.lobby.make_room(msg, peer.quota)
-                table = self.lobby.create(msg, peer.quota)
-            else:
-                table = self.lobby.get(msg.table)
-            await table.call(peer, msg)
+            table, request = await self._table_for(peer, msg)
+            await table.call(peer, request)
         else:
             if peer.table is None:
                 raise ProtocolError(ErrorCode.NOT_SEATED, f"{msg.TYPE} needs a table")

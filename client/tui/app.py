@@ -364,8 +364,8 @@ class TableScreen:
         self.state.say("")
 
     def _again(self, _command: Local) -> None:
-        """Once the match is over, another with the same settings (a new table at a server:
-        the old one closed with its match)."""
+        """Once the match is over, another with the same settings (at a server, a new table,
+        the old one closed with its match, shared by every player of it who types ``again``)."""
         state = self.state
         if not state.match_over:
             state.say("again: once the match is over", error=True)
