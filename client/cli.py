@@ -29,6 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="strong,greedy,greedy",
         help="three bots: built-in names, py:MODULE:FACTORY, cmd:COMMAND (docs/BOTS.md)",
     )
+    arena.add_argument(
+        "--tournament",
+        metavar="BOTS",
+        help="three or more bots (as --bots): every triple plays --hands hands, then one rating "
+        "per bot (openskill Plackett-Luce, bootstrap intervals)",
+    )
     arena.add_argument("--hands", type=int, default=3000, help="hands to play (rounded up to x3)")
     arena.add_argument("--seed", default="0", help="deals come from deck_for(seed, i)")
     arena.add_argument("--jobs", type=int, default=1, help="worker processes")
@@ -57,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_screen_commands(sub)
     _add_bot_command(sub)
+    from .ladder import add_command as add_ladder_command
+
+    add_ladder_command(sub)
     export = sub.add_parser("export", help="write a server database's hands as hand records")
     export.add_argument("--db", required=True, metavar="PATH", help="the tongits-server database")
     export.add_argument("--table", help="only this table id (e.g. t3)")
@@ -86,6 +95,13 @@ def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     bot.add_argument("--timer", type=float, help="with --create: seconds per turn, 0 for none")
     bot.add_argument("--hands", type=int, help="leave after N hands (default: play on)")
+    bot.add_argument(
+        "--ladder",
+        action="store_true",
+        help="play rated ladder matches as account --name (registered on first use, its key "
+        "kept in the user's key file)",
+    )
+    bot.add_argument("--matches", type=int, help="with --ladder: stop after N matches")
     bot.add_argument("--seed", help="seed of the bot's own randomness")
     bot.add_argument("--name", help="name at the table (default: the policy's name)")
     bot.add_argument("--text", action="store_true", help="speak JSON lines instead of msgpack")
@@ -198,10 +214,11 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.quiet,
         )
     if args.command == "arena":
+        from . import tournament
         from .arena import runner
 
-        return runner.run(
-            args.bots,
+        return (tournament.run if args.tournament else runner.run)(
+            args.tournament or args.bots,
             hands=args.hands,
             seed=args.seed,
             jobs=args.jobs,
@@ -225,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import sdk
 
         return sdk.run_builtin(args)
+    if args.command == "ladder":
+        from . import ladder
+
+        return ladder.run(args)
     if args.command in ("play", "connect", "discover", "trust"):
         from .tui import launch
 

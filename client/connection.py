@@ -49,16 +49,21 @@ from tongits.protocol import (
     Codec,
     CreateTable,
     Error,
+    GetStandings,
     HandResult,
     Hello,
     Join,
     Joined,
+    LadderStandings,
     Leave,
     ListTables,
     Mode,
     MoveRequest,
     NextHand,
     Ping,
+    Queue,
+    Register,
+    Registered,
     RemoveBot,
     Reply,
     ServerMessage,
@@ -66,6 +71,7 @@ from tongits.protocol import (
     Start,
     State,
     Tables,
+    Unqueue,
     Welcome,
     parse_server,
     to_dict,
@@ -117,6 +123,9 @@ class Connection:
         self.seq: int | None = None
         #: the invite link of the private table this connection created and still sits at
         self.invite: str | None = None
+        #: the last ``joined`` received, and the event the next one sets (``next_joined``)
+        self.last_joined: Joined | None = None
+        self._joined_event = trio.Event()
         self._ids = itertools.count(1)
         self._waiting: dict[int | str, trio.MemorySendChannel[ServerMessage]] = {}
         self._push_send, self._push = trio.open_memory_channel[ServerMessage](buffer)
@@ -163,10 +172,11 @@ class Connection:
         seq: int | None = None,
         password: str | None = None,
         heartbeat: float | None = None,
+        account: str | None = None,
     ) -> Welcome:
         reply = await self.request(Hello(version=PROTOCOL_VERSION, name=name, kind=kind,
                                          token=token, seq=seq, password=password,
-                                         heartbeat=heartbeat))
+                                         heartbeat=heartbeat, account=account))
         assert isinstance(reply, Welcome)
         self.welcome = reply
         return reply
@@ -213,6 +223,32 @@ class Connection:
     async def leave(self) -> None:
         await self.request(Leave())
         self.table = self.seat = self.token = self.seq = self.invite = None
+
+    async def register(self, name: str) -> Registered:
+        """A new ladder account (since 1.2): its name and secret key."""
+        reply = await self.request(Register(name=name))
+        assert isinstance(reply, Registered)
+        return reply
+
+    async def queue(self) -> None:
+        """Wait for a ladder match; ``joined`` is pushed when the matchmaker seats us."""
+        await self.request(Queue())
+
+    async def next_joined(self) -> Joined:
+        """The next ``joined`` to arrive (the one the ladder pushes when it seats us), left
+        among the pushed messages for whoever reads them."""
+        await self._joined_event.wait()
+        assert self.last_joined is not None
+        return self.last_joined
+
+    async def unqueue(self) -> None:
+        await self.request(Unqueue())
+
+    async def standings(self, offset: int = 0, limit: int | None = None) -> LadderStandings:
+        """One page of the ladder, best first."""
+        reply = await self.request(GetStandings(offset=offset, limit=limit))
+        assert isinstance(reply, LadderStandings)
+        return reply
 
     async def add_bot(self, seat: int, policy: str | None = None) -> None:
         await self.request(AddBot(seat=seat, policy=policy))
@@ -278,6 +314,9 @@ class Connection:
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
         elif isinstance(msg, Joined):
+            self.last_joined = msg
+            self._joined_event.set()
+            self._joined_event = trio.Event()
             if msg.table != self.table:
                 self.seq = self.invite = None
             self.table, self.seat = msg.table, msg.seat
@@ -352,8 +391,10 @@ async def connect_stream(
     text: bool = False,
     password: str | None = None,
     heartbeat: float | None = None,
+    account: str | None = None,
 ) -> AsyncIterator[Connection]:
-    """A ``Connection`` over ``stream`` that has said ``hello``; closed on exit. A refused
+    """A ``Connection`` over ``stream`` that has said ``hello`` (as the ladder ``account``
+    whose key is given, if any); closed on exit. A refused
     ``hello`` (``bad_password``, ``bad_token``…, or a connection closed with an error before the
     reply, such as ``tls_required``) raises its ``ServerError`` as it is. With ``heartbeat``
     the connection promises a ``ping`` every that many seconds and runs ``run_heartbeat``
@@ -365,7 +406,7 @@ async def connect_stream(
         try:
             try:
                 with trio.fail_after(PONG_WAIT * heartbeat if heartbeat else math.inf):
-                    await conn.hello(name, kind, token, seq, password, heartbeat)
+                    await conn.hello(name, kind, token, seq, password, heartbeat, account)
             except trio.TooSlowError:
                 conn.abandon()
                 raise
@@ -402,6 +443,7 @@ async def open_connection(
     password: str | None = None,
     heartbeat: float | None = None,
     dead_peer_timeout: float = DEFAULT_DEAD_PEER_TIMEOUT,
+    account: str | None = None,
 ) -> AsyncIterator[Connection]:
     """Connect over TCP, or TLS if ``tls`` (True: system authorities, pins in the user's
     known-servers file, unverified certificates refused; see client/tls.py), and say
@@ -417,7 +459,8 @@ async def open_connection(
     if sock is not None:
         dead_peer_options(sock, dead_peer_timeout)
     async with connect_stream(stream, name=name, kind=kind, token=token, seq=seq,
-                              text=text, password=password, heartbeat=heartbeat) as conn:
+                              text=text, password=password, heartbeat=heartbeat,
+                              account=account) as conn:
         yield conn
 
 

@@ -30,6 +30,11 @@ What the SDK does for the policy:
   hangs; so is a move the server refuses;
 * after each ``hand_result`` asks for the next hand, until ``hands`` hands are over; then it
   leaves the table (a server bot plays out the seat);
+* with ``ladder=True`` it plays rated ladder matches instead (docs/PROTOCOL.md, "The ladder"):
+  it says ``hello`` with its account's key (``account``; else the key kept for ``name`` at this
+  server in the user's key file, ``client/accounts.py``; else it registers ``name`` and keeps
+  the new key there), ``queue``s, plays the match it is seated at, and queues again after each
+  ``match_over``, until ``matches`` matches are over (None: for ever);
 * when the connection drops, reconnects with its seat token and the ``seq`` of the last message
   it received, and carries on. The server keeps the seat for its grace period (60 s by
   default), then lets a server bot stand in and hands the seat back when the bot returns; the
@@ -56,11 +61,12 @@ from typing import Any, TypeAlias
 import trio
 from tongits.engine import Move, Result, SeatView
 from tongits.engine.policies import autoplay_move, get_policy
-from tongits.protocol import Error, ErrorCode, HandResult, Joined, SeatUpdate, State
+from tongits.protocol import Error, ErrorCode, HandResult, Joined, MatchOver, SeatUpdate, State
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 from tongits.protocol.maps import StandingsMap
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
+from .accounts import AccountKeys
 from .connection import Connection, ConnectionClosed, ServerError, open_connection
 from .tls import ClientTLS, TrustError
 
@@ -118,6 +124,8 @@ class BotRun:
     decisions: int = 0
     fallbacks: int = 0
     reconnects: int = 0
+    #: the final standings of each ladder match played (``match_over``), with its seat
+    matches: list[tuple[int | None, StandingsMap]] = field(default_factory=list)
 
     @property
     def chips(self) -> int | None:
@@ -208,9 +216,17 @@ class Bot:
         tls: ClientTLS | bool = False,
         password: str | None = None,
         heartbeat: float | None = DEFAULT_HEARTBEAT,
+        ladder: bool = False,
+        account: str | None = None,
+        matches: int | None = None,
+        keys: AccountKeys | None = None,
     ) -> None:
         if hands is not None and hands < 1:
             raise ValueError("hands must be at least 1 (or None for no limit)")
+        if ladder and (hands is not None or create or table is not None):
+            raise ValueError("a ladder bot is seated by the server: no hands, create or table")
+        if matches is not None and matches < 1:
+            raise ValueError("matches must be at least 1 (or None for no limit)")
         self.policy = policy
         if "://" in host:
             endpoint = Endpoint.parse(host, port)
@@ -224,6 +240,8 @@ class Bot:
         self.timer, self.options, self.private = timer, options, private
         self.hands, self.text = hands, text
         self.retry_delays = tuple(retry_delays)
+        self.ladder, self.account, self.matches = ladder, account, matches
+        self.keys = keys
         self.report = BotRun()
         self._token: str | None = None
         self._seq: int | None = None
@@ -287,12 +305,17 @@ class Bot:
         """One connection: take (or resume) the seat and play until done; raises
         ``ConnectionClosed`` (or an I/O error) if the connection ends first."""
         try:
+            if self.ladder and self.account is None:
+                self.account = await self._account_key()
             async with open_connection(
                 self.host, self.port, name=self.name, kind="bot", token=self._token,
                 seq=self._seq if self._token is not None else None, text=self.text,
                 connect_timeout=CONNECT_TIMEOUT, tls=self.tls, password=self.password,
-                heartbeat=self.heartbeat,
+                heartbeat=self.heartbeat, account=self.account if self.ladder else None,
             ) as conn:
+                if self.ladder:
+                    await self._ladder_matches(conn)
+                    return
                 if self._token is None:
                     joined = await self._sit(conn)
                     self._token = joined.token
@@ -302,7 +325,56 @@ class Bot:
                     self._resumed = True
                 await self._play(conn)
         except BaseExceptionGroup as group:  # the connection's nursery wraps what it raises
-            raise _sole(group) from None
+            raise sole_error(group) from None
+
+    async def _account_key(self) -> str:
+        """The key of ladder account ``name`` at this server: kept, or registered now."""
+        keys = self.keys if self.keys is not None else AccountKeys()
+        server = Endpoint(self.host, self.port).hostport
+        key = keys.get(server, self.name)
+        if key is not None:
+            return key
+        async with open_connection(
+            self.host, self.port, name=self.name, kind="bot", text=self.text,
+            connect_timeout=CONNECT_TIMEOUT, tls=self.tls, password=self.password,
+        ) as conn:
+            registered = await conn.register(self.name)
+        keys.save(server, registered.name, registered.key)
+        log.info("registered ladder account %s; its key is kept in %s", registered.name,
+                 keys.path)
+        return registered.key
+
+    async def _ladder_matches(self, conn: Connection) -> None:
+        """Queue, play the match the server seats us at, and again, until ``matches`` are
+        over. A resumed session plays its match out first."""
+        if self._token is not None:
+            self.report.reconnects += 1
+            self._resumed = True
+            await self._play(conn)
+        while self.matches is None or len(self.report.matches) < self.matches:
+            await conn.queue()
+            log.info("%s is queued for a ladder match", self.name)
+            joined = await self._next_joined(conn)
+            self._token = joined.token
+            self._seated(joined)
+            await self._play(conn)
+
+    async def _next_joined(self, conn: Connection) -> Joined:
+        while True:
+            msg = await conn.receive()
+            if isinstance(msg, Joined):
+                return msg
+            if isinstance(msg, Error):
+                log.warning("server error %s: %s", msg.code, msg.message)
+
+    def _match_over(self, msg: MatchOver) -> None:
+        """A ladder match ended: its table is closed, the seat's token with it."""
+        self.report.matches.append((self.report.seat, msg.standings))
+        chips = msg.standings.get("chips", [])
+        mine = chips[self.report.seat] if self.report.seat is not None and chips else 0
+        log.info("ladder match %d over at table %s: chips %+d", len(self.report.matches),
+                 msg.table, mine)
+        self._token, self._seq, self._hand_open = None, None, False
 
     async def _sit(self, conn: Connection) -> Joined:
         if self.create:
@@ -350,19 +422,24 @@ class Bot:
             msg = await conn.receive()
             if isinstance(msg, State | HandResult):
                 self._seq = msg.seq
-            if isinstance(msg, State):
-                if await self._on_state(conn, msg):
-                    return
-            elif isinstance(msg, HandResult):
-                self._hand_over(Result.from_dict(msg.result), msg.standings)
-                if await self._after_hand(conn, last=bool(msg.last)):
+                if await self._on_progress(conn, msg):
                     return
             elif isinstance(msg, Joined):  # pushed when the server resumes the seat
                 self._seated(msg, resumed=True)
+            elif isinstance(msg, MatchOver) and self.ladder:
+                self._match_over(msg)
+                return
             elif isinstance(msg, SeatUpdate):
                 await self._maybe_start(conn, msg)
             elif isinstance(msg, Error):
                 log.warning("server error %s: %s", msg.code, msg.message)
+
+    async def _on_progress(self, conn: Connection, msg: State | HandResult) -> bool:
+        """A state or a hand's result; True when the bot is done (it left the table)."""
+        if isinstance(msg, State):
+            return await self._on_state(conn, msg)
+        self._hand_over(Result.from_dict(msg.result), msg.standings)
+        return await self._after_hand(conn, last=bool(msg.last))
 
     async def _on_state(self, conn: Connection, msg: State) -> bool:
         """Play if the seat is to act; True when the bot is done (it left the table). The view
@@ -465,7 +542,7 @@ def _has_free_seat(table: Mapping[str, Any]) -> bool:
     return not table.get("started") and int(table.get("players", 3)) < 3
 
 
-def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
+def sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The one exception inside nested groups, or the group itself if there are several."""
     leaves: list[BaseException] = []
     stack: list[BaseException] = [group]
@@ -532,13 +609,23 @@ def run_builtin(args: argparse.Namespace) -> int:
         "hands": args.hands, "text": args.text, "tls": args.tls or endpoint.tls,
         "password": password, **(assigned or {}),
     }
+    if args.ladder:
+        settings.update(ladder=True, matches=args.matches)
     try:
         run = trio.run(Bot(policy, settings.pop("host"), settings.pop("port"), **settings).run)
+    except ValueError as exc:  # --ladder with --hands, --create or --table
+        print(f"tongits bot: {exc}", file=sys.stderr)
+        return 2
     except BotError as exc:
         print(f"tongits bot: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    if args.ladder:
+        print(f"{len(run.matches)} ladder matches, {len(run.hands)} hands: "
+              f"{run.decisions} decisions, {run.fallbacks} fallbacks, "
+              f"{run.reconnects} reconnects")
+        return 0
     print(f"{len(run.hands)} hands at table {run.table}, seat {run.seat}: "
           f"{sum(1 for h in run.hands if h.result.winner == run.seat)} won, "
           f"chips {run.chips if run.chips is not None else 0:+d}, "

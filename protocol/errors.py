@@ -64,6 +64,9 @@ class ErrorCode(StrEnum):
     BAD_PASSWORD = "bad_password", 2020, "The server password is wrong or missing."
     REMOVED_BY_HOST = "removed_by_host", 2021, "The server's host removed this player."
     CLOSED_BY_HOST = "closed_by_host", 2022, "The server's host closed this table."
+    NAME_TAKEN = "name_taken", 2030, "A ladder account already has this name."
+    BAD_ACCOUNT = "bad_account", 2031, "The ladder account key is unknown."
+    NEEDS_ACCOUNT = "needs_account", 2032, "The request needs a ladder account (hello.account)."
 
     ILLEGAL_MOVE = "illegal_move", 3000, "The move is not legal now (generic game error)."
     NOT_YOUR_TURN = "not_your_turn", 3001, "Another seat is to act."

@@ -37,6 +37,7 @@ class HelloMap(WithIdMap):
     auto_next: bool
     password: NotRequired[str]
     heartbeat: NotRequired[float]
+    account: NotRequired[str]
 
 
 class ListTablesMap(WithIdMap):
@@ -56,6 +57,8 @@ class CreateTableMap(WithIdMap):
     auto_start: bool
     hands: NotRequired[int]
     target: NotRequired[int]
+    rematch: NotRequired[str]
+    token: NotRequired[str]
 
 
 class JoinMap(WithIdMap):
@@ -112,12 +115,32 @@ class SyncMap(WithIdMap):
     type: Literal["sync"]
 
 
+class RegisterMap(WithIdMap):
+    type: Literal["register"]
+    name: str
+
+
+class QueueMap(WithIdMap):
+    type: Literal["queue"]
+
+
+class UnqueueMap(WithIdMap):
+    type: Literal["unqueue"]
+
+
+class GetStandingsMap(WithIdMap):
+    type: Literal["standings"]
+    offset: int
+    limit: NotRequired[int]
+
+
 class WelcomeMap(WithIdMap):
     type: Literal["welcome"]
     version: int
     server: str
     capabilities: list[str]
     minor: NotRequired[int]
+    options: NotRequired[list[dict[str, Any]]]
 
 
 class TablesMap(WithIdMap):
@@ -169,6 +192,20 @@ class SeatUpdateMap(TypedDict):
     table: str
     seats: list[SeatMap]
     change: NotRequired[SeatChangeMap]
+
+
+class RegisteredMap(WithIdMap):
+    type: Literal["registered"]
+    name: str
+    key: str
+
+
+class LadderStandingsMap(WithIdMap):
+    type: Literal["standings"]
+    players: list[dict[str, Any]]
+    total: int
+    offset: int
+    next: NotRequired[int]
 
 
 class PongMap(WithIdMap):

@@ -50,10 +50,12 @@ from .message_maps import (
     ChatLineMap,
     ChatMap,
     CreateTableMap,
+    GetStandingsMap,
     HandResultMessageMap,
     HelloMap,
     JoinedMap,
     JoinMap,
+    LadderStandingsMap,
     LeaveMap,
     ListTablesMap,
     MatchOverMap,
@@ -61,19 +63,24 @@ from .message_maps import (
     NextHandMap,
     PingMap,
     PongMap,
+    QueueMap,
+    RegisteredMap,
+    RegisterMap,
     RemoveBotMap,
     SeatUpdateMap,
     SpectateMap,
     StartMap,
     SyncMap,
     TablesMap,
+    UnqueueMap,
     WelcomeMap,
 )
 
 PROTOCOL_VERSION = 1
 #: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``,
-#: ``welcome.options``.
-PROTOCOL_MINOR = 1
+#: ``welcome.options``; 1.2 adds the ladder (``register``, ``hello.account``, ``queue``,
+#: ``unqueue``, ``standings``).
+PROTOCOL_MINOR = 2
 
 JSONMap = dict[str, Any]
 RequestId = int | str
@@ -144,7 +151,9 @@ class Hello(ClientMessage):
     the client counts as having asked for the next hand as soon as a hand ends. ``password`` is
     the server password, when the server has one (``bad_password`` otherwise). ``heartbeat``
     (since 1.1): the client sends a message (a ``ping``) at least every that many seconds, and
-    the server may treat it as gone after three periods of silence (``keepalive``)."""
+    the server may treat it as gone after three periods of silence (``keepalive``). ``account``
+    (since 1.2): the secret key ``register`` gave; the connection then plays as that account,
+    under its name, and may ``queue`` for the ladder."""
 
     TYPE = "hello"
     version: int
@@ -155,6 +164,7 @@ class Hello(ClientMessage):
     auto_next: bool = False
     password: str | None = field(default=None, repr=False)
     heartbeat: float | None = None
+    account: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -260,6 +270,38 @@ class Sync(ClientMessage):
     """Since 1.1: ask for the table as it is now (answered ``ok``, then one ``state``)."""
 
     TYPE = "sync"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Register(ClientMessage):
+    """Since 1.2: make a ladder account named ``name``; answered ``registered`` with its key."""
+
+    TYPE = "register"
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Queue(ClientMessage):
+    """Since 1.2: wait for a rated ladder match (needs ``hello.account``); answered ``ok``,
+    then, when the matchmaker seats the connection, ``joined`` as for a ``join``."""
+
+    TYPE = "queue"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unqueue(ClientMessage):
+    """Since 1.2: stop waiting for a ladder match (``ok`` even if not queued)."""
+
+    TYPE = "unqueue"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetStandings(ClientMessage):
+    """Since 1.2: one page of the ladder, best first; answered ``standings``."""
+
+    TYPE = "standings"
+    offset: int = 0
+    limit: int | None = None
 
 
 # Server → client.
@@ -382,6 +424,29 @@ class SeatUpdate(ServerMessage):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Registered(Reply):
+    """Since 1.2: the new account's ``name`` and its secret ``key`` (shown once: the server
+    keeps only its digest)."""
+
+    TYPE = "registered"
+    name: str
+    key: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LadderStandings(Reply):
+    """Since 1.2: ``players`` from ``offset`` in ladder order (``rank``, ``name``, ``rating``,
+    ``mu``, ``sigma``, ``matches``, ``anchor``), ``total`` accounts, ``next`` the offset of the
+    next page (absent on the last)."""
+
+    TYPE = "standings"
+    players: list[JSONMap]
+    total: int
+    offset: int
+    next: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Pong(Reply):
     TYPE = "pong"
 
@@ -419,6 +484,10 @@ CLIENT_MESSAGES: Mapping[str, type[ClientMessage]] = {
         Ping,
         NextHand,
         Sync,
+        Register,
+        Queue,
+        Unqueue,
+        GetStandings,
     )
 }
 SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
@@ -435,6 +504,8 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
         Pong,
         Ok,
         Error,
+        Registered,
+        LadderStandings,
     )
 }
 
@@ -482,6 +553,14 @@ def to_dict(msg: NextHand) -> NextHandMap: ...
 @overload
 def to_dict(msg: Sync) -> SyncMap: ...
 @overload
+def to_dict(msg: Register) -> RegisterMap: ...
+@overload
+def to_dict(msg: Queue) -> QueueMap: ...
+@overload
+def to_dict(msg: Unqueue) -> UnqueueMap: ...
+@overload
+def to_dict(msg: GetStandings) -> GetStandingsMap: ...
+@overload
 def to_dict(msg: Welcome) -> WelcomeMap: ...
 @overload
 def to_dict(msg: Tables) -> TablesMap: ...
@@ -497,6 +576,10 @@ def to_dict(msg: MatchOver) -> MatchOverMap: ...
 def to_dict(msg: ChatLine) -> ChatLineMap: ...
 @overload
 def to_dict(msg: SeatUpdate) -> SeatUpdateMap: ...
+@overload
+def to_dict(msg: Registered) -> RegisteredMap: ...
+@overload
+def to_dict(msg: LadderStandings) -> LadderStandingsMap: ...
 @overload
 def to_dict(msg: Pong) -> PongMap: ...
 @overload

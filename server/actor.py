@@ -45,6 +45,7 @@ from tongits.protocol import (
     PlayerKind,
     ProtocolError,
     RemoveBot,
+    SeatChange,
     SeatUpdate,
     Spectate,
     Start,
@@ -64,7 +65,7 @@ from .entries import Entry, MoveEntry
 from .errors import error_frame, is_refusal
 from .journal import FinishedHand, table_number
 from .progression import MatchDealing, Progression
-from .requests import Disconnected, HostClose, HostRemove, Resume, TableRequest
+from .requests import Disconnected, HostClose, HostRemove, Resume, SeatBot, TableRequest
 from .seating import Seating
 from .table import TableLogState
 
@@ -85,6 +86,10 @@ class TableDirectory(Protocol):
     def forget_token(self, digest: str | None) -> None: ...
 
     def table_closed(self, table: Table) -> None: ...
+
+    def seat_forfeited(self, table: Table, seat: int) -> None: ...
+
+    def table_ended(self, table: Table) -> None: ...
 
 
 
@@ -246,6 +251,10 @@ class Table:
     def forget_token(self, digest: str | None) -> None:
         self.lobby.forget_token(digest)
 
+    def forfeited(self, seat: int) -> None:
+        """``seat``'s player lost it during the match (grace over, or left): the ladder hears."""
+        self.lobby.seat_forfeited(self, seat)
+
     # ----- the task -----------------------------------------------------------------------
 
     @property
@@ -351,6 +360,9 @@ class Table:
         if peer is None:
             if isinstance(msg, HostClose):
                 self._host_close(msg)
+            elif isinstance(msg, SeatBot) and not self.state.started:
+                self.seating.sit_bot(msg.seat, msg.policy, msg.name)
+                self.seating.changed(msg.seat, SeatChange.SAT)
             if request.done is not None:
                 request.done.set()
             return
@@ -482,6 +494,7 @@ class Table:
         self.lobby.table_closed(self)
         hands = self.state.match.hands_played if self.state.match else 0
         if for_good:
+            self.lobby.table_ended(self)
             self.journal.close_table(self.id)
             log.info("table %s closed after %d hands", self.id, hands)
         elif not self.broken:  # the server stops: the table stays open in the journal

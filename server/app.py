@@ -35,18 +35,25 @@ from tongits.protocol import (
     CreateTable,
     ErrorCode,
     FramingError,
+    GetStandings,
     Hello,
     Join,
+    LadderStandings,
     ListTables,
     Mode,
     Ping,
     PlayerKind,
     Pong,
     ProtocolError,
+    Queue,
+    Register,
+    Registered,
     Spectate,
     Tables,
+    Unqueue,
     Welcome,
     error_message,
+    ok_message,
     parse_client,
     to_dict,
 )
@@ -66,7 +73,9 @@ from .config import ServerConfig
 from .discovery import answer_discovery
 from .errors import FATAL, error_frame, request_ref
 from .journal import Journal, NullJournal
+from .ladder import MAX_STANDINGS_PAGE, Ladder
 from .lobby import Lobby, check_name
+from .matchmaker import Matchmaker
 from .peer import Peer
 from .requests import Resume
 from .tls import ServerTLS
@@ -82,6 +91,8 @@ CAPABILITIES = [
     # since 1.1
     "match_length", "sync", "auto_next", "remote_bots", "text_errors", "lobby_pages",
     "heartbeat",
+    # since 1.2
+    "ladder",
 ]
 
 #: How long shutdown waits for connections to flush their last frame.
@@ -115,9 +126,14 @@ class Server:
         *,
         tls: ServerTLS | None = None,
         password: str | None = None,
+        ladder: Ladder | None = None,
     ):
+        """``ladder``: the rated ladder's accounts and ratings (default: kept in memory)."""
         self.config = config or ServerConfig()
         self.lobby = Lobby(self.config, journal or NullJournal())
+        self.ladder = ladder if ladder is not None else Ladder()
+        self.lobby.ladder = self.ladder
+        self.matchmaker = Matchmaker(self.ladder, self.lobby, self.config)
         self.tls = tls
         #: the page and the WebSocket for browsers on the same port (None: ``--web false``)
         self.web = (WebSite(self.config.handshake_timeout, self.config.frame_timeout)
@@ -149,6 +165,8 @@ class Server:
                 if restored:
                     log.info("restored %d table%s from the journal", restored,
                              "" if restored == 1 else "s")
+                self.ladder.void_missing(self.lobby.tables)
+                tables.start_soon(self.matchmaker.run, name="ladder matchmaker")
                 async with trio.open_nursery() as connections:
                     self._connections = connections
                     listeners: list[trio.SocketListener] = []
@@ -325,8 +343,13 @@ class Server:
             endpoint = Endpoint(host, port)
         endpoint = Endpoint(endpoint.host, endpoint.port, tls=self.tls is not None)
         return Invite(endpoint, "", None, self._invite_password)
+
+    def _gone(self, peer: Peer) -> None:
+        self.matchmaker.dequeue(peer)
+        self._left(peer)
+
     @staticmethod
-    def _gone(peer: Peer) -> None:
+    def _left(peer: Peer) -> None:
         """The connection has ended: nothing more is read from it, what the table still says
         to it goes nowhere, and its table (if any) is told at once. Telling never waits and is
         never dropped (``Table.disconnected``), whatever the table is doing."""
@@ -576,6 +599,8 @@ class Server:
                 if not isinstance(msg, Hello):
                     raise ProtocolError(ErrorCode.HELLO_REQUIRED, "say hello first", ref)
                 await self._hello(peer, msg)
+            elif isinstance(msg, Hello):
+                raise ProtocolError(ErrorCode.BAD_FIELD, "hello was already received")
             else:
                 await self._route(peer, msg)
         except Exception as exc:  # noqa: BLE001 - mapped to an error frame in one place
@@ -593,6 +618,8 @@ class Server:
             )
         await self.gate.check(address_key(peer.host), msg.password)
         name = check_name(msg.name, self.config.name_max, "name")
+        if msg.account is not None:
+            name = peer.account = self.ladder.login(msg.account)
         if msg.heartbeat is not None and not MIN_HEARTBEAT <= msg.heartbeat <= MAX_HEARTBEAT:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"hello.heartbeat must be {MIN_HEARTBEAT:g} "
                                 f"to {MAX_HEARTBEAT:g} seconds")
@@ -648,8 +675,8 @@ class Server:
                 raise ProtocolError(ErrorCode.RATE_LIMITED,
                                     f"list_tables counts as {LIST_TABLES_COST} messages")
             self._list_tables(peer, msg)
-        elif isinstance(msg, Hello):
-            raise ProtocolError(ErrorCode.BAD_FIELD, "hello was already received")
+        elif isinstance(msg, Register | Queue | Unqueue | GetStandings):
+            self._ladder_request(peer, msg)
         elif isinstance(msg, CreateTable | Join | Spectate):
             if peer.table is not None:
                 raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
@@ -662,6 +689,38 @@ class Server:
                 peer.table.chat(peer, msg)
             else:
                 await peer.table.call(peer, msg)
+
+
+    def _ladder_request(self, peer: Peer, msg: Register | Queue | Unqueue | GetStandings) -> None:
+        """The ladder's requests (since 1.2), answered at once; a queued connection hears
+        ``joined`` when the matchmaker seats it (``matchmaker.Matchmaker``)."""
+        if isinstance(msg, Register):
+            if not peer.take_token(LIST_TABLES_COST - 1):
+                raise ProtocolError(ErrorCode.RATE_LIMITED,
+                                    f"register counts as {LIST_TABLES_COST} messages")
+            name = check_name(msg.name, self.config.name_max, "name")
+            key = self.ladder.register(name)
+            peer.send(to_dict(Registered(id=msg.id, name=name, key=key)))
+        elif isinstance(msg, GetStandings):
+            if msg.offset < 0 or (msg.limit is not None and msg.limit < 1):
+                raise ProtocolError(ErrorCode.BAD_FIELD, "offset must be ≥ 0 and limit ≥ 1")
+            limit = min(msg.limit or MAX_STANDINGS_PAGE, MAX_STANDINGS_PAGE)
+            page, total = self.ladder.standings(msg.offset, limit)
+            end = msg.offset + len(page)
+            peer.send(to_dict(LadderStandings(
+                id=msg.id, players=[a.to_dict(msg.offset + i + 1) for i, a in enumerate(page)],
+                total=total, offset=msg.offset, next=end if end < total else None,
+            )))
+        elif isinstance(msg, Queue):
+            if peer.account is None:
+                raise ProtocolError(ErrorCode.NEEDS_ACCOUNT,
+                                    "queue needs a ladder account: register, then hello with "
+                                    "its key as account")
+            self.matchmaker.enqueue(peer, peer.account)
+            peer.send(ok_message(msg.id))
+        else:
+            self.matchmaker.dequeue(peer)
+            peer.send(ok_message(msg.id))
 
 
 def _tables_head(msg: ListTables, total: int, next_offset: int | None) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sqlite3
 import sys
 from dataclasses import fields
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from .app import Server
 from .bots import policy_names
 from .collector import Collector
 from .config import ServerConfig
+from .ladder import Ladder, ladder_path
 from .tls import ServerTLS, TLSSetupError
 
 if TYPE_CHECKING:
@@ -77,6 +79,10 @@ _HELP = {
     "(HTTPS and WSS with TLS)",
     "public_address": "HOST[:PORT] friends use to reach this server, for invite links "
     "(default: the address the creator connected to)",
+    "ladder_hands": "hands of a rated ladder match",
+    "ladder_anchors": "server bots seeded as ladder accounts (anchor-NAME), comma-separated",
+    "ladder_anchor_wait": "seconds a queued player waits for other players before anchors "
+    "fill its ladder table",
 }
 
 
@@ -218,20 +224,22 @@ def main(argv: list[str] | None = None) -> int:
     if password is not None:
         log.info("a server password is required (from %s)",
                  config.password_file or "TONGITS_PASSWORD")
-    journal = _open_journal(config, log)
-    if journal is None:
+    stores = _open_stores(config, log)
+    if stores is None:
         return 1
+    journal, ladder = stores
     failed = False
     try:
         collector = Collector(config.gc_young, config.gc_full)
         collector.install()
-        server = Server(config, journal, tls=tls, password=password)
+        server = Server(config, journal, tls=tls, password=password, ladder=ladder)
         trio.run(_serve, server, collector)
         failed = server.failure is not None  # the journal failed: already logged
     except* OSError as group:  # the port is taken, the address is not this machine's…
         log.error("cannot serve: %s", _first_leaf(group))
         failed = True
     finally:
+        ladder.close()
         try:
             journal.close()
         except StoreError as exc:
@@ -248,6 +256,21 @@ def _server_tls(config: ServerConfig) -> ServerTLS | None:
     if config.tls_cert:
         return ServerTLS.from_files(config.tls_cert, config.tls_key)
     return None
+
+
+def _open_stores(config: ServerConfig, log: logging.Logger) -> tuple[SQLiteJournal, Ladder] | None:
+    """The journal and the ladder's file beside it; None, after logging why, if either cannot
+    be opened."""
+    journal = _open_journal(config, log)
+    if journal is None:
+        return None
+    path = ladder_path(config.db)
+    try:
+        return journal, Ladder(path)
+    except sqlite3.Error as exc:
+        log.error("cannot open the ladder's database %s: %s", path, exc)
+        journal.close()
+        return None
 
 
 def _open_journal(config: ServerConfig, log: logging.Logger) -> SQLiteJournal | None:

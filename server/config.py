@@ -21,10 +21,11 @@ from .bots import policy_names
 #: ``ServerConfig.check``: the numeric settings, what each must be, in words.
 _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
     (("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace", "idle_timeout",
-      "rate", "frame_timeout", "dead_peer_timeout", "evict_idle"), lambda v: v >= 0, "≥ 0"),
+      "rate", "frame_timeout", "dead_peer_timeout", "evict_idle", "ladder_anchor_wait"),
+     lambda v: v >= 0, "≥ 0"),
     (("max_connections", "max_per_address", "max_tables", "max_tables_per_address",
       "max_tables_per_network", "max_frame_size", "burst", "queue_size", "queue_bytes",
-      "chat_max", "name_max"),
+      "chat_max", "name_max", "ladder_hands"),
      lambda v: v >= 1, "≥ 1"),
     (("gc_young", "gc_full"), lambda v: v > 0, "> 0"),
 )
@@ -82,6 +83,12 @@ class ServerConfig:
     public_address: str = ""
     #: serve the page and the protocol's WebSocket to browsers on the same port
     web: bool = True
+    #: hands of a rated ladder match
+    ladder_hands: int = 6
+    #: the server bots seeded as ladder anchor accounts (comma-separated policies)
+    ladder_anchors: str = "random,greedy,strong,expert"
+    #: seconds a queued client waits for other clients before anchors fill its table
+    ladder_anchor_wait: float = 10.0
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], base: ServerConfig | None = None) -> ServerConfig:
@@ -120,6 +127,10 @@ class ServerConfig:
         if self.bot_policy not in policy_names():  # else every table seating a bot would fail
             raise ValueError(f"bot_policy must be one of {', '.join(policy_names())}, "
                              f"not {self.bot_policy!r}")
+        unknown = [p for p in self.ladder_anchors.split(",") if p.strip()
+                   and p.strip() not in policy_names()]
+        if unknown:
+            raise ValueError(f"ladder_anchors: no bot policy {unknown[0]!r}")
         self._check_tls_and_db()
 
     def _check_tls_and_db(self) -> None:

@@ -38,6 +38,7 @@ from .actor import Table
 from .commit import GroupCommit
 from .entries import CreateEntry
 from .journal import Journal
+from .ladder import Ladder
 from .requests import HostClose
 from .table import TableLogState, token_digest
 
@@ -97,6 +98,8 @@ class Lobby:
         self._nursery: trio.Nursery | None = None
         self._order: list[Table] | None = None
         self._joinable = 0
+        #: the rated ladder, told of forfeits and of ladder tables' ends (``Server`` sets it)
+        self.ladder: Ladder | None = None
 
     def bind(self, nursery: trio.Nursery) -> None:
         """The nursery that runs table tasks and the journal's commits (owned by
@@ -348,6 +351,17 @@ class Lobby:
                 network = network_of(table.quota)
                 if network is not None:
                     _release(self._per_network, network)
+
+    def seat_forfeited(self, table: Table, seat: int) -> None:
+        """A seat's player lost it during the match (grace over, or left)."""
+        if self.ladder is not None:
+            self.ladder.forfeit(table.id, seat)
+
+    def table_ended(self, table: Table) -> None:
+        """A table closed for good (its match over, or abandoned): a ladder match is rated."""
+        if self.ladder is not None:
+            self.ladder.table_ended(table.id, table.state.standings()["chips"],
+                                    complete=table.state.match_over is not None)
 
     def index_token(self, digest: str, table: Table) -> None:
         self._tokens[digest] = table

@@ -97,6 +97,8 @@ class Peer:
         self._tokens = float(burst)
         self._refilled = trio.current_time()
         self.name: str | None = None
+        #: the ladder account it said in ``hello`` (its name), if any
+        self.account: str | None = None
         self.kind = PlayerKind.HUMAN
         #: said in ``hello`` (since 1.1): counts as having asked for every next hand
         self.auto_next = False

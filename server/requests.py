@@ -38,4 +38,16 @@ class HostClose:
     reason: str | None = None
 
 
-TableRequest: TypeAlias = ClientMessage | Resume | Disconnected | HostRemove | HostClose
+@dataclass(slots=True)
+class SeatBot:
+    """Internal request from the ladder's matchmaker (its ``peer`` is None): a server bot of
+    ``policy`` sits in ``seat`` under the ladder account ``name``, before the match starts."""
+
+    seat: int
+    policy: str
+    name: str
+
+
+TableRequest: TypeAlias = (
+    ClientMessage | Resume | Disconnected | HostRemove | HostClose | SeatBot
+)

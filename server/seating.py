@@ -78,6 +78,8 @@ class SeatingHost(TableLink, Protocol):
 
     def forget_token(self, digest: str | None) -> None: ...
 
+    def forfeited(self, seat: int) -> None: ...
+
 
 class Seating:
     """The seat requests of one table and the changes of who plays each seat."""
@@ -151,11 +153,13 @@ class Seating:
         self.table.audience.seat_peers[seat] = peer
         peer.table, peer.seat, peer.token = self.table, seat, token
 
-    def sit_bot(self, seat: int, policy: str | None) -> None:
+    def sit_bot(self, seat: int, policy: str | None, shown: str | None = None) -> None:
+        """A server bot of ``policy`` sits in ``seat``, named ``shown`` (default
+        ``POLICY-bot-SEAT``; the ladder's anchors sit under their accounts' names)."""
         table = self.table
         name = policy or table.config.bot_policy
         table.policies[seat] = bots.make_policy(name, seed=self.bot_seed(seat))
-        table.commit(SitEntry(seat, f"{name}-bot-{seat}", PlayerKind.BOT, policy=name))
+        table.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT, policy=name))
 
     def bot_seed(self, seat: int) -> int:
         return random.Random(f"{self.table.state.seed}/bot/{seat}").getrandbits(32)
@@ -258,6 +262,7 @@ class Seating:
         else:
             self.stand_in(seat)
             table.forget_token(digest)
+            table.forfeited(seat)
             change = SeatChange.STAND_IN
         log.info("table %s: %r %s seat %d", table.id, peer,
                  "disconnected from" if disconnected else "left", seat)
@@ -285,6 +290,7 @@ class Seating:
             return
         if table.state.started:
             self.stand_in(seat, returnable=True)
+            table.forfeited(seat)
             change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", table.id, seat)
         else:

@@ -41,6 +41,8 @@ from tongits.protocol.transport import Invite
         ("watch t3", LobbyChoice("watch", "t3")),
         ("spectate t3", LobbyChoice("watch", "t3")),
         ("watch t3 hnes5rbjkm", LobbyChoice("watch", "t3", code="hnes5rbjkm")),
+        ("queue", LobbyChoice("queue")),
+        ("unqueue", LobbyChoice("unqueue")),
     ],
 )
 def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
@@ -48,7 +50,8 @@ def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["", "create", "create x bots", "create x hands two", "join", "join t1 x", "dance"]
+    "line", ["", "create", "create x bots", "create x hands two", "join", "join t1 x", "dance",
+             "queue now"]
 )
 def test_parse_lobby_errors(line: str) -> None:
     """Each refusal fits the message line of an 80-column screen (" ✗ " before it)."""

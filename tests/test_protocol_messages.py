@@ -34,10 +34,12 @@ from tongits.protocol import (
     CreateTable,
     Error,
     ErrorCode,
+    GetStandings,
     HandResult,
     Hello,
     Join,
     Joined,
+    LadderStandings,
     Leave,
     ListTables,
     MatchOver,
@@ -49,6 +51,9 @@ from tongits.protocol import (
     Ping,
     Pong,
     ProtocolError,
+    Queue,
+    Register,
+    Registered,
     RemoveBot,
     SeatUpdate,
     Spectate,
@@ -56,6 +61,7 @@ from tongits.protocol import (
     State,
     Sync,
     Tables,
+    Unqueue,
     Welcome,
     error_message,
     error_number,
@@ -102,6 +108,11 @@ CLIENT_EXAMPLES: list[Message] = [
     Ping(id=99),
     NextHand(),
     Sync(id=3),
+    Hello(version=1, name="Ana", kind="bot", account="k3y"),
+    Register(name="Ana", id=20),
+    Queue(id=21),
+    Unqueue(),
+    GetStandings(offset=20, limit=20),
 ]
 SERVER_EXAMPLES: list[Message] = [
     Welcome(version=1, server="tongits/0.1", capabilities=["text", "resume"], id=1),
@@ -134,6 +145,8 @@ SERVER_EXAMPLES: list[Message] = [
     Pong(id=99),
     Ok(),
     Error(code="table_full", number=2004, message="all three seats are taken", ref=7),
+    Registered(name="Ana", key="k3y", id=20),
+    LadderStandings(players=[{"rank": 1, "name": "Ana"}], total=3, offset=0, next=1),
 ]
 
 

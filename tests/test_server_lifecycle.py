@@ -178,7 +178,7 @@ async def test_capabilities_are_what_the_server_does_and_all_documented(
     """Every name ``welcome.capabilities`` can hold is a row of the table in docs/PROTOCOL.md
     and every row is one the server lists (``tls`` when it has a certificate: that one is shown
     by test_transport_tls); one ``bot:NAME`` per policy ``add_bot`` accepts."""
-    documented = set(re.findall(r"^\| `([a-z_:A-Z]+)` \| 1\.[01] \|", PROTOCOL_DOC, re.MULTILINE))
+    documented = set(re.findall(r"^\| `([a-z_:A-Z]+)` \| 1\.[0-2] \|", PROTOCOL_DOC, re.MULTILINE))
     server = Server(quick_config(), MemoryJournal(), password="secret")
     async with trio.open_nursery() as nursery:
         await nursery.start(lambda task_status: server.serve(listen=False,

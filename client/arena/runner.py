@@ -48,10 +48,12 @@ __all__ = [
     "Progress",
     "Standings",
     "play_chunk",
+    "play_deals",
     "play_hand",
     "run",
     "run_arena",
     "seat_of",
+    "write_meta",
 ]
 
 
@@ -103,6 +105,21 @@ def run_arena(
 
     ``progress(deals_done)`` is called as deals finish. ``cluster``: a Dask scheduler's
     address, or ``local:N`` for a LocalCluster of N workers."""
+    chunks = play_deals(config, hands, jobs=jobs, cluster=cluster, progress=progress)
+    names = [str(s) for s in config.specs]
+    return standings(names, config.seed, chunks, -(-hands // ROTATIONS))
+
+
+def play_deals(
+    config: ArenaConfig,
+    hands: int,
+    *,
+    jobs: int = 1,
+    cluster: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[ChunkResult]:
+    """The chunks of ``run_arena``'s deals, in the order they finished (``standings`` sorts
+    and checks them); a tournament reads their per-deal chips."""
     check(config)
     if config.record is not None:
         Path(config.record).mkdir(parents=True, exist_ok=True)
@@ -115,7 +132,6 @@ def run_arena(
         if progress:
             progress(done)
 
-    names = [str(s) for s in config.specs]
     if cluster is not None:
         from .cluster import play_on_cluster
 
@@ -132,7 +148,7 @@ def run_arena(
             else [(n_deals * k // jobs, n_deals * (k + 1) // jobs) for k in range(jobs)]
         )
         chunks = _play_in_processes(config, bounds, jobs, advance)
-    return standings(names, config.seed, chunks, n_deals)
+    return chunks
 
 
 def _play_in_processes(
@@ -185,6 +201,21 @@ class Progress:
         self.stream.flush()
 
 
+def write_meta(config: ArenaConfig) -> None:
+    """``arena.json`` beside the hand records: the bots, the seed, and who sat where in each
+    rotation (nothing if the run records no hands)."""
+    if config.record is None:
+        return
+    names = list(config.bots)
+    seats = (
+        {f"rot{r}": names for r in range(ROTATIONS)}
+        if config.external
+        else {f"rot{r}": [names[(s - r) % 3] for s in range(3)] for r in range(ROTATIONS)}
+    )
+    meta = {"bots": names, "seed": config.seed, "seats": seats}
+    (Path(config.record) / "arena.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
+
+
 def run(
     bots: str,
     *,
@@ -223,15 +254,7 @@ def run(
     except RuntimeError as exc:  # ClusterError, IncompleteRun: the run could not finish
         print(f"tongits arena: {exc}", file=sys.stderr)
         return 1
-    if record is not None:
-        names = [str(s) for s in specs]
-        seats = (
-            {f"rot{r}": names for r in range(ROTATIONS)}
-            if config.external
-            else {f"rot{r}": [names[(s - r) % 3] for s in range(3)] for r in range(ROTATIONS)}
-        )
-        meta = {"bots": names, "seed": config.seed, "seats": seats}
-        (Path(record) / "arena.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
+    write_meta(config)
     if as_json:
         print(json.dumps(result.to_dict()))
     else:

@@ -1,6 +1,8 @@
 """The lobby of ``tongits connect``: the server's tables, and commands to create, join or watch
-one. It is the join step of a ``NetSession``: it lists tables on the session's connection until
-the player chooses, then takes the seat; the same screen then shows the table.
+one, or to ``queue`` for a rated ladder match (with the account key ``tongits ladder --register``
+kept for this name and server). It is the join step of a ``NetSession``: it lists tables on the
+session's connection until the player chooses, then takes the seat; the same screen then shows
+the table.
 """
 
 from __future__ import annotations
@@ -12,15 +14,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import trio
+from tongits.protocol import ErrorCode, Joined
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
+from ..accounts import AccountKeys
 from ..connection import Connection, ServerError
 from .app import TableScreen
 from .dial import Target
 from .listing import CREATE_FORM, LOBBY_COMMANDS
 from .net import JoinStep, NetSession
 from .seats import SeatStore, data_dir
-from .state import ServerRefused, TablesListed
+from .state import Notice, ServerRefused, TablesListed
 
 REFRESH = 2.0
 CREATE_USAGE = f"usage: {CREATE_FORM}"
@@ -32,7 +36,7 @@ class LobbyError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class LobbyChoice:
-    action: str  # "create", "join" or "watch"
+    action: str  # "create", "join", "watch", "queue" or "unqueue"
     table: str = ""  # table id, or the new table's name
     seat: int | None = None
     bots: int = 0  # a table made in the lobby is for friends, who join it
@@ -65,6 +69,8 @@ def parse_lobby(line: str) -> LobbyChoice:
     if head in ("watch", "spectate") and len(args) in (1, 2):
         # A private table's code may be told rather than linked: watch t3 hnes5rbjkm
         return LobbyChoice("watch", args[0], code=args[1] if len(args) == 2 else None)
+    if head in ("queue", "unqueue") and not args:
+        return LobbyChoice(head)
     if head in ("join", "watch", "spectate"):
         raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else " [CODE]"))
     raise LobbyError(f"unknown command {words[0]!r}: {LOBBY_COMMANDS}")
@@ -145,15 +151,65 @@ class LobbyJoin:
             with trio.move_on_after(REFRESH):
                 choice = await self._receive.receive()
                 try:
-                    await self._take(conn, choice)
+                    if choice.action == "queue":
+                        with trio.CancelScope(shield=True):  # the wait is not the refresh's
+                            seated = await self._queue(conn)
+                    else:
+                        seated = await self._take(conn, choice)
                 except ServerError as error:
                     sink(ServerRefused(error.code, error.message))
+                    continue
+                if not seated:
                     continue
                 sink(TablesListed(None))
                 return
 
+    async def _queue(self, conn: Connection) -> bool:
+        """Wait for a ladder match (``queue``) until the server seats us (True) or the player
+        types ``unqueue`` (False). Any other command meanwhile is refused."""
+        assert self.session is not None
+        sink = self.session.sink
+        try:
+            await conn.queue()
+        except ServerError as error:
+            if error.code != ErrorCode.NEEDS_ACCOUNT:
+                raise
+            server = Endpoint(self.session.host, self.session.port).hostport
+            sink(ServerRefused(error.code, f"{self.session.name} has no ladder account kept for "
+                               f"{server}: tongits ladder {server} --register "
+                               f"{self.session.name}"))
+            return False
+        sink(Notice("queued for a rated ladder match: waiting for two players near your "
+                    "rating (unqueue to stop)"))
+        seat: list[Joined] = []
+        before = conn.table  # a table left for the lobby may still be named here
+        async with trio.open_nursery() as nursery:
+
+            async def seated() -> None:
+                # Not taken from the pushed messages: back in the lobby from a table, the
+                # session's listener reads them meanwhile.
+                seat.append(await conn.next_joined())
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(seated)
+            while True:
+                choice = await self._receive.receive()
+                if choice.action == "unqueue":
+                    await conn.unqueue()
+                    nursery.cancel_scope.cancel()
+                    break
+                sink(ServerRefused("queued", "you are queued for a ladder match: unqueue first"))
+        if not seat and conn.table == before:  # not seated just before the unqueue either
+            sink(Notice("no longer queued"))
+            return False
+        return True
+
     @staticmethod
-    async def _take(conn: Connection, choice: LobbyChoice) -> None:
+    async def _take(conn: Connection, choice: LobbyChoice) -> bool:
+        """Act on a lobby command; True once seated (or watching)."""
+        if choice.action == "unqueue":
+            await conn.unqueue()
+            return False
         if choice.action == "create":
             await conn.create_table(choice.table, bots=choice.bots, timer=choice.timer,
                                     private=choice.private, hands=choice.hands)
@@ -161,6 +217,7 @@ class LobbyJoin:
             await conn.join(choice.table, choice.seat, code=choice.code)
         else:
             await conn.spectate(choice.table, choice.code)
+        return True
 
 
 def connect_session(
@@ -184,7 +241,8 @@ def connect_session(
         join = sit_down
     session = NetSession(endpoint.host, endpoint.port, name=name, join=join,
                          seats=None if watch else SeatStore(), tls=endpoint.tls,
-                         password=password, lobby=lobby, record_dir=data_dir() / "hands")
+                         password=password, lobby=lobby, record_dir=data_dir() / "hands",
+                         account=AccountKeys().get(endpoint.hostport, name))
     lobby.session = session
     return session
 

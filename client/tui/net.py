@@ -91,9 +91,11 @@ class NetSession:
         heartbeat: float | None = DEFAULT_HEARTBEAT,
         lobby: JoinStep | None = None,
         record_dir: Path | None = None,
+        account: str | None = None,
     ) -> None:
         """``heartbeat``: a ``ping`` every that many seconds, so that a network that drops
-        silently is noticed on both sides (docs/PROTOCOL.md, ``hello``). ``seats`` keeps our
+        silently is noticed on both sides (docs/PROTOCOL.md, ``hello``). ``account``: the key
+        of our ladder account at this server, said in every ``hello``. ``seats`` keeps our
         seat token on disk under ``server_key`` (default ``HOST:PORT``) and our name: a session
         started again with the same key and name resumes that seat instead of running
         ``join``. ``lobby``: the step that chooses a table in the server's lobby, run again
@@ -106,6 +108,7 @@ class NetSession:
         #: our table's entry in the lobby's list (its settings), for ``again``
         self.table_entry: Mapping[str, Any] | None = None
         self.tls, self.password = tls, password
+        self.account = account
         self.join = join
         self.heartbeat = heartbeat
         self.prelude = prelude
@@ -299,6 +302,7 @@ class NetSession:
                 self.host, self.port, name=self.name, token=self.token,
                 seq=self.seq if self.token is not None else None, connect_timeout=5,
                 tls=self.tls, password=self.password, heartbeat=self.heartbeat,
+                account=self.account,
             ) as conn:
                 resumed = self.token is not None
                 if not resumed:

@@ -1,0 +1,302 @@
+"""The rated ladder: accounts, their openskill ratings, and the matches being played.
+
+**Accounts.** ``register`` makes an account: a name (unique whatever its case) and a secret
+key, returned once; the server keeps only the key's SHA-256 digest. A connection that says the
+key in ``hello.account`` plays as the account. *Anchor* accounts (``anchor-strong``…) are the
+server's own bots, one per policy named in ``ladder_anchors``: they have no key, never queue,
+and fill tables a client has waited for (``matchmaker``), which ties the ratings to fixed
+strengths.
+
+**Ratings.** openskill's Plackett-Luce model (mu 25, sigma 25/3 to start). A ladder match is
+one table of three accounts playing ``ladder_hands`` hands; when it ends it is rated once, the
+three ranked by their match chips (equal chips tie). A seat whose player dropped past the grace
+period, or left during the match, *forfeits*: it is ranked last whatever its chips (below the
+others; two forfeits tie for last), even if its player came back later. A match that ends
+early (its table closed before the last hand) is rated only if a seat forfeited, the others
+then ranked by the chips they had; otherwise, and when all three forfeited, it is void.
+Standings are ordered by the conservative rating ``mu - 3 sigma`` (openskill's ordinal).
+
+**Persistence.** Everything lives in one SQLite file beside the server's database
+(``ladder_path``): accounts with their ratings, and every match with its seats, forfeits and,
+once rated, the chips it was rated on. A match is written when its table is formed and again at
+each forfeit, and rated in one transaction, so a server restarted mid-match (its tables are
+restored from the journal) rates the match when it ends, from the ratings it had before. The
+rating is committed before the journal marks the table closed (``Table._close``): a server
+killed in between restores the finished table, which closes at once and is rated then. A match
+still pending when its table is no longer open at start is void.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openskill.models import PlackettLuce
+from tongits.protocol import ErrorCode, ProtocolError
+
+log = logging.getLogger("tongits.server")
+
+#: The prefix of anchor accounts' names; clients cannot register a name that starts with it.
+ANCHOR_PREFIX = "anchor-"
+#: The most standings in one page.
+MAX_STANDINGS_PAGE = 100
+#: How many sigmas below mu the standings' rating is (openskill's ordinal).
+ORDINAL_SIGMAS = 3.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS accounts (
+    name TEXT PRIMARY KEY COLLATE NOCASE,
+    key_hash TEXT UNIQUE,
+    anchor TEXT,
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    matches INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    table_id TEXT NOT NULL,
+    seats TEXT NOT NULL,
+    forfeits TEXT NOT NULL DEFAULT '[]',
+    formed REAL NOT NULL,
+    ended REAL,
+    outcome TEXT,
+    chips TEXT
+);
+CREATE INDEX IF NOT EXISTS pending ON matches(table_id) WHERE ended IS NULL;
+"""
+
+
+def ladder_path(db: str) -> str:
+    """The ladder's file beside the server's database ``db`` (``tongits.db`` ->
+    ``tongits.ladder.db``); ``:memory:`` stays in memory. A file of its own: the journal keeps
+    a write transaction open between its group commits, which a second writer would wait on."""
+    if db == ":memory:":
+        return db
+    path = Path(db)
+    return str(path.with_name(f"{path.stem}.ladder{path.suffix or '.db'}"))
+
+
+def key_digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """An account as the standings show it; ``anchor`` is the policy of a server bot's."""
+
+    name: str
+    mu: float
+    sigma: float
+    matches: int
+    anchor: str | None = None
+
+    @property
+    def rating(self) -> float:
+        """The conservative rating the standings are ordered by."""
+        return self.mu - ORDINAL_SIGMAS * self.sigma
+
+    def to_dict(self, rank: int) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "rank": rank, "name": self.name, "rating": round(self.rating, 3),
+            "mu": round(self.mu, 3), "sigma": round(self.sigma, 3), "matches": self.matches,
+        }
+        if self.anchor is not None:
+            entry["anchor"] = self.anchor
+        return entry
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a match was rated: each seat's rank (1 best), the chips it was rated on, and the
+    accounts after the update; or ``void`` with nothing rated."""
+
+    ranks: tuple[int, ...]
+    chips: tuple[int, ...]
+    after: tuple[Account, ...]
+
+
+def ranks_of(chips: Sequence[int], forfeits: Iterable[int]) -> list[int]:
+    """Each seat's rank, 1 best: the seats that did not forfeit by chips (equal chips share a
+    rank), every forfeited seat after all of them (sharing the last rank)."""
+    lost = set(forfeits)
+    playing = [s for s in range(len(chips)) if s not in lost]
+    ranks = [0] * len(chips)
+    for s in playing:
+        ranks[s] = 1 + sum(1 for o in playing if chips[o] > chips[s])
+    for s in lost:
+        ranks[s] = len(playing) + 1
+    return ranks
+
+
+class Ladder:
+    """The accounts and ratings, kept in ``path`` (``ladder_path``). Every call runs in the
+    server's Trio thread and writes through at once (a rating changes once per match)."""
+
+    def __init__(self, path: str = ":memory:") -> None:
+        self.path = path
+        self.model = PlackettLuce()
+        self.db = sqlite3.connect(path, isolation_level=None)
+        with contextlib.suppress(sqlite3.DatabaseError):
+            self.db.execute("PRAGMA journal_mode=WAL").fetchone()
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+        #: the pending match of each table: its row id, its seats' accounts, its forfeits
+        self.pending: dict[str, tuple[int, list[str], set[int]]] = {}
+        for row_id, table_id, seats, forfeits in self.db.execute(
+            "SELECT id, table_id, seats, forfeits FROM matches WHERE ended IS NULL"
+        ):
+            self.pending[table_id] = (row_id, json.loads(seats), set(json.loads(forfeits)))
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ----- accounts ---------------------------------------------------------------------------
+
+    def register(self, name: str) -> str:
+        """A new account named ``name`` (already checked as a display name); its secret key.
+        ``name_taken`` if an account has the name in any case, or it is an anchor's."""
+        if name.lower().startswith(ANCHOR_PREFIX):
+            raise ProtocolError(ErrorCode.NAME_TAKEN, f"names starting {ANCHOR_PREFIX!r} are "
+                                "the server's bots'")
+        key = secrets.token_urlsafe(24)
+        try:
+            self.db.execute(
+                "INSERT INTO accounts (name, key_hash, mu, sigma, created) VALUES (?,?,?,?,?)",
+                (name, key_digest(key), self.model.mu, self.model.sigma, time.time()),
+            )
+        except sqlite3.IntegrityError:
+            raise ProtocolError(ErrorCode.NAME_TAKEN, f"an account is named {name!r}") from None
+        log.info("ladder: account %r registered", name)
+        return key
+
+    def login(self, key: str) -> str:
+        """The name of the account whose key is ``key``; ``bad_account`` if none."""
+        row = self.db.execute("SELECT name FROM accounts WHERE key_hash = ?",
+                              (key_digest(key),)).fetchone()
+        if row is None:
+            raise ProtocolError(ErrorCode.BAD_ACCOUNT, "no ladder account has this key")
+        return str(row[0])
+
+    def seed_anchors(self, policies: Iterable[str]) -> list[str]:
+        """Make sure each policy has its anchor account; their names."""
+        names = []
+        for policy in policies:
+            name = f"{ANCHOR_PREFIX}{policy}"
+            self.db.execute(
+                "INSERT OR IGNORE INTO accounts (name, anchor, mu, sigma, created) "
+                "VALUES (?,?,?,?,?)", (name, policy, self.model.mu, self.model.sigma, time.time()),
+            )
+            names.append(name)
+        return names
+
+    def account(self, name: str) -> Account:
+        row = self.db.execute(
+            "SELECT name, mu, sigma, matches, anchor FROM accounts WHERE name = ?", (name,)
+        ).fetchone()
+        if row is None:
+            raise KeyError(name)
+        return Account(*row)
+
+    def standings(self, offset: int = 0, limit: int = MAX_STANDINGS_PAGE) -> tuple[
+            list[Account], int]:
+        """One page of the accounts, best rating first (then most matches, then name), and how
+        many accounts there are."""
+        rows = self.db.execute(
+            "SELECT name, mu, sigma, matches, anchor FROM accounts "
+            "ORDER BY mu - ? * sigma DESC, matches DESC, name LIMIT ? OFFSET ?",
+            (ORDINAL_SIGMAS, limit, offset),
+        ).fetchall()
+        total = self.db.execute("SELECT COUNT(*) FROM accounts").fetchone()[0]
+        return [Account(*r) for r in rows], int(total)
+
+    # ----- matches ----------------------------------------------------------------------------
+
+    def match_formed(self, table_id: str, seats: Sequence[str]) -> None:
+        """Table ``table_id`` plays a ladder match, account ``seats[s]`` in seat ``s``."""
+        cursor = self.db.execute(
+            "INSERT INTO matches (table_id, seats, formed) VALUES (?,?,?)",
+            (table_id, json.dumps(list(seats)), time.time()),
+        )
+        assert cursor.lastrowid is not None
+        self.pending[table_id] = (cursor.lastrowid, list(seats), set())
+
+    def is_ladder_table(self, table_id: str) -> bool:
+        return table_id in self.pending
+
+    def forfeit(self, table_id: str, seat: int) -> None:
+        """Seat ``seat`` of a ladder table forfeits (its grace ran out, or it left)."""
+        match = self.pending.get(table_id)
+        if match is None or seat in match[2]:
+            return
+        match[2].add(seat)
+        self.db.execute("UPDATE matches SET forfeits = ? WHERE id = ?",
+                        (json.dumps(sorted(match[2])), match[0]))
+        log.info("ladder: %r forfeits the match at table %s", match[1][seat], table_id)
+
+    def void(self, table_id: str, why: str) -> None:
+        """The match of ``table_id`` is not rated."""
+        match = self.pending.pop(table_id, None)
+        if match is None:
+            return
+        self.db.execute("UPDATE matches SET ended = ?, outcome = 'void' WHERE id = ?",
+                        (time.time(), match[0]))
+        log.info("ladder: the match at table %s is void (%s)", table_id, why)
+
+    def void_missing(self, open_tables: Iterable[str]) -> None:
+        """At start: void the pending matches whose table was not restored."""
+        still = set(open_tables)
+        for table_id in [t for t in self.pending if t not in still]:
+            self.void(table_id, "its table is no longer open")
+
+    def table_ended(self, table_id: str, chips: Sequence[int], complete: bool) -> Outcome | None:
+        """Rate the match of ``table_id``, whose table closed with ``chips`` per seat;
+        ``complete`` if it played every hand. None if it is no ladder match or is void."""
+        match = self.pending.get(table_id)
+        if match is None:
+            return None
+        row_id, seats, forfeits = match
+        if (not complete and not forfeits) or len(forfeits) >= len(seats):
+            self.void(table_id, "ended early with no forfeit" if not forfeits
+                      else "every seat forfeited")
+            return None
+        ranks = ranks_of(chips, forfeits)
+        before = [self.account(name) for name in seats]
+        teams = [[self.model.rating(mu=a.mu, sigma=a.sigma, name=a.name)] for a in before]
+        rated = self.model.rate(teams, ranks=[float(r) for r in ranks])
+        after = tuple(
+            Account(a.name, team[0].mu, team[0].sigma, a.matches + 1, a.anchor)
+            for a, team in zip(before, rated, strict=True)
+        )
+        with self._transaction():
+            for a in after:
+                self.db.execute("UPDATE accounts SET mu = ?, sigma = ?, matches = ? "
+                                "WHERE name = ?", (a.mu, a.sigma, a.matches, a.name))
+            self.db.execute(
+                "UPDATE matches SET ended = ?, outcome = 'rated', chips = ? WHERE id = ?",
+                (time.time(), json.dumps(list(chips)), row_id),
+            )
+        del self.pending[table_id]
+        log.info("ladder: table %s rated: %s", table_id, ", ".join(
+            f"{a.name} #{r} {c:+d} -> {a.mu:.2f}" for a, r, c in zip(after, ranks, chips,
+                                                                     strict=True)))
+        return Outcome(tuple(ranks), tuple(chips), after)
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Any:
+        self.db.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")

@@ -1,0 +1,226 @@
+"""The ladder's matchmaker: tables of three from the queue, by rating and waiting time.
+
+``form_groups`` is the rule, a pure function: the longest-waiting client first, with the two
+queued clients nearest its rating (mu) such that each pair of the three is within both players'
+*windows*; a window is
+``BASE_WINDOW`` mu wide and widens by ``WIDEN_PER_SECOND`` each second its player has waited,
+so a strong player waits a little for a strong table and then takes what there is. A client that
+has waited ``anchor_wait`` seconds and still lacks opponents gets the anchor accounts (the
+server's bots, ``ladder.Ladder.seed_anchors``) nearest its rating in the empty seats: a lone
+player is never stuck, and a table always holds at least one client (a table of server bots
+only would have nobody to keep it open).
+
+``Matchmaker`` runs it every ``MATCH_INTERVAL`` seconds in the server's table nursery: each
+group gets a private table of ``ladder_hands`` hands that starts when its third seat is filled;
+the clients are seated as by ``join`` (each gets ``joined``), the anchors as server bots, in a
+shuffled seat order. A client matched and gone (or seated elsewhere) by the time its seat is
+filled forfeits the match, and a server bot plays its seat.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import trio
+from tongits.engine import Options
+from tongits.protocol import ErrorCode, Join, ProtocolError
+
+from .entries import CreateEntry
+from .ladder import Ladder
+from .lobby import Lobby, join_code
+from .requests import SeatBot
+
+if TYPE_CHECKING:
+    from .config import ServerConfig
+    from .peer import Peer
+
+log = logging.getLogger("tongits.server")
+
+#: Seconds between two rounds of the matchmaker.
+MATCH_INTERVAL = 1.0
+#: The rating gap (in mu) any two queued players accept at once.
+BASE_WINDOW = 3.0
+#: How much wider a player's window gets each second it waits.
+WIDEN_PER_SECOND = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Contender:
+    """One account that may be seated: ``since`` when it queued (anchors: never used)."""
+
+    account: str
+    mu: float
+    since: float = 0.0
+    anchor: str | None = None
+
+
+def window(waited: float) -> float:
+    return BASE_WINDOW + WIDEN_PER_SECOND * max(0.0, waited)
+
+
+def form_groups(
+    waiting: Sequence[Contender], anchors: Sequence[Contender], now: float, anchor_wait: float
+) -> list[tuple[Contender, Contender, Contender]]:
+    """Tables of three: each of the queued ``waiting`` in one group at most, anchors in any
+    number of groups, no account twice in a group."""
+    pool = sorted(waiting, key=lambda c: c.since)
+    used: set[int] = set()
+    groups: list[tuple[Contender, Contender, Contender]] = []
+    for i, first in enumerate(pool):
+        if i in used:
+            continue
+        nearby = sorted(
+            (j for j, other in enumerate(pool)
+             if j != i and j not in used and _within(first, other, now)),
+            key=lambda j: abs(pool[j].mu - first.mu),
+        )
+        chosen: list[int] = []
+        for j in nearby:
+            if all(_within(pool[j], pool[k], now) for k in chosen):
+                chosen.append(j)
+            if len(chosen) == 2:
+                break
+        members = [pool[j] for j in chosen]
+        if len(members) < 2 and now - first.since >= anchor_wait:
+            members = _with_anchors(first, members, anchors)
+        if len(members) == 2:
+            used.add(i)
+            used.update(chosen)
+            groups.append((first, members[0], members[1]))
+    return groups
+
+
+def _within(a: Contender, b: Contender, now: float) -> bool:
+    """Whether two queued players may sit together: distinct accounts, each within the
+    other's window."""
+    return a.account != b.account and abs(a.mu - b.mu) <= min(window(now - a.since),
+                                                               window(now - b.since))
+
+
+def _with_anchors(
+    first: Contender, members: list[Contender], anchors: Sequence[Contender]
+) -> list[Contender]:
+    """``members`` (``first``'s opponents so far) completed to two with the anchors nearest
+    ``first``'s rating."""
+    members = list(members)
+    taken = {first.account, *(m.account for m in members)}
+    for anchor in sorted(anchors, key=lambda a: abs(a.mu - first.mu)):
+        if len(members) == 2:
+            break
+        if anchor.account not in taken:
+            members.append(anchor)
+            taken.add(anchor.account)
+    return members
+
+
+@dataclass(slots=True)
+class Queued:
+    peer: Peer
+    account: str
+    since: float
+
+
+class Matchmaker:
+    """The queue and the task that seats it (see the module's docstring)."""
+
+    def __init__(self, ladder: Ladder, lobby: Lobby, config: ServerConfig) -> None:
+        self.ladder = ladder
+        self.lobby = lobby
+        self.config = config
+        self.anchors = ladder.seed_anchors(
+            p for p in config.ladder_anchors.split(",") if p.strip()
+        )
+        self.queue: dict[int, Queued] = {}
+        self._rng = random.Random(secrets.randbits(64))
+        #: set when the queue gets its first player (``run`` waits for it)
+        self._someone = trio.Event()
+
+    def enqueue(self, peer: Peer, account: str) -> None:
+        """``peer`` waits for a match as ``account``; refused while it sits at a table or
+        its account is queued on another connection or plays a ladder match."""
+        if peer.table is not None:
+            raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
+        for queued in self.queue.values():
+            if queued.account == account and queued.peer is not peer:
+                raise ProtocolError(ErrorCode.NOT_READY, f"{account} is queued already")
+        for table_id, (_, seats, _) in self.ladder.pending.items():
+            if account in seats:
+                raise ProtocolError(ErrorCode.NOT_READY,
+                                    f"{account} plays a ladder match at table {table_id}")
+        if peer.id not in self.queue:
+            self.queue[peer.id] = Queued(peer, account, trio.current_time())
+            self._someone.set()
+
+    def dequeue(self, peer: Peer) -> None:
+        self.queue.pop(peer.id, None)
+
+    async def run(self) -> None:
+        """Every ``MATCH_INTERVAL`` seconds while anyone is queued (idle otherwise)."""
+        while True:
+            if not self.queue:
+                self._someone = trio.Event()
+                await self._someone.wait()
+            await trio.sleep(MATCH_INTERVAL)
+            await self.match_round()
+
+    async def match_round(self) -> None:
+        """Form what tables the queue allows now and seat them."""
+        for key in [k for k, q in self.queue.items() if q.peer.gone or q.peer.table is not None]:
+            del self.queue[key]
+        if not self.queue:
+            return
+        by_account = {q.account: q for q in self.queue.values()}
+        waiting = [Contender(q.account, self.ladder.account(q.account).mu, q.since)
+                   for q in self.queue.values()]
+        anchors = [Contender(name, self.ladder.account(name).mu,
+                             anchor=self.ladder.account(name).anchor) for name in self.anchors]
+        groups = form_groups(waiting, anchors, trio.current_time(),
+                             self.config.ladder_anchor_wait)
+        for group in groups:
+            members = list(group)
+            self._rng.shuffle(members)
+            for m in members:
+                if m.anchor is None:
+                    del self.queue[by_account[m.account].peer.id]
+            await self._seat(members, by_account)
+
+    async def _seat(self, members: list[Contender], by_account: dict[str, Queued]) -> None:
+        code = join_code()
+        try:
+            table = self.lobby.open(CreateEntry(
+                table="", name="ladder: " + ", ".join(m.account for m in members),
+                seed=secrets.randbits(64), options=Options(), timer=self.config.timer,
+                private=True, code=code, auto_start=True, hands=self.config.ladder_hands,
+                target=None,
+            ))
+        except ProtocolError as exc:
+            log.warning("ladder: cannot open a table (%s); the players wait on", exc)
+            for m in members:
+                if m.anchor is None:
+                    queued = by_account[m.account]
+                    self.queue[queued.peer.id] = queued
+            return
+        self.ladder.match_formed(table.id, [m.account for m in members])
+        log.info("ladder: table %s for %s", table.id, ", ".join(m.account for m in members))
+        # The clients first: a table with no client connected would close as deserted.
+        order = sorted(range(3), key=lambda s: members[s].anchor is not None)
+        try:
+            for seat in order:
+                m = members[seat]
+                peer = by_account[m.account].peer if m.anchor is None else None
+                if peer is not None and peer.table is None and not peer.gone:
+                    await table.call(peer, Join(table=table.id, seat=seat, code=code))
+                    continue
+                if peer is not None:  # it went, or sat elsewhere, since it was matched
+                    self.ladder.forfeit(table.id, seat)
+                await table.call(None, SeatBot(seat, m.anchor or self.config.bot_policy,
+                                               m.account))
+        except ProtocolError as exc:  # the table closed meanwhile: its client went
+            log.info("ladder: table %s could not be seated (%s)", table.id, exc)
+
+

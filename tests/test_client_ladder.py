@@ -1,0 +1,154 @@
+"""The ladder from a client: ``tongits ladder``'s pieces and a bot of the SDK with
+``ladder=True``, against a real server on loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from server_support import TIME_CAP, tcp_server, until
+from tongits.client.accounts import AccountKeys
+from tongits.client.connection import Connection, open_connection
+from tongits.client.ladder import fetch_standings, format_standings, register_account
+from tongits.client.sdk import Bot, BotError
+from tongits.client.tui.lobby import LobbyJoin
+from tongits.client.tui.net import NetSession
+from tongits.client.tui.state import Notice, ServerRefused
+from tongits.engine.policies import get_policy
+from tongits.protocol import Joined, State
+from tongits.protocol.transport import Endpoint
+
+
+async def test_a_ladder_bot_registers_keeps_its_key_and_plays_rated_matches(
+    tmp_path: Path,
+) -> None:
+    keys = AccountKeys(tmp_path / "keys.json")
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server(ladder_hands=1, ladder_anchors="random,greedy",
+                              ladder_anchor_wait=0.0) as (server, port):
+            bot = Bot(get_policy("greedy", seed=1), "127.0.0.1", port, name="Gus", ladder=True,
+                      matches=2, keys=keys, heartbeat=None)
+            run = await bot.run()
+            assert len(run.matches) == 2
+            assert keys.get(f"127.0.0.1:{port}", "Gus") is not None
+            again = Bot(get_policy("greedy", seed=2), "127.0.0.1", port, name="Gus",
+                        ladder=True, matches=1, keys=keys, heartbeat=None)
+            assert len((await again.run()).matches) == 1  # the same account, by its kept key
+            endpoint = Endpoint("127.0.0.1", port)
+            await register_account(endpoint, "Ida", None, keys)
+            page = await fetch_standings(endpoint, 0, None, None)
+    assert server.ladder.account("Gus").matches == 3
+    assert {p["name"] for p in page.players} == {"Gus", "Ida", "anchor-random", "anchor-greedy"}
+    text = format_standings(page)
+    assert "Gus" in text and "(server bot: random)" in text
+    assert text.splitlines()[-1] == "1-4 of 4 accounts"
+
+
+async def test_a_ladder_bot_whose_name_is_taken_says_so(tmp_path: Path) -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server() as (_server, port):
+            await register_account(Endpoint("127.0.0.1", port), "Gus", None,
+                                   AccountKeys(tmp_path / "theirs.json"))
+            bot = Bot(get_policy("greedy", seed=1), "127.0.0.1", port, name="Gus", ladder=True,
+                      keys=AccountKeys(tmp_path / "mine.json"), heartbeat=None)
+            with pytest.raises(BotError, match="name_taken"):
+                await bot.run()
+
+
+def test_the_ladder_command_says_when_the_server_cannot_be_reached(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tongits.client.cli import main
+
+    assert main(["ladder", "127.0.0.1:1"]) == 1
+    assert "cannot reach 127.0.0.1:1" in capsys.readouterr().err
+    assert main(["ladder", "no such host:port"]) == 2
+
+
+async def _lobby_queue(port: int, key: str | None, updates: list[Any],
+                       unqueue: bool = False) -> Connection:
+    """A lobby on a connection as ``Ana`` (with ``key``): ``queue``, and ``unqueue`` at once if
+    asked; the connection once the lobby has returned (seated) or been given up."""
+    lobby = LobbyJoin()
+    session = NetSession("127.0.0.1", port, name="Ana", join=lobby, account=key)
+    session.sink = updates.append
+    lobby.session = session
+    async with open_connection("127.0.0.1", port, name="Ana", account=key) as conn:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lobby, conn)
+            await until(lambda: lobby._token is not None)
+            assert lobby.choose("queue") is None
+            if unqueue:
+                await until(lambda: any(isinstance(u, Notice) for u in updates))
+                assert lobby.choose("unqueue") is None
+                await until(lambda: any(getattr(u, "text", "") == "no longer queued"
+                                        for u in updates))
+                nursery.cancel_scope.cancel()
+        return conn
+
+
+async def test_the_lobby_queues_a_player_with_an_account_for_a_ladder_match(
+    tmp_path: Path,
+) -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server(ladder_hands=1, ladder_anchors="random,greedy",
+                              ladder_anchor_wait=0.0) as (server, port):
+            key = await register_account(Endpoint("127.0.0.1", port), "Ana", None,
+                                         AccountKeys(tmp_path / "keys.json"))
+            updates: list[Any] = []
+            conn = await _lobby_queue(port, key, updates)
+            assert conn.table is not None and conn.token is not None
+            assert server.ladder.is_ladder_table(conn.table)
+            assert any(isinstance(u, Notice) and "queued" in u.text for u in updates)
+            no_key: list[Any] = []
+            lobby = LobbyJoin()
+            lobby.session = NetSession("127.0.0.1", port, name="Bo", join=lobby)
+            lobby.session.sink = no_key.append
+            async with open_connection("127.0.0.1", port, name="Bo") as bo:
+                assert await lobby._queue(bo) is False
+            (said,) = [u for u in no_key if isinstance(u, ServerRefused)]
+            assert said.code == "needs_account"
+            assert f"tongits ladder 127.0.0.1:{port} --register Bo" in said.message
+
+
+async def test_unqueue_in_the_lobby_leaves_the_queue(tmp_path: Path) -> None:
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server(ladder_anchor_wait=3600.0) as (server, port):
+            key = await register_account(Endpoint("127.0.0.1", port), "Ana", None,
+                                         AccountKeys(tmp_path / "keys.json"))
+            updates: list[Any] = []
+            conn = await _lobby_queue(port, key, updates, unqueue=True)
+            assert conn.table is None
+            assert not server.matchmaker.queue
+
+
+async def test_queue_sees_its_table_while_the_session_reads_the_pushed_messages(
+    tmp_path: Path,
+) -> None:
+    """Back in the lobby from a table, the session's listener reads what the server pushes;
+    the lobby's queue still learns that it was seated, and the listener still gets the
+    ``joined`` and the new table's messages."""
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server(ladder_anchors="random,greedy",
+                              ladder_anchor_wait=0.0) as (_server, port):
+            key = await register_account(Endpoint("127.0.0.1", port), "Ana", None,
+                                         AccountKeys(tmp_path / "keys.json"))
+            lobby = LobbyJoin()
+            lobby.session = NetSession("127.0.0.1", port, name="Ana", join=lobby, account=key)
+            seen: list[Any] = []
+            async with (
+                open_connection("127.0.0.1", port, name="Ana", account=key) as conn,
+                trio.open_nursery() as nursery,
+            ):
+
+                async def listen() -> None:
+                    async for msg in conn:
+                        seen.append(msg)
+
+                nursery.start_soon(listen)
+                assert await lobby._queue(conn) is True
+                await until(lambda: any(isinstance(m, State) for m in seen))
+                nursery.cancel_scope.cancel()
+            assert any(isinstance(m, Joined) and m.table == conn.table for m in seen)

@@ -1,0 +1,259 @@
+"""The rated ladder through the real server: accounts, the queue, rated matches, forfeits and
+a restart in the middle of a match."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from server_support import capped, next_of, play_hands, quick_config, until
+from tongits.client.connection import Connection, ServerError, connect_stream
+from tongits.protocol import Joined, MatchOver
+from tongits.server import Journal, MemoryJournal, Server
+from tongits.server.ladder import Ladder, ranks_of
+from tongits.server.requests import HostClose
+
+Connect = Any
+
+
+@asynccontextmanager
+async def ladder_server(
+    ladder: Ladder, journal: Journal | None = None, **changes: Any
+) -> AsyncIterator[tuple[Server, Connect]]:
+    """A server on in-memory streams with ``ladder``, two-hand matches, anchors random and
+    greedy that fill a table after 5 s."""
+    settings = {"ladder_hands": 2, "ladder_anchors": "random,greedy", "ladder_anchor_wait": 5.0,
+                **changes}
+    server = Server(quick_config(**settings), journal or MemoryJournal(), ladder=ladder)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(lambda task_status: server.serve(listen=False,
+                                                             task_status=task_status))
+
+        def connect(name: str, **kw: Any) -> AbstractAsyncContextManager[Connection]:
+            client, server_side = trio.testing.memory_stream_pair()
+            nursery.start_soon(server.handle_stream, server_side, "memory")
+            return connect_stream(client, name=name, **kw)
+
+        yield server, connect
+        nursery.cancel_scope.cancel()
+
+
+async def _register(connect: Connect, *names: str) -> list[str]:
+    async with connect("someone") as conn:
+        return [(await conn.register(name)).key for name in names]
+
+
+def _outcomes(ladder: Ladder) -> list[tuple[str, list[str], list[int]]]:
+    return [(outcome, json.loads(seats), json.loads(forfeits)) for outcome, seats, forfeits in
+            ladder.db.execute("SELECT outcome, seats, forfeits FROM matches ORDER BY id")]
+
+
+@capped
+async def test_accounts_register_once_and_log_in_by_key(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    ladder = Ladder()
+    async with ladder_server(ladder) as (_server, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("someone") as conn:
+            for taken in ("ana", "anchor-strong"):
+                with pytest.raises(ServerError) as refused:
+                    await conn.register(taken)
+                assert refused.value.code == "name_taken"
+            with pytest.raises(ServerError) as refused:
+                await conn.queue()
+            assert refused.value.code == "needs_account"
+        async with connect("whatever", account=key) as conn:
+            page = await conn.standings()
+        assert {p["name"] for p in page.players} == {"Ana", "anchor-random", "anchor-greedy"}
+        with pytest.raises(ServerError) as refused:
+            async with connect("Ana", account=key + "x"):
+                pass
+        assert refused.value.code == "bad_account"
+
+
+@capped
+async def test_three_queued_players_play_a_rated_match_ranked_by_chips(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    ladder = Ladder()
+    async with ladder_server(ladder) as (_server, connect):
+        keys = await _register(connect, "Ana", "Ben", "Cai")
+        finals: dict[str, Any] = {}
+
+        async def play(name: str, key: str) -> None:
+            async with connect(name, account=key) as conn:
+                await conn.queue()
+                joined = await next_of(conn, Joined)
+                assert joined.token
+                await play_hands(conn, 2)
+                finals[name] = (await next_of(conn, MatchOver)).standings
+
+        async with trio.open_nursery() as nursery:
+            for name, key in zip(("Ana", "Ben", "Cai"), keys, strict=True):
+                nursery.start_soon(play, name, key)
+    standings = finals["Ana"]
+    assert sorted(standings["names"]) == ["Ana", "Ben", "Cai"]
+    ranks = ranks_of(standings["chips"], ())
+    mus = [ladder.account(name).mu for name in standings["names"]]
+    for a in range(3):
+        for b in range(3):
+            if ranks[a] < ranks[b]:
+                assert mus[a] > mus[b]
+    assert all(ladder.account(n).matches == 1 for n in ("Ana", "Ben", "Cai"))
+    assert ladder.account("anchor-greedy").matches == 0
+    assert _outcomes(ladder) == [("rated", standings["names"], [])]
+
+
+@capped
+async def test_a_lone_player_gets_anchors_after_waiting(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    ladder = Ladder()
+    async with ladder_server(ladder) as (_server, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:
+            await conn.queue()
+            queued_at = trio.current_time()
+            await next_of(conn, Joined)
+            assert trio.current_time() - queued_at >= 5.0
+            await play_hands(conn, 2)
+            await next_of(conn, MatchOver)
+            page = await conn.standings()
+    assert {p["name"]: p["matches"] for p in page.players} == {
+        "Ana": 1, "anchor-random": 1, "anchor-greedy": 1}
+    assert [p["rank"] for p in page.players] == [1, 2, 3]
+    ratings = [p["rating"] for p in page.players]
+    assert ratings == sorted(ratings, reverse=True)
+
+
+@capped
+async def test_a_player_dropped_past_the_grace_forfeits_and_is_rated_last(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    ladder = Ladder()
+    async with ladder_server(ladder, grace=5.0) as (_server, connect):
+        keys = await _register(connect, "Ana", "Ben", "Cai")
+        done = trio.Event()
+
+        async def play(name: str, key: str) -> None:
+            async with connect(name, account=key) as conn:
+                await conn.queue()
+                await next_of(conn, Joined)
+                if name == "Cai":
+                    return  # gone before the first move, never back
+                await play_hands(conn, 2)
+                await next_of(conn, MatchOver)
+                done.set()
+
+        async with trio.open_nursery() as nursery:
+            for name, key in zip(("Ana", "Ben", "Cai"), keys, strict=True):
+                nursery.start_soon(play, name, key)
+    assert done.is_set()
+    ((outcome, seats, forfeits),) = _outcomes(ladder)
+    assert outcome == "rated" and [seats[s] for s in forfeits] == ["Cai"]
+    cai = ladder.account("Cai").mu
+    assert cai < 25.0
+    assert cai < min(ladder.account("Ana").mu, ladder.account("Ben").mu)
+
+
+@capped
+async def test_a_player_who_leaves_mid_match_forfeits_and_the_match_is_rated_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Ana leaves her match with two anchors after its first hand: nobody is left to keep the
+    table open, so it closes early, and the match is rated with Ana last and the anchors by
+    the chips they had."""
+    ladder = Ladder()
+    async with ladder_server(ladder, ladder_hands=5) as (server, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:
+            await conn.queue()
+            joined = await next_of(conn, Joined)
+            (first,) = await play_hands(conn, 1)
+            await conn.leave()
+            await until(lambda: joined.table not in server.lobby.tables)
+    ((outcome, seats, forfeits),) = _outcomes(ladder)
+    assert outcome == "rated" and [seats[s] for s in forfeits] == ["Ana"]
+    after = {name: ladder.account(name) for name in seats}
+    assert after["Ana"].mu < min(a.mu for n, a in after.items() if n != "Ana")
+    assert all(a.matches == 1 for a in after.values())
+    anchors = [s for s in range(3) if seats[s] != "Ana"]
+    chips = first.standings["chips"]
+    if chips[anchors[0]] != chips[anchors[1]]:
+        better, worse = sorted(anchors, key=lambda s: -chips[s])
+        assert after[seats[better]].mu > after[seats[worse]].mu
+
+
+@capped
+async def test_a_match_that_ends_early_with_no_forfeit_is_void(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    ladder = Ladder()
+    async with ladder_server(ladder) as (server, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:
+            await conn.queue()
+            joined = await next_of(conn, Joined)
+            await server.lobby.get(joined.table).call(None, HostClose())
+    assert [o for o, _, _ in _outcomes(ladder)] == ["void"]
+    assert ladder.account("Ana").matches == 0 and ladder.account("Ana").mu == 25.0
+
+
+@capped
+async def test_a_restart_mid_match_loses_no_rating(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "ladder.db")
+    journal = MemoryJournal()
+    first = Ladder(path)
+    tokens: dict[str, tuple[str, int | None]] = {}
+    async with ladder_server(first, journal, grace=600.0) as (_server, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:  # a first match, rated
+            await conn.queue()
+            await next_of(conn, Joined)
+            await play_hands(conn, 2)
+            await next_of(conn, MatchOver)
+        rated = first.account("Ana")
+        async with connect("Ana", account=key) as conn:  # a second one, one hand played
+            await conn.queue()
+            await next_of(conn, Joined)
+            await play_hands(conn, 1)
+            assert conn.token is not None
+            tokens["Ana"] = (conn.token, conn.seq)
+    first.close()
+    second = Ladder(path)
+    assert second.account("Ana") == rated
+    assert len(second.pending) == 1
+    async with ladder_server(second, journal, grace=600.0) as (_server, connect):
+        token, seq = tokens["Ana"]
+        async with connect("Ana", token=token, seq=seq, account=key) as conn:
+            await conn.next_hand()  # the first hand's result was seen before the restart
+            await play_hands(conn, 1)
+            over = await next_of(conn, MatchOver)
+    assert over.standings["hands"] == 2
+    assert second.account("Ana").matches == rated.matches + 1 == 2
+    assert [o for o, _, _ in _outcomes(second)] == ["rated", "rated"]
+
+
+@pytest.mark.parametrize(
+    ("chips", "forfeits", "ranks"),
+    [
+        ([5, -2, -3], [], [1, 2, 3]),
+        ([0, 4, -4], [], [2, 1, 3]),
+        ([2, 2, -4], [], [1, 1, 3]),
+        ([9, -4, -5], [0], [3, 1, 2]),
+        ([9, -4, -5], [0, 2], [2, 1, 2]),
+    ],
+)
+def test_ranks_put_forfeits_last_and_share_ties(
+    chips: list[int], forfeits: list[int], ranks: list[int]
+) -> None:
+    assert ranks_of(chips, forfeits) == ranks
