@@ -750,3 +750,42 @@ def test_the_creator_back_at_her_waiting_private_table_sees_its_invite_again(
     link = next(word for word in seen["first"].split() if "code=" in word)
     assert "/t/t1?code=" in link
     assert "waiting for 2 players" in seen["back"] and link in seen["back"]
+
+
+class CrowdedServer(EmbeddedServer):
+    """An embedded server whose lobby already holds more tables than its first page."""
+
+    async def __call__(self, nursery: trio.Nursery) -> tuple[str, int]:
+        from tongits.protocol import CreateTable
+
+        address = await super().__call__(nursery)
+        assert self.server is not None
+        for n in range(55):
+            self.server.lobby.create(CreateTable(name=f"other {n}", auto_start=False))
+        return address
+
+
+def test_the_table_is_named_on_a_server_with_more_tables_than_a_page() -> None:
+    """Ana's table is the 56th: its name and declared length still reach the title (they
+    came from the lobby's first page only, which does not hold it)."""
+    seen: dict[str, str] = {}
+
+    async def create(conn: Connection) -> None:
+        await conn.create_table("mine", timer=0, bots=2, hands=5)
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Ana", join=create,
+                                 prelude=CrowdedServer())
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                await settle(lambda: screen.state.view is not None
+                             and "mine" in screen_for(screen.state))
+                seen["screen"] = screen_for(screen.state)
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    assert seen["screen"].startswith(" Tongits · mine (t56) · hand 1 of 5")

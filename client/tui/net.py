@@ -368,8 +368,9 @@ class NetSession:
 
     async def _table_named(self, conn: Connection) -> TableNamed | None:
         """The table's name and hands played, from the lobby's list (the table's messages
-        carry only its id)."""
-        for table in await conn.list_tables():
+        carry only its id), asked for alone: the lobby's first page may not hold it (a server
+        that predates the filter answers with that page, searched as before)."""
+        for table in await conn.list_tables(table=self.table):
             if table.get("table") == self.table and table.get("name"):
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
