@@ -129,7 +129,8 @@ def to_text(fragments: Iterable[tuple[str, str]]) -> str:
 
 
 def _name(state: TableState, seat: int) -> str:
-    return state.seats[seat].name if seat < len(state.seats) else f"seat {seat}"
+    names = state.names
+    return names[seat] if seat < len(names) else f"seat {seat}"
 
 
 def my_seat(state: TableState) -> int:

@@ -257,7 +257,14 @@ class TableState:
 
     @property
     def names(self) -> list[str]:
-        return [s.name for s in self.seats]
+        """Each seat's name as shown; ours, when another seat has the same name, marked
+        ``(you)`` by seat: two "Ben" rows in the log, the standings or a result would not say
+        which one is us."""
+        names = [s.name for s in self.seats]
+        me = self.view.seat if self.view is not None else self.seat
+        if me is not None and 0 <= me < len(names) and names.count(names[me]) > 1:
+            names[me] += " (you)"
+        return names
 
     @property
     def hand_over(self) -> bool:
