@@ -659,7 +659,8 @@ def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave(
     assert kept == [f"127.0.0.1_{port}-t1-hand-1.json", f"127.0.0.1_{port}-t2-hand-1.json"]
     record = HandRecord.loads((tmp_path / kept[0]).read_text())
     assert record.names == ("Ana", "greedy-bot-1", "greedy-bot-2") and record.result
-    assert "│ saved for tongits replay: /" in first  # said in the log, beside the standings
+    # said in the log, beside the standings, the file's name whole within 80 columns
+    assert "│ saved: tongits replay" in first and f"│   {kept[0]}" in first
 
 
 def test_again_when_the_server_has_no_table_left_says_so_and_opens_the_lobby() -> None:

@@ -26,7 +26,7 @@ from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
-from .records import save_record
+from .records import save_record, saved_words
 from .seats import SavedSeat, SeatStore
 from .state import (
     ChatReceived,
@@ -114,6 +114,8 @@ class NetSession:
         self._token_from_disk = False
         #: back from a token on disk: our invite link is still to be said (_say_invite_again)
         self._invite_unsaid = False
+        #: whether the records' folder was said (once a session; then only file names)
+        self._records_said = False
         self._leaving = False
         self.on_quit = "Your seat is kept: a bot plays it until you connect again with this name."
         self.seq: int | None = None  # of the last state or hand_result delivered
@@ -458,7 +460,9 @@ class NetSession:
         except OSError as error:
             self.sink(ServerRefused("records", f"hand record not written: {error}"))
             return
-        self.sink(Notice(f"saved for tongits replay: {path}", this_hand=True))
+        for line in saved_words(path, self._records_said):
+            self.sink(Notice(line, this_hand=True))
+        self._records_said = True
 
     # ----- the seat token on disk ---------------------------------------------------------------
 
