@@ -347,6 +347,12 @@ class NetSession:
             try:
                 async for msg in conn:
                     self._deliver(msg, conn.seat)
+                    if first and isinstance(msg, SeatUpdate):
+                        # A table still waiting for players sends no state, only its seats:
+                        # what is said of our coming back is said now, not at the deal.
+                        for said in [u for u in after_view if isinstance(u, Notice)]:
+                            after_view.remove(said)
+                            self.sink(said)
                     if self._invite_unsaid and isinstance(msg, State | SeatUpdate):
                         self._say_invite_again(msg.seats)
                     if isinstance(msg, State):
