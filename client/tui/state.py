@@ -16,7 +16,11 @@ from enum import StrEnum
 from typing import Any
 
 from tongits.engine import Action, Card, Result, SeatView, Step
-from tongits.protocol import PlayerKind, SeatChange
+from tongits.protocol import ErrorCode, PlayerKind, SeatChange
+
+#: What a refused join code (``bad_join_code``: a private table asked for by its id alone, or
+#: with a wrong code) is answered with: the two ways in that the lobby takes.
+JOIN_CODE_HINT = "join INVITE-LINK or join TABLE CODE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,6 +376,9 @@ class TableState:
             self._seat_changed(update.change, before)
 
     def _refused(self, update: ServerRefused, _now: float) -> None:
+        if update.code == ErrorCode.BAD_JOIN_CODE:  # what to do instead, within one line
+            self.say(f"{update.message}: {JOIN_CODE_HINT}", error=True)
+            return
         self.say(f"server refused: {update.message} ({update.code})", error=True)
 
     def _named(self, update: TableNamed, _now: float) -> None:
