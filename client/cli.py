@@ -20,9 +20,10 @@ def build_parser() -> argparse.ArgumentParser:
         "grades it (interactive in a terminal: Enter next, p back, q quit)",
     )
     replay.add_argument("--no-review", action="store_true", help="with --step: no marks")
-    replay.add_argument("--budget", type=int, default=24, help="with --step: worlds per move "
-                        "of the review (default 24)")
-    replay.add_argument("--seed", default="0", help="with --step: seed of the review's worlds")
+    replay.add_argument("--budget", type=int, default=96, help="with --step: rollouts of the "
+                        "review's search per decision (default 96, the hint's)")
+    replay.add_argument("--seed", help="with --step: seed of the review's worlds (default: the "
+                        "hint's)")
     arena = sub.add_parser("arena", help="any bots against each other on duplicate deals")
     arena.add_argument(
         "--bots",
@@ -50,8 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("file", help="a tongits-hand/1 JSON file")
     review.add_argument("--seat", type=int, help="only this seat (default: every seat)")
     review.add_argument("--json", action="store_true", help="one JSON object per seat")
-    review.add_argument("--seed", default="0", help="seed of the sampled worlds")
-    review.add_argument("--budget", type=int, default=48, help="worlds per move (default 48)")
+    review.add_argument("--seed", help="seed of the sampled worlds (default: the hint's)")
+    review.add_argument(
+        "--budget", type=int, default=96, help="rollouts of the search per decision (default 96)"
+    )
     review.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_screen_commands(sub)
     _add_bot_command(sub)

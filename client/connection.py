@@ -130,7 +130,7 @@ class Connection:
 
     async def request(self, msg: ClientMessage | dict[str, Any]) -> ServerMessage:
         """Send a request with a new ``id`` and wait for its reply; ``ServerError`` if refused."""
-        data = dict(msg) if isinstance(msg, dict) else to_dict(msg)
+        data = dict(msg if isinstance(msg, dict) else to_dict(msg))
         ref = next(self._ids)
         data["id"] = ref
         send, receive = trio.open_memory_channel[ServerMessage](1)
@@ -193,9 +193,15 @@ class Connection:
         auto_start: bool = True,
         hands: int | None = None,
         target: int | None = None,
+        rematch: str | None = None,
+        token: str | None = None,
     ) -> Joined:
+        """A new table, where we sit in seat 0; with ``rematch`` (a finished match's table id)
+        and ``token`` (our seat's token there): the table the players of that match who ask
+        share, made with its settings (the others here are then ignored) or joined."""
         msg = CreateTable(name=name, options=options or {}, timer=timer, private=private,
-                          bots=bots, auto_start=auto_start, hands=hands, target=target)
+                          bots=bots, auto_start=auto_start, hands=hands, target=target,
+                          rematch=rematch, token=token)
         return await self._joined(msg)
 
     async def join(self, table: str, seat: int | None = None, code: str | None = None) -> Joined:

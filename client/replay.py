@@ -25,15 +25,15 @@ def run(
     as_json: bool,
     step: bool = False,
     review: bool = True,
-    budget: int = 24,
-    seed: str = "0",
+    budget: int = 96,
+    seed: str | None = None,
     interactive: bool | None = None,
 ) -> int:
     """Replay ``path`` (a bare file name not in the working directory: the one the terminal
     client saved under that name); exit status 0 when it replays cleanly and matches any
     stored result. ``step``: walk through it instead (interactively when ``interactive``, by
     default when standard input and output are a terminal), marked by a review of ``budget``
-    worlds per move unless ``review`` is false."""
+    rollouts per move unless ``review`` is false."""
     from .tui.records import find_record
     from .tui.seats import data_dir
 
@@ -62,7 +62,7 @@ def run(
     return 1 if mismatch else 0
 
 
-def _step(record: HandRecord, *, review: bool, budget: int, seed: str,
+def _step(record: HandRecord, *, review: bool, budget: int, seed: str | None,
           interactive: bool | None) -> None:
     """``--step``: the review's marks (a progress bar on stderr meanwhile), then the walk."""
     from tongits.engine.review import decision_points, review_seat
@@ -74,7 +74,7 @@ def _step(record: HandRecord, *, review: bool, budget: int, seed: str,
     if review:
         for seat in (s for s in range(3) if decision_points(record, s)):
             bar = Bar(f"reviewing {record.name(seat)}") if sys.stderr.isatty() else None
-            reviews.append(review_seat(record, seat, worlds=budget, seed=seed, progress=bar))
+            reviews.append(review_seat(record, seat, budget=budget, seed=seed, progress=bar))
     marks = marks_of(reviews)
     if interactive is None:
         interactive = sys.stdin.isatty() and sys.stdout.isatty()

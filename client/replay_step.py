@@ -2,10 +2,10 @@
 shown (the hand is over), each decision marked as ``tongits review`` grades it.
 
 The marks are the review's own (``engine.review.review_seat``, the expert's search on the
-seat's view at that moment): a decision that lost at least ``COSTLY`` expected chips is marked
-``!`` with the better move and why, the others ``ok``. In a terminal the walk is interactive
-(Enter or ``n`` next, ``p`` back, a number goes to that action, ``q`` quits); otherwise every
-position is printed in turn, for a pager or a file.
+seat's view at that moment): a decision whose loss exceeds the search's noise by ``COSTLY``
+chips (``Decision.costly``) is marked ``!`` with the better move and why, the others ``ok``.
+In a terminal the walk is interactive (Enter or ``n`` next, ``p`` back, a number goes to that
+action, ``q`` quits); otherwise every position is printed in turn, for a pager or a file.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from tongits.engine import Card, Hand, HandRecord, Move
-from tongits.engine.review import COSTLY, Decision, SeatReview
+from tongits.engine.review import Decision, SeatReview
 
 #: What the prompt of the interactive walk says.
 KEYS = "Enter/n next · p back · NUMBER go to action · q quit"
@@ -28,7 +28,7 @@ class Mark:
 
     def __str__(self) -> str:
         d = self.decision
-        if d.loss >= COSTLY:
+        if d.costly:
             return f"! -{d.loss:.2f} chips: {d.best} was better ({d.reason})"
         if d.loss > 0:
             return f"ok (-{d.loss:.2f} chips against {d.best}, within the noise)"

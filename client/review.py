@@ -1,28 +1,25 @@
 """``tongits review FILE``: grade each decision of a hand record with the expert's search.
 
-Plain output: per seat, a table of its decisions (the costly ones marked ``!``) and a summary
-(total expected loss, the three worst decisions, what would have been better and why). With
-``--json``, one JSON object per reviewed seat, one per line (the last line is the last seat's):
-``{"seat": S, "decisions": [{"index", "played", "best", "loss", "values"}, ...],
-"total_loss": x}``. A progress bar goes to stderr while the search runs.
+Plain output: per seat, a table of its decisions (the loss, its noise, the costly ones marked
+``!``) and a summary (total expected loss, the three worst decisions, what would have been
+better and why). With ``--json``, one JSON object per reviewed seat, one per line (the last
+line is the last seat's): ``{"seat": S, "decisions": [{"index", "played", "best", "loss",
+"margin", "costly", "tongits", "values"}, ...], "total_loss": x}``. A progress bar goes to
+stderr while the search runs.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
 from typing import TextIO
 
 from tongits.engine import HandRecord, RecordError
-from tongits.engine.review import (
-    COSTLY,
-    DEFAULT_WORLDS,
-    SeatReview,
-    decision_points,
-    review_seat,
-)
+from tongits.engine.policies.expert import DEFAULT_BUDGET
+from tongits.engine.review import Decision, SeatReview, decision_points, review_seat
 
 
 class Bar:
@@ -49,24 +46,29 @@ def render(review: SeatReview, heading: str | None = None) -> str:
     """The plain table and summary of one seat's review, under ``heading`` (by default the
     seat's number and its count of decisions)."""
     lines = [heading or f"seat {review.seat}: {len(review.decisions)} decisions"]
-    lines.append(f"  {'#':>3} {'turn':>4}  {'played':<26} {'best':<26} {'loss':>6}")
+    lines.append(f"  {'#':>3} {'turn':>4}  {'played':<26} {'best':<26} {'loss':>6} {'noise':>6}")
     for d in review.decisions:
-        mark = "!" if d.loss >= COSTLY else " "
-        best = "" if d.best == d.played else str(d.best)
-        lines.append(
-            f"{mark} {d.index:>3} {d.turn:>4}  {str(d.played):<26} {best:<26} {d.loss:>6.2f}"
-        )
+        mark = "!" if d.costly else " "
+        best = "" if d.best == d.played else _best(d)
+        noise = f"±{d.margin:.2f}" if d.best != d.played and math.isfinite(d.margin) else ""
+        row = f"{mark} {d.index:>3} {d.turn:>4}  {str(d.played):<26} {best:<26} {d.loss:>6.2f}"
+        lines.append(f"{row} {noise}".rstrip())
     lines.append(f"total expected loss: {review.total_loss:.2f} chips")
     worst = review.worst(3)
     if worst:
         lines.append("worst decisions:")
         for d in worst:
             lines.append(
-                f"  #{d.index} {d.played} -> {d.best}: -{d.loss:.2f} chips, {d.reason}"
+                f"  #{d.index} {d.played} -> {_best(d)}: -{d.loss:.2f} chips, {d.reason}"
             )
     else:
         lines.append("no decision lost anything against the search")
     return "\n".join(lines)
+
+
+def _best(decision: Decision) -> str:
+    """The better move as the table shows it: a Tongits is named as one."""
+    return f"Tongits: {decision.best}" if decision.tongits else str(decision.best)
 
 
 def run(
@@ -74,8 +76,8 @@ def run(
     *,
     seat: int | None = None,
     as_json: bool = False,
-    seed: str = "0",
-    budget: int = DEFAULT_WORLDS,
+    seed: str | None = None,
+    budget: int = DEFAULT_BUDGET,
     progress: bool = True,
 ) -> int:
     """The command: exit status 0, or 2 for a file or record that cannot be reviewed."""
@@ -100,7 +102,7 @@ def run(
     for s in seats:
         who = record.name(s) if record.names is None else f"{record.name(s)} (seat {s})"
         bar = Bar(who) if progress else None
-        review = review_seat(record, s, worlds=budget, seed=seed, progress=bar)
+        review = review_seat(record, s, budget=budget, seed=seed, progress=bar)
         if as_json:
             print(json.dumps(review.to_dict()), flush=True)
         else:

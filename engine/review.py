@@ -1,37 +1,45 @@
 """A review of one seat's decisions in a hand record: what each move cost in expected chips.
 
 For each decision of the seat (an action it took with more than one legal move), the expert's
-search (``policies.expert``) values every legal move from that seat's view *at that moment* —
-the same ``SeatView`` the seat had, never a card it could not see — on the same sampled worlds,
-so the moves are compared on equal luck. The **loss** of the move played is the best value less
-its value (never negative). A reason in a few words goes with each costly decision.
+search (``policies.expert.search``: the hint's own search, on the same worlds, seeded by the
+position) runs from that seat's view *at that moment* — the same ``SeatView`` the seat had,
+never a card it could not see — and names the best move; the moves it searched and the move
+played are then valued on the worlds the best was played on, so they are compared on equal
+luck. The **loss** of the move played is the best value less its value (never negative), with
+the half-width of its 95 % interval (``margin``): only a loss beyond that noise is marked
+costly, so the marks do not change with the seed. A Tongits available this turn is named as one
+(the melds that begin it all end the same, and the search would name the first of them). A
+reason in a few words goes with each costly decision.
 
-Deterministic for a given seed and budget: every decision's worlds come from
-``random.Random(f"review/{seed}/{seat}/{index}")``.
+Deterministic for a given seed and budget; with the default seed, the best move of a decision
+is the hint's move for that position.
 """
 
 from __future__ import annotations
 
-import random
+import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .hand import End, Phase
 from .moves import Action, Move
-from .policies.expert import Search
-from .policies.worlds import InferenceParams
+from .policies.expert import DEFAULT_BUDGET, ExpertParams, Search, search, tongits_line
 from .record import HandRecord
 from .view import SeatView, seat_view
 from .wire import DecisionMap, SeatReviewMap
 
-DEFAULT_WORLDS = 48  # worlds per legal move of each decision (``--budget``)
-COSTLY = 0.5  # a decision losing at least this many expected chips is marked
+COSTLY = 0.25  # marked: a loss that exceeds its margin of noise by at least this many chips
+CONFIRM_WORLDS = 192  # a loss is measured again on this many worlds
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """One graded decision. ``values`` maps every legal move (command form) to its expected
-    chips for the seat."""
+    """One graded decision. ``values`` maps each valued move (command form: the moves the
+    search kept, the best and the move played) to its expected chips for the seat, over the
+    same worlds. ``margin`` is the half-width of the 95 % interval of the loss (the spread of
+    the best's gain over the move played, world by world): a loss within it is noise.
+    ``tongits``: the seat could go out this turn, and ``best`` begins that Tongits."""
 
     index: int  # counts the seat's decisions from 0
     action_index: int  # the action's place in the hand record
@@ -39,8 +47,17 @@ class Decision:
     played: Move
     best: Move
     loss: float
+    margin: float
     values: dict[str, float]
     reason: str
+    tongits: bool = False
+
+    @property
+    def costly(self) -> bool:
+        """Marked ``!``: the loss exceeds the search's own noise (``margin``) by ``COSTLY``
+        chips or more. A loss inside its noise changes with the seed of the worlds; marking
+        every loss of half a chip marked different decisions for different seeds."""
+        return self.loss - self.margin >= COSTLY
 
     def to_dict(self) -> DecisionMap:
         return {
@@ -48,6 +65,9 @@ class Decision:
             "played": self.played.to_dict(),
             "best": self.best.to_dict(),
             "loss": round(self.loss, 3),
+            "margin": round(self.margin, 3) if math.isfinite(self.margin) else None,
+            "costly": self.costly,
+            "tongits": self.tongits,
             "values": {k: round(v, 3) for k, v in self.values.items()},
         }
 
@@ -115,13 +135,13 @@ def review_seat(
     record: HandRecord,
     seat: int,
     *,
-    worlds: int = DEFAULT_WORLDS,
-    seed: int | str = 0,
+    budget: int = DEFAULT_BUDGET,
+    seed: int | str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> SeatReview:
     """Grade every decision of ``seat`` in ``record``; ``progress(done, total)`` after each."""
     return review_decisions(
-        seat, decision_points(record, seat), worlds=worlds, seed=seed, progress=progress
+        seat, decision_points(record, seat), budget=budget, seed=seed, progress=progress
     )
 
 
@@ -129,44 +149,78 @@ def review_decisions(
     seat: int,
     points: Sequence[tuple[int, SeatView, Move]],
     *,
-    worlds: int = DEFAULT_WORLDS,
-    seed: int | str = 0,
+    budget: int = DEFAULT_BUDGET,
+    seed: int | str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> SeatReview:
-    """Grade each (place, view, move played) of ``seat``: every legal move of the view is
-    valued on the same ``worlds`` sampled worlds."""
+    """Grade each (place, view, move played) of ``seat``: the expert's search of the view (the
+    hint's, ``policies.expert.search``) names the best move; then the searched moves and the
+    move played are valued on the worlds the best was played on."""
+    params = ExpertParams(budget=budget)
     decisions = []
     for index, (action_index, view, played) in enumerate(points):
-        rng = random.Random(f"review/{seed}/{seat}/{index}")
-        search = Search(view, rng, InferenceParams())
-        values = {v.move: v.mean for v in search.values(view.legal, worlds)}
-        best = max(view.legal, key=lambda m: values[m])
-        if values.get(played, float("-inf")) >= values[best]:
-            best = played
-        loss = max(0.0, values[best] - values.get(played, values[best]))
-        reason = _reason(search, view, played, best, loss) if loss > 0 else ""
-        decisions.append(
-            Decision(
-                index,
-                action_index,
-                view.turn,
-                played,
-                best,
-                loss,
-                {str(m): v for m, v in values.items()},
-                reason,
-            )
-        )
+        decisions.append(_grade(index, action_index, view, played, seed, params))
         if progress is not None:
             progress(index + 1, len(points))
     return SeatReview(seat, tuple(decisions))
 
 
-def _reason(search: Search, view: SeatView, played: Move, best: Move, loss: float) -> str:
+def _grade(
+    index: int,
+    action_index: int,
+    view: SeatView,
+    played: Move,
+    seed: int | str | None,
+    params: ExpertParams,
+) -> Decision:
+    found, ranked = search(view, seed, params)
+    line = tongits_line(view)
+    worlds = ranked[0].worlds
+    first = (line[0],) if line is not None else ()
+    moves = list(dict.fromkeys((*first, *(v.move for v in ranked), played)))
+    known = {v.move: v.chips for v in ranked if v.worlds == worlds}
+    chips = {m: known.get(m) or found.chips(m, worlds) for m in moves}
+    values = {m: statistics.fmean(c) for m, c in chips.items()}
+    best = moves[0]  # the hint's move: the Tongits, else the search's choice
+    if values[played] >= values[best]:
+        best = played
+    if best != played and worlds < CONFIRM_WORLDS:
+        worlds = CONFIRM_WORLDS  # the loss is measured again, on more worlds
+        for move in (best, played):
+            chips[move] = found.chips(move, worlds)
+            values[move] = statistics.fmean(chips[move])
+    diffs = [b - p for b, p in zip(chips[best], chips[played], strict=True)]
+    loss = max(0.0, statistics.fmean(diffs))
+    margin = 1.96 * statistics.stdev(diffs) / math.sqrt(worlds) if worlds > 1 else math.inf
+    reason = ""
+    if line is not None and loss > 0:
+        reason = "a Tongits was available (" + " · ".join(map(str, line)) + ")"
+    elif loss > 0:
+        reason = _reason(found, view, played, best, loss)
+    return Decision(
+        index,
+        action_index,
+        view.turn,
+        played,
+        best,
+        loss,
+        margin,
+        {str(m): v for m, v in values.items()},
+        reason,
+        line is not None and best == line[0],
+    )
+
+
+def _reason(
+    search: Search,
+    view: SeatView,
+    played: Move,
+    best: Move,
+    loss: float,
+) -> str:
     """Why ``best`` beats ``played``, in a few words, from what the rollouts showed."""
     world = search.world(0).copy()
-    seat = search.seat
-    world.apply(seat, best)
+    world.apply(search.seat, best)
     if world.over and world.result is not None and world.result.end is End.TONGITS:
         return f"a Tongits was available ({best})"
     if played.action is Action.DISCARD and played.card is not None:

@@ -24,7 +24,7 @@ from .hand import Hand, Phase, Result, Step
 from .melds import TableMeld, fits
 from .moves import Action, Move
 from .options import Options
-from .wire import MeldMap, MoveMap, StepMap, ViewBase, ViewFixed, ViewMap
+from .wire import MeldMap, MoveMap, ResultMap, StepMap, ViewBase, ViewFixed, ViewMap
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +41,9 @@ class MeldView:
         return not self.secret and fits(self.cards, card)
 
     def to_dict(self) -> MeldMap:
-        out: MeldMap = {"id": self.id, "owner": self.owner, "secret": self.secret,
-                        "cards": [str(c) for c in self.cards] if self.cards else None}
-        if self.laid_off:
-            out["laid_off"] = {str(c): s for c, s in self.laid_off}
-        return out
+        return meld_map(self.id, self.owner, self.secret,
+                        [str(c) for c in self.cards] if self.cards else None,
+                        {str(c): s for c, s in self.laid_off})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MeldView:
@@ -156,28 +154,24 @@ class SeatView:
         )
 
     def to_dict(self) -> ViewMap:
-        out: ViewMap = {
-            "seat": self.seat,
-            "dealer": self.dealer,
-            "options": self.options.to_dict(omit_defaults=False),
-            "hand": [str(c) for c in self.hand],
-            "hand_sizes": list(self.hand_sizes),
-            "stock": self.stock,
-            "discards": [str(c) for c in self.discards],
-            "melds": [m.to_dict() for m in self.melds],
-            "opened": list(self.opened),
-            "blocked": list(self.blocked),
-            "to_act": self.to_act,
-            "phase": self.phase.value,
-            "turn": self.turn,
-            "caller": self.caller,
-            "history": [step.to_dict() for step in self.history],
-        }
-        if self.result is not None:
-            out["result"] = self.result.to_dict()
-        if self.revealed is not None:
-            out["revealed"] = [[str(c) for c in h] for h in self.revealed]
-        return out
+        base = view_base(
+            hand_sizes=list(self.hand_sizes),
+            stock=self.stock,
+            discards=[str(c) for c in self.discards],
+            opened=list(self.opened),
+            blocked=list(self.blocked),
+            to_act=self.to_act,
+            phase=self.phase.value,
+            turn=self.turn,
+            caller=self.caller,
+            result=self.result.to_dict() if self.result is not None else None,
+            revealed=[[str(c) for c in h] for h in self.revealed]
+            if self.revealed is not None else None,
+        )
+        return view_map(view_fixed(self.dealer, self.options.to_dict(omit_defaults=False)),
+                        base, self.seat, [str(c) for c in self.hand],
+                        [m.to_dict() for m in self.melds],
+                        [step.to_dict() for step in self.history])
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any],
@@ -259,14 +253,55 @@ def seat_view_dict(hand: Hand, seat: int | None) -> ViewMap:
     must be treated as read-only. Tests check it equals ``seat_view(...).to_dict()`` for every
     seat of every state, so both show exactly the same knowledge."""
     parts = view_parts(hand)
-    return {
-        **parts.fixed,
-        **parts.base,
-        "melds": parts.melds_of(seat),
-        "history": parts.history_of(seat),
-        "seat": seat,
-        "hand": parts.cards(seat),
-    }
+    return view_map(parts.fixed, parts.base, seat, parts.cards(seat), parts.melds_of(seat),
+                    parts.history_of(seat))
+
+
+# ----- the builders of a view's map: the one place each of its entries is written ----------------
+#
+# A view's map is built from a ``SeatView`` (``SeatView.to_dict``: a remote bot's or a test's
+# view) and from a hand's shared parts (``seat_view_dict`` and the server's fan-out, which
+# encodes ``ViewParts`` without building whole maps); both build it through these, so the two
+# cannot write different keys or shapes.
+
+
+def view_fixed(dealer: int, options: dict[str, Any]) -> ViewFixed:
+    """The entries of a view that stay the same for the whole hand; ``options`` is
+    ``Options.to_dict(omit_defaults=False)``."""
+    return {"dealer": dealer, "options": options}
+
+
+def view_base(*, hand_sizes: list[int], stock: int, discards: list[str], opened: list[bool],
+              blocked: list[bool], to_act: int | None, phase: str, turn: int,
+              caller: int | None, result: ResultMap | None,
+              revealed: list[list[str]] | None) -> ViewBase:
+    """The entries every seat's view of one state has alike but ``melds`` and ``history``
+    (``result`` and ``revealed`` only once the hand is over)."""
+    base: ViewBase = {"hand_sizes": hand_sizes, "stock": stock, "discards": discards,
+                      "opened": opened, "blocked": blocked, "to_act": to_act, "phase": phase,
+                      "turn": turn, "caller": caller}
+    if result is not None:
+        base["result"] = result
+    if revealed is not None:
+        base["revealed"] = revealed
+    return base
+
+
+def view_map(fixed: ViewFixed, base: ViewBase, seat: int | None, cards: list[str],
+             melds: list[MeldMap], history: list[StepMap]) -> ViewMap:
+    """A whole view's map from its parts: ``cards`` are the seat's own (none for a spectator),
+    ``melds`` and ``history`` as the seat sees them."""
+    return {**fixed, **base, "seat": seat, "hand": cards, "melds": melds, "history": history}
+
+
+def meld_map(meld_id: int, owner: int, secret: bool, cards: list[str] | None,
+             laid_off: dict[str, int]) -> MeldMap:
+    """A meld's map: ``cards`` None when the seat may not see them (another seat's secret
+    meld); ``laid_off`` (card: seat) only when some card was laid off onto it."""
+    out: MeldMap = {"id": meld_id, "owner": owner, "secret": secret, "cards": cards}
+    if laid_off:
+        out["laid_off"] = laid_off
+    return out
 
 
 def seat_view_parts(hand: Hand, seat: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -351,7 +386,7 @@ class _HandViews:
     def __init__(self, hand: Hand) -> None:
         self.steps = 0
         #: the entries of every view that stay the same for the whole hand
-        self.fixed: ViewFixed = {"dealer": hand.dealer, "options": _options_dict(hand.options)}
+        self.fixed = view_fixed(hand.dealer, _options_dict(hand.options))
         self.full: list[StepMap] = []
         #: the history of seats 0, 1, 2 and of a spectator (index 3) before the hand is over
         self.seen: tuple[list[StepMap], ...] = ([], [], [], [])
@@ -405,11 +440,10 @@ class _HandViews:
             if m.id < len(made) and made[m.id][:2] == (size, laid):
                 form, hidden = made[m.id][2:]
             else:
-                form = {"id": m.id, "owner": m.owner, "secret": m.secret,
-                        "cards": [_CARD_STR[c] for c in m.cards]}
-                if m.laid_off:
-                    form["laid_off"] = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
-                hidden = {**form, "cards": None}
+                laid_off = {_CARD_STR[c]: s for c, s in m.laid_off.items()}
+                form = meld_map(m.id, m.owner, m.secret, [_CARD_STR[c] for c in m.cards],
+                                laid_off)
+                hidden = meld_map(m.id, m.owner, m.secret, None, laid_off)
                 if m.id < len(made):
                     made[m.id] = (size, laid, form, hidden)
                 else:
@@ -481,26 +515,25 @@ class ViewParts:
         self._views, self._hands = weakref.ref(views), hands
         melds = self._melds = views.melds(hand)
         self.fixed = views.fixed
-        self.base: ViewBase = {
-            "hand_sizes": [len(hands[0]), len(hands[1]), len(hands[2])],
-            "stock": len(hand.stock),
-            "discards": [_CARD_STR[c] for c in hand.discards],
-            "opened": [hand.opened(0), hand.opened(1), hand.opened(2)],
-            "blocked": [hand.call_blocked(0), hand.call_blocked(1), hand.call_blocked(2)],
-            "to_act": None if over else hand.to_act,
-            "phase": _PHASES[hand.phase],
-            "turn": hand.turn,
-            "caller": hand.caller,
-        }
+        result = hand.result
+        self.base = view_base(
+            hand_sizes=[len(hands[0]), len(hands[1]), len(hands[2])],
+            stock=len(hand.stock),
+            discards=[_CARD_STR[c] for c in hand.discards],
+            opened=[hand.opened(0), hand.opened(1), hand.opened(2)],
+            blocked=[hand.call_blocked(0), hand.call_blocked(1), hand.call_blocked(2)],
+            to_act=None if over else hand.to_act,
+            phase=_PHASES[hand.phase],
+            turn=hand.turn,
+            caller=hand.caller,
+            result=result.to_dict() if result is not None else None,
+            revealed=[[_CARD_STR[c] for c in sorted(h)] for h in hands] if over else None,
+        )
         self.history: list[StepMap] | None = None
         self.melds: list[MeldMap] | None = None
         if not melds.secret:
             self.melds = melds.full
             self.history = list(views.history(None, over))
-        if hand.result is not None:
-            self.base["result"] = hand.result.to_dict()
-        if over:
-            self.base["revealed"] = [[_CARD_STR[c] for c in sorted(h)] for h in hands]
         self._own: dict[int | None, dict[str, Any]] = {}
         self._own_melds: dict[int | None, list[MeldMap]] = {}
         self._histories: dict[int | None, list[StepMap]] = {}

@@ -113,12 +113,17 @@ class MatchMap(TypedDict):
 
 class DecisionMap(TypedDict):
     """One reviewed decision (``review.Decision.to_dict``): the move played, the best one, the
-    chips lost by the choice and each candidate's value."""
+    chips lost by the choice with the half-width of its 95 % interval (``None`` over a single
+    world), whether it is marked costly, whether the best move begins a Tongits, and each
+    valued move's value."""
 
     index: int
     played: MoveMap
     best: MoveMap
     loss: float
+    margin: float | None
+    costly: bool
+    tongits: bool
     values: dict[str, float]
 
 

@@ -125,7 +125,7 @@ class StateHead(TypedDict):
     type: Literal["state"]
     table: str
     seq: int
-    hand: int
+    hand: NotRequired[int]  # since 1.1: the server always sends it, a 1.0 server never did
     seats: list[SeatMap]
     deadline: NotRequired[float]
 

@@ -27,6 +27,7 @@ from typing import (
     get_origin,
     get_type_hints,
     is_typeddict,
+    overload,
 )
 
 from tongits.engine.errors import shown
@@ -34,7 +35,40 @@ from tongits.engine.wire import MoveMap, RecordMap, StepMap, ViewMap
 
 from .errors import ErrorCode, ProtocolError
 from .limits import check_request, is_request_id
-from .maps import HandResultMap, OkMap, SeatChangeMap, SeatMap, StandingsMap, TableInfoMap
+from .maps import (
+    ErrorMap,
+    HandResultMap,
+    OkMap,
+    SeatChangeMap,
+    SeatMap,
+    StandingsMap,
+    StateMap,
+    TableInfoMap,
+)
+from .message_maps import (
+    AddBotMap,
+    ChatLineMap,
+    ChatMap,
+    CreateTableMap,
+    HandResultMessageMap,
+    HelloMap,
+    JoinedMap,
+    JoinMap,
+    LeaveMap,
+    ListTablesMap,
+    MatchOverMap,
+    MoveRequestMap,
+    NextHandMap,
+    PingMap,
+    PongMap,
+    RemoveBotMap,
+    SeatUpdateMap,
+    SpectateMap,
+    StartMap,
+    SyncMap,
+    TablesMap,
+    WelcomeMap,
+)
 
 PROTOCOL_VERSION = 1
 #: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``.
@@ -141,7 +175,11 @@ class ListTables(ClientMessage):
 class CreateTable(ClientMessage):
     """``timer`` is seconds per turn, 0 for none, None for the server's default; ``bots`` seats
     that many server bots at once; ``auto_start`` False waits for the owner's ``start``.
-    ``hands`` and ``target`` (since 1.1) declare the match's length (``MatchLength``)."""
+    ``hands`` and ``target`` (since 1.1) declare the match's length (``MatchLength``).
+    ``rematch`` and ``token`` (since 1.1): another match for the players of the finished match
+    at table ``rematch``, the caller proving it sat there with that seat's ``token``. The first
+    such request makes a table with the old one's settings (its own fields are then ignored);
+    the others of the old table are seated at that same table, so friends stay together."""
 
     TYPE = "create_table"
     name: str
@@ -152,6 +190,8 @@ class CreateTable(ClientMessage):
     auto_start: bool = True
     hands: int | None = None
     target: int | None = None
+    rematch: str | None = None
+    token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -411,8 +451,62 @@ def parse_server(d: Mapping[Any, Any]) -> ServerMessage:
     return _parse(d, SERVER_MESSAGES)
 
 
-def to_dict(msg: Message) -> JSONMap:
-    """The wire map of ``msg``: its ``type`` and every field that is not None."""
+@overload
+def to_dict(msg: Hello) -> HelloMap: ...
+@overload
+def to_dict(msg: ListTables) -> ListTablesMap: ...
+@overload
+def to_dict(msg: CreateTable) -> CreateTableMap: ...
+@overload
+def to_dict(msg: Join) -> JoinMap: ...
+@overload
+def to_dict(msg: Spectate) -> SpectateMap: ...
+@overload
+def to_dict(msg: Leave) -> LeaveMap: ...
+@overload
+def to_dict(msg: AddBot) -> AddBotMap: ...
+@overload
+def to_dict(msg: RemoveBot) -> RemoveBotMap: ...
+@overload
+def to_dict(msg: Start) -> StartMap: ...
+@overload
+def to_dict(msg: MoveRequest) -> MoveRequestMap: ...
+@overload
+def to_dict(msg: Chat) -> ChatMap: ...
+@overload
+def to_dict(msg: Ping) -> PingMap: ...
+@overload
+def to_dict(msg: NextHand) -> NextHandMap: ...
+@overload
+def to_dict(msg: Sync) -> SyncMap: ...
+@overload
+def to_dict(msg: Welcome) -> WelcomeMap: ...
+@overload
+def to_dict(msg: Tables) -> TablesMap: ...
+@overload
+def to_dict(msg: Joined) -> JoinedMap: ...
+@overload
+def to_dict(msg: State) -> StateMap: ...
+@overload
+def to_dict(msg: HandResult) -> HandResultMessageMap: ...
+@overload
+def to_dict(msg: MatchOver) -> MatchOverMap: ...
+@overload
+def to_dict(msg: ChatLine) -> ChatLineMap: ...
+@overload
+def to_dict(msg: SeatUpdate) -> SeatUpdateMap: ...
+@overload
+def to_dict(msg: Pong) -> PongMap: ...
+@overload
+def to_dict(msg: Ok) -> OkMap: ...
+@overload
+def to_dict(msg: Error) -> ErrorMap: ...
+@overload
+def to_dict(msg: Message) -> Mapping[str, Any]: ...
+def to_dict(msg: Message) -> Any:
+    """The wire map of ``msg``: its ``type`` and every field that is not None. Its type is the
+    message class's map (``message_maps``, one overload per class; a message whose class is
+    not known statically gets a plain mapping), checked against the class by a test."""
     d: JSONMap = {"type": msg.TYPE}
     for name in _field_names(type(msg)):
         value = getattr(msg, name)

@@ -609,12 +609,23 @@ class Server:
         """Answer with one page of the lobby, its entries spliced in as they were encoded
         (never a frame over ``max_frame_size``, the limit the server enforces)."""
         head = _tables_head(msg, 0, None)
-        del head["tables"]
         budget = self.config.max_frame_size - len(peer.codec.encode(head)) - _PAGE_SLACK
         page = self.lobby.page(msg, peer.codec.mode or Mode.BINARY, budget)
         head = _tables_head(msg, page.total, page.next)
-        del head["tables"]
         peer.send_encoded(peer.codec.encode_spliced(head, "tables", page.entries))
+
+    async def _table_for(
+        self, peer: Peer, msg: CreateTable | Join | Spectate
+    ) -> tuple[Table, CreateTable | Join | Spectate]:
+        """The table a request to sit or watch goes to (made for a ``create_table``), and the
+        request it gets: a rematch's ``create_table`` becomes the old table's settings or a
+        ``join`` of the table another player's rematch made (``Lobby.rematch``)."""
+        if isinstance(msg, CreateTable) and msg.rematch is not None:
+            return await self.lobby.rematch(msg, peer.quota)
+        if isinstance(msg, CreateTable):
+            await self.lobby.make_room(msg, peer.quota)
+            return self.lobby.create(msg, peer.quota), msg
+        return self.lobby.get(msg.table), msg
 
     async def _route(self, peer: Peer, msg: Any) -> None:
         if isinstance(msg, Ping):
@@ -629,13 +640,8 @@ class Server:
         elif isinstance(msg, CreateTable | Join | Spectate):
             if peer.table is not None:
                 raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
-            table: Table
-            if isinstance(msg, CreateTable):
-                await self.lobby.make_room(msg, peer.quota)
-                table = self.lobby.create(msg, peer.quota)
-            else:
-                table = self.lobby.get(msg.table)
-            await table.call(peer, msg)
+            table, request = await self._table_for(peer, msg)
+            await table.call(peer, request)
         else:
             if peer.table is None:
                 raise ProtocolError(ErrorCode.NOT_SEATED, f"{msg.TYPE} needs a table")
@@ -646,8 +652,11 @@ class Server:
 
 
 def _tables_head(msg: ListTables, total: int, next_offset: int | None) -> dict[str, Any]:
-    return to_dict(Tables(id=msg.id, tables=[], total=total, offset=msg.offset,
-                          next=next_offset))
+    """The ``tables`` reply to ``msg`` but its ``tables``, which are spliced in as encoded."""
+    head: dict[str, Any] = dict(to_dict(Tables(id=msg.id, tables=[], total=total,
+                                               offset=msg.offset, next=next_offset)))
+    del head["tables"]
+    return head
 
 
 def address_key(host: str) -> str:

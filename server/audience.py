@@ -21,6 +21,7 @@ from tongits.engine.view import seat_legal, seat_view_dict
 from tongits.engine.wire import MoveMap, ViewMap
 from tongits.protocol import Codec, HandResult, Mode, PlayerKind, to_dict
 from tongits.protocol.maps import HandResultMap, SeatMap, StateHead, StateMap
+from tongits.protocol.message_maps import HandResultMessageMap
 
 from .fanout import HandCache, StateFrames
 from .table import SEATS
@@ -274,7 +275,7 @@ class Audience:
             message["standings"] = standings
         return message
 
-    def hand_result_message(self, hand: Hand) -> dict[str, Any]:
+    def hand_result_message(self, hand: Hand) -> HandResultMessageMap:
         """The ``hand_result`` of ``hand``, which has ended: every seat's cards are shown."""
         state = self.state
         assert hand.result is not None

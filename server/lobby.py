@@ -11,6 +11,10 @@ IPv4 address, an IPv6 /64: ``app.address_key``) and ``max_tables_per_network`` p
 not what many do: a server full of tables (``max_tables``) where no human has moved for
 ``evict_idle`` seconds closes the one idle longest for a new creator (``make_room``), so idle
 connections cannot keep an honest creator out; tables where people play are never closed.
+
+``again`` at a match's end (``create_table`` with ``rematch``): the lobby remembers each
+finished match's settings (``Rematch``) and the table its first ``again`` made, so that every
+player of the old table who asks, with the old seat's token, is seated at that one new table.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING
 import trio
 from tongits.engine import MatchLength, Options
 from tongits.engine.errors import shown
-from tongits.protocol import CreateTable, ErrorCode, ListTables, Mode, ProtocolError
+from tongits.protocol import CreateTable, ErrorCode, Join, ListTables, Mode, ProtocolError
 
 from .actor import Table
 from .commit import GroupCommit
@@ -52,6 +56,18 @@ MAX_PAGE = 50
 MAX_ENDED_TOKENS = 10_000
 
 
+@dataclass(slots=True)
+class Rematch:
+    """What a finished match leaves for ``again``: its table's ``create`` entry (the next match
+    gets the same settings, with a new seed and join code), how many server bots sat from the
+    start (stand-ins for humans who left are not counted: those seats are for the humans), and
+    the id of the table the first ``again`` made (None until then)."""
+
+    create: CreateEntry
+    bots: int
+    table: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     """One page of the lobby: its table entries, already encoded; how many tables the filter
@@ -70,6 +86,8 @@ class Lobby:
         self._tokens: dict[str, Table] = {}
         #: token digest -> id of the table whose match ended (``table_closed``), oldest first
         self._ended: dict[str, str] = {}
+        #: id of a table whose match ended -> its ``Rematch``, oldest first
+        self._rematches: dict[str, Rematch] = {}
         #: open tables per creator's address (``Peer.quota``) and per IPv6 /48 (``network_of``)
         self._per_address: Counter[str] = Counter()
         self._per_network: Counter[str] = Counter()
@@ -195,15 +213,16 @@ class Lobby:
             return None
         return table
 
-    async def make_room(self, msg: CreateTable, quota: str | None) -> None:
+    async def make_room(self, msg: CreateTable | None, quota: str | None) -> None:
         """Before ``create``: refuse a request ``create`` would refuse for its address's share
         or its fields; on a full server, close the table idle longest (``idlest``) to make room,
         everyone at it told ``closed_by_host`` and why. Without such a table ``create``
-        refuses."""
+        refuses. ``msg`` None: a rematch, whose settings were already accepted once."""
         self.check_quota(quota)
         if len(self.tables) < self.config.max_tables:
             return
-        self._entry(msg)  # a request create refuses closes nothing
+        if msg is not None:
+            self._entry(msg)  # a request create refuses closes nothing
         table = self.idlest()
         if table is None:
             return
@@ -224,7 +243,10 @@ class Lobby:
         if len(self.tables) >= self.config.max_tables:
             raise ProtocolError(ErrorCode.TOO_MANY_TABLES, "the server has too many tables")
         self.check_quota(quota)
-        table = self.open(self._entry(msg))
+        return self._counted(self.open(self._entry(msg)), quota)
+
+    def _counted(self, table: Table, quota: str | None) -> Table:
+        """``table``, counted among the open tables of its creator's address ``quota``."""
         table.quota = quota
         if quota is not None:
             self._per_address[quota] += 1
@@ -269,13 +291,60 @@ class Lobby:
         self._nursery.start_soon(table.run, name=f"table {table_id}")
         return table
 
+    async def rematch(
+        self, msg: CreateTable, quota: str | None
+    ) -> tuple[Table, CreateTable | Join]:
+        """The table for a ``create_table`` with ``rematch`` (a player of that finished match,
+        by its old seat's ``token``) and the request that seats the caller there: a ``join``
+        of the table the first ``again`` of that match made, while it has a free seat and has
+        not begun; else a new table with the old one's settings (``create``, its bots seated
+        again), which the next ``again`` then joins. ``bad_token`` for anyone else."""
+        assert msg.rematch is not None
+        digest = token_digest(msg.token or "")
+        self._ended_now(digest)
+        record = self._rematches.get(msg.rematch)
+        if record is None or self._ended.get(digest) != msg.rematch:
+            raise ProtocolError(ErrorCode.BAD_TOKEN,
+                                f"no finished match at table {shown(msg.rematch)} for this token")
+        await self.make_room(None, quota)  # may wait, and another again meanwhile make a table
+        made = self.tables.get(record.table or "")
+        if made is not None and not made.closed and made.joinable:
+            return made, Join(id=msg.id, table=made.id, code=made.state.code)
+        if len(self.tables) >= self.config.max_tables:
+            raise ProtocolError(ErrorCode.TOO_MANY_TABLES, "the server has too many tables")
+        self.check_quota(quota)
+        old = record.create
+        table = self._counted(self.open(replace(
+            old, table="", seed=secrets.randbits(64),
+            code=join_code() if old.private else None)), quota)
+        record.table = table.id
+        return table, CreateTable(id=msg.id, name=old.name, bots=record.bots)
+
+    def _ended_now(self, digest: str) -> None:
+        """The match of the table holding token ``digest`` is over but its task has not closed
+        it yet (``match_over`` was just sent): close it in the lobby now, as its task will."""
+        table = self._tokens.get(digest)
+        if table is not None and table.closed and table.state.match_over is not None:
+            self.table_closed(table)
+
     def table_closed(self, table: Table) -> None:
-        if table.state.match_over is not None:
-            for seat in table.state.seats:
+        state = table.state
+        if state.match_over is not None and table.id not in self._rematches:
+            for seat in state.seats:
                 if seat is not None and seat.token_hash is not None:
                     self._ended[seat.token_hash] = table.id
             while len(self._ended) > MAX_ENDED_TOKENS:
                 del self._ended[next(iter(self._ended))]
+            bots = sum(1 for seat in state.seats
+                       if seat is not None and seat.is_bot and not seat.stand_in)
+            create = CreateEntry(
+                table=table.id, name=state.name, seed=state.seed, options=state.options,
+                timer=state.timer, private=state.private, code=state.code,
+                auto_start=state.auto_start, hands=state.length.hands,
+                target=state.length.target)
+            self._rematches[table.id] = Rematch(create, bots)
+            while len(self._rematches) > MAX_ENDED_TOKENS:
+                del self._rematches[next(iter(self._rematches))]
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
             self.listing_changed()

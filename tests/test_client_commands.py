@@ -171,7 +171,7 @@ def test_hint_shows_the_experts_advice_in_the_screens_notation() -> None:
     assert f"{first.text(Card.pretty)}: over " in text and "dealt worlds" in text
     assert all(len(line) <= 60 for line in lines)
     assert not any("Kd" in line or "5h" in line for line in lines)
-    assert hint_lines(START)[1].startswith("suggest: pick 7♥ 7♠")
+    assert hint_lines(START)[1].startswith("suggest: " + hint_move(START).text(Card.pretty))
     assert hint_lines(PLAY) == hint_lines(PLAY)  # the same view, the same hint
     assert choose_move(START) == Move(Action.PICK, (c("7h"), c("7s")))
     low = position("As 2s 3s Ac", melds=[(1, "9c 9d 9h")])

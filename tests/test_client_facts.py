@@ -20,9 +20,9 @@ from tongits.client.tui.state import (
 from tongits.engine import Action, Card, End, Move, Options, Phase, Step
 
 SEATS = [
-    {"seat": 0, "name": "Ana", "kind": "human"},
-    {"seat": 1, "name": "Bob", "kind": "human"},
-    {"seat": 2, "name": "Cara", "kind": "bot"},
+    {"seat": 0, "name": "Ana", "player": "human"},
+    {"seat": 1, "name": "Bob", "player": "human"},
+    {"seat": 2, "name": "Cara", "player": "bot"},
 ]
 
 
@@ -152,7 +152,8 @@ def test_the_result_stands_beside_the_end_of_the_log() -> None:
 @pytest.mark.parametrize(
     ("seed", "head"),
     [
-        (2, "Hand over: you win by call (nobody challenged)"),
+        (12, "Hand over: you win by call (nobody challenged)"),
+        (2, "Hand over: you win by call (challenged)"),
         (11, "Hand over: Cara wins by call (challenged)"),
         (29, "Hand over: Cara wins, challenging your call"),
         (91, "Hand over: you win, challenging Bob's call"),

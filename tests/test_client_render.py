@@ -27,9 +27,9 @@ from tongits.client.tui.state import (
 from tongits.engine import Phase, Step
 
 SEATS = [
-    {"seat": 0, "name": "Ana", "kind": "human", "connected": False},
-    {"seat": 1, "name": "Bob", "kind": "human"},
-    {"seat": 2, "name": "Cara", "kind": "bot"},
+    {"seat": 0, "name": "Ana", "player": "human", "connected": False},
+    {"seat": 1, "name": "Bob", "player": "human"},
+    {"seat": 2, "name": "Cara", "player": "bot"},
 ]
 
 
@@ -118,7 +118,7 @@ def test_banner_and_seat_changes() -> None:
     state.apply(ConnectionChanged(LinkStatus.LOST))
     assert "connection lost, reconnecting" in screen_text(state, now=100.0)
     state.apply(ConnectionChanged(LinkStatus.CONNECTED))
-    state.apply(SeatsChanged([{"name": "Zed", "kind": "human", "standing_in": True}]))
+    state.apply(SeatsChanged([{"seat": 0, "name": "Zed", "player": "bot", "stand_in": True}]))
     text = screen_text(state, now=100.0)
     assert "connection lost" not in text and "bot stands in" in text
 

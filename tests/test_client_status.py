@@ -23,9 +23,9 @@ from tongits.client.tui.state import (
 from tongits.engine import End, Step
 
 SEATS = [
-    {"seat": 0, "name": "Ana", "kind": "human"},
-    {"seat": 1, "name": "Bob", "kind": "human"},
-    {"seat": 2, "name": "Cara", "kind": "bot"},
+    {"seat": 0, "name": "Ana", "player": "human"},
+    {"seat": 1, "name": "Bob", "player": "human"},
+    {"seat": 2, "name": "Cara", "player": "bot"},
 ]
 
 

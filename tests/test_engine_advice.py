@@ -21,12 +21,13 @@ from tongits.engine import (
     Options,
     Phase,
     SeatView,
+    deck_for,
     parse_cards,
     seat_view,
 )
 from tongits.engine.advice import advise
 from tongits.engine.melds import TableMeld
-from tongits.engine.policies import ExpertParams, ExpertPolicy, explaining_policy
+from tongits.engine.policies import ExpertParams, ExpertPolicy, explaining_policy, get_policy
 
 PERSPECTIVES = (0, 1, 2, None)
 #: The hint's policy with a small search budget, for the property tests over many positions.
@@ -195,3 +196,26 @@ def test_the_hint_is_the_experts_decision_and_says_why_in_the_screens_notation(
         assert said in lines
         assert step.reason() == "the only legal move" or "dealt worlds" in step.reason()
     assert not any(_CARD_TEXT.search(line) for line in lines), lines
+
+
+def test_the_hint_seldom_calls_on_a_high_count_that_an_opened_rival_may_challenge() -> None:
+    """At the start of a turn where the seat counts 30 or more and another seat has opened (so
+    may challenge), a call is challenged whenever that seat counts less, which with its melds
+    kept in hand is common: the hint must rarely say ``call``. The search once had its imagined
+    opponents challenge only at 9 or less, and advised calling in nearly every such position
+    (126 of 127 over 40 deals), at counts up to 63."""
+    bots = [get_policy("strong", s) for s in range(3)]
+    expert = ExpertPolicy(0, ExpertParams(budget=48))
+    seen = calls = 0
+    for i in range(30):
+        hand = Hand(deck_for("hint-call", i), i % 3)
+        while not hand.over:
+            seat = hand.to_act
+            view = seat_view(hand, seat)
+            opened = any(view.opened[s] for s in range(3) if s != seat)
+            if Move(Action.CALL) in view.legal and view.count() >= 30 and opened:
+                seen += 1
+                calls += expert(view) == Move(Action.CALL)
+            hand.apply(seat, bots[seat](view))
+    assert seen >= 50
+    assert calls <= 0.15 * seen, (calls, seen)

@@ -81,7 +81,7 @@ def test_replay_steps_through_the_hand_with_the_reviews_marks() -> None:
     Kh thrown where a Tongits was available is marked ``!`` with the better move; ``p`` goes
     back, a number goes to that action, ``q`` quits."""
     record = HandRecord.from_dict(named_record())
-    marks = marks_of([review_seat(record, 0, worlds=4)])
+    marks = marks_of([review_seat(record, 0, budget=4)])
     shown: list[str] = []
     walk(record, marks, iter(["", "n", "n", "p", "4", "q", "never read"]), shown.append)
     heads = [frame.splitlines()[0] for frame in shown]

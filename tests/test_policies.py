@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from engine_support import OPTION_SETS
+from tongits.client.arena import ArenaConfig, run_arena
+from tongits.client.arena.specs import BotSpec
 from tongits.engine import Action, Hand, Move, Options, Phase, SeatView, deck_for, seat_view
 from tongits.engine.count import hand_count
 from tongits.engine.policies import (
@@ -15,6 +18,7 @@ from tongits.engine.policies import (
     autoplay_move,
     get_policy,
 )
+from tongits.engine.policies.strong import passed_calls
 from tongits.engine.policies.worlds import InferenceParams, WorldMaker
 
 
@@ -142,17 +146,81 @@ def test_greedy_and_strong_call_when_nobody_can_challenge() -> None:
         assert found
 
 
-class Bluffer:
-    """Calls whenever it may, whatever its count; plays as ``strong`` otherwise."""
+BLUFFER = BotSpec.parse(f"py:{Path(__file__).parent.parent / 'bench' / 'bluffer.py'}:make")
+"""A seat that calls at every chance, whatever its count (``bench/bluffer.py``)."""
 
-    name = "bluffer"
 
-    def __init__(self, seed: int) -> None:
-        self.strong = get_policy("strong", seed)
+@pytest.mark.parametrize("name", ["strong", "greedy"])
+def test_a_caller_holding_many_cards_is_challenged_on_a_middling_count(name: str) -> None:
+    """A seat that calls with 8 cards or more in hand seldom counts 10 or less: a bot that
+    counts 11 to 25 must challenge it. Both bots once took every call to mean a count of 10
+    or less and folded here (``strong`` challenged at 8 or less against such a caller,
+    ``greedy`` at 8 or less against any)."""
+    seen = 0
+    for i in range(150):
+        policies = [BLUFFER.policy(i), get_policy(name, 1), get_policy(name, 2)]
+        hand = Hand(deck_for("bluff-answer", i), i % 3)
+        while not hand.over:
+            seat = hand.to_act
+            view = seat_view(hand, seat)
+            move = policies[seat](view)
+            caller = view.caller
+            if (
+                view.phase is Phase.ANSWER
+                and caller is not None
+                and Move(Action.CHALLENGE) in view.legal
+                and not any(step.move.action is Action.CHALLENGE for step in view.history)
+                and view.hand_sizes[caller] >= 8
+                and 11 <= view.count() <= 25
+            ):
+                seen += 1
+                assert move == Move(Action.CHALLENGE), (i, view.count(), view.hand_sizes[caller])
+            hand.apply(seat, move)
+    assert seen >= 10
 
-    def __call__(self, view: SeatView) -> Move:
-        call = Move(Action.CALL)
-        return call if call in view.legal else self.strong(view)
+
+def test_strong_believes_a_caller_that_let_chances_to_call_go_by() -> None:
+    """A seat that began turns free to call and did not, then calls, calls because its count
+    came down: ``strong`` folds a count of 11 to 25 to it even when it holds 7 cards or more
+    (a caller at its first chance is challenged there, the test above). Doubting every caller
+    alike, two ``strong`` bots challenged each other's calls and the third seat paid 3 chips for
+    each such call that stood."""
+    seen = 0
+    for i in range(200):
+        policies = [get_policy("strong", s) for s in range(3)]
+        hand = Hand(deck_for("believe", i), i % 3)
+        while not hand.over:
+            seat = hand.to_act
+            view = seat_view(hand, seat)
+            move = policies[seat](view)
+            caller = view.caller
+            if (
+                view.phase is Phase.ANSWER
+                and caller is not None
+                and Move(Action.CHALLENGE) in view.legal
+                and not any(step.move.action is Action.CHALLENGE for step in view.history)
+                and passed_calls(view, caller) >= 1
+                and view.hand_sizes[caller] >= 7
+                and 11 <= view.count() <= 25
+            ):
+                seen += 1
+                assert move == Move(Action.FOLD), (i, view.count(), view.hand_sizes[caller])
+            hand.apply(seat, move)
+    assert seen >= 10
+
+
+@pytest.mark.parametrize("name", ["strong", "greedy"])
+def test_calling_at_every_chance_loses_chips_against_two_of_a_bot(name: str) -> None:
+    """Duplicate deals (300 arena hands, seed b1): a seat that calls at every chance, whatever
+    its count, loses chips against two ``strong`` or two ``greedy`` bots. Before they weighed
+    a call by the caller's hand size it won 2.1 chips a hand from two ``strong`` and 3.0 from
+    two ``greedy`` here; now it loses 0.8 and 0.5."""
+    POLICIES["bluffer"] = BLUFFER.policy
+    try:
+        standings = run_arena(ArenaConfig(("bluffer", name, name), "b1"), 300)
+    finally:
+        del POLICIES["bluffer"]
+    assert standings.bots[0].chips_per_hand < 0
 
 
 def test_the_experts_worlds_do_not_make_every_caller_count_low() -> None:
@@ -164,7 +232,7 @@ def test_the_experts_worlds_do_not_make_every_caller_count_low() -> None:
     against the expert of before (600)."""
     strong = get_policy("strong", 1)
     for i in range(60):
-        policies: list[Policy] = [Bluffer(i), strong, strong]
+        policies: list[Policy] = [BLUFFER.policy(i), strong, strong]
         hand = Hand(deck_for("bluff", i), 0)
         while not hand.over:
             seat = hand.to_act

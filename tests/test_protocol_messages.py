@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import types
 from pathlib import Path
-from typing import Any, cast
+from typing import (
+    Any,
+    Literal,
+    NotRequired,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_overloads,
+    get_type_hints,
+)
 
 import pytest
 from hypothesis import given
@@ -133,7 +144,7 @@ def test_examples_cover_every_type() -> None:
 
 @pytest.mark.parametrize("message", CLIENT_EXAMPLES, ids=repr)
 def test_client_round_trip(message: Message) -> None:
-    assert parse_client(to_dict(message)) == message
+    assert parse_client(dict(to_dict(message))) == message
 
 
 @pytest.mark.parametrize("message", SERVER_EXAMPLES, ids=repr)
@@ -304,7 +315,7 @@ def test_parse_raises_only_protocol_errors(kind: Any, body: dict[str, Any]) -> N
         except ProtocolError as error:
             assert error.code in (ErrorCode.BAD_FIELD, ErrorCode.UNKNOWN_TYPE)
         else:
-            assert parse(to_dict(message)) == message
+            assert parse(dict(to_dict(message))) == message
 
 
 def test_error_codes_and_numbers_unique() -> None:
@@ -379,3 +390,38 @@ def test_every_message_documented() -> None:
     doc = (Path(__file__).parent.parent / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
     for kind in {*CLIENT_MESSAGES, *SERVER_MESSAGES}:
         assert f"### `{kind}`" in doc, kind
+
+
+def _without_none(hint: Any) -> tuple[Any, bool]:
+    """``hint`` less None, and whether it admitted None (the field may be left out)."""
+    if get_origin(hint) not in (Union, types.UnionType):
+        return hint, False
+    args = tuple(arg for arg in get_args(hint) if arg is not type(None))
+    return (args[0] if len(args) == 1 else Union[args]), len(args) < len(get_args(hint))  # noqa: UP007
+
+
+#: Each message class's map, as ``to_dict``'s overloads give it.
+MAP_OF = {get_type_hints(f)["msg"]: get_type_hints(f)["return"] for f in get_overloads(to_dict)}
+
+
+@pytest.mark.parametrize("cls", [*CLIENT_MESSAGES.values(), *SERVER_MESSAGES.values()],
+                         ids=lambda cls: cls.TYPE)
+def test_each_message_map_is_its_message(cls: type[Message]) -> None:
+    """The map mypy gives ``to_dict(msg)`` (``message_maps``) has exactly the message's keys:
+    ``type``, each field, of the field's type, required unless the field may be None (which
+    ``to_dict`` leaves out). So a reader of a message's map and the message cannot disagree."""
+    assert cls in MAP_OF, f"to_dict has no overload for {cls.__name__}"
+    typed = MAP_OF[cls]
+    keys = get_type_hints(typed)
+    assert keys.pop("type") == Literal[cls.TYPE]
+    # (``__required_keys__`` misses a postponed ``NotRequired``: the hints keep it)
+    optional = {name for name, hint in get_type_hints(typed, include_extras=True).items()
+                if get_origin(hint) is NotRequired}
+    fields = get_type_hints(cls)
+    fields = {f.name: fields[f.name] for f in dataclasses.fields(cls)}
+    assert set(keys) == set(fields)
+    for name, hint in fields.items():
+        value, may_be_none = _without_none(hint)
+        assert keys[name] == value, name
+        assert (name in optional) == may_be_none, name
+

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from engine_support import states
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from tongits.engine import DECK, Action, Card, Move, Options
 from tongits.protocol import PlayerKind
@@ -186,6 +186,10 @@ def test_anything_else_is_a_value_error(data: Any) -> None:
         assert type(seat) is int and 0 <= seat < 3
 
 
+# No deadline: one example plays a whole random hand (its length varies with the seed) and
+# encodes up to five moves of every state, which on a loaded CI machine outran hypothesis's
+# 200 ms now and then; the encoding's speed is bench/journal.py's to measure, not this test's.
+@settings(deadline=None)
 @given(st.integers(0, 2**32), st.booleans())
 def test_a_stored_line_is_its_entry_encoded(seed: int, timeout: bool) -> None:
     """The journal's JSON line of every entry (a move's spliced from its move's cached JSON)

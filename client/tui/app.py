@@ -34,7 +34,7 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output import ColorDepth, Output
 from tongits.engine import Action, Move, SeatView
-from tongits.engine.review import decisions_seen, review_decisions
+from tongits.engine.review import review_decisions
 
 from ..review import render as render_review
 from . import render
@@ -49,7 +49,6 @@ FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's
 THINKING = "thinking… (the hint searches; keep typing)"
 #: F4 again while the search runs: one search at a time (a thread cannot be stopped).
 STILL_THINKING = "still thinking about the hint… (keep typing)"
-REVIEW_WORLDS = 24  # worlds per move in the end-of-hand review: a few seconds for a hand
 
 
 def log_rows(state: TableState) -> int:
@@ -365,8 +364,8 @@ class TableScreen:
         self.state.say("")
 
     def _again(self, _command: Local) -> None:
-        """Once the match is over, another with the same settings (a new table at a server:
-        the old one closed with its match)."""
+        """Once the match is over, another with the same settings (at a server, a new table,
+        the old one closed with its match, shared by every player of it who types ``again``)."""
         state = self.state
         if not state.match_over:
             state.say("again: once the match is over", error=True)
@@ -449,7 +448,7 @@ class TableScreen:
         if not state.hand_over or view is None or view.seat is None:
             state.say("review: once the hand is over", error=True)
             return
-        seat, points, hand = view.seat, decisions_seen(state.choices, view), state.hands_seen
+        seat, points, hand = view.seat, state.decisions_to_review(), state.hands_seen
         if not points:
             state.say("you had no decision to review this hand")
             return
@@ -459,7 +458,7 @@ class TableScreen:
             self.app.invalidate()
 
         def work() -> None:
-            review = review_decisions(seat, points, worlds=REVIEW_WORLDS, progress=progress)
+            review = review_decisions(seat, points, progress=progress)
             if state.hands_seen == hand:  # still the same hand
                 heading = f"your {counted(len(review.decisions), 'decision')} this hand, " \
                           "against the expert's search:"

@@ -65,7 +65,7 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("options", Args.NONE, "options", "the table's rules"),
         CommandSpec("say", Args.TEXT, "say TEXT", "chat at the table"),
         CommandSpec("start", Args.NONE, "start", "deal (owner of a full table)"),
-        CommandSpec("again", Args.NONE, "again", "a new match, same settings"),
+        CommandSpec("again", Args.NONE, "again", "a new match, same settings and players"),
         CommandSpec("lobby", Args.NONE, "lobby", "back to the server's tables"),
         CommandSpec("leave", Args.NONE, "leave", "give up the seat: to the lobby"),
         CommandSpec("help", Args.NONE, "help", "this list"),

@@ -21,7 +21,15 @@ from typing import Any
 import outcome
 import trio
 from tongits.engine import Move, RuleError, SeatView
-from tongits.protocol import ChatLine, Error, HandResult, MatchOver, SeatUpdate, State
+from tongits.protocol import (
+    ChatLine,
+    Error,
+    ErrorCode,
+    HandResult,
+    MatchOver,
+    SeatUpdate,
+    State,
+)
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
@@ -107,6 +115,9 @@ class NetSession:
         self.server_key = server_key
         self.token: str | None = None
         self.table = ""
+        #: the table and our seat's token of the match that just ended: ``again`` asks the
+        #: server to seat us with its other players (``create_table.rematch``)
+        self.ended_seat: tuple[str, str] | None = None
         #: the invite link of the private table we made and sit at, if any
         self.invite: str | None = None
         self.watching: str | None = None  # the table we spectate (no token brings us back)
@@ -175,9 +186,9 @@ class NetSession:
         self._post("start")
 
     def again(self) -> None:
-        """Once the match is over: a new table with the same settings (name, rules, timer,
-        bots, length, private or not), where we sit in seat 0; the server has no rematch at
-        a closed table."""
+        """Once the match is over: the table with the same settings (name, rules, timer,
+        bots, length, private or not) where the server seats every player of the old one who
+        asks (``create_table.rematch``); the old table itself has closed."""
         self._post("again")
 
     def to_lobby(self) -> None:
@@ -437,7 +448,10 @@ class NetSession:
             self.sink(named)
 
     async def _same_again(self, conn: Connection) -> None:
-        """A new table with our last table's settings, as the lobby listed them."""
+        """Another match with the players of the match that just ended (``ended_seat``): the
+        server seats everyone of it who asks at one new table with its settings. A server
+        that no longer knows that match (restarted meanwhile) gets a new table with those
+        settings, as the lobby listed them."""
         entry: Mapping[str, Any] = self.table_entry or {}
         length = entry.get("match_length")
         length = length if isinstance(length, dict) else {}
@@ -446,15 +460,24 @@ class NetSession:
         bots = sum(s.get("player") == "bot" and not s.get("remote") for s in seats)
         timer = entry.get("timer")
         options = entry.get("options")
-        await conn.create_table(
-            str(entry.get("name") or "again"),
-            options=options if isinstance(options, dict) else None,
-            timer=float(timer) if isinstance(timer, int | float) else None,
-            private=entry.get("private") is True,
-            bots=min(bots, 2),
-            hands=hands if isinstance(hands, int) else None,
-            target=target if isinstance(target, int) else None,
-        )
+        settings: dict[str, Any] = {
+            "options": options if isinstance(options, dict) else None,
+            "timer": float(timer) if isinstance(timer, int | float) else None,
+            "private": entry.get("private") is True,
+            "bots": min(bots, 2),
+            "hands": hands if isinstance(hands, int) else None,
+            "target": target if isinstance(target, int) else None,
+        }
+        name = str(entry.get("name") or "again")
+        ended, self.ended_seat = self.ended_seat, None
+        if ended is not None:
+            try:
+                await conn.create_table(name, rematch=ended[0], token=ended[1], **settings)
+                return
+            except ServerError as error:
+                if error.code != ErrorCode.BAD_TOKEN:
+                    raise
+        await conn.create_table(name, **settings)
 
     def _keep_record(self, msg: HandResult) -> None:
         """Write the hand's record (``tongits replay`` reads it) and say where."""
@@ -494,6 +517,15 @@ class NetSession:
         self.token, self.seq, self._token_from_disk = None, None, False
         self.invite = None
 
+    def _match_ended(self, msg: MatchOver) -> None:
+        """The table has closed: its token opens nothing any more but ``again`` (kept in
+        ``ended_seat``)."""
+        if self.token is not None:
+            self.ended_seat = (msg.table, self.token)
+        self._forget_seat()
+        self.match_over = True
+        self.sink(MatchEnded(msg.reason, msg.standings))
+
     def _deliver(self, msg: Any, seat: int | None = None) -> None:
         """Hand ``msg`` to the screen as an ``Update``; changes to our own ``seat`` (sitting
         down, coming back) are left out of the log: the screen shows them itself."""
@@ -515,13 +547,11 @@ class NetSession:
             )
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
-            self.sink(HandOver(msg.result, msg.standings, msg.next_deal))
+            self.sink(HandOver(msg.result, msg.standings, msg.next_deal, msg.record))
             if msg.record is not None and self.record_dir is not None:
                 self._keep_record(msg)
         elif isinstance(msg, MatchOver):
-            self._forget_seat()  # the table has closed: its token opens nothing any more
-            self.match_over = True
-            self.sink(MatchEnded(msg.reason, msg.standings))
+            self._match_ended(msg)
         elif isinstance(msg, ChatLine):
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))
         elif isinstance(msg, SeatUpdate):

@@ -15,7 +15,18 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from tongits.engine import Action, Card, Result, SeatView, Step
+from tongits.engine import (
+    Action,
+    Card,
+    HandRecord,
+    Move,
+    RecordError,
+    Result,
+    RuleError,
+    SeatView,
+    Step,
+)
+from tongits.engine.review import decision_points, decisions_seen
 from tongits.protocol import ErrorCode, PlayerKind, SeatChange
 
 #: What a refused join code (``bad_join_code``: a private table asked for by its id alone, or
@@ -39,14 +50,13 @@ class SeatInfo:
     @classmethod
     def from_dict(cls, seat: int, data: Mapping[str, Any] | None, now: float = 0.0) -> SeatInfo:
         data = data or {}
-        kind = str(data.get("player") or data.get("kind") or "human")
         away = bool(data.get("away"))
         grace = data.get("grace")
         return cls(
             name=str(data.get("name") or f"seat {seat} (empty)"),
-            bot=kind == PlayerKind.BOT,
+            bot=data.get("player") == PlayerKind.BOT,
             connected=bool(data.get("connected", not away)),
-            standing_in=bool(data.get("standing_in") or data.get("stand_in")),
+            standing_in=bool(data.get("stand_in")),
             away=away,
             grace_until=now + grace if isinstance(grace, int | float) and away else None,
             empty=not data.get("name"),
@@ -76,11 +86,13 @@ class StateUpdate:
 @dataclass(frozen=True, slots=True)
 class HandOver:
     """A hand ended; ``next_deal``: seconds until the table deals the next hand without
-    waiting for everyone's Enter (its timer; ``None``: none, it waits)."""
+    waiting for everyone's Enter (its timer; ``None``: none, it waits); ``record``: the
+    hand's record, when the server sent it (docs/RECORD.md)."""
 
     result: Mapping[str, Any]
     standings: Mapping[str, Any]
     next_deal: float | None = None
+    record: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +243,9 @@ class TableState:
     lobby: Sequence[Mapping[str, Any]] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
     choices: list[SeatView] = field(default_factory=list)
+    #: the record of the hand just over, when the server sent one: the whole hand, even what
+    #: was played before this client connected (``review`` grades every decision in it)
+    record: HandRecord | None = None
     confirming_quit: bool = False  # the player asked to quit a game and is asked to confirm
     confirming_leave: bool = False  # the same, to leave the table for the lobby
     table_name: str = ""
@@ -287,6 +302,20 @@ class TableState:
         self.notes_scroll = 0
         self.notes_about = about
 
+    def decisions_to_review(self) -> list[tuple[int, SeatView, Move]]:
+        """Every decision of our seat in the hand just over, for ``review``: from the hand's
+        record when the server sent it (then decisions made before a reconnect or a restart
+        of this client are there too), else from the views this client was sent."""
+        view = self.view
+        if view is None or view.seat is None:
+            return []
+        if self.record is not None:
+            try:
+                return decision_points(self.record, view.seat)
+            except RuleError:
+                pass  # a record that does not replay: review what we saw instead
+        return decisions_seen(self.choices, view)
+
     def apply(self, update: Update, now: float | None = None) -> None:
         """Take one update from the session; ``now`` is ``time.monotonic()``, from which the
         turn's deadline and the seats' grace periods are counted."""
@@ -338,6 +367,7 @@ class TableState:
         self.result = None
         self.notes, self.notes_about = [], None
         self.choices = []
+        self.record = None
         self.next_deal_at = None
         self.hands_seen += 1
         self.drawn = None
@@ -347,6 +377,12 @@ class TableState:
 
     def _hand_over(self, update: HandOver, now: float) -> None:
         self.result = Result.from_dict(update.result)
+        self.record = None
+        if update.record is not None:
+            try:
+                self.record = HandRecord.from_dict(dict(update.record))
+            except RecordError:
+                self.record = None  # a record we cannot read: review what we saw instead
         self.standings = update.standings
         self.deadline_at = None
         self.next_deal_at = now + update.next_deal if update.next_deal is not None else None

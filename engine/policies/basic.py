@@ -10,7 +10,8 @@ from ..view import SeatView
 from .common import best_pick, deadwood_discards, find, plan_melds, useful_lay_off, view_count
 
 CALL_CEILING = 10  # greedy never calls above this count while an opened seat could challenge
-CHALLENGE_CEILING = 8  # greedy challenges a call at or below this count
+CHALLENGE_CEILING = 8  # greedy challenges any call at or below this count...
+CALLER_POINTS_PER_CARD = 5  # ... and one at or below this many points per card the caller holds
 
 
 class RandomPolicy:
@@ -23,6 +24,16 @@ class RandomPolicy:
 
     def __call__(self, view: SeatView) -> Move:
         return self.rng.choice(view.legal)
+
+
+def challenge_threshold(view: SeatView, per_card: float = CALLER_POINTS_PER_CARD) -> float:
+    """Greedy's highest count to challenge a call on: ``per_card`` points per
+    card in the caller's hand, at least ``CHALLENGE_CEILING``. A seat calling with many cards
+    left may well count high (a seat that called at every chance, whatever its count, won 3.0
+    chips a hand from two greedy bots that challenged only at 8 or less)."""
+    caller = view.caller
+    cards = view.hand_sizes[caller] if caller is not None else 0
+    return max(CHALLENGE_CEILING, per_card * cards)
 
 
 def call_threshold(view: SeatView) -> float:
@@ -42,7 +53,7 @@ class GreedyPolicy:
     Start: call if its count is at most ``call_threshold``; else pick the discard if that makes
     a meld (the pick leaving the lowest count); else draw. Play: meld everything its best
     arrangement holds, lay off every card that does not raise its count, then discard its
-    highest loose card. Answer: challenge at or below ``CHALLENGE_CEILING``.
+    highest loose card. Answer: challenge at or below ``challenge_threshold``.
     """
 
     name = "greedy"
@@ -56,7 +67,7 @@ class GreedyPolicy:
             return legal[0]
         if view.phase is Phase.ANSWER:
             challenge = find(legal, Action.CHALLENGE)
-            if challenge is not None and view_count(view) <= CHALLENGE_CEILING:
+            if challenge is not None and view_count(view) <= challenge_threshold(view):
                 return challenge
             return find(legal, Action.FOLD) or legal[0]
         if view.phase is Phase.START:

@@ -16,8 +16,13 @@ For each decision with more than one legal move:
    move did better or worse than the runner-up (``Choice``, cards in the reader's notation).
 
 The budget counts rollouts, not seconds, so the same seed and budget always give the same move
-whatever the machine's load. ``Search`` is also the engine of ``tongits review``
-(``engine/review.py``).
+whatever the machine's load. The worlds of a decision are seeded by the position itself
+(``world_rng``: the seat's cards and the public history) and the policy's seed, so the hint, the
+bot and ``tongits review`` (``engine/review.py``), which all call ``search``, deal the same
+worlds for the same position and find the same move.
+
+A Tongits available this turn (``tongits_line``) is played without a search: every meld that
+begins it ends the same way in every world, and the search would name the first of them.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..cards import mask_of
-from ..hand import Hand
+from ..count import best_arrangement
+from ..hand import Hand, Phase
 from ..moves import Action, Move
 from ..view import SeatView
 from .common import Choice
@@ -58,6 +64,39 @@ class MoveValue:
     chips: tuple[int, ...] = ()
 
 
+def world_rng(view: SeatView, seed: int | str | None = None) -> random.Random:
+    """The random source of the worlds of ``view``'s decision: the position (the seat, the
+    dealer, the seat's cards, every public move so far) and ``seed``. The same position gets
+    the same worlds whoever asks: the bot, the hint, the review."""
+    history = " ".join(f"{step.seat}:{step.move}" for step in view.history)
+    cards = " ".join(map(str, view.hand))
+    return random.Random(f"worlds/{seed}/{view.seat}/{view.dealer}/{cards}/{history}")
+
+
+def tongits_line(view: SeatView) -> tuple[Move, ...] | None:
+    """The moves that empty the seat's hand this turn (a Tongits, RULES.md §6.1), if it can go
+    out now: the whole hand as one meld when it is one (a 13-card run), else the melds of its
+    best arrangement (a four-of-a-kind face down: it keeps its bonus, §9), then the discard of
+    the one loose card if there is one; else ``None``."""
+    if view.phase is not Phase.PLAY or view.seat is None or view.to_act != view.seat:
+        return None
+    needs_discard = view.options.tongits_needs_discard
+    for keep in (() if needs_discard else ((),)) + tuple((c,) for c in view.hand):
+        whole = Move(Action.MELD, tuple(c for c in view.hand if c not in keep))
+        if whole in view.legal:  # one meld of the whole hand (a long run), then the discard
+            return (whole, *(Move(Action.DISCARD, card=c) for c in keep))
+    arrangement = best_arrangement(view.hand)
+    dead = arrangement.deadwood
+    if len(dead) > 1 or (not dead and needs_discard) or not arrangement.melds:
+        return None
+    line: list[Move] = []
+    for meld in arrangement.melds:
+        four = len(meld) == 4 and meld[0].rank == meld[1].rank
+        line.append(Move(Action.SECRET if four else Action.MELD, meld))
+    line += [Move(Action.DISCARD, card=card) for card in dead]
+    return tuple(line) if line[0] in view.legal else None
+
+
 def _rollout(world: Hand, seat: int, move: Move) -> int:
     hand = world.copy()
     hand.apply_legal(seat, move)
@@ -81,13 +120,9 @@ class Search:
             self.worlds.append(self.maker.sample(self.rng))
         return self.worlds[i]
 
-    def values(self, moves: Sequence[Move], worlds: int) -> list[MoveValue]:
-        """Each move's mean chips over the first ``worlds`` worlds."""
-        out = []
-        for move in moves:
-            total = sum(_rollout(self.world(i), self.seat, move) for i in range(worlds))
-            out.append(MoveValue(move, total / worlds, worlds))
-        return out
+    def chips(self, move: Move, worlds: int) -> tuple[int, ...]:
+        """The seat's chips after ``move`` in each of the first ``worlds`` worlds."""
+        return tuple(_rollout(self.world(i), self.seat, move) for i in range(worlds))
 
     def share_fed(self, discard: Move) -> float:
         """The share of the sampled worlds in which the next seat picks ``discard`` at once."""
@@ -151,9 +186,6 @@ class ExpertPolicy:
         self.seed = seed
         self.params = params or ExpertParams()
 
-    def _rng(self, view: SeatView) -> random.Random:
-        return random.Random(f"expert/{self.seed}/{view.seat}/{view.dealer}/{len(view.history)}")
-
     def __call__(self, view: SeatView) -> Move:
         return self.decide(view).move
 
@@ -162,9 +194,21 @@ class ExpertPolicy:
         legal = view.legal
         if len(legal) == 1:
             return Choice(legal[0], "the only legal move")
-        search = Search(view, self._rng(view), self.params.inference)
-        values = search.halving(candidates(view), self.params.budget, self.params.min_worlds)
+        line = tongits_line(view)
+        if line is not None:
+            return Choice(line[0], "it begins a Tongits: " + " · ".join("{}" for _ in line), line)
+        _, values = search(view, self.seed, self.params)
         return explain(values)
+
+
+def search(
+    view: SeatView, seed: int | str | None, params: ExpertParams
+) -> tuple[Search, list[MoveValue]]:
+    """The expert's search of ``view``'s decision: its worlds (``world_rng(view, seed)``) and
+    the sequential halving of its ``candidates``, best first. The bot, the hint and the review
+    all call this, so the same position and seed always give them the same answer."""
+    found = Search(view, world_rng(view, seed), params.inference)
+    return found, found.halving(candidates(view), params.budget, params.min_worlds)
 
 
 def explain(values: Sequence[MoveValue]) -> Choice:

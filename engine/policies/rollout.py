@@ -5,8 +5,15 @@ cards are known anyway, and skipping the view (its history, its legal-move tuple
 decision several times cheaper. Each seat still decides only from its own cards and the table,
 with the habits of the ``strong`` bot: it picks the discard when that melds, keeps its melds
 concealed except the one that opens its hand until it can go out, lays off what it can spare,
-throws its highest loose card unless that feeds the next seat a meld, calls when no opened seat
-is likely to count lower, and challenges with a low count.
+throws its highest loose card unless that feeds the next seat a meld, and calls when no opened
+seat is likely to count lower.
+
+A seat facing a call plays the rules' showdown of the world (RULES.md §6.2): it challenges when
+its count beats the caller's, else folds. Inside a world the caller's cards are dealt from what
+the table has seen of it (its hand size, its melds, its discards: ``worlds.py``), so the search
+values a call by how often the seats that may challenge would really win, and a challenge by how
+often the caller really counts more. A fixed challenge threshold (9 or less) made a call at 43
+look like a sure win to the hint.
 
 Everything here is deterministic: the same hand state always gets the same move.
 """
@@ -31,13 +38,13 @@ from ..moves import (
     sapaw_move,
     secret_move,
 )
+from ..options import CallTie
 from .common import NEIGHBOURS, count_of
 
 _START, _PLAY, _ANSWER, _OVER = Phase.START, Phase.PLAY, Phase.ANSWER, Phase.OVER
 _PICK, _SAPAW, _MELD, _SECRET = Action.PICK, Action.SAPAW, Action.MELD, Action.SECRET
 
 CALL_MARGIN = 2  # call when every opened rival's expected count exceeds ours by this much
-CHALLENGE_CEILING = 9  # challenge a call at or below this count
 AVERAGE_CARD = 5.5  # expected points of an unknown card in a rival's hand, for call estimates
 
 
@@ -67,9 +74,8 @@ def rollout_move(hand: Hand) -> Move:
     mask = _hand_mask(hand, seat)
     if phase is _ANSWER:
         if hand.answers and any(a is Action.CHALLENGE for a in hand.answers.values()):
-            return CHALLENGE
-        low = count_of(mask, concealed_melds_count=concealed) <= CHALLENGE_CEILING
-        return CHALLENGE if low else FOLD
+            return CHALLENGE  # the stake is 3 chips whatever this seat does
+        return CHALLENGE if _beats_caller(hand, mask, concealed) else FOLD
     if phase is _START:
         legal = hand.legal_moves()
         mine = count_of(mask, concealed_melds_count=concealed)
@@ -87,6 +93,17 @@ def rollout_move(hand: Hand) -> Move:
                     best, best_left = move, left
         return best if best is not None else DRAW
     return _play_move(hand, seat, mask)
+
+
+def _beats_caller(hand: Hand, mask: int, concealed: bool) -> bool:
+    """Whether the seat's count wins the showdown against the caller's in this world."""
+    caller = hand.caller
+    assert caller is not None
+    mine = count_of(mask, concealed_melds_count=concealed)
+    theirs = count_of(_hand_mask(hand, caller), concealed_melds_count=concealed)
+    if hand.options.call_tie is CallTie.CALLER:
+        return mine < theirs
+    return mine <= theirs
 
 
 def _call_is_good(hand: Hand, seat: int, mine: int) -> bool:

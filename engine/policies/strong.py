@@ -19,9 +19,11 @@ It reads only its ``SeatView``:
   cards (a four-of-a-kind set aside for each hidden secret meld; cards above the last card a
   seat threw are less likely in its hand, since players throw high cards). It calls when no
   opened seat can challenge, or when in at least ``call_min_win`` of the deals no opened seat
-  counts as low as it does; it challenges when the chips it expects from challenging (against a
-  caller's count of at most ``caller_cap``) beat folding, and always once the call is
-  challenged already (the stake is then 3 chips whatever it does).
+  counts as low as it does; it challenges when the chips it expects from challenging beat
+  folding, and always once the call is challenged already (the stake is then 3 chips whatever it
+  does). The caller's count is read from deals of its hand (its hand size, its throws), a deal
+  where it counts more than ``caller_cap`` weighing ``bluff_weight`` of one where it counts less:
+  a seat holding many cards that calls is challenged on a middling count.
 
 Deterministic for a given seed: each decision draws from a ``random.Random`` seeded with the
 policy's seed and the position in the hand, so the same view always gets the same move.
@@ -37,7 +39,7 @@ from ..count import Arrangement, best_arrangement
 from ..hand import Phase
 from ..melds import fits
 from ..moves import Action, Move
-from ..options import CallTie
+from ..options import CallTie, SapawBlock
 from ..view import SeatView
 from .common import (
     NEIGHBOURS,
@@ -66,7 +68,8 @@ class StrongParams:
     draws_horizon: float = 2.0  # at most this many future draws count towards that gain
     feed_cost: float = 3.0  # cost, in count points, of feeding an opened next seat a pick
     feed_cost_unopened: float = 6.0  # ... and of feeding one that has not opened
-    caller_cap: int = 10  # a caller's count is assumed to be at most this
+    caller_cap: int = 10  # a seat calls at this count or less, mostly...
+    bluff_weight: float = 0.1  # ... and at a higher count this much less often
     secret_fours: bool = True  # place a four-of-a-kind face down
     hold_melds: bool = True  # expose only the meld that opens the hand, until going out
 
@@ -279,15 +282,7 @@ class StrongPolicy:
             mask_of(view.hand), concealed_melds_count=view.options.concealed_melds_count
         )
         caller = view.caller
-        samples = self._sample_counts(view, know, [caller], self._rng(view))
-        cap = self.params.caller_cap
-        plausible = [c[0] for c in samples if c[0] <= cap]
-        strict = view.options.call_tie is CallTie.CALLER
-        if len(plausible) >= 8:
-            beat = sum(1 for c in plausible if c > mine or (not strict and c == mine))
-            p_win = beat / len(plausible)
-        else:
-            p_win = max(0.0, min(1.0, (cap - mine + (0 if strict else 1)) / (cap + 1)))
+        p_win = self._beat_chance(view, know, caller, mine)
         my_aces = sum(1 for c in view.hand if c.rank == 1) + sum(
             1 for m in view.melds if m.owner == know.seat for c in m.cards if c.rank == 1
         )
@@ -303,6 +298,27 @@ class StrongPolicy:
                           "worth more than folding", odds)
         return Choice(fold, "your count {} beats the caller's only about {}% of the time: "
                       "folding costs less", odds)
+
+    def _beat_chance(
+        self, view: SeatView, know: PublicKnowledge, caller: int, mine: int
+    ) -> float:
+        """The chance that ``mine`` wins the showdown against the caller: over deals of the
+        caller's hand from what the table has seen (its hand size, its throws), each weighted
+        by how likely a seat holding it is to call: 1 at ``caller_cap`` or less, else
+        ``bluff_weight``. A caller of 9 cards seldom counts 10 or less, so most of the weight
+        is then on deals where it counts high, and the bot challenges it with a middling
+        count; believing every caller (counts above the cap ignored), it folded to almost
+        any call and a seat calling at every chance won 2.1 chips a hand from two of it."""
+        p = self.params
+        strict = view.options.call_tie is CallTie.CALLER
+        high = p.bluff_weight if not passed_calls(view, caller) else 0.0
+        total = beat = 0.0
+        for (count,) in self._sample_counts(view, know, [caller], self._rng(view)):
+            weight = 1.0 if count <= p.caller_cap else high
+            total += weight
+            if count > mine or (not strict and count == mine):
+                beat += weight
+        return beat / total if total else 0.0
 
     # ----- discarding -----------------------------------------------------------------------
 
@@ -360,6 +376,33 @@ class StrongPolicy:
                           "chance of feeding the next seat a pick", (left, risk))
         return Choice(move, "it leaves count {} and the cards most likely to meld; the next "
                       "seat cannot pick it into a meld", (left,))
+
+
+def passed_calls(view: SeatView, caller: int) -> int:
+    """How many turns the caller began free to call, since it opened, without calling (its
+    draws and picks after its first meld, less the turns a lay-off onto its melds blocked,
+    RULES.md §5): a seat that let chances to call go by calls once its count has come down,
+    while one that calls at its first chance may call on any count."""
+    owners = {m.id: m.owner for m in view.melds}
+    self_blocks = view.options.self_sapaw_blocks_call
+    whole_hand = view.options.sapaw_block is SapawBlock.HAND
+    opened = blocked = False
+    passed = 0
+    for step in view.history:
+        action, who = step.move.action, step.seat
+        lays_off = action is Action.SAPAW or (action is Action.PICK and step.move.meld is not None)
+        if lays_off and owners.get(step.move.meld if step.move.meld is not None else -1) == caller:
+            blocked = blocked or who != caller or self_blocks
+        if who != caller:
+            continue
+        if action is Action.DRAW or action is Action.PICK:  # a turn begun without a call
+            if opened:
+                passed += not blocked
+                blocked = blocked and whole_hand
+            opened = opened or (action is Action.PICK and not lays_off)
+        elif action is Action.MELD or action is Action.SECRET:
+            opened = True
+    return passed
 
 
 def _placed(move: Move, why: str) -> Choice:
