@@ -10,7 +10,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tongits", description="Tongits: play, host, replay.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     replay = sub.add_parser("replay", help="replay a hand record (docs/RECORD.md)")
-    replay.add_argument("file", help="a tongits-hand/1 JSON file")
+    replay.add_argument("file", help="a tongits-hand/1 JSON file (a bare name: the one "
+                        "`tongits connect` saved under that name)")
     replay.add_argument("--json", action="store_true", help="print one JSON object")
     replay.add_argument(
         "--step",

@@ -182,10 +182,13 @@ class Connection:
         return reply
 
     async def list_tables(
-        self, offset: int = 0, limit: int | None = None, open: bool = False
+        self, offset: int = 0, limit: int | None = None, open: bool = False,
+        table: str | None = None,
     ) -> list[TableInfoMap]:
-        """One page of the lobby (the first by default; see ``tables`` in docs/PROTOCOL.md)."""
-        reply = await self.request(ListTables(offset=offset, limit=limit, open=open))
+        """One page of the lobby (the first by default; ``table``: only that table's entry;
+        see ``tables`` in docs/PROTOCOL.md)."""
+        reply = await self.request(ListTables(offset=offset, limit=limit, open=open,
+                                              table=table))
         assert isinstance(reply, Tables)
         return reply.tables
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from tongits.engine import Hand, HandRecord, RecordError, ReplayError, Step
@@ -30,12 +29,17 @@ def run(
     seed: str | None = None,
     interactive: bool | None = None,
 ) -> int:
-    """Replay ``path``; exit status 0 when it replays cleanly and matches any stored result.
-    ``step``: walk through it instead (interactively when ``interactive``, by default when
-    standard input and output are a terminal), marked by a review of ``budget`` rollouts per
-    move unless ``review`` is false."""
+    """Replay ``path`` (a bare file name not in the working directory: the one the terminal
+    client saved under that name); exit status 0 when it replays cleanly and matches any
+    stored result. ``step``: walk through it instead (interactively when ``interactive``, by
+    default when standard input and output are a terminal), marked by a review of ``budget``
+    rollouts per move unless ``review`` is false."""
+    from .tui.records import find_record
+    from .tui.seats import data_dir
+
     try:
-        record = HandRecord.loads(Path(path).read_text(encoding="utf-8"))
+        record = HandRecord.loads(find_record(path, data_dir() / "hands").read_text(
+            encoding="utf-8"))
         hand = record.replay()
     except OSError as exc:
         return _fail(as_json, None, "bad_file", f"cannot read {path}: {exc.strerror}")

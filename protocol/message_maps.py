@@ -45,6 +45,7 @@ class ListTablesMap(WithIdMap):
     offset: int
     limit: NotRequired[int]
     open: bool
+    table: NotRequired[str]
 
 
 class CreateTableMap(WithIdMap):

@@ -171,12 +171,15 @@ class Hello(ClientMessage):
 class ListTables(ClientMessage):
     """One page of the lobby (since 1.1): ``limit`` tables from ``offset`` in the lobby's order
     (tables with a free seat and no match yet first, then the others, oldest first); ``open``
-    lists only the first kind. The server caps ``limit`` (``MAX_PAGE``) and the page's size."""
+    lists only the first kind. The server caps ``limit`` (``MAX_PAGE``) and the page's size.
+    ``table`` (since 1.1) lists only that table (none if it is closed or unknown): a client
+    reads its own table's entry in one request, however many tables the lobby holds."""
 
     TYPE = "list_tables"
     offset: int = 0
     limit: int | None = None
     open: bool = False
+    table: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

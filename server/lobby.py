@@ -154,6 +154,11 @@ class Lobby:
             raise ProtocolError(ErrorCode.BAD_FIELD, "offset must be ≥ 0 and limit ≥ 1")
         ordered, joinable = self._ordered()
         total = joinable if msg.open else len(ordered)
+        if msg.table is not None:
+            wanted = self.tables.get(msg.table)
+            ordered = [] if wanted is None or wanted.closed or (msg.open and not wanted.joinable) \
+                else [wanted]
+            total = len(ordered)
         limit = min(msg.limit or MAX_PAGE, MAX_PAGE)
         entries: list[bytes] = []
         used = 0

@@ -95,3 +95,18 @@ def test_again_starts_a_new_match_with_nothing_of_the_old_one_kept() -> None:
     assert not state.match_over and state.result is None and state.standings is None
     assert state.view is not None and state.view.result is None and state.hands_seen == 1
     assert state.sort_by_rank  # how the player likes the hand shown stays
+
+
+def test_of_two_players_with_one_name_ours_is_marked_by_seat() -> None:
+    """Two "Ben" at one table: the hand's result and the standings mark which row is ours
+    (by seat, not name), and the other Ben's row stays his plain name."""
+    state, _ = played_out(("Ben", "Ben", "Cara"))
+    assert state.view is not None and state.view.seat == 0
+    text = screen_text(state, now=100.0)
+    rule = next(line for line in text.split("\n") if line.startswith("─ after 1 hand: "))
+    assert "Ben (you) " in rule and rule.count("Ben") == 2
+    rows = [line.split("│")[0] for line in text.split("\n") if " count " in line and "│" in line]
+    assert [row.split(" count ")[0].strip() for row in rows] == ["Ben (you)", "Ben", "Cara"]
+    assert all(len(line) <= 80 for line in text.split("\n"))
+    plain, _ = played_out(("Ana", "Bob", "Cara"))
+    assert "(you)" not in screen_text(plain, now=100.0)

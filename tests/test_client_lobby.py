@@ -22,7 +22,13 @@ from tongits.client.tui.lobby import (
 from tongits.client.tui.net import NetSession
 from tongits.client.tui.render import lobby_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
-from tongits.client.tui.state import SeatsChanged, TableNamed, TablesListed, TableState
+from tongits.client.tui.state import (
+    SeatsChanged,
+    ServerRefused,
+    TableNamed,
+    TablesListed,
+    TableState,
+)
 from tongits.protocol import SeatUpdate, State
 from tongits.protocol.transport import Invite
 
@@ -43,6 +49,8 @@ from tongits.protocol.transport import Invite
         ("watch t3 hnes5rbjkm", LobbyChoice("watch", "t3", code="hnes5rbjkm")),
         ("queue", LobbyChoice("queue")),
         ("unqueue", LobbyChoice("unqueue")),
+        ("join t3 hnes5rbjkm", LobbyChoice("join", "t3", code="hnes5rbjkm")),
+        ("join t3 2 4nes5rbjk2", LobbyChoice("join", "t3", seat=2, code="4nes5rbjk2")),
     ],
 )
 def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
@@ -50,7 +58,7 @@ def test_parse_lobby(line: str, choice: LobbyChoice) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["", "create", "create x bots", "create x hands two", "join", "join t1 x", "dance",
+    "line", ["", "create", "create x bots", "create x hands two", "join", "join t1 x-y", "dance",
              "queue now"]
 )
 def test_parse_lobby_errors(line: str) -> None:
@@ -285,3 +293,26 @@ async def test_a_match_of_declared_length_says_it_in_the_lobby_and_the_title() -
     state.apply(TableNamed("friday", 0, table["table"], 0, match_hands=3), now=0.0)
     assert " Tongits · friday (t1) · hand 1 of 3 · waiting for the deal" in screen_text(
         state, now=0.0, cols=80)
+
+
+async def test_a_private_table_asked_for_by_id_alone_says_how_to_get_in() -> None:
+    """``join t1`` at a private table is refused (``bad_join_code``): the line says what gets
+    the player in, the invite link or the table's code after its id, and both do."""
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        await LobbyJoin._take(ana, parse_lobby("create friday private"))
+        assert ana.invite is not None
+        code = Invite.parse(ana.invite).code
+        assert code is not None
+        async with connect("Ben") as ben, connect("Cai") as cai:
+            with pytest.raises(ServerError) as refused:
+                await LobbyJoin._take(ben, parse_lobby(f"join {ana.table}"))
+            state = TableState()
+            state.apply(ServerRefused(refused.value.code, refused.value.message), now=0.0)
+            assert state.message_is_error and len(" ✗ " + state.message) <= 80
+            assert "join INVITE-LINK or join TABLE CODE" in state.message
+            await LobbyJoin._take(ben, parse_lobby(f"join {ana.table} {code}"))
+            assert ben.table == ana.table and ben.seat == 1
+            await LobbyJoin._take(cai, parse_lobby(f"join {ana.table} 2 {code}"))
+            assert cai.seat == 2
+    with pytest.raises(LobbyError, match=r"usage: join TABLE \[SEAT\] \[CODE\]"):
+        parse_lobby("join t1 2 code extra")

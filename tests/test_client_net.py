@@ -546,8 +546,11 @@ def test_an_invite_to_a_table_that_refuses_it_ends_the_session(
     refused = "no_such_table" if code is None else "bad_join_code"
     assert attempts == ["join"]
     assert seen["banner"] == f"disconnected: {refused}"
-    assert seen["message"].startswith("server refused: ") and seen["message"].endswith(
-        f"({refused})")
+    if code is None:
+        assert seen["message"].startswith("server refused: ") and seen["message"].endswith(
+            f"({refused})")
+    else:  # what gets the player in instead
+        assert seen["message"] == "wrong or missing join code: join INVITE-LINK or join TABLE CODE"
 
 
 def test_the_owner_of_a_full_table_that_waits_for_start_types_start() -> None:
@@ -659,7 +662,9 @@ def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave(
     assert kept == [f"127.0.0.1_{port}-t1-hand-1.json", f"127.0.0.1_{port}-t2-hand-1.json"]
     record = HandRecord.loads((tmp_path / kept[0]).read_text())
     assert record.names == ("Ana", "greedy-bot-1", "greedy-bot-2") and record.result
-    assert "│ saved for tongits replay: /" in first  # said in the log, beside the standings
+    # said in the log, beside the standings, the file's name whole within 80 columns
+    assert "│ saved: tongits replay" in first
+    assert any(line.split("│")[-1].split()[-1:] == [kept[0]] for line in first.split("\n"))
 
 
 def test_again_when_the_server_has_no_table_left_says_so_and_opens_the_lobby() -> None:
@@ -717,7 +722,8 @@ def test_the_creator_back_at_her_waiting_private_table_sees_its_invite_again(
     """Ana makes a private table, her program dies before her friends have joined, and she
     starts it again: it takes her seat back from the token on disk, and the invite link her
     friends still need is on the screen again (it was gone: the server says it only with the
-    ``joined`` of the create, which a resume does not get)."""
+    ``joined`` of the create, which a resume does not get), and so is "back in your seat"
+    (it waited for a deal: a waiting table sends no state)."""
     from test_client_dial import running_server
     from tongits.client.tui.lobby import LobbyJoin
     from tongits.client.tui.seats import SeatStore
@@ -738,7 +744,8 @@ def test_the_creator_back_at_her_waiting_private_table_sees_its_invite_again(
                 if first:
                     await settle(lambda: state.lobby is not None)
                     pipe.send_text("create friday private\r")
-                await settle(lambda: "invite friends: " in screen_for(state))
+                await settle(lambda: "invite friends: " in screen_for(state) and (
+                    first or "back in your seat at t1" in screen_for(state)))
                 seen["first" if first else "back"] = screen_for(state)
             finally:
                 screen.app.exit()  # as if killed: the seat is kept, not left
@@ -750,3 +757,42 @@ def test_the_creator_back_at_her_waiting_private_table_sees_its_invite_again(
     link = next(word for word in seen["first"].split() if "code=" in word)
     assert "/t/t1?code=" in link
     assert "waiting for 2 players" in seen["back"] and link in seen["back"]
+
+
+class CrowdedServer(EmbeddedServer):
+    """An embedded server whose lobby already holds more tables than its first page."""
+
+    async def __call__(self, nursery: trio.Nursery) -> tuple[str, int]:
+        from tongits.protocol import CreateTable
+
+        address = await super().__call__(nursery)
+        assert self.server is not None
+        for n in range(55):
+            self.server.lobby.create(CreateTable(name=f"other {n}", auto_start=False))
+        return address
+
+
+def test_the_table_is_named_on_a_server_with_more_tables_than_a_page() -> None:
+    """Ana's table is the 56th: its name and declared length still reach the title (they
+    came from the lobby's first page only, which does not hold it)."""
+    seen: dict[str, str] = {}
+
+    async def create(conn: Connection) -> None:
+        await conn.create_table("mine", timer=0, bots=2, hands=5)
+
+    async def main() -> None:
+        with create_pipe_input() as pipe:
+            session = NetSession("127.0.0.1", 0, name="Ana", join=create,
+                                 prelude=CrowdedServer())
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
+            task = asyncio.create_task(screen.run())
+            try:
+                await settle(lambda: screen.state.view is not None
+                             and "mine" in screen_for(screen.state))
+                seen["screen"] = screen_for(screen.state)
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    assert seen["screen"].startswith(" Tongits · mine (t56) · hand 1 of 5")

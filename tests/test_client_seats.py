@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
@@ -258,12 +259,17 @@ def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> 
                 await settle(lambda b=before: len(screen.state.view.history) != b)  # type: ignore[misc, union-attr]
             else:
                 await asyncio.sleep(0.01)
-        await settle(lambda: "saved for tongits replay" in screen.state.message)
+        await settle(lambda: "saved: tongits replay" in screen.state.message)
         said = screen.state.message
-        assert any("saved for tongits replay" in line.text for line in screen.state.log())
+        logged = [line.text for line in screen.state.log()]
+        assert f"hand records are kept in {tmp_path / 'hands'}/" in logged and said in logged
+        text = screen_for(screen.state)  # 80 columns: the name whole, on a line of its own
+        assert all(len(line) <= 80 for line in text.split("\n"))
+        assert any(line.split("│")[-1].split()[-1:] == ["t1-hand-1.json"]
+                   for line in text.split("\n"))
         screen.submit("")  # Enter: the next hand, whose log the saved record is no part of
         await settle(lambda: screen.state.hands_seen == 2 and screen.state.result is None)
-        assert not any("saved for tongits replay" in line.text for line in screen.state.log())
+        assert not any("tongits replay" in line.text for line in screen.state.log())
         return said
 
     session = PlaySession("127.0.0.1", 0, name="You", join=create, prelude=embedded,
@@ -274,7 +280,7 @@ def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> 
     finally:
         journal.close()
     record = tmp_path / "hands" / "t1-hand-1.json"
-    assert said == f"saved for tongits replay: {record}"
+    assert said == "saved: tongits replay t1-hand-1.json"
     assert json.loads(record.read_text())["format"].startswith("tongits-hand")
     assert replay(str(record), as_json=True) == 0
 
@@ -344,3 +350,32 @@ def test_leave_gives_the_seat_up_and_forgets_the_token(tmp_path: Path) -> None:
         run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create, seats=store),
                    lambda screen: settle(lambda: screen.state.view is not None))
     assert joins == ["create", "create"]
+
+
+def test_replay_finds_a_saved_record_by_the_bare_name_the_screen_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The screen says ``tongits replay NAME`` (the whole path did not fit): that name, typed
+    in any folder, is the record in the records' folder; a file of that name in the working
+    directory, or a path, is read as given."""
+    from tongits.client.tui import seats
+    from tongits.client.tui.records import find_record
+
+    folder = tmp_path / "data" / "hands"
+    folder.mkdir(parents=True)
+    (folder / "t1-hand-1.json").write_text("{}")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert find_record("t1-hand-1.json", folder) == folder / "t1-hand-1.json"
+    assert find_record("t1-hand-2.json", folder) == Path("t1-hand-2.json")
+    assert find_record("x/t1-hand-1.json", folder) == Path("x/t1-hand-1.json")
+    (elsewhere / "t1-hand-1.json").write_text("{}")
+    assert find_record("t1-hand-1.json", folder) == Path("t1-hand-1.json")
+    monkeypatch.setattr(seats, "data_dir", lambda: tmp_path / "data")
+    from tongits.client.replay import run as replay
+    (elsewhere / "t1-hand-1.json").unlink()
+    assert replay("t1-hand-1.json", as_json=True) != 0  # read from the folder: "{}" is no hand
+    assert "bad_file" not in capsys.readouterr().out
+    assert replay("t1-hand-9.json", as_json=True) != 0
+    assert "bad_file" in capsys.readouterr().out

@@ -284,3 +284,20 @@ async def test_requests_outside_a_table() -> None:
             with pytest.raises(ServerError) as exc:
                 await call
             assert exc.value.code == "not_seated"
+
+
+@capped
+async def test_list_tables_for_one_table_finds_it_past_the_first_page() -> None:
+    """A client reads its own table's entry with ``table``, one request however many tables
+    the lobby holds (its first page holds 50)."""
+    from tongits.protocol import CreateTable
+
+    async with memory_server() as (server, connect), connect("Ana") as ana:
+        for n in range(55):
+            server.lobby.create(CreateTable(name=f"other {n}", auto_start=False))
+        joined = await ana.create_table("Mine", hands=3)
+        assert joined.table not in {t["table"] for t in await ana.list_tables()}
+        (entry,) = await ana.list_tables(table=joined.table)
+        assert entry["name"] == "Mine" and entry["match_length"]["hands"] == 3
+        assert await ana.list_tables(table="t999") == []
+        assert await ana.list_tables(table=joined.table, open=True) == [entry]

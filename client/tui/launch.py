@@ -36,6 +36,7 @@ from .lobby import LobbyJoin
 from .logs import quiet_logging
 from .net import NetSession, Sink
 from .play_setup import PlaySetup, SetupStore
+from .records import saved_words
 from .seats import SeatStore, data_dir
 from .session import FakeSession, Session, local_policy
 from .state import HandOver, Notice, ServerRefused, StateUpdate, Update
@@ -237,7 +238,9 @@ class PlaySession(NetSession):
                     sink(ServerRefused("records", f"hand record not written: {error}"))
                     return
                 if written:
-                    sink(Notice(f"saved for tongits replay: {written[-1]}", this_hand=True))
+                    for line in saved_words(written[-1], self._records_said):
+                        sink(Notice(line, this_hand=True))
+                    self._records_said = True
 
         super().start(recording)
 

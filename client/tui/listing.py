@@ -8,7 +8,7 @@ from typing import Any
 
 #: The form of the lobby's ``create`` (bots 0 by default: a table for friends, who ``join`` it).
 CREATE_FORM = "create NAME [bots N] [timer S] [hands N] [private]"
-LOBBY_HELP = (f"{CREATE_FORM} · join TABLE [SEAT] · join INVITE-LINK · "
+LOBBY_HELP = (f"{CREATE_FORM} · join TABLE [SEAT] [CODE] · join INVITE-LINK · "
               "watch TABLE [CODE] · watch INVITE-LINK · queue (a rated ladder match) · quit")
 #: The lobby's commands in one message line (their full forms stand on the lobby screen).
 LOBBY_COMMANDS = "create NAME · join TABLE · watch TABLE · quit"

@@ -63,16 +63,21 @@ def parse_lobby(line: str) -> LobbyChoice:
         return LobbyChoice("join" if head == "join" else "watch", invite.table,
                            code=invite.code, server=invite.endpoint.hostport)
     if head == "join" and args:
-        if len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
-            raise LobbyError("usage: join TABLE [SEAT]")
-        return LobbyChoice("join", args[0], seat=int(args[1]) if len(args) == 2 else None)
+        # A private table's code may be told rather than linked (10 letters and digits; a
+        # seat is one digit): join t3 hnes5rbjkm, join t3 2 hnes5rbjkm
+        extra = args[1:]
+        seat = int(extra.pop(0)) if extra and extra[0].isdigit() and len(extra[0]) < 3 \
+            else None
+        if len(extra) > 1 or (extra and not extra[0].isalnum()):
+            raise LobbyError("usage: join TABLE [SEAT] [CODE]")
+        return LobbyChoice("join", args[0], seat=seat, code=extra[0] if extra else None)
     if head in ("watch", "spectate") and len(args) in (1, 2):
         # A private table's code may be told rather than linked: watch t3 hnes5rbjkm
         return LobbyChoice("watch", args[0], code=args[1] if len(args) == 2 else None)
     if head in ("queue", "unqueue") and not args:
         return LobbyChoice(head)
     if head in ("join", "watch", "spectate"):
-        raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else " [CODE]"))
+        raise LobbyError(f"usage: {head} TABLE" + (" [SEAT]" if head == "join" else "") + " [CODE]")
     raise LobbyError(f"unknown command {words[0]!r}: {LOBBY_COMMANDS}")
 
 

@@ -34,7 +34,7 @@ from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 
 from ..connection import Connection, ConnectionClosed, ServerError, open_connection
 from ..tls import ClientTLS, TrustError
-from .records import save_record
+from .records import save_record, saved_words
 from .seats import SavedSeat, SeatStore
 from .state import (
     ChatReceived,
@@ -128,6 +128,8 @@ class NetSession:
         self._token_from_disk = False
         #: back from a token on disk: our invite link is still to be said (_say_invite_again)
         self._invite_unsaid = False
+        #: whether the records' folder was said (once a session; then only file names)
+        self._records_said = False
         self._leaving = False
         self.on_quit = "Your seat is kept: a bot plays it until you connect again with this name."
         self.seq: int | None = None  # of the last state or hand_result delivered
@@ -360,6 +362,12 @@ class NetSession:
             try:
                 async for msg in conn:
                     self._deliver(msg, conn.seat)
+                    if first and isinstance(msg, SeatUpdate):
+                        # A table still waiting for players sends no state, only its seats:
+                        # what is said of our coming back is said now, not at the deal.
+                        for said in [u for u in after_view if isinstance(u, Notice)]:
+                            after_view.remove(said)
+                            self.sink(said)
                     if self._invite_unsaid and isinstance(msg, State | SeatUpdate):
                         self._say_invite_again(msg.seats)
                     if isinstance(msg, State):
@@ -383,8 +391,9 @@ class NetSession:
 
     async def _table_named(self, conn: Connection) -> TableNamed | None:
         """The table's name and hands played, from the lobby's list (the table's messages
-        carry only its id)."""
-        for table in await conn.list_tables():
+        carry only its id), asked for alone: the lobby's first page may not hold it (a server
+        that predates the filter answers with that page, searched as before)."""
+        for table in await conn.list_tables(table=self.table):
             if table.get("table") == self.table and table.get("name"):
                 hands = table.get("hands")
                 played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
@@ -484,7 +493,9 @@ class NetSession:
         except OSError as error:
             self.sink(ServerRefused("records", f"hand record not written: {error}"))
             return
-        self.sink(Notice(f"saved for tongits replay: {path}", this_hand=True))
+        for line in saved_words(path, self._records_said):
+            self.sink(Notice(line, this_hand=True))
+        self._records_said = True
 
     # ----- the seat token on disk ---------------------------------------------------------------
 

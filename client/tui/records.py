@@ -21,6 +21,28 @@ def record_path(directory: Path, server: str, table: str, hand: int | None) -> P
     return directory / f"{stem}-hand-{hand if hand is not None else 0}.json"
 
 
+def saved_words(path: Path, folder_said: bool) -> list[str]:
+    """What the screen says of a record just written: its folder (once a session, ``~`` for
+    the home directory), then ``tongits replay NAME`` for the file, which ``tongits replay``
+    finds in the records' folder. The whole path in one line was cut off in the log (about
+    46 columns at 80), so the file's name could not be read."""
+    folder = str(path.parent)
+    home = str(Path.home())
+    if folder == home or folder.startswith(home + "/"):
+        folder = "~" + folder[len(home):]
+    said = [] if folder_said else [f"hand records are kept in {folder}/"]
+    return [*said, f"saved: tongits replay {path.name}"]
+
+
+def find_record(name: str, folder: Path) -> Path:
+    """The record ``name`` names: a path as given, else (a bare file name that is not in the
+    working directory) the file of that name in ``folder``, where the screen saves them."""
+    given = Path(name)
+    if given.exists() or given.name != name or not (folder / name).is_file():
+        return given
+    return folder / name
+
+
 def save_record(directory: Path, server: str, table: str, hand: int | None,
                 record: Mapping[str, Any]) -> Path:
     """Write ``record`` and return its path. The same record again (a resumed connection is

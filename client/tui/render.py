@@ -129,7 +129,8 @@ def to_text(fragments: Iterable[tuple[str, str]]) -> str:
 
 
 def _name(state: TableState, seat: int) -> str:
-    return state.seats[seat].name if seat < len(state.seats) else f"seat {seat}"
+    names = state.names
+    return names[seat] if seat < len(names) else f"seat {seat}"
 
 
 def my_seat(state: TableState) -> int:
@@ -466,15 +467,18 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
 
 def log_lines(state: TableState, cols: int | None = None) -> list[Line]:
     """The whole log of this hand as styled lines, oldest first; a chat line longer than
-    ``cols`` is wrapped (what a person said is read in full; a move's line is one line)."""
+    ``cols`` is wrapped, and so is a notice (what a person said, a file name, is read in
+    full; a move's line is one line)."""
     out: list[Line] = []
     for entry in state.log():
         if entry.kind is LogKind.CHAT:
             said: Line = [("class:chat", " » " + entry.text)]
             out.extend(wrap(said, cols) if cols is not None else [said])
-        elif entry.kind is LogKind.SEAT or entry.kind is LogKind.INFO:
-            style = "class:warn" if entry.kind is LogKind.SEAT else "class:dim"
-            out.append([(style, " " + entry.text)])
+        elif entry.kind is LogKind.INFO:  # read in full too: a file name, a link
+            told: Line = [("class:dim", " " + entry.text)]
+            out.extend(wrap(told, cols) if cols is not None else [told])
+        elif entry.kind is LogKind.SEAT:
+            out.append([("class:warn", " " + entry.text)])
         else:
             out.append([("", " " + entry.text)])
     return out

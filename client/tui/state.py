@@ -27,7 +27,11 @@ from tongits.engine import (
     Step,
 )
 from tongits.engine.review import decision_points, decisions_seen
-from tongits.protocol import PlayerKind, SeatChange
+from tongits.protocol import ErrorCode, PlayerKind, SeatChange
+
+#: What a refused join code (``bad_join_code``: a private table asked for by its id alone, or
+#: with a wrong code) is answered with: the two ways in that the lobby takes.
+JOIN_CODE_HINT = "join INVITE-LINK or join TABLE CODE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +276,14 @@ class TableState:
 
     @property
     def names(self) -> list[str]:
-        return [s.name for s in self.seats]
+        """Each seat's name as shown; ours, when another seat has the same name, marked
+        ``(you)`` by seat: two "Ben" rows in the log, the standings or a result would not say
+        which one is us."""
+        names = [s.name for s in self.seats]
+        me = self.view.seat if self.view is not None else self.seat
+        if me is not None and 0 <= me < len(names) and names.count(names[me]) > 1:
+            names[me] += " (you)"
+        return names
 
     @property
     def hand_over(self) -> bool:
@@ -401,6 +412,9 @@ class TableState:
             self._seat_changed(update.change, before)
 
     def _refused(self, update: ServerRefused, _now: float) -> None:
+        if update.code == ErrorCode.BAD_JOIN_CODE:  # what to do instead, within one line
+            self.say(f"{update.message}: {JOIN_CODE_HINT}", error=True)
+            return
         self.say(f"server refused: {update.message} ({update.code})", error=True)
 
     def _named(self, update: TableNamed, _now: float) -> None:
