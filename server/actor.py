@@ -89,6 +89,8 @@ class TableDirectory(Protocol):
 
     def seat_forfeited(self, table: Table, seat: int) -> None: ...
 
+    def plays_ladder_match(self, table: Table) -> bool: ...
+
     def table_ended(self, table: Table) -> None: ...
 
 
@@ -254,6 +256,10 @@ class Table:
     def forfeited(self, seat: int) -> None:
         """``seat``'s player lost it during the match (grace over, or left): the ladder hears."""
         self.lobby.seat_forfeited(self, seat)
+
+    def ladder_match(self) -> bool:
+        """Whether the table plays a rated ladder match (its seats are its accounts')."""
+        return self.lobby.plays_ladder_match(self)
 
     # ----- the task -----------------------------------------------------------------------
 

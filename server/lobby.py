@@ -362,9 +362,16 @@ class Lobby:
         if self.ladder is not None:
             self.ladder.forfeit(table.id, seat)
 
+    def plays_ladder_match(self, table: Table) -> bool:
+        return self.ladder is not None and self.ladder.is_ladder_table(table.id)
+
     def table_ended(self, table: Table) -> None:
-        """A table closed for good (its match over, or abandoned): a ladder match is rated."""
-        if self.ladder is not None:
+        """A table closed for good (its match over, or abandoned): a ladder match is rated,
+        unless it never started (everyone matched left before its seats were filled: the
+        matchmaker queues the others again)."""
+        if self.ladder is not None and not table.state.started:
+            self.ladder.void(table.id, "its table closed before the match started")
+        elif self.ladder is not None:
             self.ladder.table_ended(table.id, table.state.standings()["chips"],
                                     complete=table.state.match_over is not None)
 

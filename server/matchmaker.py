@@ -14,7 +14,9 @@ only would have nobody to keep it open).
 group gets a private table of ``ladder_hands`` hands that starts when its third seat is filled;
 the clients are seated as by ``join`` (each gets ``joined``), the anchors as server bots, in a
 shuffled seat order. A client matched and gone (or seated elsewhere) by the time its seat is
-filled forfeits the match, and a server bot plays its seat.
+filled, or gone from its seat before the match starts (``Seating``), forfeits the match, and a
+server bot plays its seat. If every client seated so far leaves before the others are seated,
+the table closes, its match is void and the clients not seated yet are queued again.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -209,10 +211,10 @@ class Matchmaker:
         log.info("ladder: table %s for %s", table.id, ", ".join(m.account for m in members))
         # The clients first: a table with no client connected would close as deserted.
         order = sorted(range(3), key=lambda s: members[s].anchor is not None)
-        try:
-            for seat in order:
-                m = members[seat]
-                peer = by_account[m.account].peer if m.anchor is None else None
+        for done, seat in enumerate(order):
+            m = members[seat]
+            peer = by_account[m.account].peer if m.anchor is None else None
+            try:
                 if peer is not None and peer.table is None and not peer.gone:
                     await table.call(peer, Join(table=table.id, seat=seat, code=code))
                     continue
@@ -220,7 +222,20 @@ class Matchmaker:
                     self.ladder.forfeit(table.id, seat)
                 await table.call(None, SeatBot(seat, m.anchor or self.config.bot_policy,
                                                m.account))
-        except ProtocolError as exc:  # the table closed meanwhile: its client went
-            log.info("ladder: table %s could not be seated (%s)", table.id, exc)
+            except ProtocolError as exc:
+                # The table closed meanwhile: every client seated so far left it. Its match
+                # is void (``Lobby.table_ended``); the clients not seated yet wait on.
+                log.info("ladder: table %s could not be seated (%s)", table.id, exc)
+                self._requeue(by_account[members[s].account] for s in order[done:]
+                              if members[s].anchor is None)
+                return
+
+    def _requeue(self, clients: Iterable[Queued]) -> None:
+        """``clients``, matched to a table that closed before they sat, queue again (as
+        long as they waited before)."""
+        for queued in clients:
+            if not queued.peer.gone and queued.peer.table is None:
+                self.queue[queued.peer.id] = queued
+                self._someone.set()
 
 

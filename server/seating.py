@@ -3,7 +3,7 @@
 A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
 runs); then a server bot stands in, and the seat's token still resumes it: the human is back
 for the next decision. A seat left during the match is a stand-in's for good; before it, the
-seat is free again.
+seat is free again (at a ladder table a bot takes it: nobody else could).
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ class SeatingHost(TableLink, Protocol):
     def forget_token(self, digest: str | None) -> None: ...
 
     def forfeited(self, seat: int) -> None: ...
+
+    def ladder_match(self) -> bool: ...
 
 
 class Seating:
@@ -256,9 +258,8 @@ class Seating:
             table.clock.away_until[seat] = trio.current_time() + table.clock.grace()
             change = SeatChange.AWAY
         elif not table.state.started:
-            table.commit(VacateEntry(seat))
             table.forget_token(digest)
-            change = SeatChange.LEFT
+            change = self._free_before_start(seat)
         else:
             self.stand_in(seat)
             table.forget_token(digest)
@@ -294,11 +295,25 @@ class Seating:
             change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", table.id, seat)
         else:
-            table.commit(VacateEntry(seat))
             table.forget_token(info.token_hash)
-            change = SeatChange.LEFT
+            change = self._free_before_start(seat)
         self.changed(seat, change)
         table.clock.schedule()
+
+    def _free_before_start(self, seat: int) -> SeatChange:
+        """The human of ``seat`` left (or stayed away too long) before the match: the seat is
+        free again, except at a ladder table, where the matchmaker chose every seat and nobody
+        else can take it (the table would wait for its third seat forever): there a server bot
+        sits in under the account's name, and the seat forfeits, as a matched client gone
+        before its seat was filled does (``matchmaker``)."""
+        table = self.table
+        info = table.state.seats[seat]
+        table.commit(VacateEntry(seat))
+        if info is None or not table.ladder_match():
+            return SeatChange.LEFT
+        self.sit_bot(seat, None, info.name)
+        table.forfeited(seat)
+        return SeatChange.STAND_IN
 
     def owner_check(self, peer: Peer) -> None:
         table = self.table

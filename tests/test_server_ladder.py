@@ -14,10 +14,11 @@ import trio
 import trio.testing
 from server_support import capped, next_of, play_hands, quick_config, until
 from tongits.client.connection import Connection, ServerError, connect_stream
-from tongits.protocol import Joined, MatchOver
+from tongits.protocol import Join, Joined, MatchOver
 from tongits.server import Journal, MemoryJournal, Server
+from tongits.server.actor import Table
 from tongits.server.ladder import Ladder, ranks_of
-from tongits.server.requests import HostClose
+from tongits.server.requests import HostClose, SeatBot
 
 Connect = Any
 
@@ -257,3 +258,97 @@ def test_ranks_put_forfeits_last_and_share_ties(
     chips: list[int], forfeits: list[int], ranks: list[int]
 ) -> None:
     assert ranks_of(chips, forfeits) == ranks
+
+
+def _seat_slowly(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The matchmaker seats in queue order (no shuffle), a second between two seats, so a
+    client that was told ``joined`` can leave before the next seat is filled."""
+    monkeypatch.setattr(server.matchmaker._rng, "shuffle", lambda members: None)
+    call = Table.call
+
+    async def slow_call(self: Table, peer: Any, msg: Any) -> None:
+        if isinstance(msg, (Join, SeatBot)):
+            await trio.sleep(1.0)
+        await call(self, peer, msg)
+
+    monkeypatch.setattr(Table, "call", slow_call)
+
+
+async def _queue_three(connect: Connect, keys: list[str], leaver: str,
+                       finals: dict[str, Any]) -> None:
+    """Ana, Ben and Cai queue in that order; ``leaver`` leaves as soon as it is seated, the
+    others play their match to its end."""
+
+    async def play(name: str, key: str) -> None:
+        async with connect(name, account=key) as conn:
+            await conn.queue()
+            await next_of(conn, Joined)
+            if name == leaver:
+                await conn.leave()
+                return
+            await play_hands(conn, 2)
+            finals[name] = (await next_of(conn, MatchOver)).standings
+
+    async with trio.open_nursery() as nursery:
+        for name, key in zip(("Ana", "Ben", "Cai"), keys, strict=True):
+            nursery.start_soon(play, name, key)
+            await trio.sleep(0.1)
+
+
+@capped
+async def test_a_matched_player_who_leaves_before_the_deal_forfeits_and_a_bot_sits_in(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ben leaves between his seat and Cai's: the table, whose seats nobody else can take,
+    does not wait for him; a bot sits in his seat and Ana and Cai play the match."""
+    ladder = Ladder()
+    async with ladder_server(ladder) as (server, connect):
+        _seat_slowly(server, monkeypatch)
+        keys = await _register(connect, "Ana", "Ben", "Cai")
+        finals: dict[str, Any] = {}
+        await _queue_three(connect, keys, "Ben", finals)
+    assert set(finals) == {"Ana", "Cai"}
+    assert finals["Ana"]["names"] == ["Ana", "Ben", "Cai"]
+    ((outcome, seats, forfeits),) = _outcomes(ladder)
+    assert outcome == "rated" and [seats[s] for s in forfeits] == ["Ben"]
+    assert ladder.account("Ben").mu < min(ladder.account(n).mu for n in ("Ana", "Cai"))
+
+
+@capped
+async def test_when_the_first_seated_player_leaves_before_the_deal_the_others_queue_again(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ana leaves before anyone else is seated: her table closes (nobody is left at it), its
+    match is void, and Ben and Cai, never seated there, are matched again."""
+    ladder = Ladder()
+    async with ladder_server(ladder) as (server, connect):
+        _seat_slowly(server, monkeypatch)
+        keys = await _register(connect, "Ana", "Ben", "Cai")
+        finals: dict[str, Any] = {}
+        await _queue_three(connect, keys, "Ana", finals)
+    assert set(finals) == {"Ben", "Cai"}
+    (void, _, _), (outcome, seats, forfeits) = _outcomes(ladder)
+    assert void == "void"
+    assert outcome == "rated" and "Ana" not in seats and forfeits == []
+    assert ladder.account("Ana").matches == 0
+
+
+@capped
+async def test_a_lone_player_who_leaves_before_its_anchors_sit_may_queue_again(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ana leaves her table before the anchors are seated: it closes, its match is void, and
+    she is not held as playing it."""
+    ladder = Ladder()
+    async with ladder_server(ladder) as (server, connect):
+        _seat_slowly(server, monkeypatch)
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:
+            await conn.queue()
+            left = await next_of(conn, Joined)
+            await conn.leave()
+            await until(lambda: left.table not in server.lobby.tables)
+            await conn.queue()
+            assert (await next_of(conn, Joined)).table != left.table
+    assert [outcome for outcome, _, _ in _outcomes(ladder)] == ["void", None]
+    assert ladder.account("Ana").matches == 0
