@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from openskill.models import PlackettLuce
-from tongits.engine import Options, RecordError
+from tongits.engine import Options
 
 from .arena.play import DEFAULT_TIMER, ArenaConfig
-from .arena.runner import Progress, play_deals, write_meta
-from .arena.specs import BotSpecError, parse_bots
+from .arena.runner import Progress, play_deals, read_inputs, seed_value, write_meta
 from .arena.stats import ROTATIONS, Standings, standings
 
 #: Re-ratings from resampled deals behind each interval.
@@ -237,22 +236,17 @@ def run(
     options: str | None = None,
 ) -> int:
     """``tongits arena --tournament``: progress on stderr, the ratings (or JSON) on stdout."""
-    try:
-        entrants = [str(s) for s in parse_bots(bots)]
-        table_options = Options.from_dict(json.loads(options)) if options else Options()
-    except BotSpecError as exc:
-        print(f"tongits arena: {exc}", file=sys.stderr)
+    inputs = read_inputs(bots, options)
+    if inputs is None:
         return 2
-    except (ValueError, RecordError) as exc:
-        print(f"tongits arena: bad --options: {exc}", file=sys.stderr)
-        return 2
+    entrants, table_options = list(inputs[0]), inputs[1]
     deals = -(-hands // ROTATIONS)
     bar = Progress(deals * len(triples_of(len(entrants))))
     try:
         result = run_tournament(
             entrants,
             hands,
-            seed=int(seed) if seed.lstrip("-").isdigit() else seed,
+            seed=seed_value(seed),
             options=table_options,
             record=record,
             timer=timer,

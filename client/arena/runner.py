@@ -216,6 +216,25 @@ def write_meta(config: ArenaConfig) -> None:
     (Path(config.record) / "arena.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
 
 
+def read_inputs(bots: str, options: str | None) -> tuple[tuple[str, ...], Options] | None:
+    """The bots and the table options of an arena command line (``--bots`` or
+    ``--tournament``, ``--options``), or None once what is wrong with them is said on stderr."""
+    try:
+        names = tuple(str(s) for s in parse_bots(bots))
+        return names, Options.from_dict(json.loads(options)) if options else Options()
+    except BotSpecError as exc:
+        print(f"tongits arena: {exc}", file=sys.stderr)
+    except (ValueError, RecordError) as exc:
+        print(f"tongits arena: bad --options: {exc}", file=sys.stderr)
+    return None
+
+
+def seed_value(seed: str) -> int | str:
+    """``--seed`` as given: an integer when it reads as one (the deals of ``--seed 7`` are
+    those of the integer 7), else the string itself."""
+    return int(seed) if seed.lstrip("-").isdigit() else seed
+
+
 def run(
     bots: str,
     *,
@@ -229,22 +248,11 @@ def run(
     options: str | None = None,
 ) -> int:
     """The ``tongits arena`` command: progress on stderr, the table (or one JSON line) on stdout."""
-    try:
-        specs = parse_bots(bots)
-        table_options = Options.from_dict(json.loads(options)) if options else Options()
-    except BotSpecError as exc:
-        print(f"tongits arena: {exc}", file=sys.stderr)
+    inputs = read_inputs(bots, options)
+    if inputs is None:
         return 2
-    except (ValueError, RecordError) as exc:
-        print(f"tongits arena: bad --options: {exc}", file=sys.stderr)
-        return 2
-    config = ArenaConfig(
-        tuple(str(s) for s in specs),
-        int(seed) if seed.lstrip("-").isdigit() else seed,
-        table_options,
-        record,
-        timer,
-    )
+    names, table_options = inputs
+    config = ArenaConfig(names, seed_value(seed), table_options, record, timer)
     bar = Progress(-(-hands // ROTATIONS))
     try:
         result = run_arena(config, hands, jobs=jobs, cluster=cluster, progress=bar.update)
