@@ -22,8 +22,6 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--no-review", action="store_true", help="with --step: no marks")
     replay.add_argument("--budget", type=int, default=96, help="with --step: rollouts of the "
                         "review's search per decision (default 96, the hint's)")
-    replay.add_argument("--seed", help="with --step: seed of the review's worlds (default: the "
-                        "hint's)")
     arena = sub.add_parser("arena", help="any bots against each other on duplicate deals")
     arena.add_argument(
         "--bots",
@@ -57,7 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("file", help="a tongits-hand/1 JSON file")
     review.add_argument("--seat", type=int, help="only this seat (default: every seat)")
     review.add_argument("--json", action="store_true", help="one JSON object per seat")
-    review.add_argument("--seed", help="seed of the sampled worlds (default: the hint's)")
     review.add_argument(
         "--budget", type=int, default=96, help="rollouts of the search per decision (default 96)"
     )
@@ -202,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         from . import replay
 
         return replay.run(args.file, as_json=args.json, step=args.step,
-                          review=not args.no_review, budget=args.budget, seed=args.seed)
+                          review=not args.no_review, budget=args.budget)
     if args.command == "review":
         from . import review as review_command
 
@@ -210,7 +207,6 @@ def main(argv: list[str] | None = None) -> int:
             args.file,
             seat=args.seat,
             as_json=args.json,
-            seed=args.seed,
             budget=args.budget,
             progress=not args.quiet,
         )

@@ -26,7 +26,6 @@ def run(
     step: bool = False,
     review: bool = True,
     budget: int = 96,
-    seed: str | None = None,
     interactive: bool | None = None,
 ) -> int:
     """Replay ``path`` (a bare file name not in the working directory: the one the terminal
@@ -54,7 +53,7 @@ def run(
     if step and budget < 1:
         return _fail(as_json, None, "bad_budget", "--budget must be at least 1")
     if step:
-        _step(record, review=review, budget=budget, seed=seed, interactive=interactive)
+        _step(record, review=review, budget=budget, interactive=interactive)
     elif as_json:
         _print_json(hand, result, record.result if mismatch else None)
     else:
@@ -62,7 +61,7 @@ def run(
     return 1 if mismatch else 0
 
 
-def _step(record: HandRecord, *, review: bool, budget: int, seed: str | None,
+def _step(record: HandRecord, *, review: bool, budget: int,
           interactive: bool | None) -> None:
     """``--step``: the review's marks (a progress bar on stderr meanwhile), then the walk."""
     from tongits.engine.review import decision_points, review_seat
@@ -74,7 +73,7 @@ def _step(record: HandRecord, *, review: bool, budget: int, seed: str | None,
     if review:
         for seat in (s for s in range(3) if decision_points(record, s)):
             bar = Bar(f"reviewing {record.name(seat)}") if sys.stderr.isatty() else None
-            reviews.append(review_seat(record, seat, budget=budget, seed=seed, progress=bar))
+            reviews.append(review_seat(record, seat, budget=budget, progress=bar))
     marks = marks_of(reviews)
     if interactive is None:
         interactive = sys.stdin.isatty() and sys.stdout.isatty()

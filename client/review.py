@@ -76,7 +76,6 @@ def run(
     *,
     seat: int | None = None,
     as_json: bool = False,
-    seed: str | None = None,
     budget: int = DEFAULT_BUDGET,
     progress: bool = True,
 ) -> int:
@@ -102,7 +101,7 @@ def run(
     for s in seats:
         who = record.name(s) if record.names is None else f"{record.name(s)} (seat {s})"
         bar = Bar(who) if progress else None
-        review = review_seat(record, s, budget=budget, seed=seed, progress=bar)
+        review = review_seat(record, s, budget=budget, progress=bar)
         if as_json:
             print(json.dumps(review.to_dict()), flush=True)
         else:

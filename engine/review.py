@@ -3,16 +3,20 @@
 For each decision of the seat (an action it took with more than one legal move), the expert's
 search (``policies.expert.search``: the hint's own search, on the same worlds, seeded by the
 position) runs from that seat's view *at that moment* — the same ``SeatView`` the seat had,
-never a card it could not see — and names the best move; the moves it searched and the move
-played are then valued on the worlds the best was played on, so they are compared on equal
-luck. The **loss** of the move played is the best value less its value (never negative), with
-the half-width of its 95 % interval (``margin``): only a loss beyond that noise is marked
-costly, so the marks do not change with the seed. A Tongits available this turn is named as one
+never a card it could not see — and names the best move. When that is not the move played,
+the moves it searched and the move played are valued again on ``CONFIRM_WORLDS`` fresh worlds
+dealt from the position alone (whatever the seed), all of them on the same worlds, so they
+are compared on equal luck: the worlds that chose the best would flatter it (a move picked for
+its lucky worlds), and worlds of the seed would make the mark the seed's. The **loss** of the
+move played is the best value less its value (never negative), with the half-width of its
+95 % interval (``margin``): only a loss beyond that noise is marked costly. A Tongits available this turn is named as one
 (the melds that begin it all end the same, and the search would name the first of them). A
 reason in a few words goes with each costly decision.
 
-Deterministic for a given seed and budget; with the default seed, the best move of a decision
-is the hint's move for that position.
+The review takes no seed: its worlds are the hint's (seeded by the position alone), so the best
+move of a decision is the hint's move for that position, and the marks of a hand are a function
+of its record and the budget. With a seed of the user's, a search picking between near-equal
+moves named another best move for some seeds, and a costly mark came and went with it.
 """
 
 from __future__ import annotations
@@ -24,13 +28,20 @@ from dataclasses import dataclass
 
 from .hand import End, Phase
 from .moves import Action, Move
-from .policies.expert import DEFAULT_BUDGET, ExpertParams, Search, search, tongits_line
+from .policies.expert import (
+    DEFAULT_BUDGET,
+    ExpertParams,
+    Search,
+    search,
+    tongits_line,
+    world_rng,
+)
 from .record import HandRecord
 from .view import SeatView, seat_view
 from .wire import DecisionMap, SeatReviewMap
 
 COSTLY = 0.25  # marked: a loss that exceeds its margin of noise by at least this many chips
-CONFIRM_WORLDS = 192  # a loss is measured again on this many worlds
+CONFIRM_WORLDS = 192  # a loss is measured again on this many fresh worlds
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +66,8 @@ class Decision:
     @property
     def costly(self) -> bool:
         """Marked ``!``: the loss exceeds the search's own noise (``margin``) by ``COSTLY``
-        chips or more. A loss inside its noise changes with the seed of the worlds; marking
-        every loss of half a chip marked different decisions for different seeds."""
+        chips or more. A loss inside its noise changes with the worlds dealt; marking every
+        loss of half a chip marked different decisions for different deals of the worlds."""
         return self.loss - self.margin >= COSTLY
 
     def to_dict(self) -> DecisionMap:
@@ -136,12 +147,11 @@ def review_seat(
     seat: int,
     *,
     budget: int = DEFAULT_BUDGET,
-    seed: int | str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> SeatReview:
     """Grade every decision of ``seat`` in ``record``; ``progress(done, total)`` after each."""
     return review_decisions(
-        seat, decision_points(record, seat), budget=budget, seed=seed, progress=progress
+        seat, decision_points(record, seat), budget=budget, progress=progress
     )
 
 
@@ -150,7 +160,6 @@ def review_decisions(
     points: Sequence[tuple[int, SeatView, Move]],
     *,
     budget: int = DEFAULT_BUDGET,
-    seed: int | str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> SeatReview:
     """Grade each (place, view, move played) of ``seat``: the expert's search of the view (the
@@ -159,7 +168,7 @@ def review_decisions(
     params = ExpertParams(budget=budget)
     decisions = []
     for index, (action_index, view, played) in enumerate(points):
-        decisions.append(_grade(index, action_index, view, played, seed, params))
+        decisions.append(_grade(index, action_index, view, played, params))
         if progress is not None:
             progress(index + 1, len(points))
     return SeatReview(seat, tuple(decisions))
@@ -170,10 +179,10 @@ def _grade(
     action_index: int,
     view: SeatView,
     played: Move,
-    seed: int | str | None,
     params: ExpertParams,
 ) -> Decision:
-    found, ranked = search(view, seed, params)
+    searched = search(view, None, params)
+    found, ranked = searched.search, searched.values
     line = tongits_line(view)
     worlds = ranked[0].worlds
     first = (line[0],) if line is not None else ()
@@ -184,11 +193,11 @@ def _grade(
     best = moves[0]  # the hint's move: the Tongits, else the search's choice
     if values[played] >= values[best]:
         best = played
-    if best != played and worlds < CONFIRM_WORLDS:
-        worlds = CONFIRM_WORLDS  # the loss is measured again, on more worlds
-        for move in (best, played):
-            chips[move] = found.chips(move, worlds)
-            values[move] = statistics.fmean(chips[move])
+    if best != played:  # the loss is measured again, on fresh worlds of the position alone
+        confirm = Search(view, world_rng(view, "confirm"), params.inference)
+        worlds = CONFIRM_WORLDS
+        chips = {m: confirm.chips(m, worlds) for m in moves}
+        values = {m: statistics.fmean(c) for m, c in chips.items()}
     diffs = [b - p for b, p in zip(chips[best], chips[played], strict=True)]
     loss = max(0.0, statistics.fmean(diffs))
     margin = 1.96 * statistics.stdev(diffs) / math.sqrt(worlds) if worlds > 1 else math.inf
