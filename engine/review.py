@@ -9,9 +9,9 @@ dealt from the position alone (whatever the seed), all of them on the same world
 are compared on equal luck: the worlds that chose the best would flatter it (a move picked for
 its lucky worlds), and worlds of the seed would make the mark the seed's. The **loss** of the
 move played is the best value less its value (never negative), with the half-width of its
-95 % interval (``margin``): only a loss beyond that noise is marked costly. A Tongits available this turn is named as one
-(the melds that begin it all end the same, and the search would name the first of them). A
-reason in a few words goes with each costly decision.
+95 % interval (``margin``): only a loss beyond that noise is marked costly. A Tongits available
+this turn is named as one (the melds that begin it all end the same, and the search would name
+the first of them). A reason in a few words goes with each costly decision.
 
 The review takes no seed: its worlds are the hint's (seeded by the position alone), so the best
 move of a decision is the hint's move for that position, and the marks of a hand are a function
