@@ -23,10 +23,9 @@ from ladder_support import policy_order, simulate_ladder  # noqa: E402
 from tongits.server.ladder import Ladder  # noqa: E402
 
 #: The policies, weakest first, as the arena's tournament orders them (docs/BOTS.md: seed 7,
-#: 300 hands a triple, strong 32.9, greedy 30.5, expert 26.2, random 12.5). Greedy's and the
-#: expert's intervals overlap there, so their pair is a guess: the expert above greedy, as a
-#: 300-match ladder of this script puts every copy.
-STRENGTH = ("random", "greedy", "expert", "strong")
+#: 300 hands a triple, expert 35.0, strong 33.2, greedy 29.6, random 5.8). The expert's and
+#: strong's intervals overlap there; the expert has the most chips in every triple it plays.
+STRENGTH = ("random", "greedy", "strong", "expert")
 
 
 def misordered(ladder: Ladder, accounts: dict[str, str]) -> int:

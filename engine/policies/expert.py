@@ -273,8 +273,8 @@ def kept(default: Choice, values: Sequence[MoveValue]) -> Choice:
     second = values[1]
     return Choice(
         default.move,
-        default.why + "; over {} dealt worlds no other move does clearly better (next best {} "
-        "averages {} chips against {})",
+        default.why + "; over {} dealt worlds no other move does clearly better ({} averages "
+        "{} chips, this {}: within the noise)",
         (*default.args, best.worlds, second.move, _signed(second.mean), _signed(best.mean)),
     )
 
