@@ -161,14 +161,14 @@ def test_help_fits_80_columns() -> None:
 
 def test_hint_shows_the_experts_advice_in_the_screens_notation() -> None:
     """The hint's first move is the expert's own decision, each suggested move is followed by
-    the search's reason, and every card is written as the hand shows it (``K♦``, never ``Kd``)."""
+    its reason and the search's verdict (over so many dealt worlds), and every card is written as the hand shows it (``K♦``, never ``Kd``)."""
     lines = hint_lines(PLAY, width=60)
     assert lines[0] == "best: [5♥ 6♥ 7♥]  loose: 3♦ K♦ 7♠  count 20"
     first = get_policy("expert")(PLAY)
     assert hint_move(PLAY) == first
     assert lines[1].startswith("suggest: " + first.text(Card.pretty))
     text = " ".join(lines)
-    assert f"{first.text(Card.pretty)}: over " in text and "dealt worlds" in text
+    assert f"{first.text(Card.pretty)}: " in text and "dealt worlds" in text
     assert all(len(line) <= 60 for line in lines)
     assert not any("Kd" in line or "5h" in line for line in lines)
     assert hint_lines(START)[1].startswith("suggest: " + hint_move(START).text(Card.pretty))
