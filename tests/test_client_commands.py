@@ -161,7 +161,8 @@ def test_help_fits_80_columns() -> None:
 
 def test_hint_shows_the_experts_advice_in_the_screens_notation() -> None:
     """The hint's first move is the expert's own decision, each suggested move is followed by
-    its reason and the search's verdict (over so many dealt worlds), and every card is written as the hand shows it (``K♦``, never ``Kd``)."""
+    its reason and the search's verdict (over so many dealt worlds), and every card is written
+    as the hand shows it (``K♦``, never ``Kd``)."""
     lines = hint_lines(PLAY, width=60)
     assert lines[0] == "best: [5♥ 6♥ 7♥]  loose: 3♦ K♦ 7♠  count 20"
     first = get_policy("expert")(PLAY)
