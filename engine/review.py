@@ -5,9 +5,8 @@ search (``policies.expert.search``: the hint's own search, on the same worlds, s
 position) runs from that seat's view *at that moment* — the same ``SeatView`` the seat had,
 never a card it could not see — and names the best move. When that is not the move played,
 the moves it searched and the move played are valued again on ``CONFIRM_WORLDS`` fresh worlds
-dealt from the position alone (whatever the seed), all of them on the same worlds, so they
-are compared on equal luck: the worlds that chose the best would flatter it (a move picked for
-its lucky worlds), and worlds of the seed would make the mark the seed's. The **loss** of the
+of the position, all of them on the same worlds, so they are compared on equal luck: the worlds
+that chose the best would flatter it (a move picked for its lucky worlds). The **loss** of the
 move played is the best value less its value (never negative), with the half-width of its
 95 % interval (``margin``): only a loss beyond that noise is marked costly. A Tongits available
 this turn is named as one (the melds that begin it all end the same, and the search would name

@@ -16,8 +16,8 @@ For each decision with more than one legal move:
    on the same worlds. Between discards the search's noise (a few chips over a hundred
    rollouts) dwarfs the differences (a fraction of a chip), and a search left to pick by noise
    delayed its opening meld (the rollouts would place it next turn, the search again did not)
-   and kept high cards: it lost 0.59 chips a hand against two ``strong`` bots, which are
-   themselves beaten with the guard (``docs/BOTS.md``).
+   and kept high cards: it lost 0.59 chips a hand against two ``strong`` bots, and with the
+   guard it beats them (``docs/BOTS.md``).
 4. **Reason.** ``decide`` says why in the search's own terms: the move's mean chips over the
    worlds it was played in, the runner-up's, and in how many of the worlds both were played the
    move did better or worse than the runner-up (``Choice``, cards in the reader's notation).
