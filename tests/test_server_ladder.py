@@ -3,6 +3,7 @@ a restart in the middle of a match."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -386,3 +387,26 @@ async def test_a_player_told_match_over_may_queue_at_once(
                     await conn.queue()
                 assert ladder.account("Ana").matches == played
     assert [o for o, _, _ in _outcomes(ladder)] == ["rated"] * 3
+
+
+@capped
+@pytest.mark.parametrize(("caps", "tables"), [
+    ({"max_tables_per_address": 2}, 2),
+    ({"max_tables": 1}, 1),
+])
+async def test_ladder_tables_count_against_the_server_and_address_caps(
+    autojump_clock: trio.testing.MockClock, caps: dict[str, int], tables: int,
+) -> None:
+    """Nine accounts queued from one address could fill three tables; the matchmaker opens
+    only what the caps allow, and the others wait in the queue."""
+    ladder = Ladder()
+    async with ladder_server(ladder, ladder_anchor_wait=3600.0, **caps) as (server, connect):
+        names = [f"p{i}" for i in range(9)]
+        keys = await _register(connect, *names)
+        async with contextlib.AsyncExitStack() as stack:
+            for name, key in zip(names, keys, strict=True):
+                conn = await stack.enter_async_context(connect(name, account=key))
+                await conn.queue()
+            await trio.sleep(10.0)
+            assert len(server.lobby.tables) == tables
+            assert len(server.matchmaker.queue) == 9 - 3 * tables
