@@ -358,7 +358,7 @@ def test_replay_finds_a_saved_record_by_the_bare_name_the_screen_said(
     """The screen says ``tongits replay NAME`` (the whole path did not fit): that name, typed
     in any folder, is the record in the records' folder; a file of that name in the working
     directory, or a path, is read as given."""
-    from tongits.client.tui import seats
+    from tongits.client import user_files
     from tongits.client.tui.records import find_record
 
     folder = tmp_path / "data" / "hands"
@@ -372,7 +372,7 @@ def test_replay_finds_a_saved_record_by_the_bare_name_the_screen_said(
     assert find_record("x/t1-hand-1.json", folder) == Path("x/t1-hand-1.json")
     (elsewhere / "t1-hand-1.json").write_text("{}")
     assert find_record("t1-hand-1.json", folder) == Path("t1-hand-1.json")
-    monkeypatch.setattr(seats, "data_dir", lambda: tmp_path / "data")
+    monkeypatch.setattr(user_files, "data_dir", lambda: tmp_path / "data")
     from tongits.client.replay import run as replay
     (elsewhere / "t1-hand-1.json").unlink()
     assert replay("t1-hand-1.json", as_json=True) != 0  # read from the folder: "{}" is no hand

@@ -30,6 +30,7 @@ from tongits.protocol.discovery import DISCOVERY_PORT
 from tongits.server.store import SQLiteJournal, StoreError, export
 
 from ..connection import Connection
+from ..user_files import data_dir
 from .app import TableScreen
 from .dial import Target
 from .lobby import LobbyJoin
@@ -37,7 +38,7 @@ from .logs import quiet_logging
 from .net import NetSession, Sink
 from .play_setup import PlaySetup, SetupStore
 from .records import saved_words
-from .seats import SeatStore, data_dir
+from .seats import SeatStore
 from .session import FakeSession, Session, local_policy
 from .state import HandOver, Notice, ServerRefused, StateUpdate, Update
 from .words import counted

@@ -19,11 +19,12 @@ from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from ..accounts import AccountKeys
 from ..connection import Connection, ServerError
+from ..user_files import data_dir
 from .app import TableScreen
 from .dial import Target
 from .listing import CREATE_FORM, LOBBY_COMMANDS
 from .net import JoinStep, NetSession
-from .seats import SeatStore, data_dir
+from .seats import SeatStore
 from .state import Notice, ServerRefused, TablesListed
 
 REFRESH = 2.0
