@@ -493,16 +493,10 @@ class Server:
                 deadline = min(deadline, begun + frame_timeout)
             data = await self._receive(peer, deadline)
             if data is None:
-                if codec.buffered and trio.current_time() >= begun + frame_timeout:
-                    peer.kick(ErrorCode.FRAME_TIMEOUT,
-                              f"a frame was begun and not finished within {frame_timeout:g} s")
-                elif trio.current_time() >= heard + silence:
-                    log.info("connection %d (%s): nothing heard for %g s (heartbeat %g s)",
-                             peer.id, peer.name, silence, peer.heartbeat)
-                    peer.kick(ErrorCode.IDLE_TIMEOUT,
-                              f"nothing heard for {silence:g} s (heartbeat {peer.heartbeat:g} s)")
-                else:
-                    peer.kick(ErrorCode.IDLE_TIMEOUT, f"no message for {idle:g} s")
+                if peer.pinged_at > heard:  # WebSocket pings only: heard, but no message
+                    heard = peer.pinged_at
+                    continue
+                self._overdue(peer, begun, heard)
                 return
             if not data:
                 return
@@ -515,6 +509,24 @@ class Server:
                 last_message = now
             if handled or not had_begun:
                 begun = now
+
+    def _overdue(self, peer: Peer, begun: float, heard: float) -> None:
+        """A deadline of ``_read_messages`` has passed: end the connection, saying which (a
+        frame begun at ``begun`` not finished, nothing heard since ``heard`` from a heartbeat
+        client, or no message while at no table)."""
+        frame_timeout = self.config.frame_timeout or math.inf
+        silence = HEARTBEAT_MISSES * peer.heartbeat if peer.heartbeat else math.inf
+        if peer.codec.buffered and trio.current_time() >= begun + frame_timeout:
+            peer.kick(ErrorCode.FRAME_TIMEOUT,
+                      f"a frame was begun and not finished within {frame_timeout:g} s")
+        elif trio.current_time() >= heard + silence:
+            log.info("connection %d (%s): nothing heard for %g s (heartbeat %g s)",
+                     peer.id, peer.name, silence, peer.heartbeat)
+            peer.kick(ErrorCode.IDLE_TIMEOUT,
+                      f"nothing heard for {silence:g} s (heartbeat {peer.heartbeat:g} s)")
+        else:
+            peer.kick(ErrorCode.IDLE_TIMEOUT,
+                      f"no message for {self.config.idle_timeout or math.inf:g} s")
 
     async def _open(self, peer: Peer, data: bytes | bytearray) -> bytes | bytearray | None:
         """A connection's first bytes ``data``: TLS, a browser, or a client of the protocol.
