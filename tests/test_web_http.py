@@ -146,6 +146,59 @@ async def test_a_full_server_answers_a_browser_503_with_retry_after(
                 assert b"the server is full" in body
 
 
+async def _trickle(stream: trio.abc.Stream, answers: list[tuple[int, float]]) -> None:
+    """Open a request and send a header line every second until the server answers (the
+    answer's status and when it came) or closes."""
+    started = trio.current_time()
+    await stream.send_all(b"GET / HTTP/1.1\r\n")
+    with trio.move_on_after(120):
+        while True:
+            with trio.move_on_after(1):
+                try:
+                    response = await read_response(stream)
+                except trio.BrokenResourceError:
+                    response = b""
+                answers.append((parse(response)[0] if response else 0,
+                                trio.current_time() - started))
+                return
+            try:
+                await stream.send_all(b"X-Slow: 1\r\n")
+            except trio.BrokenResourceError:
+                answers.append((0, trio.current_time() - started))
+                return
+
+
+@capped
+async def test_refused_connections_trickling_http_neither_hold_nor_fill_the_server(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A connection refused because its address is full is answered ``503`` (or closed)
+    within about two seconds however slowly its request comes, and does not count as one of
+    the server's connections: a flood of them keeps no other address out."""
+    async with (running(max_connections=3, max_per_address=1, handshake_timeout=10.0,
+                        frame_timeout=60.0) as server,
+                served(server, "10.0.0.9:1")):
+        await until(lambda: len(server.peers) == 1)
+        answers: list[tuple[int, float]] = []
+        async with trio.open_nursery() as nursery:
+            for port in range(2, 12):
+                client, server_side = trio.testing.memory_stream_pair()
+                nursery.start_soon(server.handle_stream, server_side, f"10.0.0.9:{port}")
+                nursery.start_soon(_trickle, client, answers)
+            await trio.sleep(1.5)  # the ten are being refused: another address gets in
+            assert len(server.peers) == 1
+            async with served(server, "10.0.0.2:1") as stream:
+                await stream.send_all(json.dumps(HELLO).encode() + b"\n")
+                assert json.loads((await stream.receive_some(65536)).splitlines()[0])[
+                    "type"] == "welcome"
+        assert len(answers) == 10
+        assert all(status == 503 and held <= 3.0 for status, held in answers), answers
+        async with served(server, "10.0.0.9:20") as stream:  # silent: closed as soon
+            started = trio.current_time()
+            assert await read_response(stream) == b""
+            assert trio.current_time() - started <= 3.0
+
+
 @capped
 async def test_a_websocket_from_another_site_is_refused(
     autojump_clock: trio.testing.MockClock,
