@@ -395,7 +395,7 @@ async def test_a_player_told_match_over_may_queue_at_once(
     ({"max_tables": 1}, 1),
 ])
 async def test_ladder_tables_count_against_the_server_and_address_caps(
-    autojump_clock: trio.testing.MockClock, caps: dict[str, int], tables: int,
+    autojump_clock: trio.testing.MockClock, caps: dict[str, Any], tables: int,
 ) -> None:
     """Nine accounts queued from one address could fill three tables; the matchmaker opens
     only what the caps allow, and the others wait in the queue."""
