@@ -73,7 +73,7 @@ from .config import ServerConfig
 from .discovery import answer_discovery
 from .errors import FATAL, error_frame, request_ref
 from .journal import Journal, NullJournal
-from .ladder import MAX_STANDINGS_PAGE, Ladder
+from .ladder import MAX_STANDINGS_PAGE, Ladder, Registrations
 from .lobby import Lobby, check_name
 from .matchmaker import Matchmaker
 from .peer import Peer
@@ -138,6 +138,8 @@ class Server:
         self.config = config or ServerConfig()
         self.lobby = Lobby(self.config, journal or NullJournal())
         self.ladder = ladder if ladder is not None else Ladder()
+        self.registrations = Registrations(self.config.ladder_accounts_per_address,
+                                           self.config.ladder_max_accounts)
         self.matchmaker = Matchmaker(self.ladder, self.lobby, self.config)
         self.tls = tls
         #: the page and the WebSocket for browsers on the same port (None: ``--web false``)
@@ -722,7 +724,7 @@ class Server:
                                     f"list_tables counts as {LIST_TABLES_COST} messages")
             self._list_tables(peer, msg)
         elif isinstance(msg, Register | Queue | Unqueue | GetStandings):
-            self._ladder_request(peer, msg)
+            await self._ladder_request(peer, msg)
         elif isinstance(msg, CreateTable | Join | Spectate):
             if peer.table is not None:
                 raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
@@ -737,21 +739,25 @@ class Server:
                 await peer.table.call(peer, msg)
 
 
-    def _ladder_request(self, peer: Peer, msg: Register | Queue | Unqueue | GetStandings) -> None:
-        """The ladder's requests (since 1.2), answered at once; a queued connection hears
-        ``joined`` when the matchmaker seats it (``matchmaker.Matchmaker``)."""
+    async def _ladder_request(
+        self, peer: Peer, msg: Register | Queue | Unqueue | GetStandings
+    ) -> None:
+        """The ladder's requests (since 1.2); a queued connection hears ``joined`` when the
+        matchmaker seats it (``matchmaker.Matchmaker``). ``register`` and ``standings`` are
+        answered from the ladder's worker thread (``Ladder.register_in_worker``)."""
         if isinstance(msg, Register):
             if not peer.take_token(LIST_TABLES_COST - 1):
                 raise ProtocolError(ErrorCode.RATE_LIMITED,
                                     f"register counts as {LIST_TABLES_COST} messages")
             name = check_name(msg.name, self.config.name_max, "name")
-            key = self.ladder.register(name)
+            self.registrations.take(peer.quota, self.ladder.accounts, trio.current_time())
+            key = await self.ladder.register_in_worker(name)
             peer.send(to_dict(Registered(id=msg.id, name=name, key=key)))
         elif isinstance(msg, GetStandings):
             if msg.offset < 0 or (msg.limit is not None and msg.limit < 1):
                 raise ProtocolError(ErrorCode.BAD_FIELD, "offset must be ≥ 0 and limit ≥ 1")
             limit = min(msg.limit or MAX_STANDINGS_PAGE, MAX_STANDINGS_PAGE)
-            page, total = self.ladder.standings(msg.offset, limit)
+            page, total = await self.ladder.standings_in_worker(msg.offset, limit)
             end = msg.offset + len(page)
             peer.send(to_dict(LadderStandings(
                 id=msg.id, players=[a.to_dict(msg.offset + i + 1) for i, a in enumerate(page)],
