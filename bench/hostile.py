@@ -4,9 +4,9 @@ honest player sees meanwhile.
 A real ``tongits-server`` runs in a child process with ``--limit-loopback true``, so that every
 127.0.0.x address counts as a remote host (per-address limits and the rate limit apply). The
 attack comes from 127.0.0.2 and up; the honest player from 127.0.1.1, another address (and
-another /24). During each attack the honest player pings the server over one connection every
-``--every`` seconds (text mode) and its round trips are printed as p50/p99; a ping not
-answered within 5 s counts as lost.
+another /24). During each attack the honest player, in a process of its own (``honest
+--port PORT``), pings the server over one connection every ``--every`` seconds (text mode)
+and its round trips are printed as p50/p99; a ping not answered within 5 s counts as lost.
 
 Scenarios (one per run, ``--seconds`` long, the figures on the last line as JSON):
 
@@ -14,12 +14,14 @@ refused   Connections refused because the address is full (``--max-per-address``
           ``--max-connections``), each opening ``GET / HTTP/1.1`` and trickling a header line
           every 5 s. Figures: how long the server kept a refused connection (p50, max), and
           how many of the honest player's new connections (one every second) got in.
-ws-ping   WebSocket connections that flood ping frames after ``hello``. Figures: pongs a
-          second per attacking connection, and whether it was cut (``rate_limited``).
+ws-ping   One WebSocket connection per address floods ping frames after ``hello``, and
+          opens a new one whenever it is cut. Figures: pongs a second per address, and how
+          each connection ended (``rate_limited``, or "no" if it was never cut).
 tables    ``--addresses`` addresses create every table they may (``--max-tables-per-address``
           each, two server bots, no timer) and move at each about every ``--evict-idle``/3 s,
           so that no table is ever idle. Figures: tables the attack holds, and how many of the
           honest player's ``create_table`` (one every 2 s) got a table.
+quiet     No attack: the honest player's figures on this machine as it is loaded now.
 rebind    Not a flood: the answers a DNS-rebinding page (Host and Origin ``evil.example``) and
           a crafted redirect target get (status and Location).
 
@@ -144,11 +146,33 @@ class Honest:
                 "p50_ms": at(0.5), "p99_ms": at(0.99), "max_ms": at(1.0)}
 
 
-async def honest_pings(port: int, seconds: float, every: float, honest: Honest,
-                       task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-    """One honest connection pinging every ``every`` seconds for ``seconds``."""
+async def honest_process(port: int, seconds: float, every: float, honest: Honest,
+                         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    """``honest_pings`` in a process of its own (the attack's work in this one must not
+    delay its pings), started once its connection is welcome."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, __file__, "honest", "--port", str(port), "--seconds", str(seconds),
+         "--every", str(every)], stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    output = b""
+    started = False
+    while chunk := await process.stdout.receive_some(65536):
+        output += chunk
+        if not started and b"\n" in output:
+            task_status.started()
+            started = True
+    await process.wait()
+    if not started:
+        task_status.started()
+    result = json.loads(output.splitlines()[-1])
+    honest.rtts, honest.lost, honest.refused = result["rtts"], result["lost"], result["refused"]
+
+
+async def honest_pings(port: int, seconds: float, every: float, honest: Honest) -> None:
+    """One honest connection pinging every ``every`` seconds for ``seconds``; a first line
+    says when it is welcome (or refused)."""
     lines = await hello(port, HONEST, "honest")
-    task_status.started()
+    print("ready", flush=True)
     if isinstance(lines, str):
         honest.refused = lines
         return
@@ -214,7 +238,7 @@ async def refused(args: argparse.Namespace, port: int, honest: Honest) -> dict[s
     got_in: list[bool] = []
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        await nursery.start(honest_pings, port, args.seconds, args.every, honest)
+        await nursery.start(honest_process, port, args.seconds, args.every, honest)
         nursery.start_soon(honest_arrivals, port, args.seconds, got_in)
         with trio.move_on_after(args.seconds):
             n = 0
@@ -234,7 +258,9 @@ async def refused(args: argparse.Namespace, port: int, honest: Honest) -> dict[s
 # ----- ws-ping: WebSocket ping frames flooded after hello ---------------------------------
 
 
-async def ping_flood(port: int, source: str, seconds: float, result: dict[str, Any]) -> None:
+async def flood_once(port: int, source: str, deadline: float, result: dict[str, Any]) -> None:
+    """One WebSocket connection: ``hello``, then ping frames as fast as the socket takes them
+    until ``deadline`` or the server cuts it (its error code counted in ``result["cut"]``)."""
     stream = await dial(port, source)
     ws = WSConnection(ConnectionType.CLIENT)
     await stream.send_all(ws.send(Request(host=f"{SERVER_HOST}:{port}", target="/ws")))
@@ -243,45 +269,61 @@ async def ping_flood(port: int, source: str, seconds: float, result: dict[str, A
     hello_frame = json.dumps({"type": "hello", "id": 1, "version": 1, "name": "flood",
                               "kind": "human"})
     await stream.send_all(ws.send(TextMessage(data=hello_frame)))
-    burst = ws.send(Ping(payload=b"x")) * 64
-    pongs = 0
-    started = trio.current_time()
+    burst = ws.send(Ping(payload=b"x")) * 8
+    cut = "no"
 
     async def read() -> None:
-        nonlocal pongs
-        while data := await stream.receive_some(65536):
-            ws.receive_data(data)
-            for event in ws.events():
-                if isinstance(event, Pong):
-                    pongs += 1
-                elif isinstance(event, TextMessage) and '"error"' in event.data:
-                    result["cut"] = json.loads(event.data)["code"]
-        result.setdefault("cut", "closed")
+        nonlocal cut
+        try:
+            while data := await stream.receive_some(65536):
+                ws.receive_data(data)
+                for event in ws.events():
+                    if isinstance(event, Pong):
+                        result["pongs"] += 1
+                    elif isinstance(event, TextMessage) and '"error"' in event.data:
+                        cut = json.loads(event.data)["code"]
+        except trio.BrokenResourceError:
+            cut = cut if cut != "no" else "reset"
+        nursery.cancel_scope.cancel()
 
-    async with trio.open_nursery() as nursery:
+    async with stream, trio.open_nursery() as nursery:
         nursery.start_soon(read)
-        with trio.move_on_after(seconds):
+        with trio.move_on_at(deadline):
             try:
                 while True:
                     await stream.send_all(burst)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
-        result["seconds"] = trio.current_time() - started
+                await trio.sleep_forever()  # until read() has the server's last words
         nursery.cancel_scope.cancel()
-    result["pongs"] = pongs
-    await stream.aclose()
+    result["connections"] += 1
+    result["cut"][cut] = result["cut"].get(cut, 0) + 1
+
+
+async def ping_flood(port: int, source: str, seconds: float, result: dict[str, Any]) -> None:
+    """Flood ping frames from ``source``, a new connection whenever one is cut."""
+    deadline = trio.current_time() + seconds
+    result.update(pongs=0, connections=0, cut={})
+    while trio.current_time() < deadline:
+        try:
+            await flood_once(port, source, deadline, result)
+        except OSError:
+            await trio.sleep(0.1)
 
 
 async def ws_ping(args: argparse.Namespace, port: int, honest: Honest) -> dict[str, Any]:
     results: list[dict[str, Any]] = [{} for _ in range(args.addresses)]
     async with trio.open_nursery() as nursery:
-        await nursery.start(honest_pings, port, args.seconds, args.every, honest)
+        await nursery.start(honest_process, port, args.seconds, args.every, honest)
         for n, result in enumerate(results):
             nursery.start_soon(ping_flood, port, attacker(n), args.seconds, result)
-    rates = [r.get("pongs", 0) / max(r.get("seconds", args.seconds), 1e-3) for r in results]
-    return {"attackers": args.addresses, "pongs_per_s_median": round(statistics.median(rates)),
-            "pongs_total": sum(r.get("pongs", 0) for r in results),
-            "cut": sorted({str(r.get("cut", "no")) for r in results})}
+    cuts: dict[str, int] = {}
+    for result in results:
+        for code, count in result["cut"].items():
+            cuts[code] = cuts.get(code, 0) + count
+    return {"attackers": args.addresses,
+            "pongs_per_s_per_address": round(statistics.median(
+                r["pongs"] / args.seconds for r in results)),
+            "connections": sum(r["connections"] for r in results), "cut": cuts}
 
 
 # ----- tables: active holders of the whole pool ------------------------------------------
@@ -339,7 +381,7 @@ async def tables(args: argparse.Namespace, port: int, honest: Honest) -> dict[st
             source = attacker(n % args.addresses)
             await nursery.start(hold_table, port, source, f"hold{n}", every, held)
         filled = held[0]
-        await nursery.start(honest_pings, port, args.seconds, args.every, honest)
+        await nursery.start(honest_process, port, args.seconds, args.every, honest)
         await honest_creators(port, args.seconds, created)
         nursery.cancel_scope.cancel()
     return {"attack_addresses": args.addresses, "tables_held_after_fill": filled,
@@ -380,7 +422,14 @@ async def rebind(args: argparse.Namespace, port: int, honest: Honest) -> dict[st
             for name, (status, location) in answers.items()}
 
 
-SCENARIOS = {"refused": refused, "ws-ping": ws_ping, "tables": tables, "rebind": rebind}
+async def quiet(args: argparse.Namespace, port: int, honest: Honest) -> dict[str, Any]:
+    async with trio.open_nursery() as nursery:
+        await nursery.start(honest_process, port, args.seconds, args.every, honest)
+    return {}
+
+
+SCENARIOS = {"quiet": quiet, "refused": refused, "ws-ping": ws_ping, "tables": tables,
+             "rebind": rebind}
 
 
 def server_flags(args: argparse.Namespace) -> list[str]:
@@ -395,7 +444,7 @@ def server_flags(args: argparse.Namespace) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    parser.add_argument("scenario", choices=[*SCENARIOS, "honest"])
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--every", type=float, default=0.05, help="honest ping period, s")
     parser.add_argument("--addresses", type=int, default=1, help="attacking addresses")
@@ -406,7 +455,13 @@ def main() -> None:
     parser.add_argument("--max-tables", type=int, default=200)
     parser.add_argument("--max-tables-per-address", type=int, default=8)
     parser.add_argument("--evict-idle", type=float, default=30.0)
+    parser.add_argument("--port", type=int, help="honest: the server's port")
     args = parser.parse_args()
+    if args.scenario == "honest":
+        honest = Honest()
+        trio.run(honest_pings, args.port, args.seconds, args.every, honest)
+        print(json.dumps({"rtts": honest.rtts, "lost": honest.lost, "refused": honest.refused}))
+        return
     with tempfile.TemporaryDirectory() as data_dir:
         process, port = start_server(data_dir, server_flags(args))
         try:

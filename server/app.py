@@ -138,7 +138,6 @@ class Server:
         self.config = config or ServerConfig()
         self.lobby = Lobby(self.config, journal or NullJournal())
         self.ladder = ladder if ladder is not None else Ladder()
-        self.lobby.ladder = self.ladder
         self.matchmaker = Matchmaker(self.ladder, self.lobby, self.config)
         self.tls = tls
         #: the page and the WebSocket for browsers on the same port (None: ``--web false``)
@@ -169,7 +168,7 @@ class Server:
             async with trio.open_nursery() as tables:
                 self.lobby.bind(tables)
                 tables.start_soon(self._stop_if_the_journal_fails)
-                restored = self.lobby.restore()
+                restored = self.lobby.restore(self.matchmaker.dealing_for)
                 if restored:
                     log.info("restored %d table%s from the journal", restored,
                              "" if restored == 1 else "s")
@@ -493,16 +492,10 @@ class Server:
                 deadline = min(deadline, begun + frame_timeout)
             data = await self._receive(peer, deadline)
             if data is None:
-                if codec.buffered and trio.current_time() >= begun + frame_timeout:
-                    peer.kick(ErrorCode.FRAME_TIMEOUT,
-                              f"a frame was begun and not finished within {frame_timeout:g} s")
-                elif trio.current_time() >= heard + silence:
-                    log.info("connection %d (%s): nothing heard for %g s (heartbeat %g s)",
-                             peer.id, peer.name, silence, peer.heartbeat)
-                    peer.kick(ErrorCode.IDLE_TIMEOUT,
-                              f"nothing heard for {silence:g} s (heartbeat {peer.heartbeat:g} s)")
-                else:
-                    peer.kick(ErrorCode.IDLE_TIMEOUT, f"no message for {idle:g} s")
+                if peer.pinged_at > heard:  # WebSocket pings only: heard, but no message
+                    heard = peer.pinged_at
+                    continue
+                self._overdue(peer, begun, heard)
                 return
             if not data:
                 return
@@ -515,6 +508,24 @@ class Server:
                 last_message = now
             if handled or not had_begun:
                 begun = now
+
+    def _overdue(self, peer: Peer, begun: float, heard: float) -> None:
+        """A deadline of ``_read_messages`` has passed: end the connection, saying which (a
+        frame begun at ``begun`` not finished, nothing heard since ``heard`` from a heartbeat
+        client, or no message while at no table)."""
+        frame_timeout = self.config.frame_timeout or math.inf
+        silence = HEARTBEAT_MISSES * peer.heartbeat if peer.heartbeat else math.inf
+        if peer.codec.buffered and trio.current_time() >= begun + frame_timeout:
+            peer.kick(ErrorCode.FRAME_TIMEOUT,
+                      f"a frame was begun and not finished within {frame_timeout:g} s")
+        elif trio.current_time() >= heard + silence:
+            log.info("connection %d (%s): nothing heard for %g s (heartbeat %g s)",
+                     peer.id, peer.name, silence, peer.heartbeat)
+            peer.kick(ErrorCode.IDLE_TIMEOUT,
+                      f"nothing heard for {silence:g} s (heartbeat {peer.heartbeat:g} s)")
+        else:
+            peer.kick(ErrorCode.IDLE_TIMEOUT,
+                      f"no message for {self.config.idle_timeout or math.inf:g} s")
 
     async def _open(self, peer: Peer, data: bytes | bytearray) -> bytes | bytearray | None:
         """A connection's first bytes ``data``: TLS, a browser, or a client of the protocol.

@@ -16,7 +16,7 @@ import pytest
 import trio
 import trio.testing
 import trustme
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_support import TIME_CAP, capped, quick_config, until
 from tongits.protocol import ErrorCode
@@ -26,7 +26,7 @@ from tongits.server.tls import ServerTLS
 from tongits.server.web import CONTENT_SECURITY_POLICY, MAX_HEAD, RETRY_AFTER, http_start
 from tongits.server.websocket import WebSocketCarrier, text_frame
 from web_support import WebSocketClient, WebSocketRefused, read_response
-from wsproto.events import BytesMessage, Message
+from wsproto.events import BytesMessage, Message, Ping
 
 HELLO = {"type": "hello", "id": 1, "version": 1, "name": "Ana", "kind": "human"}
 
@@ -320,6 +320,35 @@ async def test_websocket_limits_are_the_peers(autojump_clock: trio.testing.MockC
 
 
 @capped
+async def test_websocket_pings_count_as_messages(autojump_clock: trio.testing.MockClock) -> None:
+    """A ping frame costs a message of the rate limit, as a text ``ping`` does (a flood of
+    them is cut, not answered for ever), and is heard by the heartbeat."""
+    async with running(rate=5.0, burst=10, handshake_timeout=10.0) as server:
+        async with served(server) as stream:
+            ws = await WebSocketClient.open(stream)
+            await ws.send(HELLO)
+            await ws.receive_type("welcome")
+            with pytest.raises(trio.BrokenResourceError):  # closed while we still send
+                for _ in range(40):
+                    await ws.send_raw(Ping(payload=b"x"))
+            assert (await ws.receive_type("error"))["code"] == ErrorCode.RATE_LIMITED
+        async with served(server) as stream:  # pinging with frames only keeps it open
+            ws = await WebSocketClient.open(stream)
+            await ws.send({**HELLO, "heartbeat": 5})
+            await ws.receive_type("welcome")
+            await ws.send({"type": "create_table", "id": 2, "name": "Web", "bots": 2})
+            await ws.receive_type("joined")
+            for _ in range(20):
+                await trio.sleep(4)
+                await ws.send_raw(Ping(payload=b"alive"))
+            assert len(server.peers) == 1
+            started = trio.current_time()  # silent now: gone after three periods
+            error = await ws.receive_type("error")
+            assert error["code"] == ErrorCode.IDLE_TIMEOUT
+            assert 15.0 <= trio.current_time() - started <= 16.0
+
+
+@capped
 async def test_a_wrong_password_over_websocket(autojump_clock: trio.testing.MockClock) -> None:
     async with running(password="correct horse") as server:
         async with served(server) as stream:
@@ -423,6 +452,7 @@ def _client_bytes(messages: list[str], fragment: int) -> bytes:
 @given(st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\n\r"), max_size=300),
                 max_size=6),
        st.integers(1, 400), st.lists(st.integers(1, 50), min_size=1, max_size=20))
+@settings(deadline=None)  # a byte at a time through wsproto: slow on a loaded machine
 def test_a_carrier_turns_any_chunking_of_frames_into_the_same_lines(
     messages: list[str], fragment: int, cuts: list[int],
 ) -> None:
