@@ -731,7 +731,7 @@ def _union_checker(args: tuple[Any, ...]) -> _Check:
 #: each with its name in docs/PROTOCOL.md for the error that says one is wrong.
 CHECKED_MAPS: Mapping[Any, str] = {
     SeatMap: "seats entry", SeatChangeMap: "seat change", StandingsMap: "standings",
-    HandResultMap: "result", TableInfoMap: "table entry",
+    HandResultMap: "result", TableInfoMap: "table entry", LadderEntryMap: "ladder entry",
 }
 
 
