@@ -29,9 +29,15 @@ from .transport import TransportWrapper
 
 log = logging.getLogger("tongits.server")
 
-#: How long a refused connection may take to send its first byte (the refusal is said in the
-#: mode that byte picks; before it the server writes nothing).
+#: How long a refused connection (the server or its address is full) is read: its first bytes
+#: pick the mode the refusal is said in (a browser's request head is read to its end to be
+#: answered ``503``); after this, or the answer, it is closed.
 REFUSAL_WAIT = 2.0
+#: How long the refusal itself may take to leave, after ``REFUSAL_WAIT`` at most.
+REFUSAL_ANSWER_GRACE = 0.5
+#: Refused connections being answered at once (each for ``REFUSAL_WAIT`` at most); beyond
+#: that, a refused connection is closed without a word.
+MAX_REFUSING = 256
 
 
 class Connections:
@@ -49,6 +55,8 @@ class Connections:
         #: set when the last connection has ended, once a shutdown waits for that
         self._no_peers: trio.Event | None = None
         self._per_host: Counter[str] = Counter()
+        #: refused connections being answered (``_serve_refused``)
+        self._refusing = 0
 
     def kick_all(self, code: str, message: str, *, flush: bool = True) -> None:
         """End every connection with one last ``error`` frame (``Peer.kick``)."""
@@ -83,6 +91,9 @@ class Connections:
         key = address_key(peer.host)
         peer.quota = key if limited else None
         refusal = self._refusal(key, limited)
+        if refusal is not None:
+            await self._serve_refused(peer, refusal)
+            return
         self.peers.add(peer)
         self._per_host[key] += 1
         peer.invite = self.transport.invite_for(stream)
@@ -90,7 +101,7 @@ class Connections:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
-                await self._read_guarded(peer, refusal)
+                await self._read_guarded(peer)
                 # The table hears of it now, not once the last frames are out: a writer may
                 # take FINAL_FRAME_GRACE to give up on a peer that does not read.
                 self._end(peer)
@@ -100,14 +111,40 @@ class Connections:
             self._end(peer)
             await self._close(peer, key)
 
-    def _refusal(self, key: str, limited: bool) -> tuple[str, str] | None:
+    def _refusal(self, key: str, limited: bool) -> str | None:
         """Why a new connection from ``key`` is refused (the server or the address is full),
         or None."""
         if len(self.peers) >= self.config.max_connections:
-            return (ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
+            return "the server is full"
         if limited and self._per_host[key] >= self.config.max_per_address:
-            return (ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
+            return "too many connections from your address"
         return None
+
+    async def _serve_refused(self, peer: Peer, reason: str) -> None:
+        """Refuse ``peer``'s connection (the server or its address is full) with
+        ``too_many_connections`` and ``reason``, said in the mode its first bytes pick (a
+        browser gets HTTP ``503``). It is not one of the server's connections (it counts
+        against no limit) and costs ``REFUSAL_WAIT`` + ``REFUSAL_ANSWER_GRACE`` at most,
+        however slowly it sends: a flood of refused connections keeps nobody else out. At most
+        ``MAX_REFUSING`` are answered at once; the others are closed without a word."""
+        if self._refusing < MAX_REFUSING:
+            self._refusing += 1
+            deadline = trio.current_time() + REFUSAL_WAIT
+            try:
+                with trio.move_on_at(deadline + REFUSAL_ANSWER_GRACE):
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
+                        data = await peer.receive_by(deadline)
+                        if data:
+                            await self.transport.refuse(peer, data, reason, deadline)
+                        peer.finish()
+            except trio.BrokenResourceError:
+                pass
+            finally:
+                self._refusing -= 1
+        log.debug("connection from %s refused: %s", peer.address, reason)
+        with trio.CancelScope(shield=True), trio.move_on_after(1):
+            await peer.stream.aclose()
 
     async def _close(self, peer: Peer, key: str) -> None:
         """Forget the ended connection ``peer`` (counted under ``key``) and close its stream."""
@@ -143,11 +180,11 @@ class Connections:
             log.exception("connection %d: writer failed; closing the connection", peer.id)
         scope.cancel()
 
-    async def _read_guarded(self, peer: Peer, refusal: tuple[str, str] | None) -> None:
+    async def _read_guarded(self, peer: Peer) -> None:
         """Read and handle ``peer``'s requests; a failure of ours is logged once and ends this
         connection with ``internal_error``."""
         try:
-            await self._read(peer, refusal)
+            await self._read(peer)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         except Exception:  # noqa: BLE001 - the connection's wall
@@ -155,13 +192,11 @@ class Connections:
                           peer.id, peer.address)
             peer.kick(ErrorCode.INTERNAL_ERROR, "internal server error")
 
-    async def _read(self, peer: Peer, refusal: tuple[str, str] | None = None) -> None:
+    async def _read(self, peer: Peer) -> None:
         """Read and handle the peer's messages until it closes or is closed.
 
         The server writes nothing before the client's first byte (until then the encoding is
-        unknown): a socket that stays silent is closed without a word, and a ``refusal`` (the
-        server or the address is full) is said in the mode the first byte picks (to a browser, an
-        HTTP ``503``).
+        unknown): a socket that stays silent is closed without a word.
 
         Timeouts: before ``hello``, ``handshake_timeout`` of silence between bytes (a person
         typing at ``nc`` is served) and ``frame_timeout`` from the first byte for the whole
@@ -170,18 +205,18 @@ class Connections:
         then does not keep it open). A client that said a ``heartbeat`` in ``hello`` is closed
         (``idle_timeout``) after ``HEARTBEAT_MISSES`` periods without a byte, seated or not.
         """
-        now = await self._read_hello(peer, refusal)
+        now = await self._read_hello(peer)
         if now is not None:
             await self._read_messages(peer, now)
 
-    async def _read_hello(self, peer: Peer, refusal: tuple[str, str] | None) -> float | None:
+    async def _read_hello(self, peer: Peer) -> float | None:
         """``_read`` up to the end of ``hello``: the time the last bytes came, or None if the
         connection is over."""
         config = self.config
         frame_timeout = config.frame_timeout or math.inf
         now = trio.current_time()
         first_byte = math.inf
-        wait = REFUSAL_WAIT if refusal is not None else config.handshake_timeout or math.inf
+        wait = config.handshake_timeout or math.inf
         while not peer.hello_done and not peer.closed:
             data = await peer.receive_by(min(now + wait, first_byte + frame_timeout))
             if data is None:
@@ -192,9 +227,6 @@ class Connections:
                 return None
             now = trio.current_time()
             first_byte = min(first_byte, now)
-            if refusal is not None:
-                await self.transport.refuse(peer, data, refusal)
-                return None
             if peer.codec.mode is None:
                 opened = await self.transport.open(peer, data)
                 if opened is None:
@@ -222,16 +254,10 @@ class Connections:
                 deadline = min(deadline, begun + frame_timeout)
             data = await peer.receive_by(deadline)
             if data is None:
-                if codec.buffered and trio.current_time() >= begun + frame_timeout:
-                    peer.kick(ErrorCode.FRAME_TIMEOUT,
-                              f"a frame was begun and not finished within {frame_timeout:g} s")
-                elif trio.current_time() >= heard + silence:
-                    log.info("connection %d (%s): nothing heard for %g s (heartbeat %g s)",
-                             peer.id, peer.name, silence, peer.heartbeat)
-                    peer.kick(ErrorCode.IDLE_TIMEOUT,
-                              f"nothing heard for {silence:g} s (heartbeat {peer.heartbeat:g} s)")
-                else:
-                    peer.kick(ErrorCode.IDLE_TIMEOUT, f"no message for {idle:g} s")
+                if peer.pinged_at > heard:  # WebSocket pings only: heard, but no message
+                    heard = peer.pinged_at
+                    continue
+                self._overdue(peer, begun, heard)
                 return
             if not data:
                 return
@@ -244,6 +270,24 @@ class Connections:
                 last_message = now
             if handled or not had_begun:
                 begun = now
+
+    def _overdue(self, peer: Peer, begun: float, heard: float) -> None:
+        """A deadline of ``_read_messages`` has passed: end the connection, saying which (a
+        frame begun at ``begun`` not finished, nothing heard since ``heard`` from a heartbeat
+        client, or no message while at no table)."""
+        frame_timeout = self.config.frame_timeout or math.inf
+        silence = HEARTBEAT_MISSES * peer.heartbeat if peer.heartbeat else math.inf
+        if peer.codec.buffered and trio.current_time() >= begun + frame_timeout:
+            peer.kick(ErrorCode.FRAME_TIMEOUT,
+                      f"a frame was begun and not finished within {frame_timeout:g} s")
+        elif trio.current_time() >= heard + silence:
+            log.info("connection %d (%s): nothing heard for %g s (heartbeat %g s)",
+                     peer.id, peer.name, silence, peer.heartbeat)
+            peer.kick(ErrorCode.IDLE_TIMEOUT,
+                      f"nothing heard for {silence:g} s (heartbeat {peer.heartbeat:g} s)")
+        else:
+            peer.kick(ErrorCode.IDLE_TIMEOUT,
+                      f"no message for {self.config.idle_timeout or math.inf:g} s")
 
     async def _handle_data(self, peer: Peer, data: bytes | bytearray) -> int | None:
         """Handle the messages ``data`` completes: how many, or None if the connection must

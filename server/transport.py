@@ -59,16 +59,16 @@ class TransportWrapper:
             return await self._serve_browser(peer, data)
         return data
 
-    async def refuse(self, peer: Peer, data: bytes | bytearray,
-                     refusal: tuple[str, str]) -> None:
-        """Say ``refusal`` (the server or the address is full) in the mode the connection's
-        first bytes ``data`` pick: a browser's request is answered HTTP ``503``, where the
-        protocol's error line would be garbage on its screen."""
+    async def refuse(self, peer: Peer, data: bytes | bytearray, reason: str,
+                     deadline: float) -> None:
+        """Say ``too_many_connections`` with ``reason`` in the mode the connection's first
+        bytes ``data`` pick: a browser's request (read until ``deadline`` at most) is answered
+        HTTP ``503``, where the protocol's error line would be garbage on its screen."""
         if self.web is not None and http_start(data) is not False:
-            await self.web.refuse_busy(peer, bytes(data), refusal[1])
+            await self.web.refuse_busy(peer, bytes(data), reason, deadline)
             return
         peer.codec.receive_data(data[:1])
-        peer.kick(*refusal)
+        peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, reason)
 
     def invite_for(self, stream: trio.abc.Stream) -> Invite:
         """The invite link of a connection's private tables, less table and code: the public
