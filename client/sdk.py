@@ -248,15 +248,19 @@ class Bot:
         self._starts_table = False
         self._hand_open = False
         self._resumed = False
+        #: the current connection (``_ever_reached``: any connection) got past ``hello``
+        self._reached = self._ever_reached = False
 
     # ----- connections ----------------------------------------------------------------------
 
     async def run(self) -> BotRun:
-        """Play until ``hands`` hands are over or the server closes; ``BotError`` if the bot
-        cannot take a seat or loses it for good."""
+        """Play until ``hands`` hands (or ``matches`` ladder matches) are over or the server
+        closes; ``BotError`` if the bot cannot take a seat or loses it for good. A ladder bot
+        never gives up on a lost connection once it has reached the server: it reconnects
+        with back-off (``retry_delays``, then their last for ever) and queues again."""
         failures = 0
         while True:
-            resumes = self.report.reconnects
+            self._reached = False
             try:
                 await self._session()
                 return self.report
@@ -266,31 +270,40 @@ class Bot:
             if reason is None:
                 log.warning("the server is shutting down; stopping")
                 return self.report
-            if self.report.reconnects > resumes:  # the last attempt got the seat back
+            if self._reached:  # the last attempt got through to the server
                 failures = 0
-            if self._token is None or failures >= len(self.retry_delays):
+            if self.ladder and self._ever_reached and self.retry_delays:
+                delay = self.retry_delays[min(failures, len(self.retry_delays) - 1)]
+            elif self._token is None or failures >= len(self.retry_delays):
                 raise BotError(f"connection lost ({reason}); giving up")
-            delay = self.retry_delays[failures]
+            else:
+                delay = self.retry_delays[failures]
             failures += 1
-            log.warning("connection lost (%s); resuming seat %s in %g s",
-                        reason, self.report.seat, delay)
+            log.warning("connection lost (%s); %s in %g s", reason,
+                        "queueing again" if self._token is None
+                        else f"resuming seat {self.report.seat}", delay)
             await trio.sleep(delay)
 
     def _lost(self, exc: Exception) -> str | None:
-        """Why the connection ended, when the seat may still be resumed; None when the server
-        is shutting down. ``BotError`` when the bot cannot go on."""
+        """Why the connection ended, when the seat may still be resumed (or, for a ladder bot,
+        the queue joined again); None when the server is shutting down (a ladder bot waits
+        for it to come back instead). ``BotError`` when the bot cannot go on."""
         if isinstance(exc, ConnectionClosed):
             error = exc.error
             if error is not None and error.code == ErrorCode.SHUTTING_DOWN:
-                return None
+                return "the server is restarting" if self.ladder else None
             if error is not None and error.code in _FINAL:
                 raise BotError(f"seat lost: {error.code}: {error.message}") from exc
             return str(exc)
         if isinstance(exc, TrustError):
             raise BotError(str(exc)) from exc
         if isinstance(exc, ServerError):
+            if self.ladder and self._token is not None and exc.code == ErrorCode.BAD_TOKEN:
+                # The match ended, or was void, while the bot was away: on to the next.
+                self._token, self._seq, self._hand_open = None, None, False
+                return f"its match is over ({exc})"
             raise BotError(self._refusal(exc)) from exc
-        if self._token is None:
+        if self._token is None and not (self.ladder and self._ever_reached):
             raise BotError(f"cannot reach {self.host}:{self.port}: {exc}") from exc
         return str(exc) or type(exc).__name__
 
@@ -313,6 +326,7 @@ class Bot:
                 connect_timeout=CONNECT_TIMEOUT, tls=self.tls, password=self.password,
                 heartbeat=self.heartbeat, account=self.account if self.ladder else None,
             ) as conn:
+                self._reached = self._ever_reached = True
                 if self.ladder:
                     await self._ladder_matches(conn)
                     return
@@ -352,12 +366,27 @@ class Bot:
             self._resumed = True
             await self._play(conn)
         while self.matches is None or len(self.report.matches) < self.matches:
-            await conn.queue()
+            await self._queue(conn)
             log.info("%s is queued for a ladder match", self.name)
             joined = await self._next_joined(conn)
             self._token = joined.token
             self._seated(joined)
             await self._play(conn)
+
+    async def _queue(self, conn: Connection) -> None:
+        """``queue``, again after a pause while the server says the account is still busy
+        (``already_seated``, ``not_ready``: its last table has not let it go yet, or its old
+        connection, dropped, has not been noticed yet); other refusals end the bot."""
+        for pause in (*self.retry_delays, *(self.retry_delays[-1:] * 30)):
+            try:
+                await conn.queue()
+                return
+            except ServerError as exc:
+                if exc.code not in (ErrorCode.ALREADY_SEATED, ErrorCode.NOT_READY):
+                    raise
+                log.warning("queue refused (%s); again in %g s", exc, pause)
+            await trio.sleep(pause)
+        await conn.queue()
 
     async def _next_joined(self, conn: Connection) -> Joined:
         while True:

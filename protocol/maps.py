@@ -79,6 +79,20 @@ class SeatChangeMap(TypedDict):
     change: str
 
 
+class LadderEntryMap(TypedDict):
+    """One account of a ladder ``standings`` reply: its rank (1 best), name, conservative
+    rating (``mu - 3 sigma``), openskill ``mu`` and ``sigma``, rated matches, and the policy of
+    an anchor account (a server bot)."""
+
+    rank: int
+    name: str
+    rating: float
+    mu: float
+    sigma: float
+    matches: int
+    anchor: NotRequired[str]
+
+
 class StandingsMap(TypedDict):
     """The match so far: hands settled, chips and wins per seat, the pot and, once a hand has
     been dealt, what the last hand took from the pot and the next dealer."""

@@ -38,6 +38,7 @@ from .limits import check_request, is_request_id
 from .maps import (
     ErrorMap,
     HandResultMap,
+    LadderEntryMap,
     OkMap,
     SeatChangeMap,
     SeatMap,
@@ -443,7 +444,7 @@ class LadderStandings(Reply):
     next page (absent on the last)."""
 
     TYPE = "standings"
-    players: list[JSONMap]
+    players: list[LadderEntryMap]
     total: int
     offset: int
     next: int | None = None

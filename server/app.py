@@ -138,7 +138,6 @@ class Server:
         self.config = config or ServerConfig()
         self.lobby = Lobby(self.config, journal or NullJournal())
         self.ladder = ladder if ladder is not None else Ladder()
-        self.lobby.ladder = self.ladder
         self.matchmaker = Matchmaker(self.ladder, self.lobby, self.config)
         self.tls = tls
         #: the page and the WebSocket for browsers on the same port (None: ``--web false``)
@@ -169,7 +168,7 @@ class Server:
             async with trio.open_nursery() as tables:
                 self.lobby.bind(tables)
                 tables.start_soon(self._stop_if_the_journal_fails)
-                restored = self.lobby.restore()
+                restored = self.lobby.restore(self.matchmaker.dealing_for)
                 if restored:
                     log.info("restored %d table%s from the journal", restored,
                              "" if restored == 1 else "s")

@@ -40,9 +40,10 @@ from tongits.protocol import CreateTable, ErrorCode, Join, ListTables, Mode, Pro
 
 from .actor import Table
 from .commit import GroupCommit
+from .dealing import Dealing
 from .entries import CreateEntry
 from .journal import Journal
-from .ladder import Ladder
+from .progression import MatchDealing
 from .requests import HostClose
 from .table import TableLogState, token_digest
 
@@ -53,6 +54,8 @@ log = logging.getLogger("tongits.server")
 
 #: Builds a table's task object from its state, settings, lobby and journal.
 TableFactory = Callable[[TableLogState, "ServerConfig", "Lobby", GroupCommit], Table]
+#: Builds a table's ``Dealing`` (``Table``'s ``dealing``).
+DealingFactory = Callable[[Table], Dealing]
 
 #: The most tables in one ``tables`` reply.
 MAX_PAGE = 50
@@ -104,8 +107,6 @@ class Lobby:
         self._nursery: trio.Nursery | None = None
         self._order: list[Table] | None = None
         self._joinable = 0
-        #: the rated ladder, told of forfeits and of ladder tables' ends (``Server`` sets it)
-        self.ladder: Ladder | None = None
 
     def bind(self, nursery: trio.Nursery) -> None:
         """The nursery that runs table tasks and the journal's commits (owned by
@@ -113,9 +114,11 @@ class Lobby:
         self._nursery = nursery
         nursery.start_soon(self.journal.run, name="group commit")
 
-    def restore(self) -> int:
+    def restore(self, dealing_for: Callable[[str], DealingFactory | None] | None = None) -> int:
         """Rebuild every table the journal holds open by replaying its log, and start its task
-        (its humans are away until they resume); returns how many tables."""
+        (its humans are away until they resume); returns how many tables. ``dealing_for``: the
+        dealing of a table by its id, when it is not a lobby table's (a ladder match's,
+        ``Matchmaker.dealing_for``)."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
         count = 0
@@ -126,7 +129,9 @@ class Lobby:
                 log.exception("cannot restore table %s; left as it is in the journal",
                               getattr(entries[0], "table", "?") if entries else "?")
                 continue
-            table = Table(state, self.config, self, self.journal, restored=True)
+            dealing = dealing_for(state.id) if dealing_for is not None else None
+            table = Table(state, self.config, self, self.journal, restored=True,
+                          dealing=dealing or MatchDealing)
             self.tables[state.id] = table
             self.listing_changed()
             self._nursery.start_soon(table.run, name=f"table {state.id}")
@@ -249,9 +254,17 @@ class Lobby:
         ``quota``: the creator's address as the per-address limits count it (None: exempt)."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
-        self._check_room(quota)
+        self.admit(quota)
+        return self.open(self._entry(msg), quota=quota)
+
+    def admit(self, quota: str | None) -> None:
+        """``too_many_tables`` if the server has no room for a table of the address ``quota``
+        (``_room_refusal``: ``max_tables``, or only the reserve is left) or the address holds
+        its share (``check_quota``)."""
+        refusal = self._room_refusal(quota)
+        if refusal is not None:
+            raise ProtocolError(ErrorCode.TOO_MANY_TABLES, refusal)
         self.check_quota(quota)
-        return self._counted(self.open(self._entry(msg)), quota)
 
     def _room_refusal(self, quota: str | None) -> str | None:
         """Why a new table of a creator at ``quota`` does not fit now (None: it does): the
@@ -265,11 +278,6 @@ class Lobby:
             return None
         return (f"the server is nearly full: its last {reserve} tables are kept for players "
                 f"whose network ({block_of(quota)}) has no open table")
-
-    def _check_room(self, quota: str | None) -> None:
-        refusal = self._room_refusal(quota)
-        if refusal is not None:
-            raise ProtocolError(ErrorCode.TOO_MANY_TABLES, refusal)
 
     def _counted(self, table: Table, quota: str | None) -> Table:
         """``table``, counted among the open tables of its creator's address ``quota``."""
@@ -302,11 +310,14 @@ class Lobby:
             auto_start=msg.auto_start, hands=msg.hands, target=msg.target,
         )
 
-    def open(self, create: CreateEntry, make: TableFactory | None = None) -> Table:
+    def open(self, create: CreateEntry, make: TableFactory | None = None,
+             quota: str | None = None) -> Table:
         """Give a new table its id, journal its ``create`` entry (``create`` with that id in
         place of its ``table``) and start its task. ``make`` builds the task object (the
-        arena's in-process tables take the arena's dealing, ``arena.arena_table``); default: a
-        plain ``Table``."""
+        arena's in-process tables take the arena's dealing, ``arena.arena_table``; the
+        ladder's, ``ladder_dealing.ladder_table``); default: a plain ``Table``. The table
+        counts among the open tables of the address ``quota`` (None: of nobody's); the caller
+        checked it may (``admit``)."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
         table_id = f"t{next(self._ids)}"
@@ -316,7 +327,7 @@ class Lobby:
         self.tables[table_id] = table
         self.listing_changed()
         self._nursery.start_soon(table.run, name=f"table {table_id}")
-        return table
+        return self._counted(table, quota)
 
     async def rematch(
         self, msg: CreateTable, quota: str | None
@@ -328,7 +339,6 @@ class Lobby:
         again), which the next ``again`` then joins. ``bad_token`` for anyone else."""
         assert msg.rematch is not None
         digest = token_digest(msg.token or "")
-        self._ended_now(digest)
         record = self._rematches.get(msg.rematch)
         if record is None or self._ended.get(digest) != msg.rematch:
             raise ProtocolError(ErrorCode.BAD_TOKEN,
@@ -337,21 +347,12 @@ class Lobby:
         made = self.tables.get(record.table or "")
         if made is not None and not made.closed and made.joinable:
             return made, Join(id=msg.id, table=made.id, code=made.state.code)
-        self._check_room(quota)
-        self.check_quota(quota)
+        self.admit(quota)
         old = record.create
-        table = self._counted(self.open(replace(
-            old, table="", seed=secrets.randbits(64),
-            code=join_code() if old.private else None)), quota)
+        table = self.open(replace(old, table="", seed=secrets.randbits(64),
+                                  code=join_code() if old.private else None), quota=quota)
         record.table = table.id
         return table, CreateTable(id=msg.id, name=old.name, bots=record.bots)
-
-    def _ended_now(self, digest: str) -> None:
-        """The match of the table holding token ``digest`` is over but its task has not closed
-        it yet (``match_over`` was just sent): close it in the lobby now, as its task will."""
-        table = self._tokens.get(digest)
-        if table is not None and table.closed and table.state.match_over is not None:
-            self.table_closed(table)
 
     def table_closed(self, table: Table) -> None:
         state = table.state
@@ -380,24 +381,6 @@ class Lobby:
                 network = network_of(table.quota)
                 if network is not None:
                     _release(self._per_network, network)
-
-    def seat_forfeited(self, table: Table, seat: int) -> None:
-        """A seat's player lost it during the match (grace over, or left)."""
-        if self.ladder is not None:
-            self.ladder.forfeit(table.id, seat)
-
-    def plays_ladder_match(self, table: Table) -> bool:
-        return self.ladder is not None and self.ladder.is_ladder_table(table.id)
-
-    def table_ended(self, table: Table) -> None:
-        """A table closed for good (its match over, or abandoned): a ladder match is rated,
-        unless it never started (everyone matched left before its seats were filled: the
-        matchmaker queues the others again)."""
-        if self.ladder is not None and not table.state.started:
-            self.ladder.void(table.id, "its table closed before the match started")
-        elif self.ladder is not None:
-            self.ladder.table_ended(table.id, table.state.standings()["chips"],
-                                    complete=table.state.match_over is not None)
 
     def index_token(self, digest: str, table: Table) -> None:
         self._tokens[digest] = table

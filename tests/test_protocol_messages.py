@@ -146,7 +146,8 @@ SERVER_EXAMPLES: list[Message] = [
     Ok(),
     Error(code="table_full", number=2004, message="all three seats are taken", ref=7),
     Registered(name="Ana", key="k3y", id=20),
-    LadderStandings(players=[{"rank": 1, "name": "Ana"}], total=3, offset=0, next=1),
+    LadderStandings(players=[{"rank": 1, "name": "Ana", "rating": 0.5, "mu": 25.5,
+                              "sigma": 8.3, "matches": 2}], total=3, offset=0, next=1),
 ]
 
 
