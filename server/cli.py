@@ -53,6 +53,8 @@ _HELP = {
     "max_tables_per_network": "most open tables created from one IPv6 /48",
     "evict_idle": "on a full server, a new table closes the one where no human has moved for "
     "longest, if for at least this many seconds (0 = never)",
+    "table_reserve": "share of max_tables kept for creators whose network (an IPv4 /24, an "
+    "IPv6 /48) holds no open table (0 = none)",
     "max_frame_size": "largest frame or text line accepted, in bytes",
     "queue_size": "messages queued for a client before it is dropped as a slow reader",
     "queue_bytes": "bytes queued for a client before it is dropped as a slow reader",

@@ -3,7 +3,8 @@
 A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
 runs); then a server bot stands in, and the seat's token still resumes it: the human is back
 for the next decision. A seat left during the match is a stand-in's for good; before it, the
-seat is free again (at a ladder table a bot takes it: nobody else could).
+seat is free again, unless the table's ``Dealing`` sits someone in it (at a ladder table a bot:
+nobody else could).
 """
 
 from __future__ import annotations
@@ -77,10 +78,6 @@ class SeatingHost(TableLink, Protocol):
     def index_token(self, digest: str) -> None: ...
 
     def forget_token(self, digest: str | None) -> None: ...
-
-    def forfeited(self, seat: int) -> None: ...
-
-    def ladder_match(self) -> bool: ...
 
 
 class Seating:
@@ -263,7 +260,7 @@ class Seating:
         else:
             self.stand_in(seat)
             table.forget_token(digest)
-            table.forfeited(seat)
+            table.dealing.forfeited(seat)
             change = SeatChange.STAND_IN
         log.info("table %s: %r %s seat %d", table.id, peer,
                  "disconnected from" if disconnected else "left", seat)
@@ -291,7 +288,7 @@ class Seating:
             return
         if table.state.started:
             self.stand_in(seat, returnable=True)
-            table.forfeited(seat)
+            table.dealing.forfeited(seat)
             change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", table.id, seat)
         else:
@@ -302,18 +299,13 @@ class Seating:
 
     def _free_before_start(self, seat: int) -> SeatChange:
         """The human of ``seat`` left (or stayed away too long) before the match: the seat is
-        free again, except at a ladder table, where the matchmaker chose every seat and nobody
-        else can take it (the table would wait for its third seat forever): there a server bot
-        sits in under the account's name, and the seat forfeits, as a matched client gone
-        before its seat was filled does (``matchmaker``)."""
+        free again, unless the dealing sits someone in it (``Dealing.vacated``)."""
         table = self.table
         info = table.state.seats[seat]
         table.commit(VacateEntry(seat))
-        if info is None or not table.ladder_match():
-            return SeatChange.LEFT
-        self.sit_bot(seat, None, info.name)
-        table.forfeited(seat)
-        return SeatChange.STAND_IN
+        if info is not None and table.dealing.vacated(seat, info.name):
+            return SeatChange.STAND_IN
+        return SeatChange.LEFT
 
     def owner_check(self, peer: Peer) -> None:
         table = self.table

@@ -19,10 +19,10 @@ style, and connects only to its own origin.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
@@ -71,10 +71,6 @@ _FILES = {
 _PAGE = ("index.html", "text/html; charset=utf-8")
 #: A ``Host`` header fit to redirect to: a name or address and a port, nothing else.
 _HOST = re.compile(rb"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
-
-#: What a receive function answers: the next bytes, b"" at the end, None past the deadline.
-Receive = Callable[[Peer, float], Awaitable[bytes | bytearray | None]]
-
 
 def http_start(head: bytes | bytearray) -> bool | None:
     """Whether a connection's first bytes ``head`` open an HTTP request (``GET `` or
@@ -127,36 +123,41 @@ class WebSite:
         self.silence = handshake_timeout or math.inf
         self.frame_timeout = frame_timeout or math.inf
 
-    async def serve(self, peer: Peer, head: bytes, receive: Receive, *,
+    async def serve(self, peer: Peer, head: bytes, *,
                     redirect: bool = False) -> Upgraded | None:
         """Answer ``peer``'s requests, the first beginning with ``head``; the upgrade if one
         asked for the WebSocket and was accepted, else None once the connection is over.
         With ``redirect`` (a plain connection to a server that requires TLS) the only answer
         is a redirect to the same address over HTTPS."""
         try:
-            return await self._serve(peer, head, receive, redirect)
+            return await self._serve(peer, head, redirect)
         except _Gone:
             return None
 
-    async def refuse_busy(self, peer: Peer, head: bytes, receive: Receive, reason: str) -> None:
+    async def refuse_busy(self, peer: Peer, head: bytes, reason: str, deadline: float) -> None:
         """Answer the request beginning with ``head`` ``503`` with ``reason`` and a
         ``Retry-After``: the server or the browser's address has no connection to spare, and
-        a browser shows an HTTP answer where a protocol error line would be garbage."""
-        http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        http.receive_data(head)
-        try:
-            if await self._next_request(peer, http, receive) is not None:
-                await self._refuse(peer, http, 503, reason,
-                                   [(b"retry-after", str(RETRY_AFTER).encode())])
-        except _Gone:
-            pass
+        a browser shows an HTTP answer where a protocol error line would be garbage. The head
+        is read to its end (a client still sending when the connection closes may lose the
+        answer), ``MAX_HEAD`` bytes or until ``deadline``, but not parsed: whatever it asks,
+        the answer is the same."""
+        while b"\r\n\r\n" not in head and len(head) <= MAX_HEAD:
+            data = await peer.receive_by(deadline)
+            if data is None:
+                break
+            if not data:
+                return
+            head += data
+        answer = plain_answer(503, reason, [(b"retry-after", str(RETRY_AFTER).encode())],
+                              head=head.startswith(b"HEAD "))
+        with contextlib.suppress(_Gone):
+            await self._write(peer, answer)
 
-    async def _serve(self, peer: Peer, head: bytes, receive: Receive,
-                     redirect: bool) -> Upgraded | None:
+    async def _serve(self, peer: Peer, head: bytes, redirect: bool) -> Upgraded | None:
         http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         http.receive_data(head)
         for _ in range(MAX_REQUESTS):
-            request = await self._next_request(peer, http, receive)
+            request = await self._next_request(peer, http)
             if request is None:
                 return None
             if redirect:
@@ -173,8 +174,7 @@ class WebSite:
                 return None  # the client said Connection: close, or broke HTTP
         return None
 
-    async def _next_request(self, peer: Peer, http: h11.Connection,
-                            receive: Receive) -> h11.Request | None:
+    async def _next_request(self, peer: Peer, http: h11.Connection) -> h11.Request | None:
         begun = math.inf if not http.trailing_data[0] else trio.current_time()
         while True:
             try:
@@ -190,7 +190,7 @@ class WebSite:
             if event is not h11.NEED_DATA:
                 return None
             now = trio.current_time()
-            data = await receive(peer, min(now + self.silence, begun + self.frame_timeout))
+            data = await peer.receive_by(min(now + self.silence, begun + self.frame_timeout))
             if data is None:
                 if begun < math.inf:
                     await self._refuse(peer, http, 408, "the request took too long")
@@ -272,8 +272,7 @@ class WebSite:
         except h11.LocalProtocolError:
             # h11 cannot answer in its state (e.g. the request line itself was garbage before
             # any request began): write the answer by hand.
-            await self._write(peer, b"HTTP/1.1 %d \r\nconnection: close\r\n"
-                              b"content-length: %d\r\n\r\n%s" % (status, len(body), body))
+            await self._write(peer, plain_answer(status, reason, extra or []))
 
     async def _send(self, peer: Peer, http: h11.Connection, response: h11.Response,
                     body: bytes) -> None:
@@ -294,6 +293,20 @@ class WebSite:
             return
         log.info("connection %d: an HTTP answer did not leave in time", peer.id)
         raise _Gone
+
+
+def plain_answer(status: int, reason: str, extra: list[tuple[bytes, bytes]], *,
+                 head: bool = False) -> bytes:
+    """An answer written without h11, which answers only a request it has parsed: ``status``
+    with ``reason`` as its text (none to a ``HEAD``), the security headers and ``extra``; the
+    connection closes after it."""
+    body = f"{status} {reason}\n".encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"),
+               (b"content-length", str(len(body)).encode()), *_SECURITY_HEADERS, *extra,
+               (b"connection", b"close")]
+    lines = [b"HTTP/1.1 %d %s" % (status, HTTPStatus(status).phrase.encode()),
+             *(name + b": " + value for name, value in headers)]
+    return b"\r\n".join(lines) + b"\r\n\r\n" + (b"" if head else body)
 
 
 def _head_size(request: h11.Request) -> int:

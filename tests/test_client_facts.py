@@ -14,12 +14,12 @@ from tongits.client.tui.state import (
     StateUpdate,
     TableNamed,
     TableState,
-    layoffs,
     pile_throwers,
 )
 from tongits.engine import Action, Card, End, Move, Options, Phase, Step
+from tongits.protocol.maps import SeatMap, StandingsMap
 
-SEATS = [
+SEATS: list[SeatMap] = [
     {"seat": 0, "name": "Ana", "player": "human"},
     {"seat": 1, "name": "Bob", "player": "human"},
     {"seat": 2, "name": "Cara", "player": "bot"},
@@ -44,8 +44,8 @@ def test_who_threw_the_top_discard_and_who_laid_off_each_card() -> None:
     ]
     steps = [Step.from_dict(step) for step in history]
     assert pile_throwers(steps) == [1]
-    assert layoffs(steps) == {0: [("7d", 2), ("2c", 0)]}
-    view = position("Kd 2c", top="9s", melds=[(1, "7h 7s 7c 7d")], to_act=1)
+    view = position("Kd 2c", top="9s", melds=[(1, "7h 7s 7c 7d")], to_act=1,
+                    laid_off={0: [("7d", 2)]})
     object.__setattr__(view, "history", tuple(Step.from_dict(step) for step in (
         {"seat": 2, "action": "draw"},
         {"seat": 2, "action": "sapaw", "card": "7d", "meld": 0},
@@ -56,10 +56,22 @@ def test_who_threw_the_top_discard_and_who_laid_off_each_card() -> None:
     text = screen_text(state, now=0.0)
     assert "Discard  9♠  from Cara" in text
     assert "#0 7♣ 7♦ 7♥ 7♠ (7♦ Cara)" in text
-    names = [{**seat, "name": name} for seat, name in zip(SEATS, ["You", "greedy-bot-1",
-                                                                  "greedy-bot-2"], strict=True)]
+    names: list[SeatMap] = [{**seat, "name": name} for seat, name in zip(
+        SEATS, ["You", "greedy-bot-1", "greedy-bot-2"], strict=True)]
     state.apply(StateUpdate(view, names, None, table="t1"))
     assert "(7♦ greedy-bot-2)" in screen_text(state, now=0.0)
+
+
+def test_who_laid_off_what_is_read_from_the_view_in_the_order_laid() -> None:
+    """The tags beside a meld come from the view's ``laid_off`` (as the page reads them), not
+    from replaying the history: a view whose history says nothing of them (here: none at all)
+    still names each card's player, runs of one player's cards together."""
+    view = position("Kd 2c", top="9s", melds=[(1, "8d 9d Td Jd Qd Kd")], to_act=1,
+                    laid_off={0: [("Qd", 2), ("8d", 2), ("Kd", 0)]})
+    assert view.history == ()
+    state = TableState()
+    state.apply(StateUpdate(view, SEATS, None, table="t1"))
+    assert "(Q♦ 8♦ Cara, K♦ Ana)" in screen_text(state, now=0.0)
 
 
 @pytest.mark.parametrize("cols", [80, 60])
@@ -69,14 +81,15 @@ def test_a_lay_off_names_its_player_whole_at_80_and_60_columns(cols: int) -> Non
     broken inside when wider than the panel) rather than cut."""
     long = "Bartholomew-the-magnificent-xx"
     view = position("Kd 2c", top="8s", melds=[(1, "7h 7s 7c 7d"), (0, "9s Ts Js Qs")],
-                    to_act=1)
+                    to_act=1, laid_off={0: [("7d", 2)], 1: [("9s", 2)]})
     object.__setattr__(view, "history", tuple(Step.from_dict(step) for step in (
         {"seat": 2, "action": "draw"},
         {"seat": 2, "action": "sapaw", "card": "7d", "meld": 0},
         {"seat": 2, "action": "sapaw", "card": "9s", "meld": 1},
         {"seat": 2, "action": "discard", "card": "8s"},
     )))
-    seats = [{**SEATS[0], "name": "greedy-bot-0"}, SEATS[1], {**SEATS[2], "name": long}]
+    seats: list[SeatMap] = [{**SEATS[0], "name": "greedy-bot-0"}, SEATS[1],
+                            {**SEATS[2], "name": long}]
     state = TableState()
     state.apply(StateUpdate(view, seats, None, table="t1"))
     text = screen_text(state, now=0.0, cols=cols)
@@ -220,7 +233,8 @@ def test_a_resumed_screen_shows_the_standings_the_server_caught_it_up_with() -> 
     state = TableState()
     state.apply(StateUpdate(position("Kd 2c"), SEATS, None, table="t4"))
     assert "chips:" not in screen_text(state, now=0.0)
-    standings = {"hands": 2, "chips": [3, -5, 2], "wins": [1, 0, 1], "pot": 0}
+    standings: StandingsMap = {"hands": 2, "chips": [3, -5, 2], "wins": [1, 0, 1], "pot": 0,
+                               "names": ["Ana", "Bob", "Cara"]}
     state.apply(StateUpdate(position("Kd 2c"), SEATS, None, "t4", 4, standings))
     assert "─ after 2 hands: Ana +3 · Bob -5 · Cara +2 ─" in screen_text(state, now=0.0)
 
@@ -251,8 +265,8 @@ def test_before_the_deal_our_own_seat_is_at_the_bottom() -> None:
     """Ben joins seat 1 of a table waiting for its third player: the screen's bottom is his
     seat (it showed seat 0, Ana, until the first deal)."""
     state = TableState()
-    seats = [{"seat": 0, "name": "Ana", "player": "human"},
-             {"seat": 1, "name": "Ben", "player": "human"}]
+    seats: list[SeatMap] = [{"seat": 0, "name": "Ana", "player": "human"},
+                            {"seat": 1, "name": "Ben", "player": "human"}]
     state.apply(SeatsChanged(seats))
     state.apply(TableNamed("Friday", 0, "t1", seat=1))
     lines = screen_text(state, now=0.0).split("\n")

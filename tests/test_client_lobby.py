@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
@@ -19,7 +20,7 @@ from tongits.client.tui.lobby import (
     parse_lobby,
     table_id,
 )
-from tongits.client.tui.net import NetSession
+from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.render import lobby_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
@@ -30,6 +31,7 @@ from tongits.client.tui.state import (
     TableState,
 )
 from tongits.protocol import SeatUpdate, State
+from tongits.protocol.maps import SeatMap, TableInfoMap
 from tongits.protocol.transport import Invite
 
 
@@ -81,19 +83,20 @@ def test_create_private() -> None:
     )
 
 
+def entry(table: str, name: str, players: int = 0, *, started: bool = False,
+          timer: float = 0.0, seats: Sequence[SeatMap] = ()) -> TableInfoMap:
+    """A table of the lobby's list, as a server sends it (no match yet, no timer unless
+    said)."""
+    return {"table": table, "name": name, "seats": list(seats), "players": players,
+            "humans": players, "bots": 0, "spectators": 0, "options": {}, "timer": timer,
+            "private": False, "started": started, "hands": 0, "match_length": {}}
+
+
 def test_lobby_lists_tables() -> None:
-    table = {
-        "table": "t1",
-        "name": "Friday",
-        "players": 3,
-        "started": True,
-        "hands": 0,
-        "timer": 30,
-        "seats": [
-            {"seat": 0, "name": "Ana", "player": "human"},
-            {"seat": 1, "name": "greedy-bot-1", "player": "bot"},
-        ],
-    }
+    table = entry("t1", "Friday", 3, started=True, timer=30.0, seats=[
+        {"seat": 0, "name": "Ana", "player": "human"},
+        {"seat": 1, "name": "greedy-bot-1", "player": "bot"},
+    ])
     assert describe(table).startswith("t1    Friday         3/3  playing, hand 1 · 30s")
     state = TableState()
     state.apply(TablesListed([table]))
@@ -103,11 +106,7 @@ def test_lobby_lists_tables() -> None:
     assert state.lobby is None
 
 
-TABLES = [
-    {"table": "t1", "name": "Friday", "players": 1},
-    {"table": "t2", "name": "Saturday", "players": 2},
-    {"table": "t3", "name": "saturday", "players": 0},
-]
+TABLES = [entry("t1", "Friday", 1), entry("t2", "Saturday", 2), entry("t3", "saturday")]
 
 
 def test_join_and_watch_take_a_table_name_or_id() -> None:
@@ -205,7 +204,7 @@ def test_an_invite_link_for_another_server_is_not_joined_here() -> None:
     """The link's table id means a table of the link's server: joining it on this server would
     seat the player at another table, or be refused."""
     lobby = LobbyJoin()
-    lobby.session = NetSession("127.0.0.1", 7790, name="Ben", join=lobby)
+    lobby.session = NetSession("127.0.0.1", 7790, SessionOptions(name="Ben", join=lobby))
     assert lobby.choose("join tongits://10.0.0.1:7777/t/t1?code=x") == (
         "that invite is for 10.0.0.1:7777, not this server: tongits connect LINK")
     assert lobby.choose("join tongits://127.0.0.1:7790/t/t1?code=x") == "not connected yet"
@@ -267,7 +266,7 @@ async def test_again_makes_a_table_with_the_last_ones_settings() -> None:
                                target=40, private=True)
         [old] = await ana.list_tables()
         await ana.leave()
-        session = NetSession("127.0.0.1", 7790, name="Ana", join=LobbyJoin())
+        session = NetSession("127.0.0.1", 7790, SessionOptions(name="Ana", join=LobbyJoin()))
         session.table_entry = old
         await session._same_again(ana)
         [new] = [t for t in await ana.list_tables() if t["table"] != old["table"]]

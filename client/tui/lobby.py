@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import trio
 from tongits.protocol import ErrorCode, Joined
+from tongits.protocol.maps import TableInfoMap
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from ..accounts import AccountKeys
 from ..connection import Connection, ServerError
+from ..user_files import data_dir
 from .app import TableScreen
 from .dial import Target
 from .listing import CREATE_FORM, LOBBY_COMMANDS
-from .net import JoinStep, NetSession
-from .seats import SeatStore, data_dir
+from .net import JoinStep, NetSession, SessionOptions
+from .seats import SeatStore
 from .state import Notice, ServerRefused, TablesListed
 
 REFRESH = 2.0
@@ -102,17 +103,17 @@ def _create(args: list[str]) -> LobbyChoice:
     return LobbyChoice("create", name, bots=bots, timer=timer, private=private, hands=hands)
 
 
-def table_id(tables: Sequence[Mapping[str, Any]], word: str) -> str:
+def table_id(tables: Sequence[TableInfoMap], word: str) -> str:
     """The id of the table ``word`` names: an id as it is, else a listed table's name (any
     case); a name two tables share must be told apart by id."""
-    if any(t.get("table") == word for t in tables):
+    if any(t["table"] == word for t in tables):
         return word
-    named = [t for t in tables if str(t.get("name", "")).lower() == word.lower()]
+    named = [t for t in tables if t["name"].lower() == word.lower()]
     if len(named) > 1:
-        ids = ", ".join(str(t.get("table")) for t in named)
+        ids = ", ".join(t["table"] for t in named)
         raise LobbyError(f"{len(named)} tables are named {word!r}: use the id ({ids})")
     if named:
-        return str(named[0].get("table"))
+        return named[0]["table"]
     return word  # not listed (yet): the server answers for it
 
 
@@ -123,7 +124,7 @@ class LobbyJoin:
 
     def __init__(self) -> None:
         self.session: NetSession | None = None
-        self.tables: Sequence[Mapping[str, Any]] = []
+        self.tables: Sequence[TableInfoMap] = []
         self._token: trio.lowlevel.TrioToken | None = None
         self._send, self._receive = trio.open_memory_channel[LobbyChoice](8)
 
@@ -244,10 +245,10 @@ def connect_session(
                 await conn.join(table, code=code)
 
         join = sit_down
-    session = NetSession(endpoint.host, endpoint.port, name=name, join=join,
-                         seats=None if watch else SeatStore(), tls=endpoint.tls,
-                         password=password, lobby=lobby, record_dir=data_dir() / "hands",
-                         account=AccountKeys().get(endpoint.hostport, name))
+    session = NetSession(endpoint.host, endpoint.port, SessionOptions(
+        name=name, join=join, seats=None if watch else SeatStore(), tls=endpoint.tls,
+        password=password, lobby=lobby, record_dir=data_dir() / "hands",
+        account=AccountKeys().get(endpoint.hostport, name)))
     lobby.session = session
     return session
 
@@ -268,7 +269,7 @@ def connect(
         print(f"tongits connect: {error}", file=sys.stderr)
         return error.exit_status if isinstance(error, Cancelled) else 1
     session = connect_session(target, name, password, watch=watch)
-    lobby = session.lobby
+    lobby = session.options.lobby
     assert isinstance(lobby, LobbyJoin)
     quiet_logging()
     asyncio.run(TableScreen(session, lobby=lobby).run())
