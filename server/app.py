@@ -79,7 +79,7 @@ from .matchmaker import Matchmaker
 from .peer import Peer
 from .requests import Resume
 from .tls import ServerTLS
-from .web import WebSite, http_start
+from .web import WebSite, http_start, own_names
 
 log = logging.getLogger("tongits.server")
 
@@ -141,7 +141,9 @@ class Server:
         self.matchmaker = Matchmaker(self.ladder, self.lobby, self.config)
         self.tls = tls
         #: the page and the WebSocket for browsers on the same port (None: ``--web false``)
-        self.web = (WebSite(self.config.handshake_timeout, self.config.frame_timeout)
+        self.web = (WebSite(self.config.handshake_timeout, self.config.frame_timeout,
+                            own_names(self.config.host, self.config.public_address,
+                                      self.config.web_hosts))
                     if self.config.web else None)
         self.gate = PasswordGate(password)
         self._invite_password = password if self.config.invite_password else None
