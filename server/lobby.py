@@ -6,7 +6,7 @@ the server's one Trio thread, so no lock is needed: a lobby call never awaits, b
 ``make_room``, which waits for the table it closes.
 
 Who may hold how many tables: ``max_tables_per_address`` open tables per creator's address (an
-IPv4 address, an IPv6 /64: ``app.address_key``) and ``max_tables_per_network`` per IPv6 /48
+IPv4 address, an IPv6 /64: ``connection.address_key``) and ``max_tables_per_network`` per IPv6 /48
 (a site: whoever has one /64 often has 65,536 of them). Those bound what one stranger holds,
 not what many do: a server full of tables (``max_tables``) where no human has moved for
 ``evict_idle`` seconds closes the one idle longest for a new creator (``make_room``), so idle
@@ -414,7 +414,7 @@ def _duration(seconds: float) -> str:
 
 
 def network_of(quota: str) -> str | None:
-    """The IPv6 /48 of a creator's address key (an IPv6 /64, ``app.address_key``); None for
+    """The IPv6 /48 of a creator's address key (an IPv6 /64, ``connection.address_key``); None for
     an IPv4 address (one address is already scarce) or anything else."""
     try:
         network = ipaddress.ip_network(quota, strict=False)

@@ -29,7 +29,7 @@ import logging
 import math
 import re
 import socket
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
@@ -78,10 +78,6 @@ _FILES = {
 _PAGE = ("index.html", "text/html; charset=utf-8")
 #: A ``Host`` header: a name or an address (IPv6 in brackets), perhaps a port; nothing else.
 _HOST = re.compile(rb"(?P<name>[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?")
-
-#: What a receive function answers: the next bytes, b"" at the end, None past the deadline.
-Receive = Callable[[Peer, float], Awaitable[bytes | bytearray | None]]
-
 
 def http_start(head: bytes | bytearray) -> bool | None:
     """Whether a connection's first bytes ``head`` open an HTTP request (``GET `` or
@@ -137,26 +133,26 @@ class WebSite:
         self.frame_timeout = frame_timeout or math.inf
         self.names = frozenset(names)
 
-    async def serve(self, peer: Peer, head: bytes, receive: Receive, *,
+    async def serve(self, peer: Peer, head: bytes, *,
                     redirect: bool = False) -> Upgraded | None:
         """Answer ``peer``'s requests, the first beginning with ``head``; the upgrade if one
         asked for the WebSocket and was accepted, else None once the connection is over.
         With ``redirect`` (a plain connection to a server that requires TLS) the only answer
         is a redirect to the same address over HTTPS."""
         try:
-            return await self._serve(peer, head, receive, redirect)
+            return await self._serve(peer, head, redirect)
         except _Gone:
             return None
 
-    async def refuse_busy(self, peer: Peer, head: bytes, receive: Receive, reason: str) -> None:
+    async def refuse_busy(self, peer: Peer, head: bytes, reason: str, deadline: float) -> None:
         """Answer the request beginning with ``head`` ``503`` with ``reason`` and a
         ``Retry-After``: the server or the browser's address has no connection to spare, and
         a browser shows an HTTP answer where a protocol error line would be garbage. The head
         is read to its end (a client still sending when the connection closes may lose the
-        answer), ``MAX_HEAD`` bytes or until ``receive`` says its deadline has passed, but not
-        parsed: whatever it asks, the answer is the same."""
+        answer), ``MAX_HEAD`` bytes or until ``deadline``, but not parsed: whatever it asks,
+        the answer is the same."""
         while b"\r\n\r\n" not in head and len(head) <= MAX_HEAD:
-            data = await receive(peer, math.inf)
+            data = await peer.receive_by(deadline)
             if data is None:
                 break
             if not data:
@@ -167,12 +163,11 @@ class WebSite:
         with contextlib.suppress(_Gone):
             await self._write(peer, answer)
 
-    async def _serve(self, peer: Peer, head: bytes, receive: Receive,
-                     redirect: bool) -> Upgraded | None:
+    async def _serve(self, peer: Peer, head: bytes, redirect: bool) -> Upgraded | None:
         http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         http.receive_data(head)
         for _ in range(MAX_REQUESTS):
-            request = await self._next_request(peer, http, receive)
+            request = await self._next_request(peer, http)
             if request is None:
                 return None
             host = dict(request.headers).get(b"host")
@@ -198,8 +193,7 @@ class WebSite:
                 return None  # the client said Connection: close, or broke HTTP
         return None
 
-    async def _next_request(self, peer: Peer, http: h11.Connection,
-                            receive: Receive) -> h11.Request | None:
+    async def _next_request(self, peer: Peer, http: h11.Connection) -> h11.Request | None:
         begun = math.inf if not http.trailing_data[0] else trio.current_time()
         while True:
             try:
@@ -215,7 +209,7 @@ class WebSite:
             if event is not h11.NEED_DATA:
                 return None
             now = trio.current_time()
-            data = await receive(peer, min(now + self.silence, begun + self.frame_timeout))
+            data = await peer.receive_by(min(now + self.silence, begun + self.frame_timeout))
             if data is None:
                 if begun < math.inf:
                     await self._refuse(peer, http, 408, "the request took too long")

@@ -22,7 +22,7 @@ from tongits.protocol import (
     to_dict,
 )
 from tongits.server import actor
-from tongits.server.app import address_key
+from tongits.server.connection import address_key
 from tongits.server.lobby import JOIN_CODE_ALPHABET, network_of
 
 
