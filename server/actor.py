@@ -528,7 +528,7 @@ _HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
     CreateTable: lambda table, peer, msg: table.seating.create(peer, msg),
     Join: Table._join,
     Spectate: lambda table, peer, msg: table.seating.spectate(peer, msg),
-    MoveRequest: lambda table, peer, msg: table.dealing.move(peer, msg),
+    MoveRequest: lambda table, peer, msg: table.progression.move_request(peer, msg),
     Leave: Table._leave_request,
     AddBot: lambda table, peer, msg: table.seating.add_bot(peer, msg),
     RemoveBot: lambda table, peer, msg: table.seating.remove_bot(peer, msg),

@@ -27,10 +27,12 @@ the first hand; it gets the seat at the next deal after it joins.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +42,6 @@ from tongits.protocol import (
     ErrorCode,
     Join,
     Joined,
-    MoveRequest,
     PlayerKind,
     ProtocolError,
     SeatChange,
@@ -309,23 +310,26 @@ class ArenaDealing:
         return (seat in self.driver.external and info is not None and not info.is_bot
                 and table.audience.seat_peers[seat] is not None)
 
-    def move(self, peer: Peer, msg: MoveRequest) -> None:
+    def watching(self, seat: int) -> AbstractContextManager[None]:
         """A program's move is timed, and a refused one counted (and its seat given to a
-        stand-in if it was to act)."""
+        stand-in if it was to act); a move from a program whose seat a stand-in plays is
+        refused."""
+        if seat not in self.driver.external:
+            return contextlib.nullcontext()
+        if not self._plays(seat):
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN,
+                                "a stand-in plays this seat until the next hand")
+        return self._timed(seat)
+
+    @contextlib.contextmanager
+    def _timed(self, seat: int) -> Iterator[None]:
         table = self.table
-        seat = peer.seat
-        if seat is None or seat not in self.driver.external or not self._plays(seat):
-            if seat is not None and seat in self.driver.external:
-                raise ProtocolError(ErrorCode.NOT_YOUR_TURN,
-                                    "a stand-in plays this seat until the next hand")
-            table.progression.move_request(peer, msg)
-            return
         hand, report = table.state.hand, self._reports[seat]
         asked = self._asked_at.pop(seat, None)
         if asked is not None:  # booked first: the move may end the hand and report it
             report.seconds.append(time.perf_counter() - asked)
         try:
-            table.progression.move_request(peer, msg)
+            yield
         except Exception:
             if asked is not None:
                 report.seconds.pop()

@@ -8,8 +8,10 @@ deal and a hand's end; the rest is the same for every table.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 import trio
@@ -150,13 +152,16 @@ class Progression:
         table.dealing.deal_if_ready()
 
     def move_request(self, peer: Peer, msg: MoveRequest) -> None:
+        """A seat's connection asks to move: the dealing watches it (``Dealing.watching``:
+        the arena times its programs), the engine judges it (``play``)."""
         table = self.table
-        if peer.table is not table or peer.seat is None:
+        seat = peer.seat
+        if peer.table is not table or seat is None:
             raise ProtocolError(ErrorCode.NOT_SEATED, "only a seated player may move")
-        hand = table.state.hand
-        if hand is None:
-            raise ProtocolError(ErrorCode.NOT_READY, "the match has not started")
-        self.play(peer.seat, Move.from_dict(msg.move), reply=(peer, msg.id))
+        with table.dealing.watching(seat):
+            if table.state.hand is None:
+                raise ProtocolError(ErrorCode.NOT_READY, "the match has not started")
+            self.play(seat, Move.from_dict(msg.move), reply=(peer, msg.id))
 
     def play(
         self,
@@ -354,8 +359,8 @@ class MatchDealing:
     def offered(self, seat: int) -> None:
         pass
 
-    def move(self, peer: Peer, msg: MoveRequest) -> None:
-        self.table.progression.move_request(peer, msg)
+    def watching(self, seat: int) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
     def join(self, peer: Peer, msg: Join) -> bool:
         return False
