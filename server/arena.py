@@ -155,7 +155,7 @@ class ArenaDealing:
         table = self.table
         for seat in SEATS:
             if seat not in self.driver.external:
-                table.commit(SitEntry(seat, self.driver.bot_name(seat), PlayerKind.BOT,
+                table.ledger.commit(SitEntry(seat, self.driver.bot_name(seat), PlayerKind.BOT,
                                       policy=self.driver.bot_name(seat)))
         self._start_by = trio.current_time() + self.start_timeout
         table.clock.turn_at = trio.current_time()
@@ -192,7 +192,7 @@ class ArenaDealing:
         table = self.table
         digest = token_digest(peer.token)
         table.policies.pop(seat, None)
-        table.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
+        table.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
         table.index_token(digest)
 
     def hand_over(self, hand: Hand) -> None:
@@ -267,7 +267,8 @@ class ArenaDealing:
         table = self.table
         for seat in table.state.free_seats():
             table.policies[seat] = self.driver.stand_in(seat)
-            table.commit(SitEntry(seat, f"stand-in-{seat}", PlayerKind.BOT, policy="stand-in"))
+            table.ledger.commit(SitEntry(seat, f"stand-in-{seat}", PlayerKind.BOT,
+                                         policy="stand-in"))
         table.seating.changed()
         if not table.state.started:
             table.progression.start()

@@ -34,7 +34,7 @@ from tongits.protocol import (
 from tongits.protocol.maps import SeatChangeMap
 
 from . import bots
-from .entries import BackEntry, Entry, SitEntry, StandInEntry, VacateEntry
+from .entries import BackEntry, SitEntry, StandInEntry, VacateEntry
 from .peer import TableLink
 from .table import SEATS, new_token, token_digest
 
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .clock import Clock
     from .config import ServerConfig
     from .dealing import Dealing
+    from .ledger import Ledger
     from .peer import Peer
     from .table import TableLogState
 
@@ -61,7 +62,7 @@ class _Starts(Protocol):
 
 class SeatingHost(TableLink, Protocol):
     """What ``Seating`` needs of its table (``actor.Table``): its state, settings and parts,
-    the only way to change its state (``commit``), and its tokens in the lobby's index."""
+    the ledger that changes its state, and its tokens in the lobby's index."""
 
     state: TableLogState
     config: ServerConfig
@@ -73,7 +74,8 @@ class SeatingHost(TableLink, Protocol):
     @property
     def progression(self) -> _Starts: ...
 
-    def commit(self, entry: Entry) -> None: ...
+    @property
+    def ledger(self) -> Ledger: ...
 
     def index_token(self, digest: str) -> None: ...
 
@@ -136,7 +138,7 @@ class Seating:
         token = new_token()
         digest = token_digest(token)
         assert peer.name is not None
-        table.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
+        table.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
                               program=peer.kind is PlayerKind.BOT))
         self.attach(peer, seat, token)
         table.index_token(digest)
@@ -158,7 +160,8 @@ class Seating:
         table = self.table
         name = policy or table.config.bot_policy
         table.policies[seat] = bots.make_policy(name, seed=self.bot_seed(seat))
-        table.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT, policy=name))
+        table.ledger.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT,
+                                     policy=name))
 
     def bot_seed(self, seat: int) -> int:
         return random.Random(f"{self.table.state.seed}/bot/{seat}").getrandbits(32)
@@ -201,7 +204,7 @@ class Seating:
         change = SeatChange.BACK
         if info.stand_in:
             table.policies.pop(seat, None)
-            table.commit(BackEntry(seat))
+            table.ledger.commit(BackEntry(seat))
             hand = state.hand
             if hand is not None and not hand.over and hand.to_act == seat:
                 # The stand-in was about to play: the turn is the human's now, on the timer.
@@ -276,7 +279,7 @@ class Seating:
         table = self.table
         policy = table.config.bot_policy
         table.policies[seat] = bots.make_policy(policy, seed=self.bot_seed(seat))
-        table.commit(StandInEntry(seat, policy, returnable))
+        table.ledger.commit(StandInEntry(seat, policy, returnable))
 
     def grace_over(self, seat: int) -> None:
         """The human of ``seat`` stayed away too long: free the seat before the match, or let a
@@ -302,7 +305,7 @@ class Seating:
         free again, unless the dealing sits someone in it (``Dealing.vacated``)."""
         table = self.table
         info = table.state.seats[seat]
-        table.commit(VacateEntry(seat))
+        table.ledger.commit(VacateEntry(seat))
         if info is not None and table.dealing.vacated(seat, info.name):
             return SeatChange.STAND_IN
         return SeatChange.LEFT
@@ -339,7 +342,7 @@ class Seating:
         if info is None or not info.is_bot:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"seat {seat} holds no bot")
         table.policies.pop(seat, None)
-        table.commit(VacateEntry(seat))
+        table.ledger.commit(VacateEntry(seat))
         peer.send(ok_message(msg.id))
         self.changed(seat, SeatChange.LEFT)
 
