@@ -163,6 +163,33 @@ class Seating:
         table.ledger.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT,
                                      policy=name))
 
+    def sit_named_bot(self, seat: int, name: str, policy: str) -> None:
+        """A bot whose policy the table's dealing provides (``policies``) sits in ``seat``,
+        named ``name``, its policy shown as ``policy`` (the arena's bots and stand-ins)."""
+        self.table.ledger.commit(SitEntry(seat, name, PlayerKind.BOT, policy=policy))
+
+    def take_again(self, peer: Peer, seat: int) -> str:
+        """``peer`` (a program the arena restarted) is the connection at ``seat`` from now on,
+        with a new token (the seat's old one no longer resumes it): the token."""
+        table = self.table
+        info = table.state.seats[seat]
+        if info is not None:
+            table.forget_token(info.token_hash)
+        token = new_token()
+        self.attach(peer, seat, token)
+        table.index_token(token_digest(token))
+        return token
+
+    def give_back(self, seat: int, peer: Peer) -> None:
+        """The human (program) of ``peer``, at ``seat`` with its token, plays the seat again
+        instead of its stand-in."""
+        assert peer.name is not None and peer.token is not None
+        table = self.table
+        digest = token_digest(peer.token)
+        table.policies.pop(seat, None)
+        table.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
+        table.index_token(digest)
+
     def bot_seed(self, seat: int) -> int:
         return random.Random(f"{self.table.state.seed}/bot/{seat}").getrandbits(32)
 
