@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import math
 import socket
 import struct
@@ -61,6 +62,7 @@ from tongits.protocol import (
     MoveRequest,
     NextHand,
     Ping,
+    ProtocolError,
     Queue,
     Register,
     Registered,
@@ -81,6 +83,8 @@ from tongits.protocol.maps import TableInfoMap
 from tongits.protocol.transport import Endpoint
 
 from .tls import ClientTLS, open_stream
+
+log = logging.getLogger("tongits.client")
 
 
 class ServerError(Exception):
@@ -358,12 +362,29 @@ class Connection:
                         break
                     self.codec.receive_data(data)
                     while (raw := self.codec.next_message()) is not None:
-                        await self._route(parse_server(raw))
+                        try:
+                            msg = parse_server(raw)
+                        except ProtocolError as error:
+                            self._unreadable(raw, error)
+                            continue
+                        await self._route(msg)
         finally:
             self._reader_done = True
             self._push_send.close()
             for waiter in self._waiting.values():
                 waiter.close()
+
+    def _unreadable(self, raw: Mapping[Any, Any], error: ProtocolError) -> None:
+        """A server message that is not what the protocol says (a server with a bug, or a
+        hostile one): logged and left out, so that nothing past the reader meets a map not of
+        its type. A request it answers is refused with the reason (``ServerError``) rather
+        than left waiting."""
+        log.warning("a message from the server that cannot be read was ignored: %s", error)
+        waiter = self._waiting.pop(error.ref, None) if error.ref is not None else None
+        if waiter is not None:
+            waiter.send_nowait(Error(code=error.code, number=error.number, ref=error.ref,
+                                     message=f"the server's reply cannot be read: "
+                                             f"{error.message}"))
 
     async def _route(self, msg: ServerMessage) -> None:
         ref = msg.ref if isinstance(msg, Error) else msg.id if isinstance(msg, Reply) else None
