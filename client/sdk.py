@@ -67,7 +67,13 @@ from tongits.protocol.maps import StandingsMap, TableInfoMap
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from .accounts import AccountKeys
-from .connection import Connection, ConnectionClosed, ServerError, open_connection
+from .connection import (
+    Connection,
+    ConnectionClosed,
+    ServerError,
+    highest_seq,
+    open_connection,
+)
 from .tls import ClientTLS, TrustError
 
 log = logging.getLogger("tongits.sdk")
@@ -450,7 +456,7 @@ class Bot:
         while True:
             msg = await conn.receive()
             if isinstance(msg, State | HandResult):
-                self._seq = msg.seq
+                self._seq = highest_seq(self._seq, msg.seq)
                 if await self._on_progress(conn, msg):
                     return
             elif isinstance(msg, Joined):  # pushed when the server resumes the seat

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets
+import unicodedata
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -48,6 +49,11 @@ if TYPE_CHECKING:
     from .table import TableLogState
 
 log = logging.getLogger("tongits.server")
+
+
+def same_name_key(name: str) -> str:
+    """What two names that look the same to a person share: NFKC, case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def _seat_number(seat: int) -> int:
@@ -128,8 +134,21 @@ class Seating:
             seat = _seat_number(msg.seat)
             if state.seats[seat] is not None:
                 raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
+        self._check_name_free(peer)
         self.sit_human(peer, seat, msg.id)
         self.changed(seat, SeatChange.SAT)
+
+    def _check_name_free(self, peer: Peer) -> None:
+        """``name_taken`` if a player of ``peer``'s name sits at the table already, whatever
+        its case or width ("ana", "ＡＮＡ"): two Anas at one table could not be told apart in
+        its seats, log, chat and results. The joiner picks another name; the one seated is
+        never renamed."""
+        assert peer.name is not None
+        wanted = same_name_key(peer.name)
+        if any(info is not None and same_name_key(info.name) == wanted
+               for info in self.table.state.seats):
+            raise ProtocolError(ErrorCode.NAME_TAKEN, f"a player named {peer.name} sits at "
+                                "this table already: join under another name")
 
     def sit_human(
         self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
