@@ -14,8 +14,8 @@ from itertools import repeat
 from operator import is_
 from typing import Any
 
-from .cards import BITS, Card, mask_of, rank_suit_key
-from .count import SET_MASKS, hand_count, melds_in, pick_partners
+from .cards import BITS, SET_MASKS, Card, mask_of, rank_suit_key
+from .count import hand_count, melds_in, pick_partners
 from .errors import IllegalMove, InvalidMove, RecordCode, RecordError, RuleCode
 from .melds import TableMeld, meld_kind
 from .moves import (
@@ -210,6 +210,10 @@ def _step(seat: int, move: Move) -> Step:
         memo.clear()
     step = memo[id(move)] = Step(seat, move)
     return step
+
+
+#: Each seat's automatic fold (a seat that had not opened when a call came, §6.2).
+_AUTO_FOLDS = tuple(Step(seat, FOLD, auto=True) for seat in range(3))
 
 
 def _lowest(contenders: Sequence[int], counts: Sequence[int]) -> int:
@@ -652,7 +656,7 @@ class Hand:
                 self.to_act = seat
                 return
             self.answers[seat] = _FOLD
-            self.steps.append(Step(seat, Move(_FOLD), auto=True))
+            self.steps.append(_AUTO_FOLDS[seat])
             seat = (seat + 1) % 3
         self._resolve_call()
 
