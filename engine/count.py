@@ -222,16 +222,23 @@ def melds_in(mask: int) -> list[int]:
 def pick_partners(hand: int, top: int) -> list[int]:
     """The sets of hand cards (bitmasks) that make a meld with the card ``top`` (RULES.md §4
     ``pick``): runs through it, then sets of its rank."""
-    rank = top % 13
     same = hand & SET_MASKS[top]
-    down = rank > 0 and hand >> (top - 1) & 1
-    up = rank < 12 and hand >> (top + 1) & 1
-    if not (down or up) and same.bit_count() < 2:
+    beside = hand & _SUITED_NEIGHBOURS[top]
+    two_same = same.bit_count() >= 2
+    if not (beside or two_same):
         return []
-    out = _run_partners(hand, top, rank) if down or up else []
-    if same.bit_count() >= 2:
+    rank = top % 13
+    out = _run_partners(hand, top, rank) if beside else []
+    if two_same:
         out += _set_partners(same, rank)
     return out
+
+
+#: For each card index, the cards of its suit one rank below and above it (aces low: no
+#: card beside an ace below it, none above a king).
+_SUITED_NEIGHBOURS: tuple[int, ...] = tuple(
+    (1 << (i - 1) if i % 13 > 0 else 0) | (1 << (i + 1) if i % 13 < 12 else 0) for i in range(52)
+)
 
 
 def _run_partners(hand: int, top: int, rank: int) -> list[int]:
