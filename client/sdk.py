@@ -63,11 +63,17 @@ from tongits.engine import Move, Result, SeatView
 from tongits.engine.policies import autoplay_move, get_policy
 from tongits.protocol import Error, ErrorCode, HandResult, Joined, MatchOver, SeatUpdate, State
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
-from tongits.protocol.maps import StandingsMap
+from tongits.protocol.maps import StandingsMap, TableInfoMap
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from .accounts import AccountKeys
-from .connection import Connection, ConnectionClosed, ServerError, open_connection
+from .connection import (
+    Connection,
+    ConnectionClosed,
+    ServerError,
+    highest_seq,
+    open_connection,
+)
 from .tls import ClientTLS, TrustError
 
 log = logging.getLogger("tongits.sdk")
@@ -399,7 +405,7 @@ class Bot:
     def _match_over(self, msg: MatchOver) -> None:
         """A ladder match ended: its table is closed, the seat's token with it."""
         self.report.matches.append((self.report.seat, msg.standings))
-        chips = msg.standings.get("chips", [])
+        chips = msg.standings["chips"]
         mine = chips[self.report.seat] if self.report.seat is not None and chips else 0
         log.info("ladder match %d over at table %s: chips %+d", len(self.report.matches),
                  msg.table, mine)
@@ -426,13 +432,13 @@ class Bot:
             return await conn.join(self.table, seat=self.seat, code=self.code)
         tables = await conn.list_tables()
         if self.table is not None:
-            named = [t for t in tables if self.table in (t.get("table"), t.get("name"))]
+            named = [t for t in tables if self.table in (t["table"], t["name"])]
             if not named:
-                known = ", ".join(f"{t.get('table')} ({t.get('name')})" for t in tables)
+                known = ", ".join(f"{t['table']} ({t['name']})" for t in tables)
                 raise BotError(f"no table {self.table!r}; open tables: {known or 'none'}")
             chosen = next((t for t in named if _has_free_seat(t)), named[0])
         else:
-            free = [t for t in tables if _has_free_seat(t) and not t.get("private")]
+            free = [t for t in tables if _has_free_seat(t) and not t["private"]]
             if not free:
                 raise BotError("no public table has a free seat; create one")
             chosen = free[0]
@@ -450,7 +456,7 @@ class Bot:
         while True:
             msg = await conn.receive()
             if isinstance(msg, State | HandResult):
-                self._seq = msg.seq
+                self._seq = highest_seq(self._seq, msg.seq)
                 if await self._on_progress(conn, msg):
                     return
             elif isinstance(msg, Joined):  # pushed when the server resumes the seat
@@ -559,7 +565,7 @@ class Bot:
 
     async def _maybe_start(self, conn: Connection, msg: SeatUpdate) -> None:
         """A table created with named server bots and a free seat starts once it is full."""
-        if self._starts_table and all(s.get("player") for s in msg.seats):
+        if self._starts_table and all(s["player"] for s in msg.seats):
             self._starts_table = False
             try:
                 await conn.start()
@@ -567,8 +573,8 @@ class Bot:
                 log.debug("start: %s", exc)
 
 
-def _has_free_seat(table: Mapping[str, Any]) -> bool:
-    return not table.get("started") and int(table.get("players", 3)) < 3
+def _has_free_seat(table: TableInfoMap) -> bool:
+    return not table["started"] and table["players"] < 3
 
 
 def sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
