@@ -19,11 +19,13 @@ ws-ping   One WebSocket connection per address floods ping frames after ``hello`
           each connection ended (``rate_limited``, or "no" if it was never cut).
 tables    ``--addresses`` addresses create every table they may (``--max-tables-per-address``
           each, two server bots, no timer) and move at each about every ``--evict-idle``/3 s,
-          so that no table is ever idle. Figures: tables the attack holds, and how many of the
-          honest player's ``create_table`` (one every 2 s) got a table.
+          so that no table is ever idle. Figures: tables the attack holds, and how many
+          honest creators (one every 2 s, each from a network of its own) got a table.
 quiet     No attack: the honest player's figures on this machine as it is loaded now.
-rebind    Not a flood: the answers a DNS-rebinding page (Host and Origin ``evil.example``) and
-          a crafted redirect target get (status and Location).
+rebind    Not a flood: the answers of a server started with ``--tls-self-signed
+          --tls-required`` to plain requests: a DNS-rebinding page (Host and Origin
+          ``evil.example``), its own page (GET and HEAD), a crafted target (``@evil.example``)
+          and a ``ws://`` WebSocket (status and Location).
 
     python bench/hostile.py refused --seconds 20
     python bench/hostile.py ws-ping --seconds 10 --addresses 4
@@ -238,14 +240,15 @@ async def refused(args: argparse.Namespace, port: int, honest: Honest) -> dict[s
     got_in: list[bool] = []
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        await nursery.start(honest_process, port, args.seconds, args.every, honest)
-        nursery.start_soon(honest_arrivals, port, args.seconds, got_in)
-        with trio.move_on_after(args.seconds):
-            n = 0
-            while True:
-                nursery.start_soon(trickle, port, attacker(n % args.addresses), held, stop)
-                n += 1
-                await trio.sleep(1 / args.rate)
+        async with trio.open_nursery() as measured:
+            await measured.start(honest_process, port, args.seconds, args.every, honest)
+            measured.start_soon(honest_arrivals, port, args.seconds, got_in)
+            with trio.move_on_after(args.seconds):
+                n = 0
+                while True:
+                    nursery.start_soon(trickle, port, attacker(n % args.addresses), held, stop)
+                    n += 1
+                    await trio.sleep(1 / args.rate)
         stop.set()
         nursery.cancel_scope.cancel()
     held.sort()
@@ -360,10 +363,11 @@ async def hold_table(port: int, source: str, name: str, every: float, held: list
 
 
 async def honest_creators(port: int, seconds: float, created: list[bool]) -> None:
-    """The honest player asks for a table every 2 s (and leaves it at once)."""
+    """Every 2 s a new honest player, from a network of its own (127.1.N.1), asks for a
+    table (and leaves it at once)."""
     with trio.move_on_after(seconds):
-        while True:
-            lines = await hello(port, HONEST, "creator")
+        for n in range(256):
+            lines = await hello(port, f"127.1.{n}.1", "creator")
             if not isinstance(lines, str):
                 await lines.send({"type": "create_table", "id": 2, "name": "mine", "bots": 2})
                 reply = await lines.receive_type("joined")
@@ -381,8 +385,9 @@ async def tables(args: argparse.Namespace, port: int, honest: Honest) -> dict[st
             source = attacker(n % args.addresses)
             await nursery.start(hold_table, port, source, f"hold{n}", every, held)
         filled = held[0]
-        await nursery.start(honest_process, port, args.seconds, args.every, honest)
-        await honest_creators(port, args.seconds, created)
+        async with trio.open_nursery() as measured:
+            await measured.start(honest_process, port, args.seconds, args.every, honest)
+            await honest_creators(port, args.seconds, created)
         nursery.cancel_scope.cancel()
     return {"attack_addresses": args.addresses, "tables_held_after_fill": filled,
             "tables_held_at_end": held[0], "honest_creates": len(created),
@@ -411,12 +416,16 @@ async def rebind(args: argparse.Namespace, port: int, honest: Honest) -> dict[st
     upgrade = (b"GET /ws HTTP/1.1\r\nHost: evil.example:%d\r\nOrigin: http://evil.example:%d"
                b"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "
                b"dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % (port, port))
+    own = b"Host: 127.0.0.1:%d\r\n\r\n" % port
     answers = {
         "rebinding_upgrade": await http_answer(port, upgrade),
         "rebinding_page": await http_answer(
             port, b"GET / HTTP/1.1\r\nHost: evil.example:%d\r\n\r\n" % port),
-        "own_page": await http_answer(
-            port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port),
+        "own_page": await http_answer(port, b"GET /t/t1?code=x HTTP/1.1\r\n" + own),
+        "own_page_head": await http_answer(port, b"HEAD / HTTP/1.1\r\n" + own),
+        "crafted_target": await http_answer(port, b"GET @evil.example HTTP/1.1\r\n" + own),
+        "plain_websocket": await http_answer(port, upgrade.replace(
+            b"evil.example", b"127.0.0.1")),
     }
     return {name: {"status": status, "location": location}
             for name, (status, location) in answers.items()}
@@ -435,6 +444,8 @@ SCENARIOS = {"quiet": quiet, "refused": refused, "ws-ping": ws_ping, "tables": t
 def server_flags(args: argparse.Namespace) -> list[str]:
     flags = ["--max-connections", str(args.max_connections),
              "--max-per-address", str(args.max_per_address)]
+    if args.scenario == "rebind":
+        flags += ["--tls-self-signed", "--tls-required"]
     if args.scenario == "tables":
         flags += ["--max-tables", str(args.max_tables), "--evict-idle", str(args.evict_idle),
                   "--max-tables-per-address", str(args.max_tables_per_address),

@@ -6,11 +6,15 @@ the server's one Trio thread, so no lock is needed: a lobby call never awaits, b
 ``make_room``, which waits for the table it closes.
 
 Who may hold how many tables: ``max_tables_per_address`` open tables per creator's address (an
-IPv4 address, an IPv6 /64: ``app.address_key``) and ``max_tables_per_network`` per IPv6 /48
+IPv4 address, an IPv6 /64: ``connection.address_key``) and ``max_tables_per_network`` per IPv6 /48
 (a site: whoever has one /64 often has 65,536 of them). Those bound what one stranger holds,
 not what many do: a server full of tables (``max_tables``) where no human has moved for
 ``evict_idle`` seconds closes the one idle longest for a new creator (``make_room``), so idle
 connections cannot keep an honest creator out; tables where people play are never closed.
+Many addresses that do play (a move at each table now and then) are bounded by the reserve:
+the last ``table_reserve`` of ``max_tables`` go only to creators whose network (an IPv4 /24,
+an IPv6 /48: ``block_of``) holds no open table, so holding every table takes that many
+networks on top of the addresses that fill the rest.
 
 ``again`` at a match's end (``create_table`` with ``rematch``): the lobby remembers each
 finished match's settings (``Rematch``) and the table its first ``again`` made, so that every
@@ -95,6 +99,8 @@ class Lobby:
         #: open tables per creator's address (``Peer.quota``) and per IPv6 /48 (``network_of``)
         self._per_address: Counter[str] = Counter()
         self._per_network: Counter[str] = Counter()
+        #: open tables per creator's IPv4 /24 or IPv6 /48 (``block_of``): for the reserve
+        self._per_block: Counter[str] = Counter()
         #: no table can have been idle ``evict_idle`` seconds before this time (``idlest``)
         self._no_idle_before = -math.inf
         self._ids = itertools.count(journal.last_table_number() + 1)
@@ -227,7 +233,7 @@ class Lobby:
         everyone at it told ``closed_by_host`` and why. Without such a table ``create``
         refuses. ``msg`` None: a rematch, whose settings were already accepted once."""
         self.check_quota(quota)
-        if len(self.tables) < self.config.max_tables:
+        if self._room_refusal(quota) is None:
             return
         if msg is not None:
             self._entry(msg)  # a request create refuses closes nothing
@@ -252,17 +258,33 @@ class Lobby:
         return self.open(self._entry(msg), quota=quota)
 
     def admit(self, quota: str | None) -> None:
-        """``too_many_tables`` if the server holds ``max_tables`` tables, or the address
-        ``quota`` its share (``check_quota``)."""
-        if len(self.tables) >= self.config.max_tables:
-            raise ProtocolError(ErrorCode.TOO_MANY_TABLES, "the server has too many tables")
+        """``too_many_tables`` if the server has no room for a table of the address ``quota``
+        (``_room_refusal``: ``max_tables``, or only the reserve is left) or the address holds
+        its share (``check_quota``)."""
+        refusal = self._room_refusal(quota)
+        if refusal is not None:
+            raise ProtocolError(ErrorCode.TOO_MANY_TABLES, refusal)
         self.check_quota(quota)
+
+    def _room_refusal(self, quota: str | None) -> str | None:
+        """Why a new table of a creator at ``quota`` does not fit now (None: it does): the
+        server is at ``max_tables``, or only the reserve is left and the creator's network
+        (``block_of``) holds an open table already."""
+        free = self.config.max_tables - len(self.tables)
+        if free <= 0:
+            return "the server has too many tables"
+        reserve = math.floor(self.config.max_tables * self.config.table_reserve)
+        if free > reserve or quota is None or not self._per_block[block_of(quota)]:
+            return None
+        return (f"the server is nearly full: its last {reserve} tables are kept for players "
+                f"whose network ({block_of(quota)}) has no open table")
 
     def _counted(self, table: Table, quota: str | None) -> Table:
         """``table``, counted among the open tables of its creator's address ``quota``."""
         table.quota = quota
         if quota is not None:
             self._per_address[quota] += 1
+            self._per_block[block_of(quota)] += 1
             network = network_of(quota)
             if network is not None:
                 self._per_network[network] += 1
@@ -355,6 +377,7 @@ class Lobby:
             self.listing_changed()
             if table.quota is not None:
                 _release(self._per_address, table.quota)
+                _release(self._per_block, block_of(table.quota))
                 network = network_of(table.quota)
                 if network is not None:
                     _release(self._per_network, network)
@@ -391,7 +414,7 @@ def _duration(seconds: float) -> str:
 
 
 def network_of(quota: str) -> str | None:
-    """The IPv6 /48 of a creator's address key (an IPv6 /64, ``app.address_key``); None for
+    """The IPv6 /48 of a creator's address key (an IPv6 /64, ``connection.address_key``); None for
     an IPv4 address (one address is already scarce) or anything else."""
     try:
         network = ipaddress.ip_network(quota, strict=False)
@@ -400,6 +423,20 @@ def network_of(quota: str) -> str | None:
     if not isinstance(network, ipaddress.IPv6Network) or network.prefixlen < 48:
         return None
     return str(network.supernet(new_prefix=48))
+
+
+def block_of(quota: str) -> str:
+    """What the table reserve counts a creator's address key under: an IPv4 address by its
+    /24, an IPv6 /64 by its /48 (a subscriber's or a site's block: addresses in one are
+    cheap to have many of); anything else as itself."""
+    try:
+        network = ipaddress.ip_network(quota, strict=False)
+    except ValueError:
+        return quota
+    prefix = 24 if network.version == 4 else 48
+    if network.prefixlen < prefix:
+        return str(network)
+    return str(network.supernet(new_prefix=prefix))
 
 
 #: The letters of join codes: lowercase, no 0/o, 1/l/i to misread.
