@@ -1,18 +1,17 @@
 """The ladder account keys this user holds, by server and name.
 
 A server shows an account's key once, in ``registered``, and keeps only its digest: losing the
-key loses the account. The keys are kept in ``$XDG_DATA_HOME/tongits/ladder_keys.json``
-(default ``~/.local/share/tongits/``), readable by the user only: ``{"HOST:PORT": {"NAME":
-"KEY"}}``.
+key loses the account. The keys are kept in ``ladder_keys.json`` of the user's data directory
+(``user_files.data_dir``: ``~/.local/share/tongits/`` on Linux), readable by the user only:
+``{"HOST:PORT": {"NAME": "KEY"}}``.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from .tls import data_dir
+from .user_files import data_dir, write_private
 
 
 class AccountKeys:
@@ -41,9 +40,4 @@ class AccountKeys:
         """Keep ``key`` for account ``name`` at ``server`` (the file made user-only)."""
         data = self._read()
         data.setdefault(server, {})[name] = key
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-        temporary.replace(self.path)
+        write_private(self.path, json.dumps(data, indent=1))

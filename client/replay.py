@@ -34,7 +34,7 @@ def run(
     default when standard input and output are a terminal), marked by a review of ``budget``
     rollouts per move unless ``review`` is false."""
     from .tui.records import find_record
-    from .tui.seats import data_dir
+    from .user_files import data_dir
 
     try:
         record = HandRecord.loads(find_record(path, data_dir() / "hands").read_text(

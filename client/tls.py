@@ -13,14 +13,13 @@ the TLS handshake:
    to ``ask``; if ``ask`` accepts, it is pinned, as SSH does with host keys. Without ``ask``
    (bots, scripts) it is refused with ``CertificateUnknown``.
 
-Pins live in ``$XDG_DATA_HOME/tongits/known_servers`` (default
-``~/.local/share/tongits/known_servers``), one ``HOST:PORT SHA256:…`` line per server, the file
-readable by its owner only.
+Pins live in ``known_servers`` of the user's data directory (``user_files.data_dir``:
+``~/.local/share/tongits/known_servers`` on Linux), one ``HOST:PORT SHA256:…`` line per
+server, the file readable by its owner only.
 """
 
 from __future__ import annotations
 
-import os
 import ssl
 import sys
 from collections.abc import Callable
@@ -29,6 +28,8 @@ from pathlib import Path
 
 import trio
 from tongits.protocol.transport import Endpoint, fingerprint
+
+from .user_files import data_dir, write_private
 
 #: Decides about an unverified certificate: (server, fingerprint, why verification failed).
 Ask = Callable[[Endpoint, str, str], bool]
@@ -67,12 +68,6 @@ class CertificateChanged(TrustError):
         self.endpoint, self.pinned, self.offered = endpoint, pinned, offered
 
 
-def data_dir() -> Path:
-    """The user's tongits data directory."""
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "tongits"
-
-
 class KnownServers:
     """The pinned fingerprints of self-signed servers, by ``HOST:PORT``."""
 
@@ -98,12 +93,8 @@ class KnownServers:
         """Trust ``print_`` for ``endpoint`` from now on (replacing an older pin)."""
         pins = self._read()
         pins[endpoint.hostport] = print_
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".new")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(f"{key} {value}\n" for key, value in sorted(pins.items()))
-        os.replace(temporary, self.path)
+        write_private(self.path, "".join(f"{key} {value}\n"
+                                         for key, value in sorted(pins.items())))
 
 
 @dataclass(slots=True)

@@ -97,9 +97,15 @@ CAPABILITIES = [
 
 #: How long shutdown waits for connections to flush their last frame.
 SHUTDOWN_GRACE = 2.0
-#: How long a refused connection may take to send its first byte (the refusal is said in the
-#: mode that byte picks; before it the server writes nothing).
+#: How long a refused connection (the server or its address is full) is read: its first bytes
+#: pick the mode the refusal is said in (a browser's request head is read to its end to be
+#: answered ``503``); after this, or the answer, it is closed.
 REFUSAL_WAIT = 2.0
+#: How long the refusal itself may take to leave, after ``REFUSAL_WAIT`` at most.
+REFUSAL_ANSWER_GRACE = 0.5
+#: Refused connections being answered at once (each for ``REFUSAL_WAIT`` at most); beyond
+#: that, a refused connection is closed without a word.
+MAX_REFUSING = 256
 
 #: ``accept`` errors that mean "no capacity now" (file descriptors, memory): retried after
 #: ``ACCEPT_RETRY`` seconds instead of ending the listener (as ``trio.serve_listeners`` does).
@@ -145,6 +151,8 @@ class Server:
         #: set when the last connection has ended, once a shutdown waits for that
         self._no_peers: trio.Event | None = None
         self._per_host: Counter[str] = Counter()
+        #: refused connections being answered (``_serve_refused``)
+        self._refusing = 0
         self._cancel = trio.CancelScope()
         self._connections: trio.Nursery | None = None
         #: why the server stopped on its own (the journal could not commit), else None
@@ -303,9 +311,12 @@ class Server:
         peer.quota = key if limited else None
         refusal = None
         if len(self.peers) >= config.max_connections:
-            refusal = (ErrorCode.TOO_MANY_CONNECTIONS, "the server is full")
+            refusal = "the server is full"
         elif limited and self._per_host[key] >= config.max_per_address:
-            refusal = (ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address")
+            refusal = "too many connections from your address"
+        if refusal is not None:
+            await self._serve_refused(peer, refusal)
+            return
         self.peers.add(peer)
         self._per_host[key] += 1
         peer.invite = self._inviter(stream)
@@ -313,7 +324,7 @@ class Server:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
-                await self._read_guarded(peer, refusal)
+                await self._read_guarded(peer)
                 # The table hears of it now, not once the last frames are out: a writer may
                 # take FINAL_FRAME_GRACE to give up on a peer that does not read.
                 self._gone(peer)
@@ -372,11 +383,37 @@ class Server:
             log.exception("connection %d: writer failed; closing the connection", peer.id)
         scope.cancel()
 
-    async def _read_guarded(self, peer: Peer, refusal: tuple[str, str] | None) -> None:
+    async def _serve_refused(self, peer: Peer, reason: str) -> None:
+        """Refuse ``peer``'s connection (the server or its address is full) with
+        ``too_many_connections`` and ``reason``, said in the mode its first bytes pick (a
+        browser gets HTTP ``503``). It is not one of the server's connections (it counts
+        against no limit) and costs ``REFUSAL_WAIT`` + ``REFUSAL_ANSWER_GRACE`` at most,
+        however slowly it sends: a flood of refused connections keeps nobody else out. At most
+        ``MAX_REFUSING`` are answered at once; the others are closed without a word."""
+        if self._refusing < MAX_REFUSING:
+            self._refusing += 1
+            deadline = trio.current_time() + REFUSAL_WAIT
+            try:
+                with trio.move_on_at(deadline + REFUSAL_ANSWER_GRACE):
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._write_then_stop, peer, nursery.cancel_scope)
+                        data = await self._receive(peer, deadline)
+                        if data:
+                            await self._refuse(peer, data, reason, deadline)
+                        peer.finish()
+            except trio.BrokenResourceError:
+                pass
+            finally:
+                self._refusing -= 1
+        log.debug("connection from %s refused: %s", peer.address, reason)
+        with trio.CancelScope(shield=True), trio.move_on_after(1):
+            await peer.stream.aclose()
+
+    async def _read_guarded(self, peer: Peer) -> None:
         """Read and handle ``peer``'s requests; a failure of ours is logged once and ends this
         connection with ``internal_error``."""
         try:
-            await self._read(peer, refusal)
+            await self._read(peer)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         except Exception:  # noqa: BLE001 - the connection's wall
@@ -384,13 +421,11 @@ class Server:
                           peer.id, peer.address)
             peer.kick(ErrorCode.INTERNAL_ERROR, "internal server error")
 
-    async def _read(self, peer: Peer, refusal: tuple[str, str] | None = None) -> None:
+    async def _read(self, peer: Peer) -> None:
         """Read and handle the peer's messages until it closes or is closed.
 
         The server writes nothing before the client's first byte (until then the encoding is
-        unknown): a socket that stays silent is closed without a word, and a ``refusal`` (the
-        server or the address is full) is said in the mode the first byte picks (to a browser, an
-        HTTP ``503``).
+        unknown): a socket that stays silent is closed without a word.
 
         Timeouts: before ``hello``, ``handshake_timeout`` of silence between bytes (a person
         typing at ``nc`` is served) and ``frame_timeout`` from the first byte for the whole
@@ -399,18 +434,18 @@ class Server:
         then does not keep it open). A client that said a ``heartbeat`` in ``hello`` is closed
         (``idle_timeout``) after ``HEARTBEAT_MISSES`` periods without a byte, seated or not.
         """
-        now = await self._read_hello(peer, refusal)
+        now = await self._read_hello(peer)
         if now is not None:
             await self._read_messages(peer, now)
 
-    async def _read_hello(self, peer: Peer, refusal: tuple[str, str] | None) -> float | None:
+    async def _read_hello(self, peer: Peer) -> float | None:
         """``_read`` up to the end of ``hello``: the time the last bytes came, or None if the
         connection is over."""
         config = self.config
         frame_timeout = config.frame_timeout or math.inf
         now = trio.current_time()
         first_byte = math.inf
-        wait = REFUSAL_WAIT if refusal is not None else config.handshake_timeout or math.inf
+        wait = config.handshake_timeout or math.inf
         while not peer.hello_done and not peer.closed:
             data = await self._receive(peer, min(now + wait, first_byte + frame_timeout))
             if data is None:
@@ -421,9 +456,6 @@ class Server:
                 return None
             now = trio.current_time()
             first_byte = min(first_byte, now)
-            if refusal is not None:
-                await self._refuse(peer, data, refusal)
-                return None
             if peer.codec.mode is None:
                 opened = await self._open(peer, data)
                 if opened is None:
@@ -435,16 +467,19 @@ class Server:
                 return None
         return now
 
-    async def _refuse(self, peer: Peer, data: bytes | bytearray,
-                      refusal: tuple[str, str]) -> None:
-        """Say ``refusal`` (the server or the address is full) in the mode the connection's
-        first bytes ``data`` pick: a browser's request is answered HTTP ``503``, where the
-        protocol's error line would be garbage on its screen."""
+    async def _refuse(self, peer: Peer, data: bytes | bytearray, reason: str,
+                      deadline: float) -> None:
+        """Say ``too_many_connections`` with ``reason`` in the mode the connection's first
+        bytes ``data`` pick: a browser's request (read until ``deadline`` at most) is answered
+        HTTP ``503``, where the protocol's error line would be garbage on its screen."""
         if self.web is not None and http_start(data) is not False:
-            await self.web.refuse_busy(peer, bytes(data), self._receive, refusal[1])
+            async def receive(peer: Peer, until: float) -> bytes | bytearray | None:
+                return await self._receive(peer, min(until, deadline))
+
+            await self.web.refuse_busy(peer, bytes(data), receive, reason)
             return
         peer.codec.receive_data(data[:1])
-        peer.kick(*refusal)
+        peer.kick(ErrorCode.TOO_MANY_CONNECTIONS, reason)
 
     async def _read_messages(self, peer: Peer, now: float) -> None:
         """``_read`` after ``hello`` (whose last bytes came at ``now``)."""
@@ -462,16 +497,10 @@ class Server:
                 deadline = min(deadline, begun + frame_timeout)
             data = await self._receive(peer, deadline)
             if data is None:
-                if codec.buffered and trio.current_time() >= begun + frame_timeout:
-                    peer.kick(ErrorCode.FRAME_TIMEOUT,
-                              f"a frame was begun and not finished within {frame_timeout:g} s")
-                elif trio.current_time() >= heard + silence:
-                    log.info("connection %d (%s): nothing heard for %g s (heartbeat %g s)",
-                             peer.id, peer.name, silence, peer.heartbeat)
-                    peer.kick(ErrorCode.IDLE_TIMEOUT,
-                              f"nothing heard for {silence:g} s (heartbeat {peer.heartbeat:g} s)")
-                else:
-                    peer.kick(ErrorCode.IDLE_TIMEOUT, f"no message for {idle:g} s")
+                if peer.pinged_at > heard:  # WebSocket pings only: heard, but no message
+                    heard = peer.pinged_at
+                    continue
+                self._overdue(peer, begun, heard)
                 return
             if not data:
                 return
@@ -484,6 +513,24 @@ class Server:
                 last_message = now
             if handled or not had_begun:
                 begun = now
+
+    def _overdue(self, peer: Peer, begun: float, heard: float) -> None:
+        """A deadline of ``_read_messages`` has passed: end the connection, saying which (a
+        frame begun at ``begun`` not finished, nothing heard since ``heard`` from a heartbeat
+        client, or no message while at no table)."""
+        frame_timeout = self.config.frame_timeout or math.inf
+        silence = HEARTBEAT_MISSES * peer.heartbeat if peer.heartbeat else math.inf
+        if peer.codec.buffered and trio.current_time() >= begun + frame_timeout:
+            peer.kick(ErrorCode.FRAME_TIMEOUT,
+                      f"a frame was begun and not finished within {frame_timeout:g} s")
+        elif trio.current_time() >= heard + silence:
+            log.info("connection %d (%s): nothing heard for %g s (heartbeat %g s)",
+                     peer.id, peer.name, silence, peer.heartbeat)
+            peer.kick(ErrorCode.IDLE_TIMEOUT,
+                      f"nothing heard for {silence:g} s (heartbeat {peer.heartbeat:g} s)")
+        else:
+            peer.kick(ErrorCode.IDLE_TIMEOUT,
+                      f"no message for {self.config.idle_timeout or math.inf:g} s")
 
     async def _open(self, peer: Peer, data: bytes | bytearray) -> bytes | bytearray | None:
         """A connection's first bytes ``data``: TLS, a browser, or a client of the protocol.

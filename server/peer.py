@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import os
 from collections import deque
 from collections.abc import Mapping
@@ -40,7 +41,7 @@ class Carrier(Protocol):
 
     def last(self, data: bytes) -> bytes: ...
 
-    def inbound(self, data: bytes | bytearray) -> Inbound: ...
+    def inbound(self, data: bytes | bytearray, budget: float = ...) -> Inbound: ...
 
     @property
     def ended(self) -> bool: ...
@@ -137,6 +138,9 @@ class Peer:
         #: the WebSocket around the codec's frames of a browser's connection (None: the
         #: codec's frames are the wire's bytes)
         self.carrier: Carrier | None = None
+        #: when the last WebSocket ping or pong came (they reach no codec, but the heartbeat
+        #: hears them)
+        self.pinged_at = -math.inf
 
     def __repr__(self) -> str:
         return f"<peer {self.id} {self.name or '?'}@{self.address}>"
@@ -155,15 +159,19 @@ class Peer:
     def take_token(self, cost: float = 1.0) -> bool:
         """Token bucket: whether ``cost`` more messages are within ``rate`` per second on
         average with bursts up to ``burst`` (always true when ``rate`` is 0)."""
-        if self.rate <= 0:
-            return True
-        now = trio.current_time()
-        self._tokens = min(self.burst, self._tokens + (now - self._refilled) * self.rate)
-        self._refilled = now
-        if self._tokens < cost:
+        if self.tokens() < cost:
             return False
         self._tokens -= cost
         return True
+
+    def tokens(self) -> float:
+        """How many messages may be sent now (infinite when ``rate`` is 0)."""
+        if self.rate <= 0:
+            return math.inf
+        now = trio.current_time()
+        self._tokens = min(self.burst, self._tokens + (now - self._refilled) * self.rate)
+        self._refilled = now
+        return self._tokens
 
     def send(self, msg: Mapping[str, Any]) -> None:
         """Send ``msg`` now if the socket takes it, else queue it for the writer; a full queue
@@ -264,7 +272,7 @@ class Peer:
         data = await self._receive_bytes()
         while carrier is not None and data:
             text = self.unwrap(data)
-            if text or carrier.ended:
+            if text or carrier.ended or self.closed:
                 return text
             data = await self._receive_bytes()
         return data
@@ -274,7 +282,10 @@ class Peer:
         when they held none: a control frame, the end, or a breach of the carrier's rules,
         which ends the connection with an error)."""
         assert self.carrier is not None
-        got = self.carrier.inbound(data)
+        got = self.carrier.inbound(data, self.tokens())
+        if got.controls:  # a ping or pong is a message: same rate limit, heard as a ping
+            self.pinged_at = trio.current_time()
+            self.take_token(got.controls)  # within the budget: text is charged by the codec
         if got.reply:  # control frames: they go out as they are, around any cork
             self._push(got.reply)
         if got.refusal is not None:

@@ -23,6 +23,7 @@ accepts it, each with an ``ETag``: a browser keeps them and asks again with ``If
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -165,15 +166,21 @@ class WebSite:
     async def refuse_busy(self, peer: Peer, head: bytes, receive: Receive, reason: str) -> None:
         """Answer the request beginning with ``head`` ``503`` with ``reason`` and a
         ``Retry-After``: the server or the browser's address has no connection to spare, and
-        a browser shows an HTTP answer where a protocol error line would be garbage."""
-        http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        http.receive_data(head)
-        try:
-            if await self._next_request(peer, http, receive) is not None:
-                await self._refuse(peer, http, 503, reason,
-                                   [(b"retry-after", str(RETRY_AFTER).encode())])
-        except _Gone:
-            pass
+        a browser shows an HTTP answer where a protocol error line would be garbage. The head
+        is read to its end (a client still sending when the connection closes may lose the
+        answer), ``MAX_HEAD`` bytes or until ``receive`` says its deadline has passed, but not
+        parsed: whatever it asks, the answer is the same."""
+        while b"\r\n\r\n" not in head and len(head) <= MAX_HEAD:
+            data = await receive(peer, math.inf)
+            if data is None:
+                break
+            if not data:
+                return
+            head += data
+        answer = plain_answer(503, reason, [(b"retry-after", str(RETRY_AFTER).encode())],
+                              head=head.startswith(b"HEAD "))
+        with contextlib.suppress(_Gone):
+            await self._write(peer, answer)
 
     async def _serve(self, peer: Peer, head: bytes, receive: Receive,
                      redirect: bool) -> Upgraded | None:
@@ -305,8 +312,7 @@ class WebSite:
         except h11.LocalProtocolError:
             # h11 cannot answer in its state (e.g. the request line itself was garbage before
             # any request began): write the answer by hand.
-            await self._write(peer, b"HTTP/1.1 %d \r\nconnection: close\r\n"
-                              b"content-length: %d\r\n\r\n%s" % (status, len(body), body))
+            await self._write(peer, plain_answer(status, reason, extra or []))
 
     async def _send(self, peer: Peer, http: h11.Connection, response: h11.Response,
                     body: bytes) -> None:
@@ -327,6 +333,20 @@ class WebSite:
             return
         log.info("connection %d: an HTTP answer did not leave in time", peer.id)
         raise _Gone
+
+
+def plain_answer(status: int, reason: str, extra: list[tuple[bytes, bytes]], *,
+                 head: bool = False) -> bytes:
+    """An answer written without h11, which answers only a request it has parsed: ``status``
+    with ``reason`` as its text (none to a ``HEAD``), the security headers and ``extra``; the
+    connection closes after it."""
+    body = f"{status} {reason}\n".encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"),
+               (b"content-length", str(len(body)).encode()), *_SECURITY_HEADERS, *extra,
+               (b"connection", b"close")]
+    lines = [b"HTTP/1.1 %d %s" % (status, HTTPStatus(status).phrase.encode()),
+             *(name + b": " + value for name, value in headers)]
+    return b"\r\n".join(lines) + b"\r\n\r\n" + (b"" if head else body)
 
 
 def _head_size(request: h11.Request) -> int:

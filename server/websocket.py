@@ -7,7 +7,12 @@ bytes on the wire into text-mode lines and back (``Peer.carrier``), so there is 
 implementation of sessions.
 
 * In: wsproto (sans-IO) parses the frames, unmasks them, checks UTF-8 and answers pings and
-  the closing handshake. Each text message's data reaches the codec as it arrives, followed
+  the closing handshake. Pings and pongs are counted (``Inbound.controls``): each costs the
+  sender a message of its rate limit and counts as heard for its heartbeat, as a text
+  ``ping`` does (``Peer.unwrap``). Frames are parsed only while the sender's rate limit has
+  room for the messages they end: a chunk holding thousands of tiny frames is refused
+  after the first ones, not parsed whole.
+  Each text message's data reaches the codec as it arrives, followed
   by a newline once the message is finished, so the codec's line limit and frame timeout
   apply to a WebSocket message as to a line. A newline inside a message is whitespace to
   JSON (a JSON string cannot hold one raw), so it becomes a space.
@@ -18,6 +23,7 @@ implementation of sessions.
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 
@@ -28,7 +34,9 @@ from wsproto.events import (
     AcceptConnection,
     BytesMessage,
     CloseConnection,
+    Event,
     Ping,
+    Pong,
     TextMessage,
 )
 from wsproto.frame_protocol import CloseReason
@@ -47,13 +55,33 @@ class UpgradeError(Exception):
 @dataclass(frozen=True, slots=True)
 class Inbound:
     """What a chunk of wire bytes held: ``text`` for the codec (whole lines end in ``\\n``),
-    ``reply`` to send back as it is (pongs, the closing handshake), and ``refusal`` (error
-    code, message) when the peer broke the rules of this transport (a binary message): the
-    connection ends with that error."""
+    ``reply`` to send back as it is (pongs, the closing handshake), ``controls``, how many
+    pings and pongs came, and ``refusal`` (error code, message) when the peer broke the rules
+    of this transport (a binary message): the connection ends with that error."""
 
     text: bytes = b""
     reply: bytes = b""
+    controls: int = 0
     refusal: tuple[str, str] | None = None
+
+
+def _is_message(event: Event) -> bool:
+    """Whether ``event`` costs a message of the rate limit: a text message's end, a ping, a
+    pong."""
+    return isinstance(event, Ping | Pong) or (isinstance(event, TextMessage)
+                                              and event.message_finished)
+
+
+def _refusal(event: Event, over_budget: bool) -> tuple[str, str] | None:
+    """Why the connection ends at ``event`` (error code, message), if it does: a binary
+    message, or one message more than the rate limit allows."""
+    if isinstance(event, BytesMessage):
+        return (ErrorCode.MALFORMED_FRAME,
+                "a binary WebSocket message: send each message as one text frame of JSON")
+    if over_budget:
+        return (ErrorCode.RATE_LIMITED, "more messages per second than the rate limit allows "
+                "(WebSocket pings and pongs count)")
+    return None
 
 
 def text_frame(payload: bytes) -> bytes:
@@ -103,23 +131,27 @@ class WebSocketCarrier:
             closing = self._ws.send(CloseConnection(code=CloseReason.NORMAL_CLOSURE))
         return self.outbound(data) + closing
 
-    def inbound(self, data: bytes | bytearray) -> Inbound:
-        """Feed wire bytes; what they held."""
+    def inbound(self, data: bytes | bytearray, budget: float = math.inf) -> Inbound:
+        """Feed wire bytes; what they held. ``budget``: how many messages (finished text
+        messages, pings and pongs) the sender may still send now; one more is refused with
+        ``rate_limited``, and what follows it is not parsed."""
         ws = self._ws
         text: list[bytes] = []
         reply: list[bytes] = []
+        controls = messages = 0
         try:
             ws.receive_data(bytes(data))
             for event in ws.events():
+                messages += _is_message(event)
+                refusal = _refusal(event, messages > budget)
+                if refusal is not None:
+                    return Inbound(refusal=refusal)
+                controls += isinstance(event, Ping | Pong)
                 if isinstance(event, TextMessage):
                     chunk = event.data.replace("\n", " ").replace("\r", " ")
                     text.append(chunk.encode("utf-8"))
                     if event.message_finished:
                         text.append(b"\n")
-                elif isinstance(event, BytesMessage):
-                    return Inbound(refusal=(ErrorCode.MALFORMED_FRAME,
-                                            "a binary WebSocket message: send each message as "
-                                            "one text frame of JSON"))
                 elif isinstance(event, Ping):
                     reply.append(ws.send(event.response()))
                 elif isinstance(event, CloseConnection):
@@ -129,4 +161,4 @@ class WebSocketCarrier:
                     break
         except (RemoteProtocolError, LocalProtocolError):  # bytes after the close: ignored
             self.ended = True
-        return Inbound(b"".join(text), b"".join(reply))
+        return Inbound(b"".join(text), b"".join(reply), controls)

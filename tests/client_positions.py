@@ -3,9 +3,9 @@ and its legal moves come from the engine itself."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from tongits.engine import DECK, Hand, Options, Phase, SeatView, parse_cards, seat_view
+from tongits.engine import DECK, Card, Hand, Options, Phase, SeatView, parse_cards, seat_view
 from tongits.engine.melds import TableMeld
 
 
@@ -21,8 +21,10 @@ def position(
     opened: tuple[bool, bool, bool] | None = None,
     secret: Sequence[int] = (),
     turn: int = 3,
+    laid_off: Mapping[int, Sequence[tuple[str, int]]] | None = None,
 ) -> SeatView:
-    """Seat ``seat`` holds ``hand``; ``top`` is the discard; ``melds`` are (owner, cards)."""
+    """Seat ``seat`` holds ``hand``; ``top`` is the discard; ``melds`` are (owner, cards);
+    ``laid_off``: per meld index, the cards of it laid off and by which seat, in order."""
     h = Hand(DECK, 0, options)
     mine = set(parse_cards(hand))
     table = [set(parse_cards(cards)) for _, cards in melds]
@@ -34,8 +36,10 @@ def position(
     h.hands[(seat + 2) % 3] = set(rest[10:20])
     h.stock = rest[20:30]
     h.discards = list(parse_cards(top)) if top else []
+    laid = laid_off or {}
     h.melds = [
-        TableMeld(i, owner, sorted(cards, key=lambda c: (c.rank, c.suit)), i in secret)
+        TableMeld(i, owner, sorted(cards, key=lambda c: (c.rank, c.suit)), i in secret,
+                  {Card.parse(card): by for card, by in laid.get(i, ())})
         for i, ((owner, _), cards) in enumerate(zip(melds, table, strict=True))
     ]
     owners = {owner for owner, _ in melds}

@@ -147,7 +147,7 @@ def test_play_with_a_free_seat_says_where_a_friend_connects(
     def screen(session: launch.PlaySession, lobby: object = None) -> int:
         # `leave` and `lobby` go to the embedded server's lobby, as at any server.
         assert isinstance(lobby, LobbyJoin) and lobby.session is session is not None
-        assert session.lobby is lobby
+        assert session.options.lobby is lobby
         updates: list[Update] = []
 
         async def main() -> None:

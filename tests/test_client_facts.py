@@ -14,7 +14,6 @@ from tongits.client.tui.state import (
     StateUpdate,
     TableNamed,
     TableState,
-    layoffs,
     pile_throwers,
 )
 from tongits.engine import Action, Card, End, Move, Options, Phase, Step
@@ -44,8 +43,8 @@ def test_who_threw_the_top_discard_and_who_laid_off_each_card() -> None:
     ]
     steps = [Step.from_dict(step) for step in history]
     assert pile_throwers(steps) == [1]
-    assert layoffs(steps) == {0: [("7d", 2), ("2c", 0)]}
-    view = position("Kd 2c", top="9s", melds=[(1, "7h 7s 7c 7d")], to_act=1)
+    view = position("Kd 2c", top="9s", melds=[(1, "7h 7s 7c 7d")], to_act=1,
+                    laid_off={0: [("7d", 2)]})
     object.__setattr__(view, "history", tuple(Step.from_dict(step) for step in (
         {"seat": 2, "action": "draw"},
         {"seat": 2, "action": "sapaw", "card": "7d", "meld": 0},
@@ -62,6 +61,18 @@ def test_who_threw_the_top_discard_and_who_laid_off_each_card() -> None:
     assert "(7♦ greedy-bot-2)" in screen_text(state, now=0.0)
 
 
+def test_who_laid_off_what_is_read_from_the_view_in_the_order_laid() -> None:
+    """The tags beside a meld come from the view's ``laid_off`` (as the page reads them), not
+    from replaying the history: a view whose history says nothing of them (here: none at all)
+    still names each card's player, runs of one player's cards together."""
+    view = position("Kd 2c", top="9s", melds=[(1, "8d 9d Td Jd Qd Kd")], to_act=1,
+                    laid_off={0: [("Qd", 2), ("8d", 2), ("Kd", 0)]})
+    assert view.history == ()
+    state = TableState()
+    state.apply(StateUpdate(view, SEATS, None, table="t1"))
+    assert "(Q♦ 8♦ Cara, K♦ Ana)" in screen_text(state, now=0.0)
+
+
 @pytest.mark.parametrize("cols", [80, 60])
 def test_a_lay_off_names_its_player_whole_at_80_and_60_columns(cols: int) -> None:
     """The tag beside a laid-off card was cut to 6 characters (``Bartho``), so two players
@@ -69,7 +80,7 @@ def test_a_lay_off_names_its_player_whole_at_80_and_60_columns(cols: int) -> Non
     broken inside when wider than the panel) rather than cut."""
     long = "Bartholomew-the-magnificent-xx"
     view = position("Kd 2c", top="8s", melds=[(1, "7h 7s 7c 7d"), (0, "9s Ts Js Qs")],
-                    to_act=1)
+                    to_act=1, laid_off={0: [("7d", 2)], 1: [("9s", 2)]})
     object.__setattr__(view, "history", tuple(Step.from_dict(step) for step in (
         {"seat": 2, "action": "draw"},
         {"seat": 2, "action": "sapaw", "card": "7d", "meld": 0},

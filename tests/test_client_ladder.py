@@ -14,7 +14,7 @@ from tongits.client.connection import Connection, open_connection
 from tongits.client.ladder import fetch_standings, format_standings, register_account
 from tongits.client.sdk import Bot, BotError
 from tongits.client.tui.lobby import LobbyJoin
-from tongits.client.tui.net import NetSession
+from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.state import Notice, ServerRefused
 from tongits.engine.policies import get_policy
 from tongits.protocol import Joined, State
@@ -72,7 +72,7 @@ async def _lobby_queue(port: int, key: str | None, updates: list[Any],
     """A lobby on a connection as ``Ana`` (with ``key``): ``queue``, and ``unqueue`` at once if
     asked; the connection once the lobby has returned (seated) or been given up."""
     lobby = LobbyJoin()
-    session = NetSession("127.0.0.1", port, name="Ana", join=lobby, account=key)
+    session = NetSession("127.0.0.1", port, SessionOptions(name="Ana", join=lobby, account=key))
     session.sink = updates.append
     lobby.session = session
     async with open_connection("127.0.0.1", port, name="Ana", account=key) as conn:
@@ -104,7 +104,7 @@ async def test_the_lobby_queues_a_player_with_an_account_for_a_ladder_match(
             assert any(isinstance(u, Notice) and "queued" in u.text for u in updates)
             no_key: list[Any] = []
             lobby = LobbyJoin()
-            lobby.session = NetSession("127.0.0.1", port, name="Bo", join=lobby)
+            lobby.session = NetSession("127.0.0.1", port, SessionOptions(name="Bo", join=lobby))
             lobby.session.sink = no_key.append
             async with open_connection("127.0.0.1", port, name="Bo") as bo:
                 assert await lobby._queue(bo) is False
@@ -136,7 +136,8 @@ async def test_queue_sees_its_table_while_the_session_reads_the_pushed_messages(
             key = await register_account(Endpoint("127.0.0.1", port), "Ana", None,
                                          AccountKeys(tmp_path / "keys.json"))
             lobby = LobbyJoin()
-            lobby.session = NetSession("127.0.0.1", port, name="Ana", join=lobby, account=key)
+            lobby.session = NetSession("127.0.0.1", port, SessionOptions(
+                name="Ana", join=lobby, account=key))
             seen: list[Any] = []
             async with (
                 open_connection("127.0.0.1", port, name="Ana", account=key) as conn,

@@ -19,7 +19,7 @@ from tongits.client.tui.lobby import (
     parse_lobby,
     table_id,
 )
-from tongits.client.tui.net import NetSession
+from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.render import lobby_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import (
@@ -205,7 +205,7 @@ def test_an_invite_link_for_another_server_is_not_joined_here() -> None:
     """The link's table id means a table of the link's server: joining it on this server would
     seat the player at another table, or be refused."""
     lobby = LobbyJoin()
-    lobby.session = NetSession("127.0.0.1", 7790, name="Ben", join=lobby)
+    lobby.session = NetSession("127.0.0.1", 7790, SessionOptions(name="Ben", join=lobby))
     assert lobby.choose("join tongits://10.0.0.1:7777/t/t1?code=x") == (
         "that invite is for 10.0.0.1:7777, not this server: tongits connect LINK")
     assert lobby.choose("join tongits://127.0.0.1:7790/t/t1?code=x") == "not connected yet"
@@ -267,7 +267,7 @@ async def test_again_makes_a_table_with_the_last_ones_settings() -> None:
                                target=40, private=True)
         [old] = await ana.list_tables()
         await ana.leave()
-        session = NetSession("127.0.0.1", 7790, name="Ana", join=LobbyJoin())
+        session = NetSession("127.0.0.1", 7790, SessionOptions(name="Ana", join=LobbyJoin()))
         session.table_entry = old
         await session._same_again(ana)
         [new] = [t for t in await ana.list_tables() if t["table"] != old["table"]]

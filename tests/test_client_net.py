@@ -7,6 +7,7 @@ import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from tongits.client.connection import Connection, open_connection
 from tongits.client.tui import net
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
-from tongits.client.tui.net import NetSession
+from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.render import lobby_panel, to_text
 from tongits.client.tui.state import event_lines
 from tongits.engine import HandRecord, Phase, SeatView, Step
@@ -106,9 +107,8 @@ def test_a_whole_hand_against_server_bots() -> None:
 
     async def main() -> None:
         with create_pipe_input() as pipe:
-            session = NetSession(
-                "127.0.0.1", 0, name="Ana", join=sit_down, prelude=EmbeddedServer()
-            )
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Ana", join=sit_down, prelude=EmbeddedServer()))
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:
@@ -141,8 +141,8 @@ def test_a_declared_match_ends_on_screen() -> None:
 
     async def main() -> None:
         with create_pipe_input() as pipe:
-            session = NetSession("127.0.0.1", 0, name="Ana", join=one_hand,
-                                 prelude=embedded, retry_delays=(0.05,))
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Ana", join=one_hand, prelude=embedded, retry_delays=(0.05,)))
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:
@@ -190,14 +190,8 @@ def test_reconnects_with_the_seat_token() -> None:
                 assert embedded.nursery is not None
                 embedded.nursery.start_soon(embedded.watch, joined.table)
 
-            session = NetSession(
-                "127.0.0.1",
-                0,
-                name="Ana",
-                join=sit_and_watch,
-                prelude=embedded,
-                retry_delays=(0.05,),
-            )
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Ana", join=sit_and_watch, prelude=embedded, retry_delays=(0.05,)))
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             banners: list[str | None] = []
             original = screen.on_update
@@ -275,8 +269,8 @@ async def ana_with_ben(
         embedded.nursery.start_soon(ben.play, joined.table)
 
     with create_pipe_input() as pipe:
-        session = NetSession("127.0.0.1", 0, name="Ana", join=sit_with_ben,
-                             prelude=embedded, retry_delays=(0.01,))
+        session = NetSession("127.0.0.1", 0, SessionOptions(
+            name="Ana", join=sit_with_ben, prelude=embedded, retry_delays=(0.01,)))
         screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
         task = asyncio.create_task(screen.run())
         try:
@@ -444,8 +438,8 @@ def test_a_spectator_whose_connection_drops_watches_the_same_table_again(private
 
     async def main() -> None:
         with create_pipe_input() as pipe:
-            session = NetSession("127.0.0.1", 0, name="Watcher", join=watch, prelude=embedded,
-                                 retry_delays=(0.05,))
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Watcher", join=watch, prelude=embedded, retry_delays=(0.05,)))
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:
@@ -530,8 +524,8 @@ def test_an_invite_to_a_table_that_refuses_it_ends_the_session(
 
     async def main() -> None:
         with create_pipe_input() as pipe:
-            session = NetSession("127.0.0.1", 0, name="Friend", join=invited, prelude=embedded,
-                                 retry_delays=(0.01,))
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Friend", join=invited, prelude=embedded, retry_delays=(0.01,)))
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:
@@ -553,6 +547,33 @@ def test_an_invite_to_a_table_that_refuses_it_ends_the_session(
         assert seen["message"] == "wrong or missing join code: join INVITE-LINK or join TABLE CODE"
 
 
+async def test_a_wrong_password_ends_the_session_at_the_first_refusal() -> None:
+    """``bad_password`` is final (``net.FINAL``): the same password gets the same answer, so
+    the session says so and stops, rather than knocking again under "reconnecting"."""
+    from server_support import TIME_CAP, quick_config
+    from tongits.client.tui.state import ConnectionChanged, LinkStatus, Update
+    from tongits.server import MemoryJournal
+
+    updates: list[Update] = []
+    joins: list[str] = []
+
+    async def sit(conn: Connection) -> None:
+        joins.append("create")
+
+    server = Server(quick_config(), MemoryJournal(), password="sesame")
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(server.serve)
+            port = listeners[0].socket.getsockname()[1]
+            session = NetSession("127.0.0.1", port, SessionOptions(
+                name="Ana", join=sit, password="open", retry_delays=(0.01,), give_up_after=3))
+            session.sink = updates.append
+            await session._connect_loop()
+            nursery.cancel_scope.cancel()
+    assert updates == [ConnectionChanged(LinkStatus.CLOSED, ErrorCode.BAD_PASSWORD)]
+    assert joins == []
+
+
 def test_the_owner_of_a_full_table_that_waits_for_start_types_start() -> None:
     """A table made with ``auto_start`` false deals only on its owner's ``start``, which the
     screen had no command for: an owner there (its creator, or the lowest connected human when
@@ -565,7 +586,8 @@ def test_the_owner_of_a_full_table_that_waits_for_start_types_start() -> None:
 
     async def main() -> None:
         with create_pipe_input() as pipe:
-            session = NetSession("127.0.0.1", 0, name="Ana", join=held, prelude=embedded)
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Ana", join=held, prelude=embedded))
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:
@@ -613,11 +635,12 @@ def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave(
         with create_pipe_input() as pipe:
             # As `tongits connect` makes it, on the embedded server and keeping no seat file.
             session = connect_session(Target.parse("127.0.0.1:7790"), "Ana", None)
-            session.prelude, session.seats = embedded, None
-            assert session.record_dir is not None and session.record_dir.name == "hands"
-            session.record_dir = tmp_path
+            record_dir = session.options.record_dir
+            assert record_dir is not None and record_dir.name == "hands"
+            session.options = replace(session.options, prelude=embedded, seats=None,
+                                      record_dir=tmp_path)
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
-                                 lobby=session.lobby)  # type: ignore[arg-type]
+                                 lobby=session.options.lobby)  # type: ignore[arg-type]
             task = asyncio.create_task(screen.run())
             state = screen.state
             try:
@@ -685,8 +708,8 @@ def test_again_when_the_server_has_no_table_left_says_so_and_opens_the_lobby() -
 
         with create_pipe_input() as pipe:
             lobby = LobbyJoin()
-            session = NetSession("127.0.0.1", 0, name="Ana", join=lobby, lobby=lobby,
-                                 prelude=embedded)
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Ana", join=lobby, lobby=lobby, prelude=embedded))
             lobby.session = session
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
                                  lobby=lobby)
@@ -733,8 +756,8 @@ def test_the_creator_back_at_her_waiting_private_table_sees_its_invite_again(
     async def run_screen(port: int, first: bool) -> None:
         with create_pipe_input() as pipe:
             lobby = LobbyJoin()
-            session = NetSession("127.0.0.1", port, name="Ana", join=lobby, lobby=lobby,
-                                 seats=SeatStore(tmp_path / "seats"))
+            session = NetSession("127.0.0.1", port, SessionOptions(
+                name="Ana", join=lobby, lobby=lobby, seats=SeatStore(tmp_path / "seats")))
             lobby.session = session
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
                                  lobby=lobby)
@@ -782,8 +805,8 @@ def test_the_table_is_named_on_a_server_with_more_tables_than_a_page() -> None:
 
     async def main() -> None:
         with create_pipe_input() as pipe:
-            session = NetSession("127.0.0.1", 0, name="Ana", join=create,
-                                 prelude=CrowdedServer())
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Ana", join=create, prelude=CrowdedServer()))
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:

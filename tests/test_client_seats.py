@@ -19,7 +19,7 @@ from prompt_toolkit.output import DummyOutput
 from screen_support import settle
 from tongits.client.connection import Connection
 from tongits.client.tui.app import TableScreen, screen_for
-from tongits.client.tui.net import NetSession
+from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.seats import MAX_AGE, SavedSeat, SeatStore
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
@@ -114,14 +114,14 @@ def test_a_restarted_client_is_back_in_its_seat(tmp_path: Path) -> None:
 
     with ServerThread() as server:
         before = run_client(
-            NetSession("127.0.0.1", server.port, name="Ana", join=create,
-                       seats=SeatStore(tmp_path)),
+            NetSession("127.0.0.1", server.port, SessionOptions(
+                name="Ana", join=create, seats=SeatStore(tmp_path))),
             first,
         )
         started = time.monotonic()
         after = run_client(
-            NetSession("127.0.0.1", server.port, name="Ana", join=create,
-                       seats=SeatStore(tmp_path)),
+            NetSession("127.0.0.1", server.port, SessionOptions(
+                name="Ana", join=create, seats=SeatStore(tmp_path))),
             second,
         )
         elapsed = time.monotonic() - started
@@ -146,7 +146,8 @@ def test_a_seat_token_the_server_forgot_is_dropped_and_the_lobby_runs(tmp_path: 
     with ServerThread() as server:
         key = f"127.0.0.1:{server.port}"
         store.save(SavedSeat(key, "Ana", "a-token-from-a-table-long-gone", "t9"))
-        session = NetSession("127.0.0.1", server.port, name="Ana", join=create, seats=store)
+        session = NetSession("127.0.0.1", server.port, SessionOptions(
+            name="Ana", join=create, seats=store))
         run_client(session, scenario)
         saved = store.load(key, "Ana")
     assert joins == ["create"]
@@ -170,8 +171,9 @@ def test_tongits_play_started_again_restores_the_match_and_the_seat(tmp_path: Pa
             joins.append("create")
             await conn.create_table("play", timer=0, bots=2)
 
-        net = NetSession("127.0.0.1", 0, name="You", join=create, prelude=embedded,
-                         seats=SeatStore(tmp_path / "seats"), server_key=f"play:{db}")
+        net = NetSession("127.0.0.1", 0, SessionOptions(
+            name="You", join=create, prelude=embedded, seats=SeatStore(tmp_path / "seats"),
+            server_key=f"play:{db}"))
         return net, journal
 
     async def until_our_turn(screen: TableScreen) -> list[Any]:
@@ -220,10 +222,10 @@ def test_a_client_started_again_in_hand_2_counts_on_from_there(tmp_path: Path) -
         return screen_for(screen.state)
 
     with ServerThread() as server:
-        first = run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create,
-                                      seats=SeatStore(tmp_path)), into_hand_2)
-        again = run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create,
-                                      seats=SeatStore(tmp_path)), back)
+        first = run_client(NetSession("127.0.0.1", server.port, SessionOptions(
+            name="Ana", join=create, seats=SeatStore(tmp_path))), into_hand_2)
+        again = run_client(NetSession("127.0.0.1", server.port, SessionOptions(
+            name="Ana", join=create, seats=SeatStore(tmp_path))), back)
     assert first.startswith(" Tongits · friday (t1) · hand 2")
     assert again.startswith(" Tongits · friday (t1) · hand 2")
     # the match's chips, at once: the resumed state carries them (not the next hand's end)
@@ -272,9 +274,10 @@ def test_tongits_play_writes_each_hand_record_and_says_where(tmp_path: Path) -> 
         assert not any("tongits replay" in line.text for line in screen.state.log())
         return said
 
-    session = PlaySession("127.0.0.1", 0, name="You", join=create, prelude=embedded,
-                          seats=SeatStore(tmp_path / "seats"), server_key=f"play:{db}",
-                          db=db, records=tmp_path / "hands")
+    session = PlaySession("127.0.0.1", 0, SessionOptions(
+        name="You", join=create, prelude=embedded, seats=SeatStore(tmp_path / "seats"),
+        server_key=f"play:{db}"),
+        db=db, records=tmp_path / "hands")
     try:
         said = run_client(session, one_hand)
     finally:
@@ -307,9 +310,10 @@ def test_tongits_play_says_when_it_resumed_the_saved_game_and_what_it_did_not_ap
         async def create(conn: Connection) -> None:
             await conn.create_table("play", timer=0, bots=2)
 
-        play = PlaySession("127.0.0.1", 0, name="You", join=create, prelude=embedded,
-                           seats=SeatStore(tmp_path / "seats"), server_key=f"play:{db}",
-                           db=db, records=tmp_path / "hands", resume_notice=notice)
+        play = PlaySession("127.0.0.1", 0, SessionOptions(
+            name="You", join=create, prelude=embedded, seats=SeatStore(tmp_path / "seats"),
+            server_key=f"play:{db}"),
+            db=db, records=tmp_path / "hands", resume_notice=notice)
         return play, journal
 
     async def seated(screen: TableScreen) -> list[str]:
@@ -344,10 +348,12 @@ def test_leave_gives_the_seat_up_and_forgets_the_token(tmp_path: Path) -> None:
 
     with ServerThread() as server:
         key = f"127.0.0.1:{server.port}"
-        session = NetSession("127.0.0.1", server.port, name="Ana", join=create, seats=store)
+        session = NetSession("127.0.0.1", server.port, SessionOptions(
+            name="Ana", join=create, seats=store))
         run_client(session, leave)
         assert store.load(key, "Ana") is None
-        run_client(NetSession("127.0.0.1", server.port, name="Ana", join=create, seats=store),
+        run_client(NetSession("127.0.0.1", server.port, SessionOptions(
+            name="Ana", join=create, seats=store)),
                    lambda screen: settle(lambda: screen.state.view is not None))
     assert joins == ["create", "create"]
 
@@ -358,7 +364,7 @@ def test_replay_finds_a_saved_record_by_the_bare_name_the_screen_said(
     """The screen says ``tongits replay NAME`` (the whole path did not fit): that name, typed
     in any folder, is the record in the records' folder; a file of that name in the working
     directory, or a path, is read as given."""
-    from tongits.client.tui import seats
+    from tongits.client import user_files
     from tongits.client.tui.records import find_record
 
     folder = tmp_path / "data" / "hands"
@@ -372,7 +378,7 @@ def test_replay_finds_a_saved_record_by_the_bare_name_the_screen_said(
     assert find_record("x/t1-hand-1.json", folder) == Path("x/t1-hand-1.json")
     (elsewhere / "t1-hand-1.json").write_text("{}")
     assert find_record("t1-hand-1.json", folder) == Path("t1-hand-1.json")
-    monkeypatch.setattr(seats, "data_dir", lambda: tmp_path / "data")
+    monkeypatch.setattr(user_files, "data_dir", lambda: tmp_path / "data")
     from tongits.client.replay import run as replay
     (elsewhere / "t1-hand-1.json").unlink()
     assert replay("t1-hand-1.json", as_json=True) != 0  # read from the folder: "{}" is no hand

@@ -145,7 +145,7 @@ def test_every_update_a_session_delivers_has_a_handler() -> None:
 
 
 def test_a_state_whose_history_cannot_be_read_is_said_not_a_crash() -> None:
-    from tongits.client.tui.net import NetSession
+    from tongits.client.tui.net import NetSession, SessionOptions
     from tongits.engine import seat_view
     from tongits.engine.wire import ViewMap
     from tongits.protocol import State
@@ -155,7 +155,7 @@ def test_a_state_whose_history_cannot_be_read_is_said_not_a_crash() -> None:
 
     good = seat_view(FakeSession(seed=4).hand, 0).to_dict()
     heard: list[object] = []
-    session = NetSession("127.0.0.1", 0, name="Ana", join=nothing)
+    session = NetSession("127.0.0.1", 0, SessionOptions(name="Ana", join=nothing))
     session.sink = heard.append  # what start() sets, without starting a connection
     for bad_step in ({"seat": 7, "action": "draw"}, {"seat": 0, "action": "fly"}, "draw",
                      {"seat": 1, "action": "discard", "card": "Zz"}):

@@ -12,7 +12,7 @@ from prompt_toolkit.output import DummyOutput
 from screen_support import settle
 from tongits.client.connection import Connection
 from tongits.client.tui.app import TableScreen, screen_for
-from tongits.client.tui.net import NetSession
+from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.state import Update
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
@@ -46,7 +46,8 @@ def test_the_screen_says_the_timer_played_for_us() -> None:
 
     async def main() -> None:
         with create_pipe_input() as pipe:
-            session = NetSession("127.0.0.1", 0, name="Ana", join=sit_down, prelude=embedded)
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Ana", join=sit_down, prelude=embedded))
             screen = FirstTimeout(session, input=pipe, output=DummyOutput(), colour=False)
             task = asyncio.create_task(screen.run())
             try:  # we type nothing: the timer plays our turns

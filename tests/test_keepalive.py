@@ -34,7 +34,7 @@ from server_support import (
 from tongits.client.connection import Connection, ConnectionClosed, ServerError, open_connection
 from tongits.client.sdk import Bot
 from tongits.client.tui.app import TableScreen
-from tongits.client.tui.net import NetSession
+from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.engine import Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import Codec, ErrorCode, Pong, SeatUpdate, State
@@ -324,8 +324,8 @@ def test_the_screen_says_the_link_is_lost_and_comes_back_to_its_seat_by_itself()
 
     async def main() -> None:
         with create_pipe_input() as pipe:
-            session = NetSession("127.0.0.1", 0, name="Ana", join=sit_and_watch,
-                                 prelude=hidden, retry_delays=(0.2,), heartbeat=1.0)
+            session = NetSession("127.0.0.1", 0, SessionOptions(
+                name="Ana", join=sit_and_watch, prelude=hidden, retry_delays=(0.2,), heartbeat=1.0))
             screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False)
             banners: list[str] = []
             shown = screen.on_update

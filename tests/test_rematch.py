@@ -16,7 +16,7 @@ import trio.testing
 from server_support import capped, memory_server, next_of, play_hands
 from tongits.client.connection import Connection, ServerError
 from tongits.client.tui.lobby import LobbyJoin
-from tongits.client.tui.net import NetSession
+from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.protocol import MatchOver, State
 
 DOC = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
@@ -109,7 +109,7 @@ async def test_the_clients_again_joins_the_table_a_friends_again_made() -> None:
         tables: list[str | None] = []
         for conn, token, over in zip((done.ana, done.ben), done.tokens, done.overs,
                                      strict=True):
-            session = NetSession("127.0.0.1", 7790, name="x", join=LobbyJoin())
+            session = NetSession("127.0.0.1", 7790, SessionOptions(name="x", join=LobbyJoin()))
             session.table_entry = {"name": "friday", "timer": 5, "bots": 1,
                                    "match_length": {"hands": 1}}
             session.token = token

@@ -25,7 +25,7 @@ from tongits.client.tls import (
     KnownServers,
     open_stream,
 )
-from tongits.client.tui.net import UNTRUSTED, NetSession
+from tongits.client.tui.net import UNTRUSTED, NetSession, SessionOptions
 from tongits.client.tui.state import ConnectionChanged, LinkStatus, Update
 from tongits.engine.policies import get_policy
 from tongits.protocol import ErrorCode
@@ -294,8 +294,9 @@ async def test_a_certificate_changed_between_two_connections_of_a_game_is_explai
         async with tls_server(first) as (server, port):
             known.pin(Endpoint("127.0.0.1", port, tls=True), first.fingerprint)
             server.tls = second
-            session = NetSession("127.0.0.1", port, name="Ana", join=sit, retry_delays=(0.01,),
-                                 tls=ClientTLS(known=known, ask=refusing))
+            session = NetSession("127.0.0.1", port, SessionOptions(
+                name="Ana", join=sit, retry_delays=(0.01,), tls=ClientTLS(known=known,
+                ask=refusing)))
             session.sink = updates.append
             await session._connect_loop()
     assert updates == [ConnectionChanged(LinkStatus.CLOSED, UNTRUSTED)]

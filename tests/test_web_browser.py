@@ -9,9 +9,9 @@ screen needs no horizontal scrolling (at the table and at a hand's result) and k
 on screen, a discard is one tap, and a desktop player can play from the keyboard. A call is
 announced on all three pages of a table with the caller's name, each page's count is the
 engine's, the tab's title says when it is your turn, every text's contrast is computed, and
-"again" seats a page and a terminal's client together at a new table. Screenshots are kept in the test's temporary
-directory (and the 360x640 and 1280x800 ones in ``$TONGITS_SHOTS/tongits-web-*.png``,
-``/tmp`` by default, to look at).
+"again" seats a page and a terminal's client together at a new table. Screenshots are kept
+in the test's temporary directory (and the 360x640 and 1280x800 ones in
+``$TONGITS_SHOTS/tongits-web-*.png``, ``/tmp`` by default, to look at).
 
 Skipped, saying why, only when no Chromium (``chromium`` and ``chromedriver``) or no Selenium
 is installed; .ci/run installs them.

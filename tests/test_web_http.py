@@ -18,7 +18,7 @@ import pytest
 import trio
 import trio.testing
 import trustme
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_support import TIME_CAP, capped, quick_config, until
 from tongits.protocol import ErrorCode
@@ -35,7 +35,7 @@ from tongits.server.web import (
 )
 from tongits.server.websocket import WebSocketCarrier, text_frame
 from web_support import WebSocketClient, WebSocketRefused, read_response
-from wsproto.events import BytesMessage, Message
+from wsproto.events import BytesMessage, Message, Ping
 
 HELLO = {"type": "hello", "id": 1, "version": 1, "name": "Ana", "kind": "human"}
 
@@ -153,6 +153,59 @@ async def test_a_full_server_answers_a_browser_503_with_retry_after(
                 status, headers, body = parse(await read_response(stream))
                 assert (status, headers["connection"]) == (503, "close")
                 assert b"the server is full" in body
+
+
+async def _trickle(stream: trio.abc.Stream, answers: list[tuple[int, float]]) -> None:
+    """Open a request and send a header line every second until the server answers (the
+    answer's status and when it came) or closes."""
+    started = trio.current_time()
+    await stream.send_all(b"GET / HTTP/1.1\r\n")
+    with trio.move_on_after(120):
+        while True:
+            with trio.move_on_after(1):
+                try:
+                    response = await read_response(stream)
+                except trio.BrokenResourceError:
+                    response = b""
+                answers.append((parse(response)[0] if response else 0,
+                                trio.current_time() - started))
+                return
+            try:
+                await stream.send_all(b"X-Slow: 1\r\n")
+            except trio.BrokenResourceError:
+                answers.append((0, trio.current_time() - started))
+                return
+
+
+@capped
+async def test_refused_connections_trickling_http_neither_hold_nor_fill_the_server(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A connection refused because its address is full is answered ``503`` (or closed)
+    within about two seconds however slowly its request comes, and does not count as one of
+    the server's connections: a flood of them keeps no other address out."""
+    async with (running(max_connections=3, max_per_address=1, handshake_timeout=10.0,
+                        frame_timeout=60.0) as server,
+                served(server, "10.0.0.9:1")):
+        await until(lambda: len(server.peers) == 1)
+        answers: list[tuple[int, float]] = []
+        async with trio.open_nursery() as nursery:
+            for port in range(2, 12):
+                client, server_side = trio.testing.memory_stream_pair()
+                nursery.start_soon(server.handle_stream, server_side, f"10.0.0.9:{port}")
+                nursery.start_soon(_trickle, client, answers)
+            await trio.sleep(1.5)  # the ten are being refused: another address gets in
+            assert len(server.peers) == 1
+            async with served(server, "10.0.0.2:1") as stream:
+                await stream.send_all(json.dumps(HELLO).encode() + b"\n")
+                assert json.loads((await stream.receive_some(65536)).splitlines()[0])[
+                    "type"] == "welcome"
+        assert len(answers) == 10
+        assert all(status == 503 and held <= 3.0 for status, held in answers), answers
+        async with served(server, "10.0.0.9:20") as stream:  # silent: closed as soon
+            started = trio.current_time()
+            assert await read_response(stream) == b""
+            assert trio.current_time() - started <= 3.0
 
 
 @capped
@@ -276,6 +329,35 @@ async def test_websocket_limits_are_the_peers(autojump_clock: trio.testing.MockC
 
 
 @capped
+async def test_websocket_pings_count_as_messages(autojump_clock: trio.testing.MockClock) -> None:
+    """A ping frame costs a message of the rate limit, as a text ``ping`` does (a flood of
+    them is cut, not answered for ever), and is heard by the heartbeat."""
+    async with running(rate=5.0, burst=10, handshake_timeout=10.0) as server:
+        async with served(server) as stream:
+            ws = await WebSocketClient.open(stream)
+            await ws.send(HELLO)
+            await ws.receive_type("welcome")
+            with pytest.raises(trio.BrokenResourceError):  # closed while we still send
+                for _ in range(40):
+                    await ws.send_raw(Ping(payload=b"x"))
+            assert (await ws.receive_type("error"))["code"] == ErrorCode.RATE_LIMITED
+        async with served(server) as stream:  # pinging with frames only keeps it open
+            ws = await WebSocketClient.open(stream)
+            await ws.send({**HELLO, "heartbeat": 5})
+            await ws.receive_type("welcome")
+            await ws.send({"type": "create_table", "id": 2, "name": "Web", "bots": 2})
+            await ws.receive_type("joined")
+            for _ in range(20):
+                await trio.sleep(4)
+                await ws.send_raw(Ping(payload=b"alive"))
+            assert len(server.peers) == 1
+            started = trio.current_time()  # silent now: gone after three periods
+            error = await ws.receive_type("error")
+            assert error["code"] == ErrorCode.IDLE_TIMEOUT
+            assert 15.0 <= trio.current_time() - started <= 16.0
+
+
+@capped
 async def test_a_wrong_password_over_websocket(autojump_clock: trio.testing.MockClock) -> None:
     async with running(password="correct horse") as server:
         async with served(server) as stream:
@@ -379,6 +461,7 @@ def _client_bytes(messages: list[str], fragment: int) -> bytes:
 @given(st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\n\r"), max_size=300),
                 max_size=6),
        st.integers(1, 400), st.lists(st.integers(1, 50), min_size=1, max_size=20))
+@settings(deadline=None)  # a byte at a time through wsproto: slow on a loaded machine
 def test_a_carrier_turns_any_chunking_of_frames_into_the_same_lines(
     messages: list[str], fragment: int, cuts: list[int],
 ) -> None:

@@ -21,7 +21,7 @@ import secrets
 import socket
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,15 @@ from tongits.protocol.discovery import DISCOVERY_PORT
 from tongits.server.store import SQLiteJournal, StoreError, export
 
 from ..connection import Connection
+from ..user_files import data_dir
 from .app import TableScreen
 from .dial import Target
 from .lobby import LobbyJoin
 from .logs import quiet_logging
-from .net import NetSession, Sink
+from .net import NetSession, SessionOptions, Sink
 from .play_setup import PlaySetup, SetupStore
 from .records import saved_words
-from .seats import SeatStore, data_dir
+from .seats import SeatStore
 from .session import FakeSession, Session, local_policy
 from .state import HandOver, Notice, ServerRefused, StateUpdate, Update
 from .words import counted
@@ -169,19 +170,10 @@ def _play_session(asked: PlayOptions, home: Path, journal: SQLiteJournal,
                                 bots=asked.bots, hands=asked.hands)
         setups.save(name, setup)
 
-    session = PlaySession(
-        "127.0.0.1",
-        0,
-        name=name,
-        join=sit_down,
-        lobby=lobby,
-        prelude=embedded_server,
-        seats=seats,
-        server_key=server_key,
-        db=db,
-        records=home / "hands",
-        resume_notice=resume_notice(setups.load(name), asked.typed),
-    )
+    options = SessionOptions(name=name, join=sit_down, lobby=lobby, prelude=embedded_server,
+                             seats=seats, server_key=server_key)
+    session = PlaySession("127.0.0.1", 0, options, db=db, records=home / "hands",
+                          resume_notice=resume_notice(setups.load(name), asked.typed))
     session.on_quit = "The game is saved: `tongits play` again takes you back to this seat."
     return session
 
@@ -202,26 +194,19 @@ class PlaySession(NetSession):
     """The session of ``tongits play``: when a hand ends, the table's hand records are written
     to ``records`` (from the embedded server's database) and the screen says where."""
 
-    def __init__(
-        self,
-        *args: Any,
-        db: Path,
-        records: Path,
-        resume_notice: Sequence[str] = (),
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self.db, self.records = db, records
-        #: Said on the first state of a resumed game (never after taking a new seat).
-        self.resume_notice = list(resume_notice)
-        self.created = False
-        sit_down = self.join
+    def __init__(self, host: str, port: int, options: SessionOptions, *, db: Path,
+                 records: Path, resume_notice: Sequence[str] = ()) -> None:
+        sit_down = options.join
 
         async def join(conn: Connection) -> None:
             self.created = True
             await sit_down(conn)
 
-        self.join = join
+        super().__init__(host, port, replace(options, join=join))
+        self.db, self.records = db, records
+        #: Said on the first state of a resumed game (never after taking a new seat).
+        self.resume_notice = list(resume_notice)
+        self.created = False
 
     def start(self, sink: Sink) -> None:
         def recording(update: Update) -> None:

@@ -19,11 +19,12 @@ from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from ..accounts import AccountKeys
 from ..connection import Connection, ServerError
+from ..user_files import data_dir
 from .app import TableScreen
 from .dial import Target
 from .listing import CREATE_FORM, LOBBY_COMMANDS
-from .net import JoinStep, NetSession
-from .seats import SeatStore, data_dir
+from .net import JoinStep, NetSession, SessionOptions
+from .seats import SeatStore
 from .state import Notice, ServerRefused, TablesListed
 
 REFRESH = 2.0
@@ -244,10 +245,10 @@ def connect_session(
                 await conn.join(table, code=code)
 
         join = sit_down
-    session = NetSession(endpoint.host, endpoint.port, name=name, join=join,
-                         seats=None if watch else SeatStore(), tls=endpoint.tls,
-                         password=password, lobby=lobby, record_dir=data_dir() / "hands",
-                         account=AccountKeys().get(endpoint.hostport, name))
+    session = NetSession(endpoint.host, endpoint.port, SessionOptions(
+        name=name, join=join, seats=None if watch else SeatStore(), tls=endpoint.tls,
+        password=password, lobby=lobby, record_dir=data_dir() / "hands",
+        account=AccountKeys().get(endpoint.hostport, name)))
     lobby.session = session
     return session
 
@@ -268,7 +269,7 @@ def connect(
         print(f"tongits connect: {error}", file=sys.stderr)
         return error.exit_status if isinstance(error, Cancelled) else 1
     session = connect_session(target, name, password, watch=watch)
-    lobby = session.lobby
+    lobby = session.options.lobby
     assert isinstance(lobby, LobbyJoin)
     quiet_logging()
     asyncio.run(TableScreen(session, lobby=lobby).run())

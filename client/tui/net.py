@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +23,18 @@ import outcome
 import trio
 from tongits.engine import Move, RuleError, SeatView
 from tongits.protocol import (
+    Chat,
     ChatLine,
+    ClientMessage,
     Error,
     ErrorCode,
     HandResult,
+    Leave,
     MatchOver,
+    MoveRequest,
+    NextHand,
     SeatUpdate,
+    Start,
     State,
 )
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
@@ -61,62 +68,83 @@ JoinStep = Callable[[Connection], Awaitable[Any]]
 Prelude = Callable[[trio.Nursery], Awaitable[tuple[str, int]]]
 
 #: Closing errors after which retrying cannot help.
-FINAL = {"replaced", "bad_token", "version_unsupported", "bad_name", "bad_password",
-         "tls_required", "removed_by_host", "closed_by_host", "untrusted certificate"}
+FINAL = frozenset({
+    ErrorCode.REPLACED, ErrorCode.BAD_TOKEN, ErrorCode.VERSION_UNSUPPORTED, ErrorCode.BAD_NAME,
+    ErrorCode.BAD_PASSWORD, ErrorCode.TLS_REQUIRED, ErrorCode.REMOVED_BY_HOST,
+    ErrorCode.CLOSED_BY_HOST,
+})
 
 #: Refusals of the join step (``join``, ``create_table``, ``spectate``; an invite link's table
 #: gone or full, a wrong code): asking again gets the same answer, so the session ends with it
 #: rather than retrying under "reconnecting (your seat is kept)".
-JOIN_REFUSED = {"no_such_table", "table_full", "seat_taken", "bad_join_code", "table_started",
-                "already_seated", "too_many_tables", "bad_options"}
+JOIN_REFUSED = frozenset({
+    ErrorCode.NO_SUCH_TABLE, ErrorCode.TABLE_FULL, ErrorCode.SEAT_TAKEN, ErrorCode.BAD_JOIN_CODE,
+    ErrorCode.TABLE_STARTED, ErrorCode.ALREADY_SEATED, ErrorCode.TOO_MANY_TABLES,
+    ErrorCode.BAD_OPTIONS,
+})
+
+#: Why a connection ended when the server's certificate is not trusted (``TrustError``): no
+#: error code, since the server never got to say anything; final too.
+UNTRUSTED_REASON = "untrusted certificate"
 
 #: The banner when a reconnection meets a certificate that is not trusted (one that changed).
 UNTRUSTED = "the server's certificate is not the trusted one: ^Q to read what to do"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionOptions:
+    """How a ``NetSession`` says who it is, takes its seat and keeps it.
+
+    ``join`` takes a seat once connected (not run when resuming); ``lobby`` chooses a table in
+    the server's lobby, run again when the player goes back there (``to_lobby``; ``None``:
+    there is no lobby to go to). ``prelude`` runs before connecting (an embedded server) and
+    says where to connect. A lost connection is retried after each of ``retry_delays`` in
+    turn (the last one from then on), ``give_up_after`` times. ``seats`` keeps our seat token
+    on disk under ``server_key`` (default ``HOST:PORT``) and our name: a session started again
+    with the same key and name resumes that seat instead of running ``join``. ``heartbeat``: a
+    ``ping`` every that many seconds, so that a network that drops silently is noticed on both
+    sides (docs/PROTOCOL.md, ``hello``). ``account``: the key of our ladder account at this
+    server, said in every ``hello``. ``record_dir``: where the record of each hand the server
+    sends is kept (``None``: not kept)."""
+
+    name: str
+    join: JoinStep
+    lobby: JoinStep | None = None
+    prelude: Prelude | None = None
+    retry_delays: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0)
+    give_up_after: int = 60
+    seats: SeatStore | None = None
+    server_key: str | None = None
+    tls: ClientTLS | bool = False
+    password: str | None = None
+    heartbeat: float | None = DEFAULT_HEARTBEAT
+    account: str | None = None
+    record_dir: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Again:
+    """The screen's ``again``: another match with the players of the one that ended."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToLobby:
+    """The screen's ``lobby``: back to the server's lobby on the same connection."""
+
+
+#: What the screen asks the network side to do: a request as it goes on the wire, or a step
+#: that takes more than one request.
+Outgoing = ClientMessage | Again | ToLobby
+
+
 class NetSession:
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        *,
-        name: str,
-        join: JoinStep,
-        prelude: Prelude | None = None,
-        retry_delays: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0),
-        give_up_after: int = 60,
-        seats: SeatStore | None = None,
-        server_key: str | None = None,
-        tls: ClientTLS | bool = False,
-        password: str | None = None,
-        heartbeat: float | None = DEFAULT_HEARTBEAT,
-        lobby: JoinStep | None = None,
-        record_dir: Path | None = None,
-        account: str | None = None,
-    ) -> None:
-        """``heartbeat``: a ``ping`` every that many seconds, so that a network that drops
-        silently is noticed on both sides (docs/PROTOCOL.md, ``hello``). ``account``: the key
-        of our ladder account at this server, said in every ``hello``. ``seats`` keeps our
-        seat token on disk under ``server_key`` (default ``HOST:PORT``) and our name: a session
-        started again with the same key and name resumes that seat instead of running
-        ``join``. ``lobby``: the step that chooses a table in the server's lobby, run again
-        when the player goes back there (``to_lobby``; ``None``: there is no lobby to go to).
-        ``record_dir``: where the record of each hand the server sends is kept (``None``:
-        not kept)."""
-        self.record_dir = record_dir
-        self.host, self.port, self.name = host, port, name
-        self.lobby = lobby
+    def __init__(self, host: str, port: int, options: SessionOptions) -> None:
+        """A session with the server at ``host``:``port`` (or where ``options.prelude``
+        says), as ``options`` says."""
+        self.options = options
+        self.host, self.port = host, port
         #: our table's entry in the lobby's list (its settings), for ``again``
         self.table_entry: Mapping[str, Any] | None = None
-        self.tls, self.password = tls, password
-        self.account = account
-        self.join = join
-        self.heartbeat = heartbeat
-        self.prelude = prelude
-        self.retry_delays = retry_delays
-        self.give_up_after = give_up_after
-        self.seats = seats
-        self.server_key = server_key
         self.token: str | None = None
         self.table = ""
         #: the table and our seat's token of the match that just ended: ``again`` asks the
@@ -137,9 +165,9 @@ class NetSession:
         self.sink: Sink = lambda update: None
         self._trio: trio.lowlevel.TrioToken | None = None
         self._cancel = trio.CancelScope()
-        self._outbox_send, self._outbox = trio.open_memory_channel[tuple[str, Any]](100)
+        self._outbox_send, self._outbox = trio.open_memory_channel[Outgoing](100)
         self._done: asyncio.Future[None] | None = None
-        self._early: list[tuple[str, Any]] = []
+        self._early: list[Outgoing] = []
         #: said on the terminal once the screen is gone: the whole of a certificate warning
         #: (what to check, and the command that accepts a new certificate) fits no status line
         self.farewell: str | None = None
@@ -148,6 +176,17 @@ class NetSession:
         #: a server restarted meanwhile has forgotten it (as the SDK's bots do, it is asked
         #: again on resuming a hand that is still over)
         self._asked_next_hand = self._next_hand_unsent = False
+        #: how each kind of outgoing item is sent that is not one plain request
+        self._senders: dict[type[Outgoing], Callable[[Connection, Any], Awaitable[None]]] = {
+            NextHand: self._send_next_hand,
+            Leave: self._send_leave,
+            Again: self._send_again,
+            ToLobby: self._send_to_lobby,
+        }
+
+    @property
+    def name(self) -> str:
+        return self.options.name
 
     # ----- the Session interface, called on the screen's side -----------------------------------
 
@@ -170,43 +209,43 @@ class NetSession:
             host_uses_signal_set_wakeup_fd=True,
         )
 
-    def _post(self, kind: str, payload: Any = None) -> None:
+    def _post(self, item: Outgoing) -> None:
         if self._trio is None:
-            self._early.append((kind, payload))
+            self._early.append(item)
             return
-        self._trio.run_sync_soon(self._outbox_send.send_nowait, (kind, payload))
+        self._trio.run_sync_soon(self._outbox_send.send_nowait, item)
 
     def send_move(self, move: Move) -> None:
-        self._post("move", move)
+        self._post(MoveRequest(move=move.to_dict()))
 
     def send_chat(self, text: str) -> None:
-        self._post("chat", text)
+        self._post(Chat(text=text))
 
     def next_hand(self) -> None:
         self._asked_next_hand = self._next_hand_unsent = True
-        self._post("next_hand")
+        self._post(NextHand())
 
     def start_match(self) -> None:
-        self._post("start")
+        self._post(Start())
 
     def again(self) -> None:
         """Once the match is over: the table with the same settings (name, rules, timer,
         bots, length, private or not) where the server seats every player of the old one who
         asks (``create_table.rematch``); the old table itself has closed."""
-        self._post("again")
+        self._post(Again())
 
     def to_lobby(self) -> None:
         """Back to the server's lobby on the same connection, giving up our seat first if the
         match still goes on (a bot plays it for good, as ``leave`` does)."""
-        self._post("lobby")
+        self._post(ToLobby())
 
     def leave(self) -> None:
         """Give the seat up for good (a bot plays it to the end of the match); the saved
         token is forgotten. The screen closes the session afterwards."""
         self._leaving = True
-        if self.seats is not None:  # at once: the server may not be reachable to hear it
-            self.seats.forget(self._key, self.name)
-        self._post("leave")
+        if self.options.seats is not None:  # at once: the server may not be reachable to hear it
+            self.options.seats.forget(self._key, self.name)
+        self._post(Leave())
 
     def close(self) -> None:
         """Stop the network side; after ``leave``, only once the server heard it (or a
@@ -232,8 +271,8 @@ class NetSession:
         self._early.clear()
         with self._cancel:
             async with trio.open_nursery() as nursery:
-                if self.prelude is not None:
-                    self.host, self.port = await self.prelude(nursery)
+                if self.options.prelude is not None:
+                    self.host, self.port = await self.options.prelude(nursery)
                 self._load_seat()
                 await self._connect_loop()
                 nursery.cancel_scope.cancel()
@@ -250,15 +289,16 @@ class NetSession:
                 self.sink(Notice(f"your saved seat at {self.table or 'the table'} is gone "
                                  "(the table has closed)"))
                 continue
-            if reason in FINAL or reason in JOIN_REFUSED:
-                detail = UNTRUSTED if reason == "untrusted certificate" else reason
+            if reason in FINAL or reason in JOIN_REFUSED or reason == UNTRUSTED_REASON:
+                detail = UNTRUSTED if reason == UNTRUSTED_REASON else reason
                 self.sink(ConnectionChanged(LinkStatus.CLOSED, detail))
                 return
             failures += 1
-            if failures > self.give_up_after:
+            if failures > self.options.give_up_after:
                 self.sink(ConnectionChanged(LinkStatus.CLOSED, reason))
                 return
-            delay = self.retry_delays[min(failures - 1, len(self.retry_delays) - 1)]
+            delays = self.options.retry_delays
+            delay = delays[min(failures - 1, len(delays) - 1)]
             self.sink(ConnectionChanged(LinkStatus.LOST, f"({reason}; retry in {delay:g}s)"))
             await trio.sleep(delay)
 
@@ -296,16 +336,17 @@ class NetSession:
             return "no answer from the server"
         if isinstance(error, TrustError):
             self.farewell = str(error)
-            return "untrusted certificate"
+            return UNTRUSTED_REASON
         return str(error) or type(error).__name__
 
     async def _connection(self) -> str:
         try:
+            options = self.options
             async with open_connection(
-                self.host, self.port, name=self.name, token=self.token,
+                self.host, self.port, name=options.name, token=self.token,
                 seq=self.seq if self.token is not None else None, connect_timeout=5,
-                tls=self.tls, password=self.password, heartbeat=self.heartbeat,
-                account=self.account,
+                tls=options.tls, password=options.password, heartbeat=options.heartbeat,
+                account=options.account,
             ) as conn:
                 resumed = self.token is not None
                 if not resumed:
@@ -333,7 +374,7 @@ class NetSession:
         if self.watching is not None and step is None:
             await conn.spectate(self.watching, self.watch_code)
             return
-        await (step or self.join)(conn)
+        await (step or self.options.join)(conn)
         self.token, self.invite = conn.token, conn.invite
         if conn.invite is not None:
             self.sink(Notice(invite_words(conn.invite)))
@@ -407,27 +448,31 @@ class NetSession:
         return None
 
     async def _send_loop(self, conn: Connection) -> None:
-        async for kind, payload in self._outbox:
+        async for item in self._outbox:
+            send = self._senders.get(type(item), self._send_request)
             try:
-                if kind == "move":
-                    await conn.move(payload)
-                elif kind == "chat":
-                    await conn.chat(payload)
-                elif kind == "next_hand":
-                    self._next_hand_unsent = False
-                    await conn.next_hand()
-                elif kind == "start":
-                    await conn.start()
-                elif kind == "leave":
-                    self._forget_seat()
-                    await conn.leave()
-                    self._cancel.cancel()
-                elif kind == "again":
-                    await self._another_table(conn, self._same_again)
-                elif kind == "lobby" and self.lobby is not None:
-                    await self._another_table(conn, self.lobby)
+                await send(conn, item)
             except ServerError as error:
                 self.sink(ServerRefused(error.code, error.message))
+
+    async def _send_request(self, conn: Connection, request: ClientMessage) -> None:
+        await conn.request(request)
+
+    async def _send_next_hand(self, conn: Connection, request: NextHand) -> None:
+        self._next_hand_unsent = False
+        await conn.request(request)
+
+    async def _send_leave(self, conn: Connection, request: Leave) -> None:
+        self._forget_seat()
+        await conn.leave()
+        self._cancel.cancel()
+
+    async def _send_again(self, conn: Connection, step: Again) -> None:
+        await self._another_table(conn, self._same_again)
+
+    async def _send_to_lobby(self, conn: Connection, step: ToLobby) -> None:
+        if self.options.lobby is not None:
+            await self._another_table(conn, self.options.lobby)
 
     async def _another_table(self, conn: Connection, step: JoinStep) -> None:
         """Leave this table (resigning a seat in a match still played; a closed table, after
@@ -442,10 +487,11 @@ class NetSession:
         try:
             await self._sit_down(conn, step)
         except ServerError as error:  # no new table (too many): said, and the lobby instead
-            if self.lobby is None or step is self.lobby:
+            lobby = self.options.lobby
+            if lobby is None or step is lobby:
                 raise
             self.sink(ServerRefused(error.code, error.message))
-            await self._sit_down(conn, self.lobby)
+            await self._sit_down(conn, lobby)
         self.table = conn.table or ""
         self._save_seat()
         named = await self._table_named(conn)
@@ -486,10 +532,10 @@ class NetSession:
 
     def _keep_record(self, msg: HandResult) -> None:
         """Write the hand's record (``tongits replay`` reads it) and say where."""
-        assert self.record_dir is not None and msg.record is not None
+        assert self.options.record_dir is not None and msg.record is not None
         hands = msg.standings.get("hands")
         try:
-            path = save_record(self.record_dir, self._key, msg.table, hands
+            path = save_record(self.options.record_dir, self._key, msg.table, hands
                                if isinstance(hands, int) else None, msg.record)
         except OSError as error:
             self.sink(ServerRefused("records", f"hand record not written: {error}"))
@@ -502,23 +548,24 @@ class NetSession:
 
     @property
     def _key(self) -> str:
-        return self.server_key or f"{self.host}:{self.port}"
+        return self.options.server_key or f"{self.host}:{self.port}"
 
     def _load_seat(self) -> None:
-        saved = self.seats.load(self._key, self.name) if self.seats is not None else None
+        seats = self.options.seats
+        saved = seats.load(self._key, self.name) if seats is not None else None
         if saved is not None and self.token is None:
             self.token, self.table = saved.token, saved.table
             self.invite = saved.invite or None
             self._token_from_disk = True
 
     def _save_seat(self) -> None:
-        if self.seats is not None and self.token is not None:
-            self.seats.save(SavedSeat(self._key, self.name, self.token, self.table,
-                                      invite=self.invite or ""))
+        if self.options.seats is not None and self.token is not None:
+            self.options.seats.save(SavedSeat(self._key, self.name, self.token, self.table,
+                                              invite=self.invite or ""))
 
     def _forget_seat(self) -> None:
-        if self.seats is not None:
-            self.seats.forget(self._key, self.name)
+        if self.options.seats is not None:
+            self.options.seats.forget(self._key, self.name)
         self.token, self.seq, self._token_from_disk = None, None, False
         self.invite = None
 
@@ -553,7 +600,7 @@ class NetSession:
         elif isinstance(msg, HandResult):
             self.seq = msg.seq
             self.sink(HandOver(msg.result, msg.standings, msg.next_deal, msg.record))
-            if msg.record is not None and self.record_dir is not None:
+            if msg.record is not None and self.options.record_dir is not None:
                 self._keep_record(msg)
         elif isinstance(msg, MatchOver):
             self._match_ended(msg)

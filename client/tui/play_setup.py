@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from ..user_files import write_private
 
 #: Each setting's flag on the command line.
 FLAGS = {
@@ -99,10 +100,5 @@ class SetupStore:
         """Keep ``setup`` for ``name``; a file that cannot be written only loses the check."""
         data = self._read()
         data[name] = asdict(setup)
-        temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
-        try:
-            temporary.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(temporary, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            write_private(self.path, json.dumps(data))

@@ -13,7 +13,7 @@ from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
 from tongits.protocol.phrases import PHRASES
 
-from .state import LogKind, LogLine, TableState, layoffs, pile_throwers, pretty_card
+from .state import LogKind, LogLine, TableState, pile_throwers
 from .words import counted
 
 Line = list[tuple[str, str]]
@@ -217,14 +217,13 @@ def meld_fragments(state: TableState, meld_id: int) -> Line:
         out.extend(cards_line(meld.cards))
     if meld.secret:
         out.append(("class:dim", " secret"))
-    laid = layoffs(view.history).get(meld_id, [])
-    if laid:  # who laid off which card: "(9♦ T♦ Bob, J♦ Ana)"
+    if meld.laid_off:  # who laid off which card, in order: "(9♦ T♦ Bob, J♦ Ana)"
         runs: list[tuple[list[str], int]] = []
-        for card, seat in laid:
+        for card, seat in meld.laid_off:
             if runs and runs[-1][1] == seat:
-                runs[-1][0].append(pretty_card(card))
+                runs[-1][0].append(card.pretty())
             else:
-                runs.append(([pretty_card(card)], seat))
+                runs.append(([card.pretty()], seat))
         who = ", ".join(f"{' '.join(cards)} {seat_tag(state, seat)}" for cards, seat in runs)
         out.append(("class:dim", f" ({who})"))
     return out

@@ -2,8 +2,8 @@
 again (after a crash, a closed terminal or a laptop that slept) takes its seat back at once.
 
 A token is a secret that seats whoever holds it: the folder is made ``0700`` and every file
-``0600`` (written under a temporary name with those bits, then renamed, so no other user can
-ever read a half-written one). A token the server no longer knows is forgotten when the server
+``0600`` (``user_files.write_private``: no other user can ever read one, nor anyone a
+half-written one). A token the server no longer knows is forgotten when the server
 says so (``bad_token``); files older than ``MAX_AGE`` are removed on every open, since no server
 keeps a table that long.
 """
@@ -18,15 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..user_files import data_dir, write_private
+
 #: Seconds after which a saved seat is removed unread (a week).
 MAX_AGE = 7 * 24 * 3600.0
-
-
-def data_dir() -> Path:
-    """The user's data directory for tongits (``$XDG_DATA_HOME/tongits`` on Linux)."""
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("tongits", appauthor=False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,16 +77,10 @@ class SeatStore:
             "saved_at": seat.saved_at or time.time(),
             "invite": seat.invite,
         }
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        try:
+        with contextlib.suppress(OSError):
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.chmod(self.folder, 0o700)
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out)
-            os.replace(temporary, path)
-        except OSError:
-            temporary.unlink(missing_ok=True)
+            write_private(path, json.dumps(data))
 
     def forget(self, server: str, name: str) -> None:
         with contextlib.suppress(OSError):

@@ -652,31 +652,5 @@ def pile_throwers(history: Sequence[Step]) -> list[int | None]:
     return pile
 
 
-def layoffs(history: Sequence[Step]) -> dict[int, list[tuple[str, int]]]:
-    """Per meld id, the cards laid off onto it and who laid each (a sapaw, or a pick of the top
-    discard onto the meld), in order."""
-    out: dict[int, list[tuple[str, int]]] = {}
-    pile: list[str] = []
-    for step in history:
-        move, seat = step.move, step.seat
-        action, meld = move.action, move.meld
-        if action is Action.DISCARD:
-            pile.append(str(move.card))
-        elif action is Action.PICK:
-            top = pile.pop() if pile else "?"
-            if meld is not None:
-                out.setdefault(meld, []).append((top, seat))
-        elif action is Action.SAPAW and meld is not None:
-            out.setdefault(meld, []).append((str(move.card), seat))
-    return out
-
-
 def _pretty(card: Card | None) -> str:
     return "?" if card is None else card.pretty()
-
-
-def pretty_card(card: Any) -> str:
-    try:
-        return Card.parse(card).pretty()
-    except Exception:
-        return str(card)
