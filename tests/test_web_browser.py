@@ -73,7 +73,8 @@ class Site:
         self.said = said  # what the server said to open in a browser
 
 
-def start_server(tmp: Path, *, password: str | None = None, tls: bool = False) -> Site:
+def start_server(tmp: Path, *, password: str | None = None, tls: bool = False,
+                 options: tuple[str, ...] = ()) -> Site:
     """A server; with ``tls`` a self-signed certificate and the password (if any) in a file,
     as a host on a LAN would start it."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -89,7 +90,7 @@ def start_server(tmp: Path, *, password: str | None = None, tls: bool = False) -
     process = subprocess.Popen(
         [sys.executable, "-m", "tongits.server.cli", "--port", "0", "--db", ":memory:",
          "--data-dir", str(tmp), "--bot-delay", "0.05", "--discovery", "false",
-         "--log-level", "WARNING", *extra],
+         "--log-level", "WARNING", *extra, *options],
         stdout=subprocess.PIPE, stderr=(tmp / "server.log").open("w"), text=True, env=env,
     )
     assert process.stdout is not None
@@ -253,6 +254,17 @@ def play_one_turn(driver: WebDriver) -> None:
          "the discard to go")
 
 
+def play_to_the_hands_end(driver: WebDriver) -> None:
+    """Play every turn offered (``play_one_turn``) until the page shows the hand's result."""
+    turns = 0
+    while not visible(driver, "result"):
+        wait(driver, my_turn_or_over, "my turn or the hand's end")
+        if not visible(driver, "result"):
+            play_one_turn(driver)
+            turns += 1
+            assert turns < 60
+
+
 def frames(driver: WebDriver, into: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The WebSocket text frames the page received since the last call, added to ``into``."""
     for entry in browser_log(driver, "performance"):
@@ -378,10 +390,16 @@ def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
         link = wait(host, lambda d: visible(d, "invite")
                     and d.find_element(By.ID, "invite-link").text, "the invite link")
         assert re.fullmatch(re.escape(site.url) + r"/t/t\d+\?code=[a-z0-9]{10}", link)
+        assert host.find_element(By.ID, "waiting").text == (
+            "Waiting for 1 player: share this link")
+        host.find_element(By.ID, "invite-copy").click()
+        wait(host, lambda d: d.find_element(By.ID, "copied").text, "Copy says what it did")
         sit_down(friend, site, "Ivo", path=link.removeprefix(site.url))
         wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),
              "a seat at the invited table")
         assert "Hana" in friend.find_element(By.ID, "seats").text
+        assert friend.find_element(By.ID, "table-title").text == "Hana's table"  # not its id
+        assert friend.find_element(By.ID, "invite-link").text == link
         host.refresh()  # the link stays on the host's page
         wait(host, lambda d: visible(d, "table") and d.find_element(By.ID, "invite-link").text
              == link, "the invite link after a reload")
@@ -400,6 +418,10 @@ def test_a_spectators_frames_hold_no_hidden_card(site: Site) -> None:
                                        if "Cora" in r.text or "playing" in r.text], "the table")
         row[-1].find_element(By.XPATH, ".//button[text()='Watch']").click()
         wait(watcher, lambda d: visible(d, "table"), "the watched table")
+        wait(player, lambda d: "Someone is watching (1 spectator)" in d.find_element(
+            By.ID, "log").text, "the spectator announced to the player")
+        told = wait(watcher, lambda d: d.find_element(By.ID, "log").text, "the hand so far")
+        assert told.startswith("— hand 1 —")  # the watcher is told the hand from its start
         seen: list[dict[str, Any]] = []
         wait(watcher, lambda d: len([m for m in frames(d, seen) if m["type"] == "state"]) >= 12,
              "a dozen states")
@@ -529,13 +551,7 @@ def test_a_page_over_https_asks_the_password_and_plays(tmp_path: Path,
         browser.find_element(By.ID, "login-password").send_keys(PASSWORD + "\n")
         create_table(browser, hands="1")
         assert browser.execute_script("return location.protocol") == "https:"
-        turns = 0
-        while not visible(browser, "result"):
-            wait(browser, my_turn_or_over, "my turn or the hand's end")
-            if not visible(browser, "result"):
-                play_one_turn(browser)
-                turns += 1
-                assert turns < 60
+        play_to_the_hands_end(browser)
         wait(browser, lambda d: d.find_elements(By.ID, "to-lobby"), "the match's end")
         sockets = [json.loads(e["message"])["message"]["params"]["url"]
                    for e in browser_log(browser, "performance")
@@ -569,13 +585,7 @@ def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
         tapped.click()  # one tap: the discard
         wait(phone, lambda d: card not in hand_cards(d), "the card discarded")
         assert len(hand_cards(phone)) == len(before) - 1
-        turns = 0
-        while not visible(phone, "result"):  # the hand's result, every hand shown, fits too
-            wait(phone, my_turn_or_over, "my turn or the hand's end")
-            if not visible(phone, "result"):
-                play_one_turn(phone)
-                turns += 1
-                assert turns < 60
+        play_to_the_hands_end(phone)  # the hand's result, every hand shown, fits too
         phone.execute_script("document.getElementById('result').scrollIntoView()")
         shot(phone, "360-result")
         assert no_horizontal_scroll(phone)
@@ -600,13 +610,7 @@ def test_a_phone_plays_a_timed_match_of_two_hands_to_its_end(site: Site) -> None
         sit_down(phone, site, "Iya")
         create_table(phone, timer=12, hands="2")
         for hand in (1, 2):
-            turns = 0
-            while not visible(phone, "result"):
-                wait(phone, my_turn_or_over, "my turn or the hand's end")
-                if not visible(phone, "result"):
-                    play_one_turn(phone)
-                    turns += 1
-                    assert turns < 60
+            play_to_the_hands_end(phone)
             assert no_horizontal_scroll(phone)
             if hand == 1:  # (the last hand's result scrolls on to the match's end)
                 assert in_view(phone, "result")
@@ -742,6 +746,8 @@ def test_a_call_is_announced_on_every_page_with_the_callers_name(site: Site) -> 
             wait(page, partial(announces, words=said), "the call on the table")
             assert re.search(r"holding \d+ cards|challenge or fold", page.find_element(
                 By.ID, "announce").text)
+        shot(pages[2], "360-call")
+        shot(pages[0], "1280-call")
         answered, deadline = 0, time.monotonic() + WAIT
         while not visible(pages[caller], "result"):  # each seat asked in turn challenges
             assert time.monotonic() < deadline, "the call was never answered"
@@ -750,6 +756,7 @@ def test_a_call_is_announced_on_every_page_with_the_callers_name(site: Site) -> 
                     text = page.find_element(By.ID, "announce").text
                     assert f"{who} called: challenge or fold?" in text
                     assert f"Your count: {engine_count(page)}" in text
+                    shot(page, "360-asked" if page is pages[2] else "1280-asked")
                     click(page, '#moves button[data-action="challenge"]', "challenge")
                     answered += 1
                     assert answered <= 2
@@ -760,8 +767,8 @@ def test_a_call_is_announced_on_every_page_with_the_callers_name(site: Site) -> 
             assert f"{caller_name} called with a count of" in story
             assert "Challenged:" in story or "Nobody challenged" in story
             assert page.title == "Tongits"
-        shot(pages[2], "360-call")
-        shot(pages[0], "1280-call")
+        shot(pages[2], "360-call-result")
+        shot(pages[0], "1280-call-result")
     finally:
         for page in pages:
             page.quit()
@@ -812,13 +819,7 @@ def test_every_text_has_a_contrast_of_at_least_4_5(browser: WebDriver, site: Sit
     assert any(r[0].endswith(" of me") for r in ratios)  # your seat is measured
     assert any(r[0].startswith("KBD") for r in ratios)  # and the keys of the moves
     low += [r for r in ratios if r[2] < 4.5]
-    turns = 0
-    while not visible(browser, "result"):
-        wait(browser, my_turn_or_over, "my turn or the hand's end")
-        if not visible(browser, "result"):
-            play_one_turn(browser)
-            turns += 1
-            assert turns < 60
+    play_to_the_hands_end(browser)
     low += [r for r in contrast_ratios(browser) if r[2] < 4.5]
     assert low == []
     sizes = browser.execute_script(
@@ -868,3 +869,29 @@ def test_again_seats_a_page_and_a_terminal_client_together(site: Site) -> None:
     finally:
         page.quit()
         terminal.sock.close()
+
+
+def test_the_page_registers_queues_for_the_ladder_and_shows_the_standings(
+    tmp_path: Path, browser: WebDriver,
+) -> None:
+    """As ``tongits ladder``: an account registered from the page (its key kept by the
+    browser), a queue that seats it at a rated table (the server's anchor bots fill it), and
+    the standings."""
+    ladder = start_server(tmp_path, options=("--ladder-anchor-wait", "0"))
+    try:
+        sit_down(browser, ladder, "Mia")
+        wait(browser, lambda d: visible(d, "register-form"), "the ladder's register form")
+        browser.find_element(By.ID, "register-name").send_keys("Mia\n")
+        wait(browser, lambda d: visible(d, "queue"), "the account, and a queue button")
+        assert "Your account: Mia" in browser.find_element(By.ID, "ladder-state").text
+        browser.find_element(By.ID, "standings-show").click()
+        standings = wait(browser, lambda d: d.find_element(By.ID, "standings").text,
+                         "the standings")
+        assert "anchor-" in standings and "server bot" in standings
+        browser.find_element(By.ID, "queue").click()
+        wait(browser, lambda d: visible(d, "table"), "a rated table")
+        seats = wait(browser, lambda d: "anchor-" in d.find_element(By.ID, "seats").text
+                     and d.find_element(By.ID, "seats").text, "the anchors seated")
+        assert "You (Mia)" in seats
+    finally:
+        stop_server(ladder)

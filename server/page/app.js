@@ -11,6 +11,7 @@ const RANKS = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
 const SEAT_KEY = "tongits.seat";
 const NAME_KEY = "tongits.name";
 const PASSWORD_KEY = "tongits.password"; // sessionStorage: this tab only
+const ACCOUNT_KEY = "tongits.account"; // localStorage: the ladder account's name and secret key
 const HEARTBEAT = 20; // seconds, said in hello; a ping goes every HEARTBEAT / 2
 const LOG_KEY = "tongits.log"; // sessionStorage: the table's log, kept across a reload
 const ALERT_KEY = "tongits.alert"; // localStorage: sound and vibration on your turn
@@ -41,6 +42,8 @@ const S = {
   turnWords: "", // the turn line's words, so that the live region changes only with them
   alerted: false, // whether this turn was already signalled (title, sound, notification)
   focusAfter: false, // a move was just sent: put the focus back once the next state is shown
+  ladder: false, // the server keeps a ladder (capability `ladder`)
+  queued: false, // waiting for a rated match
 };
 
 // ----- small helpers -----------------------------------------------------------------------
@@ -172,6 +175,8 @@ function hello() {
     if (Number.isInteger(kept.seq)) msg.seq = kept.seq;
   }
   if (S.password) msg.password = S.password;
+  const account = savedAccount();
+  if (account) msg.account = account.key;
   send(msg);
   clearInterval(S.pinger);
   S.pinger = setInterval(() => send({ type: "ping" }), HEARTBEAT * 500);
@@ -183,7 +188,10 @@ const HANDLERS = {
     S.needPassword = false;
     $("server").textContent = msg.server;
     S.optionChoices = msg.options || [];
+    S.ladder = (msg.capabilities || []).includes("ladder");
+    S.queued = false;
     renderOptionForm();
+    renderLadder();
     status("connected");
     notice("");
     const kept = savedSeat();
@@ -203,7 +211,14 @@ const HANDLERS = {
     S.matchOver = null;
     S.result = null;
     S.rematch = null;
-    if (msg.code) S.invite = `${location.origin}/t/${encodeURIComponent(msg.table)}?code=${encodeURIComponent(msg.code)}`;
+    S.queued = false;
+    // the table's link to share: with the join code a private table's creator was given, or
+    // the one this page was opened by
+    const link = invitePath();
+    const code = msg.code || (link && link.table === msg.table ? link.code : null);
+    if (code || !S.invite) {
+      S.invite = `${location.origin}/t/${encodeURIComponent(msg.table)}` + (code ? `?code=${encodeURIComponent(code)}` : "");
+    }
     if (msg.token) saveSeat(msg.token);
     askTableEntry();
     show("table");
@@ -249,6 +264,7 @@ const HANDLERS = {
   seat_update(msg) {
     S.seats = msg.seats;
     if (msg.change) logLine(say(`seat.${msg.change.change}`, { name: seatName(msg.change.seat) }), "seat-line");
+    else if (S.entry && S.entry.table) askTableEntry(); // a spectator came or went: who counts them
     render();
   },
   chat(msg) {
@@ -271,6 +287,11 @@ const HANDLERS = {
       // refused before the welcome: the connection stays open without a session, so say
       // hello again without the token; refused after it (the table just closed): the lobby
       if (S.welcomed) enterLobbyOrInvite(); else hello();
+      return;
+    }
+    if (msg.code === "bad_account") {
+      localStorage.removeItem(ACCOUNT_KEY); // this server does not know the key: play without
+      hello();
       return;
     }
     if (msg.code === "replaced") {
@@ -340,6 +361,35 @@ function startLobbyRefresh() {
 function stopLobbyRefresh() {
   clearInterval(S.lobbyTimer);
   S.lobbyTimer = null;
+}
+
+// ----- the ladder: register, queue, standings (as `tongits ladder`) -------------------------
+
+function savedAccount() {
+  try { return JSON.parse(localStorage.getItem(ACCOUNT_KEY) || "null"); } catch { return null; }
+}
+
+function renderLadder() {
+  $("ladder").hidden = !S.ladder;
+  if (!S.ladder) return;
+  const account = savedAccount();
+  $("register-form").hidden = Boolean(account);
+  $("queue").hidden = !account || S.queued;
+  $("unqueue").hidden = !account || !S.queued;
+  $("ladder-state").textContent = !account ? "Register a name to play rated matches against people and the server's bots."
+    : S.queued ? `Waiting for a rated match as ${account.name}…` : `Your account: ${account.name}.`;
+}
+
+function showStandings() {
+  send({ type: "standings", limit: 20 }, (reply) => {
+    if (reply.type !== "standings") return false;
+    const list = $("standings");
+    list.hidden = false;
+    list.replaceChildren(...(reply.players || []).map((p) => el("li", {
+      text: `${p.name}: ${p.rating.toFixed(1)} (${plural(p.matches, "match", "matches")})${p.anchor ? ", server bot" : ""}` })));
+    if (!reply.players || !reply.players.length) list.append(el("li", { text: "Nobody is rated yet." }));
+    return true;
+  });
 }
 
 // ----- table options: offered as the server lists them (welcome.options) -------------------
@@ -421,8 +471,8 @@ function renderTables(tables) {
 
 // ----- the table ---------------------------------------------------------------------------
 
-/** Asks the lobby for this table's entry (its name and declared length), which a link joiner
- * or a reloaded page has not seen. */
+/** Asks the lobby for this table's entry (its name, declared length and spectators), which a
+ * link joiner or a reloaded page has not seen; a change of its spectators goes in the log. */
 function askTableEntry() {
   if (!S.table) return;
   const table = S.table;
@@ -431,6 +481,11 @@ function askTableEntry() {
     if (reply.type !== "tables") return false;
     const entry = (reply.tables || []).find((t) => t.table === table);
     if (entry && S.table === table) {
+      const before = S.entry && S.entry.spectators;
+      if (Number.isInteger(before) && entry.spectators !== before) {
+        logLine(entry.spectators > before ? `Someone is watching (${plural(entry.spectators, "spectator")})`
+          : `A spectator left (${plural(entry.spectators, "spectator")})`, "seat-line");
+      }
       S.entry = entry;
       S.tableName = entry.name;
       saveSeat();
@@ -610,10 +665,13 @@ function render() {
   renderOptions();
   renderConfirm();
   tick();
-  if (S.focusAfter && S.legal.length) {
+  // after a move (whose button is gone), or when the turn comes and nothing has the focus:
+  // the first move, else the first card to discard (never the page's body)
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (S.legal.length && (S.focusAfter || lost) && !S.confirming) {
     S.focusAfter = false;
     const first = $("moves").querySelector("button") || $("hand").querySelector("button.discardable");
-    if (first) first.focus();
+    if (first) first.focus({ preventScroll: true });
   }
 }
 
@@ -773,7 +831,7 @@ function renderMoves() {
 
 // ----- the hand's story --------------------------------------------------------------------
 
-function plural(count, noun) { return `${count} ${noun}${count === 1 ? "" : "s"}`; }
+function plural(count, noun, many) { return `${count} ${count === 1 ? noun : many || noun + "s"}`; }
 
 function names(seats) { return seats.map(seatName).join(", "); }
 
@@ -1026,6 +1084,30 @@ function wire() {
     if (navigator.clipboard) navigator.clipboard.writeText(S.invite).then(() => said("Copied"), () => said("Copy failed: select the link"));
     else said("Select the link to copy it");
   });
+  $("register-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = $("register-name").value.trim();
+    if (!name) return;
+    send({ type: "register", name }, (reply) => {
+      if (reply.type === "error") { notice(reply.message); return true; }
+      localStorage.setItem(ACCOUNT_KEY, JSON.stringify({ name: reply.name, key: reply.key }));
+      notice("");
+      S.ws.close(); // a session takes its account in hello: open a new one with it
+      return true;
+    });
+  });
+  $("queue").addEventListener("click", () => {
+    send({ type: "queue" }, (reply) => {
+      if (reply.type === "error") { notice(reply.message); return true; }
+      S.queued = true;
+      renderLadder();
+      return true;
+    });
+  });
+  $("unqueue").addEventListener("click", () => {
+    send({ type: "unqueue" }, () => { S.queued = false; renderLadder(); return true; });
+  });
+  $("standings-show").addEventListener("click", showStandings);
   $("alert-sound").checked = localStorage.getItem(ALERT_KEY) === "on";
   $("alert-sound").addEventListener("change", () => {
     localStorage.setItem(ALERT_KEY, $("alert-sound").checked ? "on" : "off");
