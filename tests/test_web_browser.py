@@ -283,6 +283,7 @@ def no_horizontal_scroll(driver: WebDriver) -> bool:
 def test_a_person_plays_a_whole_match_against_two_server_bots(
     browser: WebDriver, site: Site,
 ) -> None:
+    assert site.said == f"open {site.url}/ in a browser"  # what the server printed
     sit_down(browser, site, "Ana")
     create_table(browser, hands="1")
     seen: list[dict[str, Any]] = []
@@ -895,3 +896,23 @@ def test_the_page_registers_queues_for_the_ladder_and_shows_the_standings(
         assert "You (Mia)" in seats
     finally:
         stop_server(ladder)
+
+
+def test_the_turn_line_speaks_only_when_its_words_change(browser: WebDriver, site: Site) -> None:
+    """The turn line is a polite live region: a screen reader reads each change, so the clock's
+    seconds tick beside it, not in it."""
+    sit_down(browser, site, "Ros")
+    create_table(browser, timer=30)
+    wait(browser, lambda d: legal_count(d) > 0, "my turn")
+    browser.execute_script(
+        "window.turnChanges = 0; window.clockChanges = 0;"
+        "new MutationObserver(() => { window.turnChanges += 1; }).observe("
+        "  document.getElementById('turn'), {childList: true, characterData: true, subtree: true});"
+        "new MutationObserver(() => { window.clockChanges += 1; }).observe("
+        "  document.getElementById('turn-clock'), {childList: true, characterData: true,"
+        "  subtree: true});")
+    assert browser.find_element(By.ID, "turn").get_attribute("aria-live") == "polite"
+    wait(browser, lambda d: d.execute_script("return window.clockChanges") >= 3,
+         "three seconds of the clock")
+    assert browser.execute_script("return window.turnChanges") == 0
+    assert browser.find_element(By.ID, "turn").text == "Your turn"
