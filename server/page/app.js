@@ -651,10 +651,11 @@ function handOfMatch() {
 function render() {
   if (!S.table) return;
   $("table-title").textContent = S.tableName || `Table ${S.table}`;
-  $("hand-no").textContent = handOfMatch();
-  $("invite").hidden = !S.invite;
-  if (S.invite) { $("invite-link").textContent = S.invite; $("invite-link").href = S.invite; }
   renderWaiting();
+  $("hand-no").textContent = handOfMatch();
+  // a private table's link always (friends may watch by it), a public one's while seats are free
+  $("invite").hidden = !S.invite || (!S.invite.includes("?code=") && $("waiting").hidden);
+  if (S.invite) { $("invite-link").textContent = S.invite; $("invite-link").href = S.invite; }
   renderSeats();
   renderAnnounce();
   renderBoard();
