@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .cards import POINTS, Card, cards_of, mask_of, rank_suit_key
+from .cards import BITS, POINTS, Card, cards_of, mask_of, rank_suit_key
 
 _BIG = 1  # weight of one 4+ card meld in the packed score: score = count * 8 - big_melds
 
@@ -68,13 +68,23 @@ def meldable(mask: int) -> int:
     return out
 
 
+#: The points of each set of one suit's cards (a 13-bit mask, ace lowest): a hand's points are
+#: four look-ups, not a loop over its cards.
+def _suit_points() -> tuple[int, ...]:
+    table = [0] * (1 << 13)
+    for suit_mask in range(1, 1 << 13):
+        rest = suit_mask & (suit_mask - 1)  # less its lowest card
+        table[suit_mask] = table[rest] + POINTS[(suit_mask ^ rest).bit_length() - 1]
+    return tuple(table)
+
+
+_SUIT_POINTS = _suit_points()
+
+
 def points_of(mask: int) -> int:
-    total = 0
-    while mask:
-        low = mask & -mask
-        total += POINTS[low.bit_length() - 1]
-        mask ^= low
-    return total
+    """The points of the cards in ``mask``, every card counted (no melds)."""
+    return (_SUIT_POINTS[mask & 0x1FFF] + _SUIT_POINTS[mask >> 13 & 0x1FFF]
+            + _SUIT_POINTS[mask >> 26 & 0x1FFF] + _SUIT_POINTS[mask >> 39])
 
 
 @lru_cache(maxsize=1 << 16)
@@ -141,6 +151,8 @@ def hand_count(cards: Iterable[int], *, concealed_melds_count: bool = False) -> 
     """A hand's count at the end (§7); with option ``concealed_melds_count`` every card counts."""
     if concealed_melds_count:
         return sum(POINTS[c] for c in cards)
+    if isinstance(cards, set | frozenset):  # distinct cards: their bits add up to the mask
+        return count_mask(sum(map(BITS.__getitem__, cards)))
     return count_mask(mask_of(cards))
 
 

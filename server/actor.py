@@ -87,12 +87,6 @@ class TableDirectory(Protocol):
 
     def table_closed(self, table: Table) -> None: ...
 
-    def seat_forfeited(self, table: Table, seat: int) -> None: ...
-
-    def plays_ladder_match(self, table: Table) -> bool: ...
-
-    def table_ended(self, table: Table) -> None: ...
-
 
 
 
@@ -134,6 +128,8 @@ class Table:
         self.broken = False
         #: a step failed (``_fail``): the table is closed for good, its log kept
         self.failed = False
+        #: the table has ended for good (``_end``)
+        self._ended = False
         #: the creator's address for the per-address table limit (``Lobby.create``)
         self.quota: str | None = None
         #: the lobby entry encoded per mode, until the next step (``listing_entry``)
@@ -253,14 +249,6 @@ class Table:
     def forget_token(self, digest: str | None) -> None:
         self.lobby.forget_token(digest)
 
-    def forfeited(self, seat: int) -> None:
-        """``seat``'s player lost it during the match (grace over, or left): the ladder hears."""
-        self.lobby.seat_forfeited(self, seat)
-
-    def ladder_match(self) -> bool:
-        """Whether the table plays a rated ladder match (its seats are its accounts')."""
-        return self.lobby.plays_ladder_match(self)
-
     # ----- the task -----------------------------------------------------------------------
 
     @property
@@ -330,10 +318,13 @@ class Table:
             self._stepped(joinable)
 
     def _stepped(self, joinable: bool) -> None:
-        """After a step: the lobby entry may have changed, and with it the lobby's order."""
+        """After a step: the lobby entry may have changed, and with it the lobby's order; a
+        step that closed the table ends it now (``_end``)."""
         self._listed.clear()
         if self.joinable != joinable:
             self.lobby.listing_changed()
+        if self.closed and not self.broken:
+            self._end()
 
     def _fail(self, exc: Exception, request: Request | None = None) -> None:
         """A step failed (our bug, or a journal that cannot write): the table is closed, its
@@ -479,6 +470,8 @@ class Table:
         self.closed = True
 
     def _close(self, *, for_good: bool) -> None:
+        """The table's task ends: requests still in the inbox are refused, and the table ends
+        (``_end``) unless the server is stopping, when it stays open in the journal."""
         self.closed = True
         self._send.close()
         while True:
@@ -492,20 +485,40 @@ class Table:
                     ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed"), ref))
             if request.done is not None:
                 request.done.set()
+        if for_good:
+            self._end()
+            return
+        self._leave_lobby()
+        if not self.broken:  # the server stops: the table stays open in the journal
+            hands = self.state.match.hands_played if self.state.match else 0
+            log.info("table %s stopped after %d hands; it resumes when the server starts again",
+                     self.id, hands)
+
+    def _end(self) -> None:
+        """The table is closed for good: everyone at it is back in the lobby, which forgets the
+        table, its dealing ends it (``Dealing.ended``: a ladder match is rated) and the journal
+        closes it. Done once, in the step that closed the table (``_stepped``), before anything
+        that step said goes out: a player told ``match_over`` may create, join or ``queue`` at
+        once, without waiting for the table's task to wind up."""
+        if self._ended:
+            return
+        self._ended = True
+        self._leave_lobby()
+        self.dealing.ended()
+        self.journal.close_table(self.id)
+        hands = self.state.match.hands_played if self.state.match else 0
+        log.info("table %s closed after %d hands", self.id, hands)
+
+    def _leave_lobby(self) -> None:
+        """Everyone still at the table is back in the lobby, and the lobby forgets the table
+        and its tokens."""
         for peer in self.audience.everyone():
-            peer.table, peer.seat, peer.token = None, None, None
+            if peer.table is self:
+                peer.table, peer.seat, peer.token = None, None, None
         for info in self.state.seats:
             if info is not None and info.token_hash:
                 self.lobby.forget_token(info.token_hash)
         self.lobby.table_closed(self)
-        hands = self.state.match.hands_played if self.state.match else 0
-        if for_good:
-            self.lobby.table_ended(self)
-            self.journal.close_table(self.id)
-            log.info("table %s closed after %d hands", self.id, hands)
-        elif not self.broken:  # the server stops: the table stays open in the journal
-            log.info("table %s stopped after %d hands; it resumes when the server starts again",
-                     self.id, hands)
 
 
 #: The handler of each request a table takes (``Table._dispatch``), built once for all tables.

@@ -348,6 +348,15 @@ class ArenaDealing:
                     self._reports[seat].stood_in = True
             self.deal_if_ready()
 
+    def vacated(self, seat: int, name: str) -> bool:
+        return False
+
+    def forfeited(self, seat: int) -> None:
+        pass
+
+    def ended(self) -> None:
+        pass
+
     def join(self, peer: Peer, msg: Join) -> bool:
         """A restarted program takes its seat back (from the next deal) with the table's code."""
         table = self.table

@@ -3,9 +3,11 @@
 A ``Table`` takes one ``Dealing``, which its parts ask at the few points where a lobby's table
 and the arena's own (``server/arena.py``) differ: the entry that deals each hand, what happens
 around a deal and a hand's end, when the next hand is dealt, when the table is deserted, what
-its timers do, and whether a seat's connection is the one playing it. ``MatchDealing`` is a
-lobby table's (``progression.py``): the match deals from its seed, and every seat is played by
-whoever sits in it.
+its timers do, whether a seat's connection is the one playing it, who sits in for a seat left
+before the start, what a seat lost during the match means, and what the table's end does.
+``MatchDealing`` is a lobby table's (``progression.py``): the match deals from its seed, and every
+seat is played by whoever sits in it; ``LadderDealing`` a rated ladder match's
+(``ladder_dealing.py``), ``ArenaDealing`` the arena's (``arena.py``).
 """
 
 from __future__ import annotations
@@ -64,3 +66,15 @@ class Dealing(Protocol):
 
     def left(self, seat: int | None, *, disconnected: bool) -> None:
         """The connection at ``seat`` (None: a spectator, or nobody) left it or dropped."""
+
+    def vacated(self, seat: int, name: str) -> bool:
+        """The human ``name`` left ``seat`` (or stayed away too long) before the match, and the
+        seat is free: True if the dealing sat someone in it (a stand-in), False to leave it
+        free for whoever joins."""
+
+    def forfeited(self, seat: int) -> None:
+        """The player of ``seat`` lost it during the match: it left, or its grace ran out."""
+
+    def ended(self) -> None:
+        """The table closed for good (its match over, deserted, or closed by the host); called
+        once, in the step that closed it, before anything that step said goes out."""

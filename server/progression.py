@@ -362,3 +362,12 @@ class MatchDealing:
 
     def left(self, seat: int | None, *, disconnected: bool) -> None:
         pass
+
+    def vacated(self, seat: int, name: str) -> bool:
+        return False
+
+    def forfeited(self, seat: int) -> None:
+        pass
+
+    def ended(self) -> None:
+        pass

@@ -3,7 +3,8 @@
 A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
 runs); then a server bot stands in, and the seat's token still resumes it: the human is back
 for the next decision. A seat left during the match is a stand-in's for good; before it, the
-seat is free again (at a ladder table a bot takes it: nobody else could).
+seat is free again, unless the table's ``Dealing`` sits someone in it (at a ladder table a bot:
+nobody else could).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets
+import unicodedata
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -48,6 +50,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("tongits.server")
 
 
+def same_name_key(name: str) -> str:
+    """What two names that look the same to a person share: NFKC, case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
 def _seat_number(seat: int) -> int:
     if seat not in SEATS:
         raise ProtocolError(ErrorCode.BAD_FIELD, f"seat must be 0, 1 or 2, not {seat}")
@@ -77,10 +84,6 @@ class SeatingHost(TableLink, Protocol):
     def index_token(self, digest: str) -> None: ...
 
     def forget_token(self, digest: str | None) -> None: ...
-
-    def forfeited(self, seat: int) -> None: ...
-
-    def ladder_match(self) -> bool: ...
 
 
 class Seating:
@@ -129,8 +132,21 @@ class Seating:
             seat = _seat_number(msg.seat)
             if state.seats[seat] is not None:
                 raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
+        self._check_name_free(peer)
         self.sit_human(peer, seat, msg.id)
         self.changed(seat, SeatChange.SAT)
+
+    def _check_name_free(self, peer: Peer) -> None:
+        """``name_taken`` if a player of ``peer``'s name sits at the table already, whatever
+        its case or width ("ana", "ＡＮＡ"): two Anas at one table could not be told apart in
+        its seats, log, chat and results. The joiner picks another name; the one seated is
+        never renamed."""
+        assert peer.name is not None
+        wanted = same_name_key(peer.name)
+        if any(info is not None and same_name_key(info.name) == wanted
+               for info in self.table.state.seats):
+            raise ProtocolError(ErrorCode.NAME_TAKEN, f"a player named {peer.name} sits at "
+                                "this table already: join under another name")
 
     def sit_human(
         self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
@@ -263,7 +279,7 @@ class Seating:
         else:
             self.stand_in(seat)
             table.forget_token(digest)
-            table.forfeited(seat)
+            table.dealing.forfeited(seat)
             change = SeatChange.STAND_IN
         log.info("table %s: %r %s seat %d", table.id, peer,
                  "disconnected from" if disconnected else "left", seat)
@@ -291,7 +307,7 @@ class Seating:
             return
         if table.state.started:
             self.stand_in(seat, returnable=True)
-            table.forfeited(seat)
+            table.dealing.forfeited(seat)
             change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", table.id, seat)
         else:
@@ -302,18 +318,13 @@ class Seating:
 
     def _free_before_start(self, seat: int) -> SeatChange:
         """The human of ``seat`` left (or stayed away too long) before the match: the seat is
-        free again, except at a ladder table, where the matchmaker chose every seat and nobody
-        else can take it (the table would wait for its third seat forever): there a server bot
-        sits in under the account's name, and the seat forfeits, as a matched client gone
-        before its seat was filled does (``matchmaker``)."""
+        free again, unless the dealing sits someone in it (``Dealing.vacated``)."""
         table = self.table
         info = table.state.seats[seat]
         table.commit(VacateEntry(seat))
-        if info is None or not table.ladder_match():
-            return SeatChange.LEFT
-        self.sit_bot(seat, None, info.name)
-        table.forfeited(seat)
-        return SeatChange.STAND_IN
+        if info is not None and table.dealing.vacated(seat, info.name):
+            return SeatChange.STAND_IN
+        return SeatChange.LEFT
 
     def owner_check(self, peer: Peer) -> None:
         table = self.table

@@ -32,11 +32,11 @@ from ..moves import (
     DISCARD_MOVES,
     DRAW,
     FOLD,
+    MELD_MOVES,
+    SAPAW_MOVES,
+    SECRET_MOVES,
     Action,
     Move,
-    meld_move,
-    sapaw_move,
-    secret_move,
 )
 from ..options import CallTie
 from .common import NEIGHBOURS, count_of
@@ -132,7 +132,7 @@ def _play_move(hand: Hand, seat: int, mask: int) -> Move:
         card = (spare & -spare).bit_length() - 1
         for m in hand.melds:
             if m.accept_mask >> card & 1:
-                return sapaw_move(card, m.id)
+                return SAPAW_MOVES[card, m.id]
     return _discard_move(hand, seat, mask, dead, accept)
 
 
@@ -142,8 +142,8 @@ def _first_meld(melds: Sequence[int], limit: int) -> Move | None:
         if meld.bit_count() < limit:
             low = (meld & -meld).bit_length() - 1
             if meld.bit_count() == 4 and meld & SET_MASKS[low] == meld:
-                return secret_move(meld)  # face down: it keeps its bonus (§9)
-            return meld_move(meld)
+                return SECRET_MOVES[meld]  # face down: it keeps its bonus (§9)
+            return MELD_MOVES[meld]
     return None
 
 
