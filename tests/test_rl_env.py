@@ -6,7 +6,9 @@ replay from their seed. Skipped, saying so, only when the extra is not installed
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,7 @@ import numpy as np  # noqa: E402
 from engine_support import SEEDS, choose, random_options, states  # noqa: E402
 from hypothesis import assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from pettingzoo import AECEnv  # noqa: E402
 from pettingzoo.test import api_test, seed_test  # noqa: E402
 from tongits.client.rl import (  # noqa: E402
     ACTIONS,
@@ -249,3 +252,16 @@ def test_encode_is_the_observation_of_the_env() -> None:
     game.reset(seed=9)
     view = seat_view(game.hand, 2)
     assert np.array_equal(encode(view), game.observe("seat_2")["observation"])
+
+
+def test_the_loop_of_bots_md_plays_a_hand_to_its_end() -> None:
+    """docs/BOTS.md's ten-line loop, run verbatim: it plays hand 0 of seed 1 to its end."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "BOTS.md").read_text(encoding="utf-8")
+    loop = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S)
+                if "tongits.client.rl import env" in b)
+    assert len(loop.strip().splitlines()) <= 12
+    names: dict[str, object] = {}
+    exec(compile(loop, "BOTS.md", "exec"), names)
+    game = names["game"]
+    assert isinstance(game, AECEnv) and not game.agents  # every agent finished
+    assert game.unwrapped.hand.over
