@@ -72,9 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``bot``: a built-in policy as a remote client (client/sdk.py, docs/BOTS.md)."""
-    bot = sub.add_parser("bot", help="run a built-in bot (random, greedy, strong, expert)")
-    bot.add_argument("policy", metavar="NAME", help="random, greedy, strong or expert")
+    """``bot``: a built-in or ``py:`` policy as a remote client (client/sdk.py, docs/BOTS.md)."""
+    bot = sub.add_parser("bot", help="run a built-in bot (random, greedy, strong, expert) or "
+                         "a py:MODULE:FACTORY one")
+    bot.add_argument("policy", metavar="NAME",
+                     help="random, greedy, strong, expert, or py:MODULE:FACTORY / "
+                     "py:FILE.py:FACTORY as in the arena (docs/BOTS.md)")
     bot.add_argument(
         "--connect",
         metavar="HOST:PORT",
@@ -211,20 +214,14 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.quiet,
         )
     if args.command == "arena":
-        from . import tournament
-        from .arena import runner
+        from .arena import runner, tournament
 
-        return (tournament.run if args.tournament else runner.run)(
-            args.tournament or args.bots,
-            hands=args.hands,
-            seed=args.seed,
-            jobs=args.jobs,
-            cluster=args.cluster,
-            timer=args.timer,
-            record=args.record,
-            as_json=args.json,
+        command = runner.ArenaCommand(
+            args.tournament or args.bots, args.hands, args.seed, jobs=args.jobs,
+            cluster=args.cluster, timer=args.timer, record=args.record, as_json=args.json,
             options=args.options,
         )
+        return (tournament.run if args.tournament else runner.run)(command)
     if args.command == "export":
         from tongits.server.store import StoreError, export
 

@@ -317,9 +317,9 @@ class Connection:
     def _note(self, msg: ServerMessage) -> None:
         if isinstance(msg, State):
             self.last_state = msg
-            self.seq = msg.seq
+            self.seq = highest_seq(self.seq, msg.seq)
         elif isinstance(msg, HandResult):
-            self.seq = msg.seq
+            self.seq = highest_seq(self.seq, msg.seq)
         elif isinstance(msg, Joined):
             self.last_joined = msg
             self._joined_event.set()
@@ -486,6 +486,12 @@ async def open_connection(
                               text=text, password=password, heartbeat=heartbeat,
                               account=account) as conn:
         yield conn
+
+
+def highest_seq(held: int | None, seq: int) -> int:
+    """The ``seq`` to resume from after one more ``state`` or ``hand_result``: the highest
+    received (a state that catches up may repeat a lower one, docs/PROTOCOL.md)."""
+    return seq if held is None else max(held, seq)
 
 
 def _socket_of(stream: trio.abc.Stream) -> trio.socket.SocketType | None:

@@ -14,8 +14,8 @@ from itertools import repeat
 from operator import is_
 from typing import Any
 
-from .cards import BITS, Card, mask_of, rank_suit_key
-from .count import SET_MASKS, hand_count, melds_in, pick_partners
+from .cards import BITS, SET_MASKS, Card, mask_of, rank_suit_key
+from .count import hand_count, melds_in, pick_partners
 from .errors import IllegalMove, InvalidMove, RecordCode, RecordError, RuleCode
 from .melds import TableMeld, meld_kind
 from .moves import (
@@ -212,6 +212,10 @@ def _step(seat: int, move: Move) -> Step:
     return step
 
 
+#: Each seat's automatic fold (a seat that had not opened when a call came, §6.2).
+_AUTO_FOLDS = tuple(Step(seat, FOLD, auto=True) for seat in range(3))
+
+
 def _lowest(contenders: Sequence[int], counts: Sequence[int]) -> int:
     """The contender with the lowest count; ties go to the first in ``contenders``."""
     return min(contenders, key=lambda s: (counts[s], contenders.index(s)))
@@ -339,17 +343,20 @@ class Hand:
         exactly these moves, which the property tests verify. The order is: ``call``, ``draw``,
         picks; or melds (each four of a kind followed by its ``secret``), lay-offs, discards;
         or ``challenge``, ``fold``. The list is computed once per state."""
-        if self.phase is _OVER or (seat is not None and seat != self.to_act):
-            return []
         cached = self._legal
         if cached is None:
-            if self.phase is _PLAY:
+            phase = self.phase
+            if phase is _PLAY:
                 cached = self._play_moves(self.to_act)
-            elif self.phase is _START:
+            elif phase is _START:
                 cached = self._start_moves(self.to_act)
-            else:
+            elif phase is _ANSWER:
                 cached = [CHALLENGE, FOLD]
+            else:
+                cached = []
             self._legal = cached
+        if seat is not None and seat != self.to_act:
+            return []
         return list(cached)
 
     def _start_moves(self, seat: int) -> list[Move]:
@@ -380,7 +387,9 @@ class Hand:
                     moves.append(MELD_MOVES[meld])
                     if n == 4 and meld & SET_MASKS[(meld & -meld).bit_length() - 1] == meld:
                         moves.append(SECRET_MOVES[meld])
-        accept = self._accepting()
+        accept = 0
+        for table_meld in self.melds:
+            accept |= table_meld.accept_mask
         layable = hand & accept
         if layable and limit > 1:
             melds = self.melds
@@ -633,7 +642,7 @@ class Hand:
 
     def _end_turn(self, seat: int) -> None:
         block = self._block_turn[seat]
-        if self.options.sapaw_block is _NEXT_TURN and block is not None and block < self.turn:
+        if block is not None and block < self.turn and self.options.sapaw_block is _NEXT_TURN:
             self._block_turn[seat] = None
         if not self.stock:
             self._stock_out(seat)
@@ -652,7 +661,7 @@ class Hand:
                 self.to_act = seat
                 return
             self.answers[seat] = _FOLD
-            self.steps.append(Step(seat, Move(_FOLD), auto=True))
+            self.steps.append(_AUTO_FOLDS[seat])
             seat = (seat + 1) % 3
         self._resolve_call()
 

@@ -13,6 +13,10 @@ once its entries are committed (``commit.GroupCommit``).
 The table's work is done by its parts: ``audience.Audience`` (the fan-out), ``clock.Clock``,
 ``seating.Seating``, ``progression.Progression`` (deals, moves, the turns the server plays),
 and a ``dealing.Dealing`` (``progression.MatchDealing``; the arena's, ``arena.ArenaDealing``).
+A move request goes straight to ``Progression``, inside the dealing's watch
+(``Dealing.watching``); whatever changes the state, the part that changes it commits through
+the table's ``ledger.Ledger``, never back up through the table. Each part names what it needs
+of the table as a Protocol (``ProgressionHost``, ``SeatingHost``, ``MatchHost``).
 
 A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
 runs); then a server bot stands in, and the seat's token still resumes it: the human is back
@@ -30,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
-from tongits.engine import hand_record
 from tongits.protocol import (
     AddBot,
     Chat,
@@ -57,13 +60,13 @@ from tongits.protocol import (
 )
 from tongits.protocol.maps import TableInfoMap
 
-from .audience import Audience, seat_names
+from .audience import Audience
 from .clock import Clock
 from .commit import GroupCommit
 from .dealing import Dealing
-from .entries import Entry, MoveEntry
 from .errors import error_frame, is_refusal
-from .journal import FinishedHand, table_number
+from .journal import table_number
+from .ledger import Ledger
 from .progression import MatchDealing, Progression
 from .requests import Disconnected, HostClose, HostRemove, Resume, SeatBot, TableRequest
 from .seating import Seating
@@ -125,7 +128,8 @@ class Table:
         self.ready: set[int] = set()
         self.closed = False
         self.restored = restored
-        self.broken = False
+        #: the only way ``state`` changes (``Ledger.commit``), for the table's parts
+        self.ledger = Ledger(self.id, state, journal)
         #: a step failed (``_fail``): the table is closed for good, its log kept
         self.failed = False
         #: the table has ended for good (``_end``)
@@ -248,6 +252,11 @@ class Table:
 
     def forget_token(self, digest: str | None) -> None:
         self.lobby.forget_token(digest)
+
+    @property
+    def broken(self) -> bool:
+        """An entry could not be journaled: the table closes, its log as committed so far."""
+        return self.ledger.broken
 
     # ----- the task -----------------------------------------------------------------------
 
@@ -418,27 +427,6 @@ class Table:
         else:
             peer.send(self.audience.catch_up_state(peer.seat, seats))
 
-    def commit(self, entry: Entry) -> None:
-        """The only way the state changes: apply the entry (the engine refuses an illegal
-        move, before anything changes), then journal it, with the hand record if it ended the
-        hand. Both happen before the task yields, so before anyone hears of the change."""
-        state = self.state
-        state.apply(entry)
-        finished: FinishedHand | None = None
-        hand = state.hand
-        if isinstance(entry, MoveEntry) and hand is not None and hand.over:
-            assert state.match is not None
-            names = seat_names(state)
-            finished = {"hand": state.match.hands_played, "names": names,
-                        "record": hand_record(hand, names)}
-        try:
-            self.journal.append(self.id, entry, finished)
-        except Exception:
-            log.exception("table %s: cannot journal %s; closing the table", self.id,
-                          type(entry).__name__)
-            self.broken = self.closed = True
-            raise
-
     def chat(self, peer: Peer, msg: Chat) -> None:
         """Say ``msg`` at the table. The connection's reader calls this itself: a chat line
         changes nothing at the table, so it never waits in the inbox ahead of moves."""
@@ -528,7 +516,7 @@ _HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
     CreateTable: lambda table, peer, msg: table.seating.create(peer, msg),
     Join: Table._join,
     Spectate: lambda table, peer, msg: table.seating.spectate(peer, msg),
-    MoveRequest: lambda table, peer, msg: table.dealing.move(peer, msg),
+    MoveRequest: lambda table, peer, msg: table.progression.move_request(peer, msg),
     Leave: Table._leave_request,
     AddBot: lambda table, peer, msg: table.seating.add_bot(peer, msg),
     RemoveBot: lambda table, peer, msg: table.seating.remove_bot(peer, msg),

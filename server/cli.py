@@ -81,6 +81,9 @@ _HELP = {
     "(HTTPS and WSS with TLS)",
     "public_address": "HOST[:PORT] friends use to reach this server, for invite links "
     "(default: the address the creator connected to)",
+    "web_hosts": "host names browsers may reach this server by, comma-separated, besides IP "
+    "addresses, localhost, this machine's name and --public-address's (any other is refused "
+    "421: DNS rebinding)",
     "ladder_hands": "hands of a rated ladder match",
     "ladder_anchors": "server bots seeded as ladder accounts (anchor-NAME), comma-separated",
     "ladder_anchor_wait": "seconds a queued player waits for other players before anchors "

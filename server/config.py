@@ -85,6 +85,10 @@ class ServerConfig:
     password_file: str = ""
     invite_password: bool = False
     public_address: str = ""
+    #: host names the page is served under besides IP addresses, localhost, this machine's
+    #: name and ``public_address``'s (comma-separated): a request for any other name is
+    #: refused (DNS rebinding)
+    web_hosts: str = ""
     #: serve the page and the protocol's WebSocket to browsers on the same port
     web: bool = True
     #: hands of a rated ladder match

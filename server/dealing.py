@@ -2,9 +2,10 @@
 
 A ``Table`` takes one ``Dealing``, which its parts ask at the few points where a lobby's table
 and the arena's own (``server/arena.py``) differ: the entry that deals each hand, what happens
-around a deal and a hand's end, when the next hand is dealt, when the table is deserted, what
-its timers do, whether a seat's connection is the one playing it, who sits in for a seat left
-before the start, what a seat lost during the match means, and what the table's end does.
+around a deal, a move asked for and a hand's end, when the next hand is dealt, when the table
+is deserted, what its timers do, whether a seat's connection is the one playing it, who sits in
+for a seat left before the start, what a seat lost during the match means, and what the
+table's end does.
 ``MatchDealing`` is a lobby table's (``progression.py``): the match deals from its seed, and every
 seat is played by whoever sits in it; ``LadderDealing`` a rated ladder match's
 (``ladder_dealing.py``), ``ArenaDealing`` the arena's (``arena.py``).
@@ -12,9 +13,10 @@ seat is played by whoever sits in it; ``LadderDealing`` a rated ladder match's
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
-from tongits.protocol import Join, MoveRequest
+from tongits.protocol import Join
 
 from .entries import DealEntry, StartEntry
 
@@ -58,8 +60,10 @@ class Dealing(Protocol):
     def offered(self, seat: int) -> None:
         """A state offering ``seat`` its moves went out (if ``offers(seat)``)."""
 
-    def move(self, peer: Peer, msg: MoveRequest) -> None:
-        """``peer`` asks to move (``Progression.move_request`` plays it)."""
+    def watching(self, seat: int) -> AbstractContextManager[None]:
+        """Around a move asked by the connection at ``seat`` (``Progression.move_request``
+        plays it): entered before the move is checked and played (raising refuses it), exited
+        once it was played, or with the refusal that the move met."""
 
     def join(self, peer: Peer, msg: Join) -> bool:
         """``peer`` asks to join: True if the dealing seated it, else the table does."""

@@ -19,10 +19,10 @@ opens the table it restores from the journal the same way (``Matchmaker.dealing_
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .ladder import Ladder
-from .progression import MatchDealing, ProgressionHost
+from .progression import MatchDealing, MatchHost
 
 if TYPE_CHECKING:
     from .actor import Table
@@ -30,12 +30,29 @@ if TYPE_CHECKING:
     from .lobby import TableFactory
 
 
+class _SitsBots(Protocol):
+    def sit_bot(self, seat: int, policy: str | None, shown: str | None = None) -> None: ...
+
+
+class LadderHost(MatchHost, Protocol):
+    """What ``LadderDealing`` needs of its table besides a ``MatchDealing``'s: its id (the
+    ladder's match) and a seat to sit a bot in."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def seating(self) -> _SitsBots: ...
+
+
 class LadderDealing(MatchDealing):
     """The ``Dealing`` of a table playing the ladder's pending match of its id."""
 
     __slots__ = ("ladder",)
 
-    def __init__(self, table: ProgressionHost, ladder: Ladder) -> None:
+    table: LadderHost
+
+    def __init__(self, table: LadderHost, ladder: Ladder) -> None:
         super().__init__(table)
         self.ladder = ladder
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets
+import unicodedata
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -34,7 +35,7 @@ from tongits.protocol import (
 from tongits.protocol.maps import SeatChangeMap
 
 from . import bots
-from .entries import BackEntry, Entry, SitEntry, StandInEntry, VacateEntry
+from .entries import BackEntry, SitEntry, StandInEntry, VacateEntry
 from .peer import TableLink
 from .table import SEATS, new_token, token_digest
 
@@ -43,10 +44,16 @@ if TYPE_CHECKING:
     from .clock import Clock
     from .config import ServerConfig
     from .dealing import Dealing
+    from .ledger import Ledger
     from .peer import Peer
     from .table import TableLogState
 
 log = logging.getLogger("tongits.server")
+
+
+def same_name_key(name: str) -> str:
+    """What two names that look the same to a person share: NFKC, case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def _seat_number(seat: int) -> int:
@@ -61,7 +68,7 @@ class _Starts(Protocol):
 
 class SeatingHost(TableLink, Protocol):
     """What ``Seating`` needs of its table (``actor.Table``): its state, settings and parts,
-    the only way to change its state (``commit``), and its tokens in the lobby's index."""
+    the ledger that changes its state, and its tokens in the lobby's index."""
 
     state: TableLogState
     config: ServerConfig
@@ -73,7 +80,8 @@ class SeatingHost(TableLink, Protocol):
     @property
     def progression(self) -> _Starts: ...
 
-    def commit(self, entry: Entry) -> None: ...
+    @property
+    def ledger(self) -> Ledger: ...
 
     def index_token(self, digest: str) -> None: ...
 
@@ -126,8 +134,21 @@ class Seating:
             seat = _seat_number(msg.seat)
             if state.seats[seat] is not None:
                 raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
+        self._check_name_free(peer)
         self.sit_human(peer, seat, msg.id)
         self.changed(seat, SeatChange.SAT)
+
+    def _check_name_free(self, peer: Peer) -> None:
+        """``name_taken`` if a player of ``peer``'s name sits at the table already, whatever
+        its case or width ("ana", "ＡＮＡ"): two Anas at one table could not be told apart in
+        its seats, log, chat and results. The joiner picks another name; the one seated is
+        never renamed."""
+        assert peer.name is not None
+        wanted = same_name_key(peer.name)
+        for info in self.table.state.seats:
+            if info is not None and same_name_key(info.name) == wanted:
+                raise ProtocolError(ErrorCode.NAME_TAKEN,
+                                    f"{info.name} already sits here: pick another name")
 
     def sit_human(
         self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
@@ -136,7 +157,7 @@ class Seating:
         token = new_token()
         digest = token_digest(token)
         assert peer.name is not None
-        table.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
+        table.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
                               program=peer.kind is PlayerKind.BOT))
         self.attach(peer, seat, token)
         table.index_token(digest)
@@ -158,7 +179,35 @@ class Seating:
         table = self.table
         name = policy or table.config.bot_policy
         table.policies[seat] = bots.make_policy(name, seed=self.bot_seed(seat))
-        table.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT, policy=name))
+        table.ledger.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT,
+                                     policy=name))
+
+    def sit_named_bot(self, seat: int, name: str, policy: str) -> None:
+        """A bot whose policy the table's dealing provides (``policies``) sits in ``seat``,
+        named ``name``, its policy shown as ``policy`` (the arena's bots and stand-ins)."""
+        self.table.ledger.commit(SitEntry(seat, name, PlayerKind.BOT, policy=policy))
+
+    def take_again(self, peer: Peer, seat: int) -> str:
+        """``peer`` (a program the arena restarted) is the connection at ``seat`` from now on,
+        with a new token (the seat's old one no longer resumes it): the token."""
+        table = self.table
+        info = table.state.seats[seat]
+        if info is not None:
+            table.forget_token(info.token_hash)
+        token = new_token()
+        self.attach(peer, seat, token)
+        table.index_token(token_digest(token))
+        return token
+
+    def give_back(self, seat: int, peer: Peer) -> None:
+        """The human (program) of ``peer``, at ``seat`` with its token, plays the seat again
+        instead of its stand-in."""
+        assert peer.name is not None and peer.token is not None
+        table = self.table
+        digest = token_digest(peer.token)
+        table.policies.pop(seat, None)
+        table.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
+        table.index_token(digest)
 
     def bot_seed(self, seat: int) -> int:
         return random.Random(f"{self.table.state.seed}/bot/{seat}").getrandbits(32)
@@ -201,7 +250,7 @@ class Seating:
         change = SeatChange.BACK
         if info.stand_in:
             table.policies.pop(seat, None)
-            table.commit(BackEntry(seat))
+            table.ledger.commit(BackEntry(seat))
             hand = state.hand
             if hand is not None and not hand.over and hand.to_act == seat:
                 # The stand-in was about to play: the turn is the human's now, on the timer.
@@ -276,7 +325,7 @@ class Seating:
         table = self.table
         policy = table.config.bot_policy
         table.policies[seat] = bots.make_policy(policy, seed=self.bot_seed(seat))
-        table.commit(StandInEntry(seat, policy, returnable))
+        table.ledger.commit(StandInEntry(seat, policy, returnable))
 
     def grace_over(self, seat: int) -> None:
         """The human of ``seat`` stayed away too long: free the seat before the match, or let a
@@ -302,7 +351,7 @@ class Seating:
         free again, unless the dealing sits someone in it (``Dealing.vacated``)."""
         table = self.table
         info = table.state.seats[seat]
-        table.commit(VacateEntry(seat))
+        table.ledger.commit(VacateEntry(seat))
         if info is not None and table.dealing.vacated(seat, info.name):
             return SeatChange.STAND_IN
         return SeatChange.LEFT
@@ -339,7 +388,7 @@ class Seating:
         if info is None or not info.is_bot:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"seat {seat} holds no bot")
         table.policies.pop(seat, None)
-        table.commit(VacateEntry(seat))
+        table.ledger.commit(VacateEntry(seat))
         peer.send(ok_message(msg.id))
         self.changed(seat, SeatChange.LEFT)
 

@@ -23,7 +23,7 @@ from tongits.protocol.transport import TLS_RECORD, AddressError, Endpoint, Invit
 from .config import ServerConfig
 from .peer import Peer
 from .tls import ServerTLS
-from .web import WebSite, http_start
+from .web import WebSite, http_start, own_names
 
 log = logging.getLogger("tongits.server")
 
@@ -37,7 +37,8 @@ class TransportWrapper:
         self.config = config
         self.tls = tls
         #: the page and the WebSocket for browsers on the same port (None: ``--web false``)
-        self.web = (WebSite(config.handshake_timeout, config.frame_timeout)
+        self.web = (WebSite(config.handshake_timeout, config.frame_timeout,
+                            own_names(config.host, config.public_address, config.web_hosts))
                     if config.web else None)
         self._invite_password = invite_password
 

@@ -41,7 +41,13 @@ from tongits.protocol import (
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 from tongits.protocol.maps import SeatMap, TableInfoMap
 
-from ..connection import Connection, ConnectionClosed, ServerError, open_connection
+from ..connection import (
+    Connection,
+    ConnectionClosed,
+    ServerError,
+    highest_seq,
+    open_connection,
+)
 from ..tls import ClientTLS, TrustError
 from .records import save_record, saved_words
 from .seats import SavedSeat, SeatStore
@@ -572,7 +578,7 @@ class NetSession:
         if isinstance(msg, State):
             # Resumed with a token read from disk, without a seq heard: nothing to mark.
             heard = self.seq is not None
-            self.seq = msg.seq
+            self.seq = highest_seq(self.seq, msg.seq)
             if msg.view.get("result") is None:
                 self._asked_next_hand = False
             try:
@@ -586,7 +592,7 @@ class NetSession:
                 StateUpdate(view, msg.seats, msg.deadline, msg.table, missed, msg.standings)
             )
         elif isinstance(msg, HandResult):
-            self.seq = msg.seq
+            self.seq = highest_seq(self.seq, msg.seq)
             self.sink(HandOver(msg.result, msg.standings, msg.next_deal, msg.record))
             if msg.record is not None and self.options.record_dir is not None:
                 self._keep_record(msg)

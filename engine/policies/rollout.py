@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
-from ..cards import BITS, POINTS
-from ..count import SET_MASKS, arrangement_masks, pick_partners
+from ..cards import BITS, POINTS, SET_MASKS
+from ..count import arrangement_masks, pick_partners
 from ..hand import Hand, Phase
 from ..moves import (
     CALL,
@@ -54,12 +54,20 @@ def plan(mask: int) -> tuple[tuple[int, ...], int]:
     return arrangement_masks(mask)
 
 
-_HIGHEST_FIRST: tuple[int, ...] = tuple(sorted(range(52), key=lambda c: (-POINTS[c], -c)))
+#: The cards worth each number of points, highest first, as bitmasks.
+_BY_POINTS: tuple[int, ...] = tuple(
+    sum(1 << c for c in range(52) if POINTS[c] == points) for points in range(10, 0, -1)
+)
 
 
 def _highest_first(mask: int) -> Iterator[int]:
     """The cards of ``mask``, highest points first (then highest index)."""
-    return (c for c in _HIGHEST_FIRST if mask >> c & 1)
+    for group in _BY_POINTS:
+        cards = mask & group
+        while cards:
+            card = cards.bit_length() - 1
+            yield card
+            cards ^= 1 << card
 
 
 def _hand_mask(hand: Hand, seat: int) -> int:
