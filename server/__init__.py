@@ -6,7 +6,7 @@ state is a replay of its log (``table.TableLogState``), written through a ``jour
 
 from .app import Server
 from .config import ServerConfig
-from .journal import Journal, MemoryJournal, NullJournal
-from .table import TableLogState
+from .storage.journal import Journal, MemoryJournal, NullJournal
+from .table.table import TableLogState
 
 __all__ = ["Journal", "MemoryJournal", "NullJournal", "Server", "ServerConfig", "TableLogState"]

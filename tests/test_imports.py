@@ -126,5 +126,5 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     graph = import_graph()
     assert "tongits.engine.cards" in graph["tongits.engine.hand"]  # from .cards import
     assert "tongits.engine.policies" in graph["tongits.engine.advice"]  # from .policies import
-    assert "tongits.engine" in graph["tongits.server.bots"]  # from tongits.engine import
+    assert "tongits.engine" in graph["tongits.server.table.bots"]  # from tongits.engine import
     assert "tongits.server.app" in graph["tongits.client.tui.launch"]  # inside a function

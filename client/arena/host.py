@@ -35,13 +35,13 @@ from typing import Any
 import trio
 from tongits.engine import Card, Hand, deck_for
 from tongits.engine.policies import get_policy
-from tongits.server import bots
-from tongits.server.actor import Table
 from tongits.server.app import Server
-from tongits.server.arena import ArenaDriver, SeatReport, arena_table
 from tongits.server.config import ServerConfig
-from tongits.server.entries import CreateEntry
 from tongits.server.lobby import join_code
+from tongits.server.table import bots
+from tongits.server.table.actor import Table
+from tongits.server.table.arena import ArenaDriver, SeatReport, arena_table
+from tongits.server.table.entries import CreateEntry
 
 from .play import ArenaConfig, DealBook
 from .specs import BotKind, BotSpec

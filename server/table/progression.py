@@ -28,16 +28,16 @@ from tongits.protocol import (
     to_dict,
 )
 
+from ..net.peer import TableLink
 from . import bots
 from .entries import DealEntry, MoveEntry, StartEntry
-from .peer import TableLink
 
 if TYPE_CHECKING:
+    from ..net.peer import Peer
     from .audience import Audience
     from .clock import Clock
     from .dealing import Dealing
     from .ledger import Ledger
-    from .peer import Peer
     from .table import TableLogState
 
 log = logging.getLogger("tongits.server")

@@ -54,10 +54,10 @@ from .progression import MatchHost
 from .table import SEATS
 
 if TYPE_CHECKING:
-    from .commit import GroupCommit
-    from .config import ServerConfig
-    from .lobby import Lobby
-    from .peer import Peer
+    from ..config import ServerConfig
+    from ..lobby import Lobby
+    from ..net.peer import Peer
+    from ..storage.commit import GroupCommit
     from .table import TableLogState
 
 #: Timeouts in a row after which a program is reported as hung (the driver may stop it).

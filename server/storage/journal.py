@@ -17,7 +17,7 @@ from typing import Protocol, TypedDict
 
 from tongits.engine.wire import RecordMap
 
-from .entries import Entry
+from ..table.entries import Entry
 
 
 class FinishedHand(TypedDict):

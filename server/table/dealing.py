@@ -23,7 +23,7 @@ from .entries import DealEntry, StartEntry
 if TYPE_CHECKING:
     from tongits.engine import Hand
 
-    from .peer import Peer
+    from ..net.peer import Peer
 
 
 class Dealing(Protocol):
