@@ -3,7 +3,7 @@
 For one chunk of deals (one arena job), ``play_hosted_chunk``:
 
 1. starts a ``Server`` on 127.0.0.1, port 0, and opens an arena table (``arena_table``) on it
-   (``server/arena.py``): a private table whose decks, in-process bots and stand-ins this
+   (``server/table/arena.py``): a private table whose decks, in-process bots and stand-ins this
    module gives in-process (the ``ArenaDriver``), and whose code only the programs get;
 2. starts each program once, with ``TONGITS_SERVER``, ``TONGITS_TABLE``, ``TONGITS_CODE`` and
    ``TONGITS_SEAT`` in its environment (docs/BOTS.md; ``tongits bot`` and the SDK's runners

@@ -106,7 +106,7 @@ class Table:
     Its parts: ``audience`` (who is at the table, and the fan-out of what they are told),
     ``clock`` (its timers, bots and timed-out turns), ``seating`` (who plays each seat),
     ``progression`` (the match's deals, moves and hands' ends), and ``dealing``, given by whoever
-    makes the table (``MatchDealing`` by default; the arena's, ``server/arena.py``)."""
+    makes the table (``MatchDealing`` by default; the arena's, ``server/table/arena.py``)."""
 
     def __init__(
         self,
