@@ -19,8 +19,8 @@ ws-ping   One WebSocket connection per address floods ping frames after ``hello`
           each connection ended (``rate_limited``, or "no" if it was never cut).
 tables    ``--addresses`` addresses create every table they may (``--max-tables-per-address``
           each, two server bots, no timer) and move at each about every ``--evict-idle``/3 s,
-          so that no table is ever idle. Figures: tables the attack holds, and how many of the
-          honest player's ``create_table`` (one every 2 s) got a table.
+          so that no table is ever idle. Figures: tables the attack holds, and how many
+          honest creators (one every 2 s, each from a network of its own) got a table.
 quiet     No attack: the honest player's figures on this machine as it is loaded now.
 rebind    Not a flood: the answers a DNS-rebinding page (Host and Origin ``evil.example``) and
           a crafted redirect target get (status and Location).
@@ -238,14 +238,15 @@ async def refused(args: argparse.Namespace, port: int, honest: Honest) -> dict[s
     got_in: list[bool] = []
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        await nursery.start(honest_process, port, args.seconds, args.every, honest)
-        nursery.start_soon(honest_arrivals, port, args.seconds, got_in)
-        with trio.move_on_after(args.seconds):
-            n = 0
-            while True:
-                nursery.start_soon(trickle, port, attacker(n % args.addresses), held, stop)
-                n += 1
-                await trio.sleep(1 / args.rate)
+        async with trio.open_nursery() as measured:
+            await measured.start(honest_process, port, args.seconds, args.every, honest)
+            measured.start_soon(honest_arrivals, port, args.seconds, got_in)
+            with trio.move_on_after(args.seconds):
+                n = 0
+                while True:
+                    nursery.start_soon(trickle, port, attacker(n % args.addresses), held, stop)
+                    n += 1
+                    await trio.sleep(1 / args.rate)
         stop.set()
         nursery.cancel_scope.cancel()
     held.sort()
@@ -360,10 +361,11 @@ async def hold_table(port: int, source: str, name: str, every: float, held: list
 
 
 async def honest_creators(port: int, seconds: float, created: list[bool]) -> None:
-    """The honest player asks for a table every 2 s (and leaves it at once)."""
+    """Every 2 s a new honest player, from a network of its own (127.1.N.1), asks for a
+    table (and leaves it at once)."""
     with trio.move_on_after(seconds):
-        while True:
-            lines = await hello(port, HONEST, "creator")
+        for n in range(256):
+            lines = await hello(port, f"127.1.{n}.1", "creator")
             if not isinstance(lines, str):
                 await lines.send({"type": "create_table", "id": 2, "name": "mine", "bots": 2})
                 reply = await lines.receive_type("joined")
@@ -381,8 +383,9 @@ async def tables(args: argparse.Namespace, port: int, honest: Honest) -> dict[st
             source = attacker(n % args.addresses)
             await nursery.start(hold_table, port, source, f"hold{n}", every, held)
         filled = held[0]
-        await nursery.start(honest_process, port, args.seconds, args.every, honest)
-        await honest_creators(port, args.seconds, created)
+        async with trio.open_nursery() as measured:
+            await measured.start(honest_process, port, args.seconds, args.every, honest)
+            await honest_creators(port, args.seconds, created)
         nursery.cancel_scope.cancel()
     return {"attack_addresses": args.addresses, "tables_held_after_fill": filled,
             "tables_held_at_end": held[0], "honest_creates": len(created),

@@ -624,7 +624,7 @@ def lobby_load(open_tables: int, listers: int) -> Extra:
     creator gone, the seat kept), then ``listers`` clients that each walk the lobby page by
     page, as fast as the rate limit allows (``rate / LIST_TABLES_COST`` lists a second, after
     the burst)."""
-    from tongits.server.app import LIST_TABLES_COST
+    from tongits.server.routes import LIST_TABLES_COST
 
     config = ServerConfig()
     pace = config.rate / LIST_TABLES_COST

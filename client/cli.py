@@ -211,20 +211,14 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.quiet,
         )
     if args.command == "arena":
-        from . import tournament
-        from .arena import runner
+        from .arena import runner, tournament
 
-        return (tournament.run if args.tournament else runner.run)(
-            args.tournament or args.bots,
-            hands=args.hands,
-            seed=args.seed,
-            jobs=args.jobs,
-            cluster=args.cluster,
-            timer=args.timer,
-            record=args.record,
-            as_json=args.json,
+        command = runner.ArenaCommand(
+            args.tournament or args.bots, args.hands, args.seed, jobs=args.jobs,
+            cluster=args.cluster, timer=args.timer, record=args.record, as_json=args.json,
             options=args.options,
         )
+        return (tournament.run if args.tournament else runner.run)(command)
     if args.command == "export":
         from tongits.server.store import StoreError, export
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import math
 import socket
 import struct
@@ -61,6 +62,7 @@ from tongits.protocol import (
     MoveRequest,
     NextHand,
     Ping,
+    ProtocolError,
     Queue,
     Register,
     Registered,
@@ -81,6 +83,8 @@ from tongits.protocol.maps import TableInfoMap
 from tongits.protocol.transport import Endpoint
 
 from .tls import ClientTLS, open_stream
+
+log = logging.getLogger("tongits.client")
 
 
 class ServerError(Exception):
@@ -313,9 +317,9 @@ class Connection:
     def _note(self, msg: ServerMessage) -> None:
         if isinstance(msg, State):
             self.last_state = msg
-            self.seq = msg.seq
+            self.seq = highest_seq(self.seq, msg.seq)
         elif isinstance(msg, HandResult):
-            self.seq = msg.seq
+            self.seq = highest_seq(self.seq, msg.seq)
         elif isinstance(msg, Joined):
             self.last_joined = msg
             self._joined_event.set()
@@ -358,12 +362,29 @@ class Connection:
                         break
                     self.codec.receive_data(data)
                     while (raw := self.codec.next_message()) is not None:
-                        await self._route(parse_server(raw))
+                        try:
+                            msg = parse_server(raw)
+                        except ProtocolError as error:
+                            self._unreadable(raw, error)
+                            continue
+                        await self._route(msg)
         finally:
             self._reader_done = True
             self._push_send.close()
             for waiter in self._waiting.values():
                 waiter.close()
+
+    def _unreadable(self, raw: Mapping[Any, Any], error: ProtocolError) -> None:
+        """A server message that is not what the protocol says (a server with a bug, or a
+        hostile one): logged and left out, so that nothing past the reader meets a map not of
+        its type. A request it answers is refused with the reason (``ServerError``) rather
+        than left waiting."""
+        log.warning("a message from the server that cannot be read was ignored: %s", error)
+        waiter = self._waiting.pop(error.ref, None) if error.ref is not None else None
+        if waiter is not None:
+            waiter.send_nowait(Error(code=error.code, number=error.number, ref=error.ref,
+                                     message=f"the server's reply cannot be read: "
+                                             f"{error.message}"))
 
     async def _route(self, msg: ServerMessage) -> None:
         ref = msg.ref if isinstance(msg, Error) else msg.id if isinstance(msg, Reply) else None
@@ -465,6 +486,12 @@ async def open_connection(
                               text=text, password=password, heartbeat=heartbeat,
                               account=account) as conn:
         yield conn
+
+
+def highest_seq(held: int | None, seq: int) -> int:
+    """The ``seq`` to resume from after one more ``state`` or ``hand_result``: the highest
+    received (a state that catches up may repeat a lower one, docs/PROTOCOL.md)."""
+    return seq if held is None else max(held, seq)
 
 
 def _socket_of(stream: trio.abc.Stream) -> trio.socket.SocketType | None:

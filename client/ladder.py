@@ -32,9 +32,8 @@ def format_standings(page: LadderStandings) -> str:
     for p in page.players:
         anchor = f"  (server bot: {p['anchor']})" if p.get("anchor") else ""
         lines.append(
-            f"{p.get('rank', 0):>4}  {str(p.get('name', '?')):<32}{p.get('rating', 0.0):>8.2f}"
-            f"{p.get('mu', 0.0):>8.2f}{p.get('sigma', 0.0):>7.2f}{p.get('matches', 0):>9}"
-            f"{anchor}"
+            f"{p['rank']:>4}  {p['name']:<32}{p['rating']:>8.2f}"
+            f"{p['mu']:>8.2f}{p['sigma']:>7.2f}{p['matches']:>9}{anchor}"
         )
     shown = f"{page.offset + 1}-{page.offset + len(page.players)}" if page.players else "none"
     more = f"; --offset {page.next} for more" if page.next is not None else ""

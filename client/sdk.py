@@ -63,11 +63,17 @@ from tongits.engine import Move, Result, SeatView
 from tongits.engine.policies import autoplay_move, get_policy
 from tongits.protocol import Error, ErrorCode, HandResult, Joined, MatchOver, SeatUpdate, State
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
-from tongits.protocol.maps import StandingsMap
+from tongits.protocol.maps import StandingsMap, TableInfoMap
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from .accounts import AccountKeys
-from .connection import Connection, ConnectionClosed, ServerError, open_connection
+from .connection import (
+    Connection,
+    ConnectionClosed,
+    ServerError,
+    highest_seq,
+    open_connection,
+)
 from .tls import ClientTLS, TrustError
 
 log = logging.getLogger("tongits.sdk")
@@ -248,15 +254,19 @@ class Bot:
         self._starts_table = False
         self._hand_open = False
         self._resumed = False
+        #: the current connection (``_ever_reached``: any connection) got past ``hello``
+        self._reached = self._ever_reached = False
 
     # ----- connections ----------------------------------------------------------------------
 
     async def run(self) -> BotRun:
-        """Play until ``hands`` hands are over or the server closes; ``BotError`` if the bot
-        cannot take a seat or loses it for good."""
+        """Play until ``hands`` hands (or ``matches`` ladder matches) are over or the server
+        closes; ``BotError`` if the bot cannot take a seat or loses it for good. A ladder bot
+        never gives up on a lost connection once it has reached the server: it reconnects
+        with back-off (``retry_delays``, then their last for ever) and queues again."""
         failures = 0
         while True:
-            resumes = self.report.reconnects
+            self._reached = False
             try:
                 await self._session()
                 return self.report
@@ -266,31 +276,40 @@ class Bot:
             if reason is None:
                 log.warning("the server is shutting down; stopping")
                 return self.report
-            if self.report.reconnects > resumes:  # the last attempt got the seat back
+            if self._reached:  # the last attempt got through to the server
                 failures = 0
-            if self._token is None or failures >= len(self.retry_delays):
+            if self.ladder and self._ever_reached and self.retry_delays:
+                delay = self.retry_delays[min(failures, len(self.retry_delays) - 1)]
+            elif self._token is None or failures >= len(self.retry_delays):
                 raise BotError(f"connection lost ({reason}); giving up")
-            delay = self.retry_delays[failures]
+            else:
+                delay = self.retry_delays[failures]
             failures += 1
-            log.warning("connection lost (%s); resuming seat %s in %g s",
-                        reason, self.report.seat, delay)
+            log.warning("connection lost (%s); %s in %g s", reason,
+                        "queueing again" if self._token is None
+                        else f"resuming seat {self.report.seat}", delay)
             await trio.sleep(delay)
 
     def _lost(self, exc: Exception) -> str | None:
-        """Why the connection ended, when the seat may still be resumed; None when the server
-        is shutting down. ``BotError`` when the bot cannot go on."""
+        """Why the connection ended, when the seat may still be resumed (or, for a ladder bot,
+        the queue joined again); None when the server is shutting down (a ladder bot waits
+        for it to come back instead). ``BotError`` when the bot cannot go on."""
         if isinstance(exc, ConnectionClosed):
             error = exc.error
             if error is not None and error.code == ErrorCode.SHUTTING_DOWN:
-                return None
+                return "the server is restarting" if self.ladder else None
             if error is not None and error.code in _FINAL:
                 raise BotError(f"seat lost: {error.code}: {error.message}") from exc
             return str(exc)
         if isinstance(exc, TrustError):
             raise BotError(str(exc)) from exc
         if isinstance(exc, ServerError):
+            if self.ladder and self._token is not None and exc.code == ErrorCode.BAD_TOKEN:
+                # The match ended, or was void, while the bot was away: on to the next.
+                self._token, self._seq, self._hand_open = None, None, False
+                return f"its match is over ({exc})"
             raise BotError(self._refusal(exc)) from exc
-        if self._token is None:
+        if self._token is None and not (self.ladder and self._ever_reached):
             raise BotError(f"cannot reach {self.host}:{self.port}: {exc}") from exc
         return str(exc) or type(exc).__name__
 
@@ -313,6 +332,7 @@ class Bot:
                 connect_timeout=CONNECT_TIMEOUT, tls=self.tls, password=self.password,
                 heartbeat=self.heartbeat, account=self.account if self.ladder else None,
             ) as conn:
+                self._reached = self._ever_reached = True
                 if self.ladder:
                     await self._ladder_matches(conn)
                     return
@@ -352,12 +372,27 @@ class Bot:
             self._resumed = True
             await self._play(conn)
         while self.matches is None or len(self.report.matches) < self.matches:
-            await conn.queue()
+            await self._queue(conn)
             log.info("%s is queued for a ladder match", self.name)
             joined = await self._next_joined(conn)
             self._token = joined.token
             self._seated(joined)
             await self._play(conn)
+
+    async def _queue(self, conn: Connection) -> None:
+        """``queue``, again after a pause while the server says the account is still busy
+        (``already_seated``, ``not_ready``: its last table has not let it go yet, or its old
+        connection, dropped, has not been noticed yet); other refusals end the bot."""
+        for pause in (*self.retry_delays, *(self.retry_delays[-1:] * 30)):
+            try:
+                await conn.queue()
+                return
+            except ServerError as exc:
+                if exc.code not in (ErrorCode.ALREADY_SEATED, ErrorCode.NOT_READY):
+                    raise
+                log.warning("queue refused (%s); again in %g s", exc, pause)
+            await trio.sleep(pause)
+        await conn.queue()
 
     async def _next_joined(self, conn: Connection) -> Joined:
         while True:
@@ -370,7 +405,7 @@ class Bot:
     def _match_over(self, msg: MatchOver) -> None:
         """A ladder match ended: its table is closed, the seat's token with it."""
         self.report.matches.append((self.report.seat, msg.standings))
-        chips = msg.standings.get("chips", [])
+        chips = msg.standings["chips"]
         mine = chips[self.report.seat] if self.report.seat is not None and chips else 0
         log.info("ladder match %d over at table %s: chips %+d", len(self.report.matches),
                  msg.table, mine)
@@ -397,13 +432,13 @@ class Bot:
             return await conn.join(self.table, seat=self.seat, code=self.code)
         tables = await conn.list_tables()
         if self.table is not None:
-            named = [t for t in tables if self.table in (t.get("table"), t.get("name"))]
+            named = [t for t in tables if self.table in (t["table"], t["name"])]
             if not named:
-                known = ", ".join(f"{t.get('table')} ({t.get('name')})" for t in tables)
+                known = ", ".join(f"{t['table']} ({t['name']})" for t in tables)
                 raise BotError(f"no table {self.table!r}; open tables: {known or 'none'}")
             chosen = next((t for t in named if _has_free_seat(t)), named[0])
         else:
-            free = [t for t in tables if _has_free_seat(t) and not t.get("private")]
+            free = [t for t in tables if _has_free_seat(t) and not t["private"]]
             if not free:
                 raise BotError("no public table has a free seat; create one")
             chosen = free[0]
@@ -421,7 +456,7 @@ class Bot:
         while True:
             msg = await conn.receive()
             if isinstance(msg, State | HandResult):
-                self._seq = msg.seq
+                self._seq = highest_seq(self._seq, msg.seq)
                 if await self._on_progress(conn, msg):
                     return
             elif isinstance(msg, Joined):  # pushed when the server resumes the seat
@@ -530,7 +565,7 @@ class Bot:
 
     async def _maybe_start(self, conn: Connection, msg: SeatUpdate) -> None:
         """A table created with named server bots and a free seat starts once it is full."""
-        if self._starts_table and all(s.get("player") for s in msg.seats):
+        if self._starts_table and all(s["player"] for s in msg.seats):
             self._starts_table = False
             try:
                 await conn.start()
@@ -538,8 +573,8 @@ class Bot:
                 log.debug("start: %s", exc)
 
 
-def _has_free_seat(table: Mapping[str, Any]) -> bool:
-    return not table.get("started") and int(table.get("players", 3)) < 3
+def _has_free_seat(table: TableInfoMap) -> bool:
+    return not table["started"] and table["players"] < 3
 
 
 def sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -107,6 +107,8 @@ DECK: tuple[Card, ...] = tuple(_CARDS)
 #: Each card by its ``str``, the form every message and record uses.
 _BY_NAME: dict[str, Card] = {_NAMES[i]: card for i, card in enumerate(_CARDS)}
 BITS: tuple[int, ...] = tuple(1 << i for i in range(52))
+SET_MASKS: tuple[int, ...] = tuple(sum(1 << (s * 13 + i % 13) for s in range(4)) for i in range(52))
+"""For each card index, the mask of the four cards of its rank."""
 
 
 def rank_suit_key(card: int) -> tuple[int, int]:

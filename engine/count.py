@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .cards import POINTS, Card, cards_of, mask_of, rank_suit_key
+from .cards import BITS, POINTS, SET_MASKS, Card, cards_of, mask_of, rank_suit_key
 
 _BIG = 1  # weight of one 4+ card meld in the packed score: score = count * 8 - big_melds
 
@@ -41,7 +41,21 @@ _MELDS_FROM: tuple[tuple[int, ...], ...] = tuple(_melds_from(i) for i in range(5
 _PTS8: tuple[int, ...] = tuple(p * 8 for p in POINTS)
 
 
+#: ``_score`` of every mask met so far (a pure function of the mask): counts and arrangements of
+#: hands that share cards share their sub-searches. Cleared when it holds ``_SCORES_MAX``.
+_SCORES: dict[int, int] = {}
+_SCORES_MAX = 1 << 18
+
+
+def _scores() -> dict[int, int]:
+    """``_SCORES``, cleared first if full (called before a search, never inside one)."""
+    if len(_SCORES) >= _SCORES_MAX:
+        _SCORES.clear()
+    return _SCORES
+
+
 def _score(mask: int, memo: dict[int, int]) -> int:
+    """The best packed score (``count * 8 - big_melds``) of the cards of ``mask``."""
     if not mask:
         return 0
     found = memo.get(mask)
@@ -68,13 +82,23 @@ def meldable(mask: int) -> int:
     return out
 
 
+#: The points of each set of one suit's cards (a 13-bit mask, ace lowest): a hand's points are
+#: four look-ups, not a loop over its cards.
+def _suit_points() -> tuple[int, ...]:
+    table = [0] * (1 << 13)
+    for suit_mask in range(1, 1 << 13):
+        rest = suit_mask & (suit_mask - 1)  # less its lowest card
+        table[suit_mask] = table[rest] + POINTS[(suit_mask ^ rest).bit_length() - 1]
+    return tuple(table)
+
+
+_SUIT_POINTS = _suit_points()
+
+
 def points_of(mask: int) -> int:
-    total = 0
-    while mask:
-        low = mask & -mask
-        total += POINTS[low.bit_length() - 1]
-        mask ^= low
-    return total
+    """The points of the cards in ``mask``, every card counted (no melds)."""
+    return (_SUIT_POINTS[mask & 0x1FFF] + _SUIT_POINTS[mask >> 13 & 0x1FFF]
+            + _SUIT_POINTS[mask >> 26 & 0x1FFF] + _SUIT_POINTS[mask >> 39])
 
 
 @lru_cache(maxsize=1 << 16)
@@ -84,8 +108,7 @@ def count_mask(mask: int) -> int:
     melded = meldable(mask)
     if not melded:
         return points_of(mask)
-    memo: dict[int, int] = {}
-    return points_of(mask & ~melded) + (_score(melded, memo) + 7) // 8
+    return points_of(mask & ~melded) + (_score(melded, _scores()) + 7) // 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +128,7 @@ class Arrangement:
 def arrangement_masks(mask: int) -> tuple[tuple[int, ...], int]:
     """A minimum-count arrangement of the cards in ``mask`` as bitmasks: its melds (with the
     most 4+ card melds among those of that count) and its deadwood."""
-    memo: dict[int, int] = {}
+    memo = _scores()
     melds: list[int] = []
     rest = meldable(mask)
     dead = mask & ~rest
@@ -141,6 +164,8 @@ def hand_count(cards: Iterable[int], *, concealed_melds_count: bool = False) -> 
     """A hand's count at the end (§7); with option ``concealed_melds_count`` every card counts."""
     if concealed_melds_count:
         return sum(POINTS[c] for c in cards)
+    if isinstance(cards, set | frozenset):  # distinct cards: their bits add up to the mask
+        return count_mask(sum(map(BITS.__getitem__, cards)))
     return count_mask(mask_of(cards))
 
 
@@ -157,8 +182,6 @@ def melds_within(mask: int) -> list[int]:
     return out
 
 
-SET_MASKS: tuple[int, ...] = tuple(sum(1 << (s * 13 + i % 13) for s in range(4)) for i in range(52))
-"""For each card index, the mask of the four cards of its rank."""
 
 _SUIT = 0x1FFF
 _RUN_STARTS = sum(((1 << 11) - 1) << (13 * suit) for suit in range(4))  # A..J of each suit
@@ -199,16 +222,23 @@ def melds_in(mask: int) -> list[int]:
 def pick_partners(hand: int, top: int) -> list[int]:
     """The sets of hand cards (bitmasks) that make a meld with the card ``top`` (RULES.md §4
     ``pick``): runs through it, then sets of its rank."""
-    rank = top % 13
     same = hand & SET_MASKS[top]
-    down = rank > 0 and hand >> (top - 1) & 1
-    up = rank < 12 and hand >> (top + 1) & 1
-    if not (down or up) and same.bit_count() < 2:
+    beside = hand & _SUITED_NEIGHBOURS[top]
+    two_same = same.bit_count() >= 2
+    if not (beside or two_same):
         return []
-    out = _run_partners(hand, top, rank) if down or up else []
-    if same.bit_count() >= 2:
+    rank = top % 13
+    out = _run_partners(hand, top, rank) if beside else []
+    if two_same:
         out += _set_partners(same, rank)
     return out
+
+
+#: For each card index, the cards of its suit one rank below and above it (aces low: no
+#: card beside an ace below it, none above a king).
+_SUITED_NEIGHBOURS: tuple[int, ...] = tuple(
+    (1 << (i - 1) if i % 13 > 0 else 0) | (1 << (i + 1) if i % 13 < 12 else 0) for i in range(52)
+)
 
 
 def _run_partners(hand: int, top: int, rank: int) -> list[int]:

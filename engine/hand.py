@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import repeat
+from operator import is_
 from typing import Any
 
-from .cards import BITS, Card, mask_of, rank_suit_key
-from .count import SET_MASKS, hand_count, melds_in, pick_partners
+from .cards import BITS, SET_MASKS, Card, mask_of, rank_suit_key
+from .count import hand_count, melds_in, pick_partners
 from .errors import IllegalMove, InvalidMove, RecordCode, RecordError, RuleCode
 from .melds import TableMeld, meld_kind
 from .moves import (
@@ -22,13 +24,13 @@ from .moves import (
     DISCARD_MOVES,
     DRAW,
     FOLD,
+    MELD_MOVES,
+    PICK_MOVES,
+    PICK_SAPAW_MOVES,
+    SAPAW_MOVES,
+    SECRET_MOVES,
     Action,
     Move,
-    meld_move,
-    pick_move,
-    pick_sapaw_move,
-    sapaw_move,
-    secret_move,
 )
 from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
 from .settlement import settle
@@ -149,6 +151,8 @@ class Step:
 
 def check_deck(deck: Sequence[Any]) -> tuple[Card, ...]:
     """The deck as cards, or ``RecordError(bad_deck)`` unless it is all 52 cards once each."""
+    if len(deck) == 52 and set(map(type, deck)) == _CARD_TYPE and len(set(deck)) == 52:
+        return tuple(deck)  # 52 distinct ``Card``s (every hand of a search or arena starts so)
     if len(deck) != 52:
         raise RecordError(RecordCode.BAD_DECK, f"a deck has 52 cards, not {len(deck)}")
     try:
@@ -162,6 +166,9 @@ def check_deck(deck: Sequence[Any]) -> tuple[Card, ...]:
     return cards
 
 
+_CARD_TYPE = {Card}
+#: The classic rules, for a hand made without options (options are frozen values).
+_CLASSIC = Options()
 _PLACES = frozenset((_MELD, _SECRET))
 
 
@@ -189,6 +196,26 @@ def _malformed(move: Move) -> IllegalMove | None:
     return None
 
 
+#: Per seat, its steps of the shared moves (``moves.py``) by the move's id (each step holds its
+#: move, so that no other move takes that id while it is here): a step is a frozen value, and
+#: a hand of a search or an arena adds one per move.
+_STEPS: tuple[dict[int, Step], dict[int, Step], dict[int, Step]] = ({}, {}, {})
+_STEPS_MAX = 20_000
+
+
+def _step(seat: int, move: Move) -> Step:
+    """``Step(seat, move)``, kept in ``_STEPS`` (cleared when it holds ``_STEPS_MAX``)."""
+    memo = _STEPS[seat]
+    if len(memo) >= _STEPS_MAX:
+        memo.clear()
+    step = memo[id(move)] = Step(seat, move)
+    return step
+
+
+#: Each seat's automatic fold (a seat that had not opened when a call came, §6.2).
+_AUTO_FOLDS = tuple(Step(seat, FOLD, auto=True) for seat in range(3))
+
+
 def _lowest(contenders: Sequence[int], counts: Sequence[int]) -> int:
     """The contender with the lowest count; ties go to the first in ``contenders``."""
     return min(contenders, key=lambda s: (counts[s], contenders.index(s)))
@@ -202,12 +229,14 @@ class Hand:
             raise RecordError(
                 RecordCode.BAD_DEALER, f"dealer must be seat 0, 1 or 2, not {dealer!r}"
             )
-        self.options = options or Options()
+        self.options = options or _CLASSIC
         self.dealer = dealer
         self.deck = check_deck(deck)
-        self.hands: list[set[Card]] = [set(), set(), set()]
-        for i in range(DEALT):
-            self.hands[(dealer + i) % 3].add(self.deck[i])
+        #: one card each in turn from the dealer: seat ``s`` gets the deck's positions
+        #: ``i < DEALT`` with ``(dealer + i) % 3 == s``
+        self.hands: list[set[Card]] = [
+            set(self.deck[(seat - dealer) % 3 : DEALT : 3]) for seat in range(3)
+        ]
         self.stock: list[Card] = list(reversed(self.deck[DEALT:]))  # top of the stock is last
         self.discards: list[Card] = []  # top of the pile is last
         self.melds: list[TableMeld] = []
@@ -314,21 +343,24 @@ class Hand:
         exactly these moves, which the property tests verify. The order is: ``call``, ``draw``,
         picks; or melds (each four of a kind followed by its ``secret``), lay-offs, discards;
         or ``challenge``, ``fold``. The list is computed once per state."""
-        if self.phase is _OVER or (seat is not None and seat != self.to_act):
-            return []
         cached = self._legal
         if cached is None:
-            if self.phase is _PLAY:
+            phase = self.phase
+            if phase is _PLAY:
                 cached = self._play_moves(self.to_act)
-            elif self.phase is _START:
+            elif phase is _START:
                 cached = self._start_moves(self.to_act)
-            else:
+            elif phase is _ANSWER:
                 cached = [CHALLENGE, FOLD]
+            else:
+                cached = []
             self._legal = cached
+        if seat is not None and seat != self.to_act:
+            return []
         return list(cached)
 
     def _start_moves(self, seat: int) -> list[Move]:
-        moves = [CALL, DRAW] if self._call_violation(seat) is None else [DRAW]
+        moves = [CALL, DRAW] if self._may_call(seat) else [DRAW]
         if not self.discards:
             return moves
         top = self.discards[-1]
@@ -337,9 +369,9 @@ class Hand:
         size = len(self.hands[seat])
         for used in pick_partners(hand, top):
             if not keep_one or used.bit_count() < size:
-                moves.append(pick_move(used))
+                moves.append(PICK_MOVES[used])
         if self.options.pick_to_sapaw:
-            moves += [pick_sapaw_move(m.id) for m in self.melds if m.accept_mask >> top & 1]
+            moves += [PICK_SAPAW_MOVES[m.id] for m in self.melds if m.accept_mask >> top & 1]
         return moves
 
     def _play_moves(self, seat: int) -> list[Move]:
@@ -352,20 +384,22 @@ class Hand:
             for meld in melds_in(hand):
                 n = meld.bit_count()
                 if n < limit:
-                    moves.append(meld_move(meld))
+                    moves.append(MELD_MOVES[meld])
                     if n == 4 and meld & SET_MASKS[(meld & -meld).bit_length() - 1] == meld:
-                        moves.append(secret_move(meld))
-        accept = self._accepting()
+                        moves.append(SECRET_MOVES[meld])
+        accept = 0
+        for table_meld in self.melds:
+            accept |= table_meld.accept_mask
         layable = hand & accept
         if layable and limit > 1:
             melds = self.melds
             for card in cards:
                 if layable >> card & 1:
-                    moves += [sapaw_move(card, m.id) for m in melds if m.accept_mask >> card & 1]
+                    moves += [SAPAW_MOVES[card, m.id] for m in melds if m.accept_mask >> card & 1]
         if self.options.no_sapawable_discard and layable and layable != hand:
             moves += [DISCARD_MOVES[c] for c in cards if not layable >> c & 1]
         else:
-            moves += [DISCARD_MOVES[c] for c in cards]
+            moves += map(DISCARD_MOVES.__getitem__, cards)
         return moves
 
     def why_illegal(self, seat: int, move: Move) -> IllegalMove | None:
@@ -430,6 +464,10 @@ class Hand:
         if action is _CHALLENGE or action is _FOLD:
             return IllegalMove(RuleCode.NO_CALL, f"{action}: there is no call to answer")
         return IllegalMove(RuleCode.MUST_ACQUIRE, f"{action}: draw or pick first")
+
+    def _may_call(self, seat: int) -> bool:
+        """``_call_violation(seat) is None``, without building the error."""
+        return self._opened[seat] and self._block_turn[seat] is None
 
     def _call_violation(self, seat: int) -> IllegalMove | None:
         if not self._opened[seat]:
@@ -526,10 +564,16 @@ class Hand:
     # ----- changing the state ---------------------------------------------------------------
 
     def apply(self, seat: int, move: Move) -> None:
-        """Apply a legal move of ``seat``, or raise ``IllegalMove`` and change nothing."""
-        error = self.why_illegal(seat, move)
-        if error is not None:
-            raise error
+        """Apply a legal move of ``seat``, or raise ``IllegalMove`` and change nothing.
+
+        A move that is one of the objects ``legal_moves`` listed for this state (a bot's or
+        the search's choice, nearly always) is legal without the checks of ``why_illegal``,
+        which accepts exactly those moves."""
+        legal = self._legal
+        if legal is None or seat != self.to_act or not any(map(is_, legal, repeat(move))):
+            error = self.why_illegal(seat, move)
+            if error is not None:
+                raise error
         self.apply_legal(seat, move)
 
     def apply_legal(self, seat: int, move: Move) -> None:
@@ -537,40 +581,50 @@ class Hand:
         caller guarantees ``move`` is legal for ``seat`` now (an illegal one corrupts the
         state). Everything else must use ``apply``."""
         self._legal = None
-        self.steps.append(Step(seat, move))
+        step = _STEPS[seat].get(id(move))
+        if step is None or step.move is not move:
+            step = _step(seat, move)
+        self.steps.append(step)
         action = move.action
         hand = self.hands[seat]
-        if action is _DRAW:
+        if action is _DISCARD:  # the moves of nearly every turn first
+            assert move.card is not None
+            hand.discard(move.card)
+            self.discards.append(move.card)
+            if hand:
+                self._end_turn(seat)
+        elif action is _DRAW:
             hand.add(self.stock.pop())
             self.phase = _PLAY
         elif action is _PICK:
-            top = self.discards.pop()
-            self.phase = _PLAY
-            if move.meld is not None:
-                self._lay_off(seat, top, move.meld)
-            else:
-                self._place(seat, (*move.cards, top), move.cards, secret=False)
+            self._pick(seat, move)
         elif action in (_MELD, _SECRET):
             self._place(seat, move.cards, move.cards, secret=action is _SECRET)
         elif action is _SAPAW:
             assert move.card is not None and move.meld is not None
             hand.discard(move.card)
             self._lay_off(seat, move.card, move.meld)
-        elif action is _DISCARD:
-            assert move.card is not None
-            hand.discard(move.card)
-            self.discards.append(move.card)
-            if hand:
-                self._end_turn(seat)
-        elif action is _CALL:
-            self.caller = seat
-            self.phase = _ANSWER
-            self._next_answer(seat)
         else:
-            self.answers[seat] = action
-            self._next_answer(seat)
+            self._answer(seat, action)
         if not hand and self.phase is not _OVER:
             self._finish(End.TONGITS, seat)
+
+    def _pick(self, seat: int, move: Move) -> None:
+        top = self.discards.pop()
+        self.phase = _PLAY
+        if move.meld is not None:
+            self._lay_off(seat, top, move.meld)
+        else:
+            self._place(seat, (*move.cards, top), move.cards, secret=False)
+
+    def _answer(self, seat: int, action: Action) -> None:
+        """A call, or a challenge or fold of one: the next seat to answer, or the showdown."""
+        if action is _CALL:
+            self.caller = seat
+            self.phase = _ANSWER
+        else:
+            self.answers[seat] = action
+        self._next_answer(seat)
 
     def _place(
         self, seat: int, cards: Sequence[Card], from_hand: Sequence[Card], *, secret: bool
@@ -588,7 +642,7 @@ class Hand:
 
     def _end_turn(self, seat: int) -> None:
         block = self._block_turn[seat]
-        if self.options.sapaw_block is _NEXT_TURN and block is not None and block < self.turn:
+        if block is not None and block < self.turn and self.options.sapaw_block is _NEXT_TURN:
             self._block_turn[seat] = None
         if not self.stock:
             self._stock_out(seat)
@@ -607,7 +661,7 @@ class Hand:
                 self.to_act = seat
                 return
             self.answers[seat] = _FOLD
-            self.steps.append(Step(seat, Move(_FOLD), auto=True))
+            self.steps.append(_AUTO_FOLDS[seat])
             seat = (seat + 1) % 3
         self._resolve_call()
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .cards import Card, rank_suit_key
+from .cards import SET_MASKS, Card, rank_suit_key
 
 
 class MeldKind(StrEnum):
@@ -98,8 +98,7 @@ def _accept_mask(cards: Sequence[Card], secret: bool) -> int:
     if first % 13 == int(cards[1]) % 13:
         if len(cards) != 3:
             return 0
-        rank = first % 13
-        return sum(1 << (s * 13 + rank) for s in range(4)) & ~sum(1 << int(c) for c in cards)
+        return SET_MASKS[first] & ~((1 << first) | (1 << int(cards[1])) | (1 << last))
     mask = 0
     if first % 13:
         mask |= 1 << (first - 1)

@@ -157,11 +157,34 @@ FOLD = Move(Action.FOLD)
 DISCARD_MOVES: tuple[Move, ...] = tuple(Move(Action.DISCARD, card=c) for c in DECK)
 #: The moves that are their action alone.
 _PLAIN_MOVES: dict[Action, Move] = {move.action: move for move in (DRAW, CALL, CHALLENGE, FOLD)}
-_MELD_MOVES: dict[int, Move] = {}
-_SECRET_MOVES: dict[int, Move] = {}
-_PICK_MOVES: dict[int, Move] = {}
-_PICK_SAPAW_MOVES: dict[int, Move] = {}
-_SAPAW_MOVES: dict[tuple[int, int], Move] = {}
+
+
+class _CardsMoves(dict[int, Move]):
+    """The moves of one action by the bitmask of their cards, each made on first use."""
+
+    def __init__(self, action: Action) -> None:
+        super().__init__()
+        self.action = action
+
+    def __missing__(self, mask: int) -> Move:
+        move = self[mask] = Move(self.action, tuple(cards_of(mask)))
+        return move
+
+
+class _PickSapawMoves(dict[int, Move]):
+    """``pick MELD`` by the meld's id, each made on first use."""
+
+    def __missing__(self, meld: int) -> Move:
+        move = self[meld] = Move(Action.PICK, meld=meld)
+        return move
+
+
+class _SapawMoves(dict[tuple[int, int], Move]):
+    """``sapaw CARD MELD`` by ``(card, meld)``, each made on first use."""
+
+    def __missing__(self, key: tuple[int, int]) -> Move:
+        move = self[key] = Move(Action.SAPAW, card=DECK[key[0]], meld=key[1])
+        return move
 
 
 def _shared(action: Action, cards: tuple[Card, ...], card: Card | None,
@@ -175,43 +198,17 @@ def _shared(action: Action, cards: tuple[Card, ...], card: Card | None,
     return DISCARD_MOVES[card] if action is Action.DISCARD else None
 
 
-def _cards_move(memo: dict[int, Move], action: Action, mask: int) -> Move:
-    """The move ``action`` with the cards of a bitmask, made once per mask."""
-    move = memo.get(mask)
-    if move is None:
-        move = memo[mask] = Move(action, tuple(cards_of(mask)))
-    return move
-
-
-def meld_move(mask: int) -> Move:
-    """``meld`` of the cards of a bitmask."""
-    return _cards_move(_MELD_MOVES, Action.MELD, mask)
-
-
-def secret_move(mask: int) -> Move:
-    """``secret`` meld of the cards of a bitmask."""
-    return _cards_move(_SECRET_MOVES, Action.SECRET, mask)
-
-
-def pick_move(mask: int) -> Move:
-    """``pick`` with the hand cards of a bitmask."""
-    return _cards_move(_PICK_MOVES, Action.PICK, mask)
-
-
-def pick_sapaw_move(meld: int) -> Move:
-    """``pick MELD`` (option ``pick_to_sapaw``)."""
-    move = _PICK_SAPAW_MOVES.get(meld)
-    if move is None:
-        move = _PICK_SAPAW_MOVES[meld] = Move(Action.PICK, meld=meld)
-    return move
-
-
-def sapaw_move(card: int, meld: int) -> Move:
-    key = (card, meld)
-    move = _SAPAW_MOVES.get(key)
-    if move is None:
-        move = _SAPAW_MOVES[key] = Move(Action.SAPAW, card=DECK[card], meld=meld)
-    return move
+#: The moves by what they act on (dict look-ups: a search lists them by the million).
+MELD_MOVES = _CardsMoves(Action.MELD)
+"""``meld`` of the cards of a bitmask."""
+SECRET_MOVES = _CardsMoves(Action.SECRET)
+"""``secret`` meld of the cards of a bitmask."""
+PICK_MOVES = _CardsMoves(Action.PICK)
+"""``pick`` with the hand cards of a bitmask."""
+PICK_SAPAW_MOVES = _PickSapawMoves()
+"""``pick MELD`` (option ``pick_to_sapaw``) by the meld's id."""
+SAPAW_MOVES = _SapawMoves()
+"""``sapaw CARD MELD`` by ``(card index, meld id)``."""
 
 
 #: ``Move.parse``: the action each command word names.

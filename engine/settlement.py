@@ -5,21 +5,25 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from .cards import Card, mask_of
-from .count import SET_MASKS, best_arrangement
+from .count import best_arrangement
 from .melds import TableMeld
 from .options import Options, Scoring
+
+#: 1 for each ace's index, else 0.
+_ACE: tuple[int, ...] = tuple(int(c % 13 == 0) for c in range(52))
 
 
 def _aces(seat: int, hand: Collection[Card], melds: Sequence[TableMeld]) -> int:
     """Aces in the seat's hand and in the melds it owns (cards others laid off included)."""
-    in_melds = sum(1 for m in melds if m.owner == seat for c in m.cards if c % 13 == 0)
-    return sum(1 for c in hand if c % 13 == 0) + in_melds
+    ace = _ACE.__getitem__
+    in_melds = sum(sum(map(ace, m.cards)) for m in melds if m.owner == seat)
+    return sum(map(ace, hand)) + in_melds
 
 
 def concealed_fours(hand: Collection[Card]) -> int:
     """Ranks of which all four cards are in ``hand`` (RULES.md §13)."""
     mask = mask_of(hand)
-    return sum(1 for rank in range(13) if mask & SET_MASKS[rank] == SET_MASKS[rank])
+    return (mask & mask >> 13 & mask >> 26 & mask >> 39 & 0x1FFF).bit_count()
 
 
 def _secrets(seat: int, melds: Sequence[TableMeld]) -> int:

@@ -24,7 +24,18 @@ from .hand import Hand, Phase, Result, Step
 from .melds import TableMeld, fits
 from .moves import Action, Move
 from .options import Options
-from .wire import MeldMap, MoveMap, ResultMap, StepMap, ViewBase, ViewFixed, ViewMap
+from .wire import (
+    MeldMap,
+    MoveMap,
+    ResultMap,
+    StepMap,
+    ViewBase,
+    ViewFixed,
+    ViewMap,
+    ViewOwn,
+    ViewShared,
+    ViewSharedWhole,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,7 +315,7 @@ def meld_map(meld_id: int, owner: int, secret: bool, cards: list[str] | None,
     return out
 
 
-def seat_view_parts(hand: Hand, seat: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def seat_view_parts(hand: Hand, seat: int | None) -> tuple[ViewShared | ViewSharedWhole, ViewOwn]:
     """``seat_view_dict(hand, seat)`` as two maps with no key in common: the entries every
     seat's view of this state has alike (the same map for every seat, until the hand changes)
     and the seat's own. Both are read-only."""
@@ -534,10 +545,10 @@ class ViewParts:
         if not melds.secret:
             self.melds = melds.full
             self.history = list(views.history(None, over))
-        self._own: dict[int | None, dict[str, Any]] = {}
+        self._own: dict[int | None, ViewOwn] = {}
         self._own_melds: dict[int | None, list[MeldMap]] = {}
         self._histories: dict[int | None, list[StepMap]] = {}
-        self._shared: dict[str, Any] | None = None
+        self._shared: ViewShared | ViewSharedWhole | None = None
         self._legal: list[MoveMap] | None = None
 
     @property
@@ -545,7 +556,7 @@ class ViewParts:
         """How many entries ``own`` has (the same for every seat)."""
         return 2 if self.history is not None else 3
 
-    def own(self, seat: int | None) -> dict[str, Any]:
+    def own(self, seat: int | None) -> ViewOwn:
         own = self._own.get(seat)
         if own is None:
             own = {"seat": seat, "hand": self.cards(seat)}
@@ -596,14 +607,17 @@ class ViewParts:
         return views
 
     @property
-    def shared(self) -> dict[str, Any]:
+    def shared(self) -> ViewShared | ViewSharedWhole:
         """``fixed`` and ``base`` with the ``history`` every view has alike (when they have):
         the part of ``seat_view_parts`` shared by all seats."""
         if self._shared is None:
-            self._shared = {**self.fixed, **self.base}
-            if self.history is not None:
-                self._shared["melds"] = self.melds
-                self._shared["history"] = self.history
+            if self.melds is not None and self.history is not None:
+                whole: ViewSharedWhole = {**self.fixed, **self.base, "melds": self.melds,
+                                          "history": self.history}
+                self._shared = whole
+            else:
+                alike: ViewShared = {**self.fixed, **self.base}
+                self._shared = alike
         return self._shared
 
     def legal(self, hand: Hand) -> list[MoveMap]:

@@ -85,6 +85,29 @@ class ViewMap(ViewFixed, ViewBase):
     history: list[StepMap]
 
 
+class ViewShared(ViewFixed, ViewBase):
+    """The entries every seat's view of one state has alike (``ViewParts.shared``) while a
+    secret meld on the table makes the seats' melds and histories differ."""
+
+
+class ViewSharedWhole(ViewShared):
+    """``ViewShared`` when no secret meld is on the table: the melds and the history too."""
+
+    melds: list[MeldMap]
+    history: list[StepMap]
+
+
+class ViewOwn(TypedDict):
+    """A seat's own entries of its view (``ViewParts.own``), no key in common with the shared
+    ones: ``melds`` and (``view.seat_view_parts``) ``history`` when those are a
+    ``ViewShared``, not a ``ViewSharedWhole``."""
+
+    seat: int | None
+    hand: list[str]
+    melds: NotRequired[list[MeldMap]]
+    history: NotRequired[list[StepMap]]
+
+
 class RecordMap(TypedDict):
     """A hand record (``record.hand_record``; docs/RECORD.md)."""
 

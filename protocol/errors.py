@@ -64,7 +64,8 @@ class ErrorCode(StrEnum):
     BAD_PASSWORD = "bad_password", 2020, "The server password is wrong or missing."
     REMOVED_BY_HOST = "removed_by_host", 2021, "The server's host removed this player."
     CLOSED_BY_HOST = "closed_by_host", 2022, "The server's host closed this table."
-    NAME_TAKEN = "name_taken", 2030, "A ladder account already has this name."
+    NAME_TAKEN = "name_taken", 2030, ("A ladder account, or a player at the table joined, "
+                                      "already has this name.")
     BAD_ACCOUNT = "bad_account", 2031, "The ladder account key is unknown."
     NEEDS_ACCOUNT = "needs_account", 2032, "The request needs a ladder account (hello.account)."
 

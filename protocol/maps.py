@@ -38,7 +38,8 @@ class SeatMap(TypedDict):
 class TableInfoMap(TypedDict):
     """A table as the lobby's ``tables`` lists it: its seats (no ``grace`` countdown), how
     many players of each kind and spectators, its options and timer, and how far its match
-    has gone (``hands`` settled, ``match_length`` declared: ``{}`` for an open-ended one)."""
+    has gone (``hands`` settled, ``match_length`` declared: ``{}`` for an open-ended one; a
+    1.0 server sends none)."""
 
     table: str
     name: str
@@ -52,7 +53,7 @@ class TableInfoMap(TypedDict):
     private: bool
     started: bool
     hands: int
-    match_length: dict[str, int]
+    match_length: NotRequired[dict[str, int]]  # since 1.1
 
 
 class OkMap(TypedDict):
@@ -77,6 +78,20 @@ class SeatChangeMap(TypedDict):
 
     seat: int
     change: str
+
+
+class LadderEntryMap(TypedDict):
+    """One account of a ladder ``standings`` reply: its rank (1 best), name, conservative
+    rating (``mu - 3 sigma``), openskill ``mu`` and ``sigma``, rated matches, and the policy of
+    an anchor account (a server bot)."""
+
+    rank: int
+    name: str
+    rating: float
+    mu: float
+    sigma: float
+    matches: int
+    anchor: NotRequired[str]
 
 
 class StandingsMap(TypedDict):

@@ -18,7 +18,14 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from tongits.engine.wire import RecordMap
 
-from .maps import HandResultMap, SeatChangeMap, SeatMap, StandingsMap, TableInfoMap
+from .maps import (
+    HandResultMap,
+    LadderEntryMap,
+    SeatChangeMap,
+    SeatMap,
+    StandingsMap,
+    TableInfoMap,
+)
 
 
 class WithIdMap(TypedDict):
@@ -203,7 +210,7 @@ class RegisteredMap(WithIdMap):
 
 class LadderStandingsMap(WithIdMap):
     type: Literal["standings"]
-    players: list[dict[str, Any]]
+    players: list[LadderEntryMap]
     total: int
     offset: int
     next: NotRequired[int]

@@ -7,8 +7,12 @@ fields that are None. An absent field and an explicit null mean the same thing.
 
 Client requests may carry an ``id`` (int or str); the reply echoes it as ``id`` and an error
 as ``ref``. ``view``, ``event``, ``legal``, ``result``, ``options`` and ``move`` are plain maps
-defined by the engine (docs/RECORD.md); their types are ``tongits.engine.wire``'s, and those of
-the maps the protocol defines ``maps``'s (a field of one is checked to be a map, no more).
+defined by the engine (docs/RECORD.md); their types are ``tongits.engine.wire``'s, and a field
+of one is checked to be a map, no more (the engine's readers, ``SeatView.from_dict`` and the
+like, check the rest). The maps the protocol itself defines (``maps``: a ``seats`` entry, a
+table of the lobby, the standings, a hand's result, a seat's change) are checked whole against
+their ``TypedDict``, every key and value: a client reads a message's maps as typed, where they
+arrive, without checking them again.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import (
     Any,
     ClassVar,
     Literal,
+    NotRequired,
     TypeVar,
     Union,
     get_args,
@@ -38,6 +43,7 @@ from .limits import check_request, is_request_id
 from .maps import (
     ErrorMap,
     HandResultMap,
+    LadderEntryMap,
     OkMap,
     SeatChangeMap,
     SeatMap,
@@ -443,7 +449,7 @@ class LadderStandings(Reply):
     next page (absent on the last)."""
 
     TYPE = "standings"
-    players: list[JSONMap]
+    players: list[LadderEntryMap]
     total: int
     offset: int
     next: int | None = None
@@ -681,16 +687,7 @@ def _checker(hint: Any) -> _Check:
     (a bool is not a number)."""
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
-        args = get_args(hint)
-        checks = tuple(_checker(arg) for arg in args if arg is not type(None))
-        optional = len(checks) < len(args)
-        if len(checks) == 1:
-            (only,) = checks
-            return (lambda value: value is None or only(value)) if optional else only
-        if len(checks) == 2:
-            first, second = checks
-            return lambda value: (optional and value is None) or first(value) or second(value)
-        return lambda value: (optional and value is None) or any(c(value) for c in checks)
+        return _union_checker(get_args(hint))
     if origin is Literal:
         allowed = get_args(hint)
         return lambda value: any(type(value) is type(arg) and value == arg for arg in allowed)
@@ -698,6 +695,12 @@ def _checker(hint: Any) -> _Check:
         (item,) = get_args(hint)
         check_item = _checker(item)
         return lambda value: isinstance(value, list) and all(check_item(v) for v in value)
+    if hint in CHECKED_MAPS:
+        return _map_checker(hint)
+    if origin is dict and get_args(hint)[1] is not Any:
+        key, item = (_checker(arg) for arg in get_args(hint))
+        return lambda value: isinstance(value, dict) and all(
+            key(k) and item(v) for k, v in value.items())
     if origin is dict or origin is Mapping or is_typeddict(hint):
         return lambda value: isinstance(value, dict)
     if hint is type(None):
@@ -710,7 +713,55 @@ def _checker(hint: Any) -> _Check:
     return lambda value: isinstance(value, hint)
 
 
+def _union_checker(args: tuple[Any, ...]) -> _Check:
+    """The check of a value that fits one of the types ``args`` (None among them: may be
+    None)."""
+    checks = tuple(_checker(arg) for arg in args if arg is not type(None))
+    optional = len(checks) < len(args)
+    if len(checks) == 1:
+        (only,) = checks
+        return (lambda value: value is None or only(value)) if optional else only
+    if len(checks) == 2:
+        first, second = checks
+        return lambda value: (optional and value is None) or first(value) or second(value)
+    return lambda value: (optional and value is None) or any(c(value) for c in checks)
+
+
+#: The protocol's own maps (``maps``), checked whole where a message carrying one is parsed,
+#: each with its name in docs/PROTOCOL.md for the error that says one is wrong.
+CHECKED_MAPS: Mapping[Any, str] = {
+    SeatMap: "seats entry", SeatChangeMap: "seat change", StandingsMap: "standings",
+    HandResultMap: "result", TableInfoMap: "table entry", LadderEntryMap: "ladder entry",
+}
+
+
+def _map_checker(typed: Any) -> _Check:
+    """A check that a value is a map with every required key of the ``TypedDict`` ``typed``,
+    each key it has (of those ``typed`` names; others are ignored, as unknown fields are) of
+    its type. (``__required_keys__`` misses a postponed ``NotRequired``: the hints keep it.)"""
+    keys = tuple(
+        (name, get_origin(hint) is not NotRequired,
+         _checker(get_args(hint)[0] if get_origin(hint) is NotRequired else hint))
+        for name, hint in get_type_hints(typed, include_extras=True).items()
+    )
+
+    def check(value: object) -> bool:
+        if not isinstance(value, dict):
+            return False
+        for name, required, check_value in keys:
+            if name in value:
+                if not check_value(value[name]):
+                    return False
+            elif required:
+                return False
+        return True
+
+    return check
+
+
 def _describe(hint: Any) -> str:
+    if hint in CHECKED_MAPS:
+        return f"a {CHECKED_MAPS[hint]} map (docs/PROTOCOL.md)"
     if get_origin(hint) in (Union, types.UnionType):
         return " or ".join(_describe(arg) for arg in get_args(hint))
     if get_origin(hint) is Literal:

@@ -13,6 +13,10 @@ once its entries are committed (``commit.GroupCommit``).
 The table's work is done by its parts: ``audience.Audience`` (the fan-out), ``clock.Clock``,
 ``seating.Seating``, ``progression.Progression`` (deals, moves, the turns the server plays),
 and a ``dealing.Dealing`` (``progression.MatchDealing``; the arena's, ``arena.ArenaDealing``).
+A move request goes straight to ``Progression``, inside the dealing's watch
+(``Dealing.watching``); whatever changes the state, the part that changes it commits through
+the table's ``ledger.Ledger``, never back up through the table. Each part names what it needs
+of the table as a Protocol (``ProgressionHost``, ``SeatingHost``, ``MatchHost``).
 
 A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
 runs); then a server bot stands in, and the seat's token still resumes it: the human is back
@@ -30,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
-from tongits.engine import hand_record
 from tongits.protocol import (
     AddBot,
     Chat,
@@ -57,13 +60,13 @@ from tongits.protocol import (
 )
 from tongits.protocol.maps import TableInfoMap
 
-from .audience import Audience, seat_names
+from .audience import Audience
 from .clock import Clock
 from .commit import GroupCommit
 from .dealing import Dealing
-from .entries import Entry, MoveEntry
 from .errors import error_frame, is_refusal
-from .journal import FinishedHand, table_number
+from .journal import table_number
+from .ledger import Ledger
 from .progression import MatchDealing, Progression
 from .requests import Disconnected, HostClose, HostRemove, Resume, SeatBot, TableRequest
 from .seating import Seating
@@ -86,12 +89,6 @@ class TableDirectory(Protocol):
     def forget_token(self, digest: str | None) -> None: ...
 
     def table_closed(self, table: Table) -> None: ...
-
-    def seat_forfeited(self, table: Table, seat: int) -> None: ...
-
-    def plays_ladder_match(self, table: Table) -> bool: ...
-
-    def table_ended(self, table: Table) -> None: ...
 
 
 
@@ -131,9 +128,12 @@ class Table:
         self.ready: set[int] = set()
         self.closed = False
         self.restored = restored
-        self.broken = False
+        #: the only way ``state`` changes (``Ledger.commit``), for the table's parts
+        self.ledger = Ledger(self.id, state, journal)
         #: a step failed (``_fail``): the table is closed for good, its log kept
         self.failed = False
+        #: the table has ended for good (``_end``)
+        self._ended = False
         #: the creator's address for the per-address table limit (``Lobby.create``)
         self.quota: str | None = None
         #: the lobby entry encoded per mode, until the next step (``listing_entry``)
@@ -253,13 +253,10 @@ class Table:
     def forget_token(self, digest: str | None) -> None:
         self.lobby.forget_token(digest)
 
-    def forfeited(self, seat: int) -> None:
-        """``seat``'s player lost it during the match (grace over, or left): the ladder hears."""
-        self.lobby.seat_forfeited(self, seat)
-
-    def ladder_match(self) -> bool:
-        """Whether the table plays a rated ladder match (its seats are its accounts')."""
-        return self.lobby.plays_ladder_match(self)
+    @property
+    def broken(self) -> bool:
+        """An entry could not be journaled: the table closes, its log as committed so far."""
+        return self.ledger.broken
 
     # ----- the task -----------------------------------------------------------------------
 
@@ -330,10 +327,13 @@ class Table:
             self._stepped(joinable)
 
     def _stepped(self, joinable: bool) -> None:
-        """After a step: the lobby entry may have changed, and with it the lobby's order."""
+        """After a step: the lobby entry may have changed, and with it the lobby's order; a
+        step that closed the table ends it now (``_end``)."""
         self._listed.clear()
         if self.joinable != joinable:
             self.lobby.listing_changed()
+        if self.closed and not self.broken:
+            self._end()
 
     def _fail(self, exc: Exception, request: Request | None = None) -> None:
         """A step failed (our bug, or a journal that cannot write): the table is closed, its
@@ -427,27 +427,6 @@ class Table:
         else:
             peer.send(self.audience.catch_up_state(peer.seat, seats))
 
-    def commit(self, entry: Entry) -> None:
-        """The only way the state changes: apply the entry (the engine refuses an illegal
-        move, before anything changes), then journal it, with the hand record if it ended the
-        hand. Both happen before the task yields, so before anyone hears of the change."""
-        state = self.state
-        state.apply(entry)
-        finished: FinishedHand | None = None
-        hand = state.hand
-        if isinstance(entry, MoveEntry) and hand is not None and hand.over:
-            assert state.match is not None
-            names = seat_names(state)
-            finished = {"hand": state.match.hands_played, "names": names,
-                        "record": hand_record(hand, names)}
-        try:
-            self.journal.append(self.id, entry, finished)
-        except Exception:
-            log.exception("table %s: cannot journal %s; closing the table", self.id,
-                          type(entry).__name__)
-            self.broken = self.closed = True
-            raise
-
     def chat(self, peer: Peer, msg: Chat) -> None:
         """Say ``msg`` at the table. The connection's reader calls this itself: a chat line
         changes nothing at the table, so it never waits in the inbox ahead of moves."""
@@ -479,6 +458,8 @@ class Table:
         self.closed = True
 
     def _close(self, *, for_good: bool) -> None:
+        """The table's task ends: requests still in the inbox are refused, and the table ends
+        (``_end``) unless the server is stopping, when it stays open in the journal."""
         self.closed = True
         self._send.close()
         while True:
@@ -492,20 +473,40 @@ class Table:
                     ProtocolError(ErrorCode.NO_SUCH_TABLE, f"table {self.id} is closed"), ref))
             if request.done is not None:
                 request.done.set()
+        if for_good:
+            self._end()
+            return
+        self._leave_lobby()
+        if not self.broken:  # the server stops: the table stays open in the journal
+            hands = self.state.match.hands_played if self.state.match else 0
+            log.info("table %s stopped after %d hands; it resumes when the server starts again",
+                     self.id, hands)
+
+    def _end(self) -> None:
+        """The table is closed for good: everyone at it is back in the lobby, which forgets the
+        table, its dealing ends it (``Dealing.ended``: a ladder match is rated) and the journal
+        closes it. Done once, in the step that closed the table (``_stepped``), before anything
+        that step said goes out: a player told ``match_over`` may create, join or ``queue`` at
+        once, without waiting for the table's task to wind up."""
+        if self._ended:
+            return
+        self._ended = True
+        self._leave_lobby()
+        self.dealing.ended()
+        self.journal.close_table(self.id)
+        hands = self.state.match.hands_played if self.state.match else 0
+        log.info("table %s closed after %d hands", self.id, hands)
+
+    def _leave_lobby(self) -> None:
+        """Everyone still at the table is back in the lobby, and the lobby forgets the table
+        and its tokens."""
         for peer in self.audience.everyone():
-            peer.table, peer.seat, peer.token = None, None, None
+            if peer.table is self:
+                peer.table, peer.seat, peer.token = None, None, None
         for info in self.state.seats:
             if info is not None and info.token_hash:
                 self.lobby.forget_token(info.token_hash)
         self.lobby.table_closed(self)
-        hands = self.state.match.hands_played if self.state.match else 0
-        if for_good:
-            self.lobby.table_ended(self)
-            self.journal.close_table(self.id)
-            log.info("table %s closed after %d hands", self.id, hands)
-        elif not self.broken:  # the server stops: the table stays open in the journal
-            log.info("table %s stopped after %d hands; it resumes when the server starts again",
-                     self.id, hands)
 
 
 #: The handler of each request a table takes (``Table._dispatch``), built once for all tables.
@@ -515,7 +516,7 @@ _HANDLERS: dict[type[object], Callable[[Table, Peer, Any], None]] = {
     CreateTable: lambda table, peer, msg: table.seating.create(peer, msg),
     Join: Table._join,
     Spectate: lambda table, peer, msg: table.seating.spectate(peer, msg),
-    MoveRequest: lambda table, peer, msg: table.dealing.move(peer, msg),
+    MoveRequest: lambda table, peer, msg: table.progression.move_request(peer, msg),
     Leave: Table._leave_request,
     AddBot: lambda table, peer, msg: table.seating.add_bot(peer, msg),
     RemoveBot: lambda table, peer, msg: table.seating.remove_bot(peer, msg),

@@ -27,12 +27,14 @@ the first hand; it gets the seat at the next deal after it joins.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 from tongits.engine import Card, Hand, SeatView
@@ -40,8 +42,6 @@ from tongits.protocol import (
     ErrorCode,
     Join,
     Joined,
-    MoveRequest,
-    PlayerKind,
     ProtocolError,
     SeatChange,
     to_dict,
@@ -49,10 +49,12 @@ from tongits.protocol import (
 
 from . import bots
 from .actor import Table
-from .entries import DealEntry, SitEntry, StartEntry
-from .table import SEATS, new_token, token_digest
+from .entries import DealEntry, StartEntry
+from .table import SEATS
 
 if TYPE_CHECKING:
+    from .audience import Audience
+    from .clock import Clock
     from .commit import GroupCommit
     from .config import ServerConfig
     from .lobby import Lobby
@@ -136,10 +138,67 @@ class _Timed:
             self.report.seconds.append(time.perf_counter() - started)
 
 
+class _ArenaSeats(Protocol):
+    def sit_named_bot(self, seat: int, name: str, policy: str) -> None: ...
+
+    def give_back(self, seat: int, peer: Peer) -> None: ...
+
+    def take_again(self, peer: Peer, seat: int) -> str: ...
+
+    def stand_in(self, seat: int, *, returnable: bool = False) -> None: ...
+
+    def grace_over(self, seat: int) -> None: ...
+
+    def check_code(self, code: str | None) -> None: ...
+
+    def changed(self, seat: int | None = None, change: SeatChange | None = None) -> None: ...
+
+
+class _ArenaPlay(Protocol):
+    def start(self) -> None: ...
+
+    def deal(self) -> None: ...
+
+    def wake(self) -> None: ...
+
+    def bot_move(self, seat: int) -> None: ...
+
+
+class ArenaHost(Protocol):
+    """What ``ArenaDealing`` needs of its table (``actor.Table``): its state, who is at it and
+    who asked for the next hand, its clock, the bots' policies, its seats and its match."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def state(self) -> TableLogState: ...
+
+    @property
+    def policies(self) -> dict[int, bots.Policy]: ...
+
+    @property
+    def ready(self) -> set[int]: ...
+
+    @property
+    def audience(self) -> Audience: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def seating(self) -> _ArenaSeats: ...
+
+    @property
+    def progression(self) -> _ArenaPlay: ...
+
+    closed: bool
+
+
 class ArenaDealing:
     """The arena table's ``Dealing``: the driver's decks, bots and programs (see above)."""
 
-    def __init__(self, table: Table, driver: ArenaDriver, start_timeout: float) -> None:
+    def __init__(self, table: ArenaHost, driver: ArenaDriver, start_timeout: float) -> None:
         self.table = table
         self.driver = driver
         self.start_timeout = start_timeout
@@ -154,8 +213,8 @@ class ArenaDealing:
         table = self.table
         for seat in SEATS:
             if seat not in self.driver.external:
-                table.commit(SitEntry(seat, self.driver.bot_name(seat), PlayerKind.BOT,
-                                      policy=self.driver.bot_name(seat)))
+                name = self.driver.bot_name(seat)
+                table.seating.sit_named_bot(seat, name, name)
         self._start_by = trio.current_time() + self.start_timeout
         table.clock.turn_at = trio.current_time()
 
@@ -181,18 +240,9 @@ class ArenaDealing:
             elif info is None or info.is_bot:
                 peer = table.audience.seat_peers[seat]
                 if peer is not None and peer.token is not None:
-                    self._give_back(seat, peer)
+                    table.seating.give_back(seat, peer)
                 else:
                     self._reports[seat].stood_in = True
-
-    def _give_back(self, seat: int, peer: Peer) -> None:
-        """The program at ``seat`` plays it again from this hand on."""
-        assert peer.name is not None and peer.token is not None
-        table = self.table
-        digest = token_digest(peer.token)
-        table.policies.pop(seat, None)
-        table.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
-        table.index_token(digest)
 
     def hand_over(self, hand: Hand) -> None:
         """The hand goes to the driver first: telling the table's players of it goes on to the
@@ -266,7 +316,7 @@ class ArenaDealing:
         table = self.table
         for seat in table.state.free_seats():
             table.policies[seat] = self.driver.stand_in(seat)
-            table.commit(SitEntry(seat, f"stand-in-{seat}", PlayerKind.BOT, policy="stand-in"))
+            table.seating.sit_named_bot(seat, f"stand-in-{seat}", "stand-in")
         table.seating.changed()
         if not table.state.started:
             table.progression.start()
@@ -309,23 +359,26 @@ class ArenaDealing:
         return (seat in self.driver.external and info is not None and not info.is_bot
                 and table.audience.seat_peers[seat] is not None)
 
-    def move(self, peer: Peer, msg: MoveRequest) -> None:
+    def watching(self, seat: int) -> AbstractContextManager[None]:
         """A program's move is timed, and a refused one counted (and its seat given to a
-        stand-in if it was to act)."""
+        stand-in if it was to act); a move from a program whose seat a stand-in plays is
+        refused."""
+        if seat not in self.driver.external:
+            return contextlib.nullcontext()
+        if not self._plays(seat):
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN,
+                                "a stand-in plays this seat until the next hand")
+        return self._timed(seat)
+
+    @contextlib.contextmanager
+    def _timed(self, seat: int) -> Iterator[None]:
         table = self.table
-        seat = peer.seat
-        if seat is None or seat not in self.driver.external or not self._plays(seat):
-            if seat is not None and seat in self.driver.external:
-                raise ProtocolError(ErrorCode.NOT_YOUR_TURN,
-                                    "a stand-in plays this seat until the next hand")
-            table.progression.move_request(peer, msg)
-            return
         hand, report = table.state.hand, self._reports[seat]
         asked = self._asked_at.pop(seat, None)
         if asked is not None:  # booked first: the move may end the hand and report it
             report.seconds.append(time.perf_counter() - asked)
         try:
-            table.progression.move_request(peer, msg)
+            yield
         except Exception:
             if asked is not None:
                 report.seconds.pop()
@@ -348,6 +401,15 @@ class ArenaDealing:
                     self._reports[seat].stood_in = True
             self.deal_if_ready()
 
+    def vacated(self, seat: int, name: str) -> bool:
+        return False
+
+    def forfeited(self, seat: int) -> None:
+        pass
+
+    def ended(self) -> None:
+        pass
+
     def join(self, peer: Peer, msg: Join) -> bool:
         """A restarted program takes its seat back (from the next deal) with the table's code."""
         table = self.table
@@ -356,12 +418,7 @@ class ArenaDealing:
                 or table.audience.seat_peers[seat] is not None):
             return False
         table.seating.check_code(msg.code)
-        info = table.state.seats[seat]
-        if info is not None:
-            table.forget_token(info.token_hash)
-        token = new_token()
-        table.seating.attach(peer, seat, token)
-        table.index_token(token_digest(token))
+        token = table.seating.take_again(peer, seat)
         peer.send(to_dict(Joined(id=msg.id, table=table.id, seat=seat, token=token,
                                  spectator=False)))
         if table.state.hand is not None:

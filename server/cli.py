@@ -53,6 +53,8 @@ _HELP = {
     "max_tables_per_network": "most open tables created from one IPv6 /48",
     "evict_idle": "on a full server, a new table closes the one where no human has moved for "
     "longest, if for at least this many seconds (0 = never)",
+    "table_reserve": "share of max_tables kept for creators whose network (an IPv4 /24, an "
+    "IPv6 /48) holds no open table (0 = none)",
     "max_frame_size": "largest frame or text line accepted, in bytes",
     "queue_size": "messages queued for a client before it is dropped as a slow reader",
     "queue_bytes": "bytes queued for a client before it is dropped as a slow reader",
@@ -79,6 +81,9 @@ _HELP = {
     "(HTTPS and WSS with TLS)",
     "public_address": "HOST[:PORT] friends use to reach this server, for invite links "
     "(default: the address the creator connected to)",
+    "web_hosts": "host names browsers may reach this server by, comma-separated, besides IP "
+    "addresses, localhost, this machine's name and --public-address's (any other is refused "
+    "421: DNS rebinding)",
     "ladder_hands": "hands of a rated ladder match",
     "ladder_anchors": "server bots seeded as ladder accounts (anchor-NAME), comma-separated",
     "ladder_anchor_wait": "seconds a queued player waits for other players before anchors "

@@ -28,6 +28,7 @@ _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
       "chat_max", "name_max", "ladder_hands"),
      lambda v: v >= 1, "≥ 1"),
     (("gc_young", "gc_full"), lambda v: v > 0, "> 0"),
+    (("table_reserve",), lambda v: 0 <= v < 1, "≥ 0 and < 1"),
 )
 
 
@@ -53,6 +54,9 @@ class ServerConfig:
     #: on a full server (``max_tables``), a new table closes the one where no human has moved
     #: for longest, if that is at least this many seconds (0: never)
     evict_idle: float = 600.0
+    #: the share of ``max_tables`` kept for creators whose network (an IPv4 /24, an IPv6 /48)
+    #: holds no open table: many addresses that keep playing cannot take the last ones
+    table_reserve: float = 0.25
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
     rate: float = 20.0
     burst: int = 60
@@ -81,6 +85,10 @@ class ServerConfig:
     password_file: str = ""
     invite_password: bool = False
     public_address: str = ""
+    #: host names the page is served under besides IP addresses, localhost, this machine's
+    #: name and ``public_address``'s (comma-separated): a request for any other name is
+    #: refused (DNS rebinding)
+    web_hosts: str = ""
     #: serve the page and the protocol's WebSocket to browsers on the same port
     web: bool = True
     #: hands of a rated ladder match

@@ -2,17 +2,21 @@
 
 A ``Table`` takes one ``Dealing``, which its parts ask at the few points where a lobby's table
 and the arena's own (``server/arena.py``) differ: the entry that deals each hand, what happens
-around a deal and a hand's end, when the next hand is dealt, when the table is deserted, what
-its timers do, and whether a seat's connection is the one playing it. ``MatchDealing`` is a
-lobby table's (``progression.py``): the match deals from its seed, and every seat is played by
-whoever sits in it.
+around a deal, a move asked for and a hand's end, when the next hand is dealt, when the table
+is deserted, what its timers do, whether a seat's connection is the one playing it, who sits in
+for a seat left before the start, what a seat lost during the match means, and what the
+table's end does.
+``MatchDealing`` is a lobby table's (``progression.py``): the match deals from its seed, and every
+seat is played by whoever sits in it; ``LadderDealing`` a rated ladder match's
+(``ladder_dealing.py``), ``ArenaDealing`` the arena's (``arena.py``).
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
-from tongits.protocol import Join, MoveRequest
+from tongits.protocol import Join
 
 from .entries import DealEntry, StartEntry
 
@@ -56,11 +60,25 @@ class Dealing(Protocol):
     def offered(self, seat: int) -> None:
         """A state offering ``seat`` its moves went out (if ``offers(seat)``)."""
 
-    def move(self, peer: Peer, msg: MoveRequest) -> None:
-        """``peer`` asks to move (``Progression.move_request`` plays it)."""
+    def watching(self, seat: int) -> AbstractContextManager[None]:
+        """Around a move asked by the connection at ``seat`` (``Progression.move_request``
+        plays it): entered before the move is checked and played (raising refuses it), exited
+        once it was played, or with the refusal that the move met."""
 
     def join(self, peer: Peer, msg: Join) -> bool:
         """``peer`` asks to join: True if the dealing seated it, else the table does."""
 
     def left(self, seat: int | None, *, disconnected: bool) -> None:
         """The connection at ``seat`` (None: a spectator, or nobody) left it or dropped."""
+
+    def vacated(self, seat: int, name: str) -> bool:
+        """The human ``name`` left ``seat`` (or stayed away too long) before the match, and the
+        seat is free: True if the dealing sat someone in it (a stand-in), False to leave it
+        free for whoever joins."""
+
+    def forfeited(self, seat: int) -> None:
+        """The player of ``seat`` lost it during the match: it left, or its grace ran out."""
+
+    def ended(self) -> None:
+        """The table closed for good (its match over, deserted, or closed by the host); called
+        once, in the step that closed it, before anything that step said goes out."""

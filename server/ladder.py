@@ -35,13 +35,13 @@ import logging
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from openskill.models import PlackettLuce
 from tongits.protocol import ErrorCode, ProtocolError
+from tongits.protocol.maps import LadderEntryMap
 
 log = logging.getLogger("tongits.server")
 
@@ -90,6 +90,16 @@ def key_digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+@dataclass(slots=True)
+class Pending:
+    """A ladder match being played: its row in ``matches``, its seats' accounts, and the seats
+    that forfeited so far."""
+
+    row: int
+    seats: list[str]
+    forfeits: set[int] = field(default_factory=set)
+
+
 @dataclass(frozen=True, slots=True)
 class Account:
     """An account as the standings show it; ``anchor`` is the policy of a server bot's."""
@@ -105,8 +115,8 @@ class Account:
         """The conservative rating the standings are ordered by."""
         return self.mu - ORDINAL_SIGMAS * self.sigma
 
-    def to_dict(self, rank: int) -> dict[str, Any]:
-        entry: dict[str, Any] = {
+    def to_dict(self, rank: int) -> LadderEntryMap:
+        entry: LadderEntryMap = {
             "rank": rank, "name": self.name, "rating": round(self.rating, 3),
             "mu": round(self.mu, 3), "sigma": round(self.sigma, 3), "matches": self.matches,
         }
@@ -150,12 +160,12 @@ class Ladder:
             self.db.execute("PRAGMA journal_mode=WAL").fetchone()
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
-        #: the pending match of each table: its row id, its seats' accounts, its forfeits
-        self.pending: dict[str, tuple[int, list[str], set[int]]] = {}
+        #: the match each table plays, until it is rated or void
+        self.pending: dict[str, Pending] = {}
         for row_id, table_id, seats, forfeits in self.db.execute(
             "SELECT id, table_id, seats, forfeits FROM matches WHERE ended IS NULL"
         ):
-            self.pending[table_id] = (row_id, json.loads(seats), set(json.loads(forfeits)))
+            self.pending[table_id] = Pending(row_id, json.loads(seats), set(json.loads(forfeits)))
 
     def close(self) -> None:
         self.db.close()
@@ -228,7 +238,7 @@ class Ladder:
             (table_id, json.dumps(list(seats)), time.time()),
         )
         assert cursor.lastrowid is not None
-        self.pending[table_id] = (cursor.lastrowid, list(seats), set())
+        self.pending[table_id] = Pending(cursor.lastrowid, list(seats))
 
     def is_ladder_table(self, table_id: str) -> bool:
         return table_id in self.pending
@@ -236,12 +246,12 @@ class Ladder:
     def forfeit(self, table_id: str, seat: int) -> None:
         """Seat ``seat`` of a ladder table forfeits (its grace ran out, or it left)."""
         match = self.pending.get(table_id)
-        if match is None or seat in match[2]:
+        if match is None or seat in match.forfeits:
             return
-        match[2].add(seat)
+        match.forfeits.add(seat)
         self.db.execute("UPDATE matches SET forfeits = ? WHERE id = ?",
-                        (json.dumps(sorted(match[2])), match[0]))
-        log.info("ladder: %r forfeits the match at table %s", match[1][seat], table_id)
+                        (json.dumps(sorted(match.forfeits)), match.row))
+        log.info("ladder: %r forfeits the match at table %s", match.seats[seat], table_id)
 
     def void(self, table_id: str, why: str) -> None:
         """The match of ``table_id`` is not rated."""
@@ -249,7 +259,7 @@ class Ladder:
         if match is None:
             return
         self.db.execute("UPDATE matches SET ended = ?, outcome = 'void' WHERE id = ?",
-                        (time.time(), match[0]))
+                        (time.time(), match.row))
         log.info("ladder: the match at table %s is void (%s)", table_id, why)
 
     def void_missing(self, open_tables: Iterable[str]) -> None:
@@ -264,7 +274,7 @@ class Ladder:
         match = self.pending.get(table_id)
         if match is None:
             return None
-        row_id, seats, forfeits = match
+        seats, forfeits = match.seats, match.forfeits
         if (not complete and not forfeits) or len(forfeits) >= len(seats):
             self.void(table_id, "ended early with no forfeit" if not forfeits
                       else "every seat forfeited")
@@ -283,7 +293,7 @@ class Ladder:
                                 "WHERE name = ?", (a.mu, a.sigma, a.matches, a.name))
             self.db.execute(
                 "UPDATE matches SET ended = ?, outcome = 'rated', chips = ? WHERE id = ?",
-                (time.time(), json.dumps(list(chips)), row_id),
+                (time.time(), json.dumps(list(chips)), match.row),
             )
         del self.pending[table_id]
         log.info("ladder: table %s rated: %s", table_id, ", ".join(
@@ -292,7 +302,8 @@ class Ladder:
         return Outcome(tuple(ranks), tuple(chips), after)
 
     @contextlib.contextmanager
-    def _transaction(self) -> Any:
+    def _transaction(self) -> Iterator[None]:
+        """One SQLite transaction: committed if the block ends, rolled back if it raises."""
         self.db.execute("BEGIN")
         try:
             yield

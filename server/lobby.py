@@ -6,11 +6,15 @@ the server's one Trio thread, so no lock is needed: a lobby call never awaits, b
 ``make_room``, which waits for the table it closes.
 
 Who may hold how many tables: ``max_tables_per_address`` open tables per creator's address (an
-IPv4 address, an IPv6 /64: ``app.address_key``) and ``max_tables_per_network`` per IPv6 /48
+IPv4 address, an IPv6 /64: ``connection.address_key``) and ``max_tables_per_network`` per IPv6 /48
 (a site: whoever has one /64 often has 65,536 of them). Those bound what one stranger holds,
 not what many do: a server full of tables (``max_tables``) where no human has moved for
 ``evict_idle`` seconds closes the one idle longest for a new creator (``make_room``), so idle
 connections cannot keep an honest creator out; tables where people play are never closed.
+Many addresses that do play (a move at each table now and then) are bounded by the reserve:
+the last ``table_reserve`` of ``max_tables`` go only to creators whose network (an IPv4 /24,
+an IPv6 /48: ``block_of``) holds no open table, so holding every table takes that many
+networks on top of the addresses that fill the rest.
 
 ``again`` at a match's end (``create_table`` with ``rematch``): the lobby remembers each
 finished match's settings (``Rematch``) and the table its first ``again`` made, so that every
@@ -36,9 +40,10 @@ from tongits.protocol import CreateTable, ErrorCode, Join, ListTables, Mode, Pro
 
 from .actor import Table
 from .commit import GroupCommit
+from .dealing import Dealing
 from .entries import CreateEntry
 from .journal import Journal
-from .ladder import Ladder
+from .progression import MatchDealing
 from .requests import HostClose
 from .table import TableLogState, token_digest
 
@@ -49,6 +54,8 @@ log = logging.getLogger("tongits.server")
 
 #: Builds a table's task object from its state, settings, lobby and journal.
 TableFactory = Callable[[TableLogState, "ServerConfig", "Lobby", GroupCommit], Table]
+#: Builds a table's ``Dealing`` (``Table``'s ``dealing``).
+DealingFactory = Callable[[Table], Dealing]
 
 #: The most tables in one ``tables`` reply.
 MAX_PAGE = 50
@@ -92,14 +99,14 @@ class Lobby:
         #: open tables per creator's address (``Peer.quota``) and per IPv6 /48 (``network_of``)
         self._per_address: Counter[str] = Counter()
         self._per_network: Counter[str] = Counter()
+        #: open tables per creator's IPv4 /24 or IPv6 /48 (``block_of``): for the reserve
+        self._per_block: Counter[str] = Counter()
         #: no table can have been idle ``evict_idle`` seconds before this time (``idlest``)
         self._no_idle_before = -math.inf
         self._ids = itertools.count(journal.last_table_number() + 1)
         self._nursery: trio.Nursery | None = None
         self._order: list[Table] | None = None
         self._joinable = 0
-        #: the rated ladder, told of forfeits and of ladder tables' ends (``Server`` sets it)
-        self.ladder: Ladder | None = None
 
     def bind(self, nursery: trio.Nursery) -> None:
         """The nursery that runs table tasks and the journal's commits (owned by
@@ -107,9 +114,11 @@ class Lobby:
         self._nursery = nursery
         nursery.start_soon(self.journal.run, name="group commit")
 
-    def restore(self) -> int:
+    def restore(self, dealing_for: Callable[[str], DealingFactory | None] | None = None) -> int:
         """Rebuild every table the journal holds open by replaying its log, and start its task
-        (its humans are away until they resume); returns how many tables."""
+        (its humans are away until they resume); returns how many tables. ``dealing_for``: the
+        dealing of a table by its id, when it is not a lobby table's (a ladder match's,
+        ``Matchmaker.dealing_for``)."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
         count = 0
@@ -120,7 +129,9 @@ class Lobby:
                 log.exception("cannot restore table %s; left as it is in the journal",
                               getattr(entries[0], "table", "?") if entries else "?")
                 continue
-            table = Table(state, self.config, self, self.journal, restored=True)
+            dealing = dealing_for(state.id) if dealing_for is not None else None
+            table = Table(state, self.config, self, self.journal, restored=True,
+                          dealing=dealing or MatchDealing)
             self.tables[state.id] = table
             self.listing_changed()
             self._nursery.start_soon(table.run, name=f"table {state.id}")
@@ -222,7 +233,7 @@ class Lobby:
         everyone at it told ``closed_by_host`` and why. Without such a table ``create``
         refuses. ``msg`` None: a rematch, whose settings were already accepted once."""
         self.check_quota(quota)
-        if len(self.tables) < self.config.max_tables:
+        if self._room_refusal(quota) is None:
             return
         if msg is not None:
             self._entry(msg)  # a request create refuses closes nothing
@@ -243,16 +254,37 @@ class Lobby:
         ``quota``: the creator's address as the per-address limits count it (None: exempt)."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
-        if len(self.tables) >= self.config.max_tables:
-            raise ProtocolError(ErrorCode.TOO_MANY_TABLES, "the server has too many tables")
+        self.admit(quota)
+        return self.open(self._entry(msg), quota=quota)
+
+    def admit(self, quota: str | None) -> None:
+        """``too_many_tables`` if the server has no room for a table of the address ``quota``
+        (``_room_refusal``: ``max_tables``, or only the reserve is left) or the address holds
+        its share (``check_quota``)."""
+        refusal = self._room_refusal(quota)
+        if refusal is not None:
+            raise ProtocolError(ErrorCode.TOO_MANY_TABLES, refusal)
         self.check_quota(quota)
-        return self._counted(self.open(self._entry(msg)), quota)
+
+    def _room_refusal(self, quota: str | None) -> str | None:
+        """Why a new table of a creator at ``quota`` does not fit now (None: it does): the
+        server is at ``max_tables``, or only the reserve is left and the creator's network
+        (``block_of``) holds an open table already."""
+        free = self.config.max_tables - len(self.tables)
+        if free <= 0:
+            return "the server has too many tables"
+        reserve = math.floor(self.config.max_tables * self.config.table_reserve)
+        if free > reserve or quota is None or not self._per_block[block_of(quota)]:
+            return None
+        return (f"the server is nearly full: its last {reserve} tables are kept for players "
+                f"whose network ({block_of(quota)}) has no open table")
 
     def _counted(self, table: Table, quota: str | None) -> Table:
         """``table``, counted among the open tables of its creator's address ``quota``."""
         table.quota = quota
         if quota is not None:
             self._per_address[quota] += 1
+            self._per_block[block_of(quota)] += 1
             network = network_of(quota)
             if network is not None:
                 self._per_network[network] += 1
@@ -278,11 +310,14 @@ class Lobby:
             auto_start=msg.auto_start, hands=msg.hands, target=msg.target,
         )
 
-    def open(self, create: CreateEntry, make: TableFactory | None = None) -> Table:
+    def open(self, create: CreateEntry, make: TableFactory | None = None,
+             quota: str | None = None) -> Table:
         """Give a new table its id, journal its ``create`` entry (``create`` with that id in
         place of its ``table``) and start its task. ``make`` builds the task object (the
-        arena's in-process tables take the arena's dealing, ``arena.arena_table``); default: a
-        plain ``Table``."""
+        arena's in-process tables take the arena's dealing, ``arena.arena_table``; the
+        ladder's, ``ladder_dealing.ladder_table``); default: a plain ``Table``. The table
+        counts among the open tables of the address ``quota`` (None: of nobody's); the caller
+        checked it may (``admit``)."""
         if self._nursery is None:
             raise RuntimeError("the lobby is not running")
         table_id = f"t{next(self._ids)}"
@@ -292,7 +327,7 @@ class Lobby:
         self.tables[table_id] = table
         self.listing_changed()
         self._nursery.start_soon(table.run, name=f"table {table_id}")
-        return table
+        return self._counted(table, quota)
 
     async def rematch(
         self, msg: CreateTable, quota: str | None
@@ -304,7 +339,6 @@ class Lobby:
         again), which the next ``again`` then joins. ``bad_token`` for anyone else."""
         assert msg.rematch is not None
         digest = token_digest(msg.token or "")
-        self._ended_now(digest)
         record = self._rematches.get(msg.rematch)
         if record is None or self._ended.get(digest) != msg.rematch:
             raise ProtocolError(ErrorCode.BAD_TOKEN,
@@ -313,22 +347,12 @@ class Lobby:
         made = self.tables.get(record.table or "")
         if made is not None and not made.closed and made.joinable:
             return made, Join(id=msg.id, table=made.id, code=made.state.code)
-        if len(self.tables) >= self.config.max_tables:
-            raise ProtocolError(ErrorCode.TOO_MANY_TABLES, "the server has too many tables")
-        self.check_quota(quota)
+        self.admit(quota)
         old = record.create
-        table = self._counted(self.open(replace(
-            old, table="", seed=secrets.randbits(64),
-            code=join_code() if old.private else None)), quota)
+        table = self.open(replace(old, table="", seed=secrets.randbits(64),
+                                  code=join_code() if old.private else None), quota=quota)
         record.table = table.id
         return table, CreateTable(id=msg.id, name=old.name, bots=record.bots)
-
-    def _ended_now(self, digest: str) -> None:
-        """The match of the table holding token ``digest`` is over but its task has not closed
-        it yet (``match_over`` was just sent): close it in the lobby now, as its task will."""
-        table = self._tokens.get(digest)
-        if table is not None and table.closed and table.state.match_over is not None:
-            self.table_closed(table)
 
     def table_closed(self, table: Table) -> None:
         state = table.state
@@ -353,27 +377,10 @@ class Lobby:
             self.listing_changed()
             if table.quota is not None:
                 _release(self._per_address, table.quota)
+                _release(self._per_block, block_of(table.quota))
                 network = network_of(table.quota)
                 if network is not None:
                     _release(self._per_network, network)
-
-    def seat_forfeited(self, table: Table, seat: int) -> None:
-        """A seat's player lost it during the match (grace over, or left)."""
-        if self.ladder is not None:
-            self.ladder.forfeit(table.id, seat)
-
-    def plays_ladder_match(self, table: Table) -> bool:
-        return self.ladder is not None and self.ladder.is_ladder_table(table.id)
-
-    def table_ended(self, table: Table) -> None:
-        """A table closed for good (its match over, or abandoned): a ladder match is rated,
-        unless it never started (everyone matched left before its seats were filled: the
-        matchmaker queues the others again)."""
-        if self.ladder is not None and not table.state.started:
-            self.ladder.void(table.id, "its table closed before the match started")
-        elif self.ladder is not None:
-            self.ladder.table_ended(table.id, table.state.standings()["chips"],
-                                    complete=table.state.match_over is not None)
 
     def index_token(self, digest: str, table: Table) -> None:
         self._tokens[digest] = table
@@ -407,7 +414,7 @@ def _duration(seconds: float) -> str:
 
 
 def network_of(quota: str) -> str | None:
-    """The IPv6 /48 of a creator's address key (an IPv6 /64, ``app.address_key``); None for
+    """The IPv6 /48 of a creator's address key (an IPv6 /64, ``connection.address_key``); None for
     an IPv4 address (one address is already scarce) or anything else."""
     try:
         network = ipaddress.ip_network(quota, strict=False)
@@ -416,6 +423,20 @@ def network_of(quota: str) -> str | None:
     if not isinstance(network, ipaddress.IPv6Network) or network.prefixlen < 48:
         return None
     return str(network.supernet(new_prefix=48))
+
+
+def block_of(quota: str) -> str:
+    """What the table reserve counts a creator's address key under: an IPv4 address by its
+    /24, an IPv6 /64 by its /48 (a subscriber's or a site's block: addresses in one are
+    cheap to have many of); anything else as itself."""
+    try:
+        network = ipaddress.ip_network(quota, strict=False)
+    except ValueError:
+        return quota
+    prefix = 24 if network.version == 4 else 48
+    if network.prefixlen < prefix:
+        return str(network)
+    return str(network.supernet(new_prefix=prefix))
 
 
 #: The letters of join codes: lowercase, no 0/o, 1/l/i to misread.

@@ -11,12 +11,16 @@ player is never stuck, and a table always holds at least one client (a table of 
 only would have nobody to keep it open).
 
 ``Matchmaker`` runs it every ``MATCH_INTERVAL`` seconds in the server's table nursery: each
-group gets a private table of ``ladder_hands`` hands that starts when its third seat is filled;
-the clients are seated as by ``join`` (each gets ``joined``), the anchors as server bots, in a
-shuffled seat order. A client matched and gone (or seated elsewhere) by the time its seat is
-filled, or gone from its seat before the match starts (``Seating``), forfeits the match, and a
-server bot plays its seat. If every client seated so far leaves before the others are seated,
-the table closes, its match is void and the clients not seated yet are queued again.
+group gets a private table of ``ladder_hands`` hands that starts when its third seat is filled
+(a ``ladder_dealing.LadderDealing`` table); the clients are seated as by ``join`` (each gets
+``joined``), the anchors as server bots, in a shuffled seat order. A ladder table counts as a
+table created by its longest-waiting client: against ``max_tables`` and that client's address's
+share (``Lobby.admit``). While the server is full nobody is matched, and a client whose address
+holds its share of tables waits until one of them closes. A client matched and gone (or seated
+elsewhere) by the time its seat is filled, or gone from its seat before the match starts
+(``LadderDealing.vacated``), forfeits the match, and a server bot plays its seat. If every
+client seated so far leaves before the others are seated, the table closes, its match is void
+and the clients not seated yet are queued again.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ from tongits.protocol import ErrorCode, Join, ProtocolError
 
 from .entries import CreateEntry
 from .ladder import Ladder
-from .lobby import Lobby, join_code
+from .ladder_dealing import ladder_dealing, ladder_table
+from .lobby import DealingFactory, Lobby, join_code
 from .requests import SeatBot
 
 if TYPE_CHECKING:
@@ -142,16 +147,23 @@ class Matchmaker:
         #: set when the queue gets its first player (``run`` waits for it)
         self._someone = trio.Event()
 
+    def dealing_for(self, table_id: str) -> DealingFactory | None:
+        """The dealing of a table restored from the journal: a ``LadderDealing`` if the
+        table plays a pending ladder match (``Lobby.restore``)."""
+        return ladder_dealing(self.ladder) if self.ladder.is_ladder_table(table_id) else None
+
     def enqueue(self, peer: Peer, account: str) -> None:
         """``peer`` waits for a match as ``account``; refused while it sits at a table or
-        its account is queued on another connection or plays a ladder match."""
+        its account is queued on another live connection or plays a ladder match. (A table
+        whose match has just ended has let its players go and rated the match in the step
+        that ended it, before ``match_over`` went out: ``queue`` at once is accepted.)"""
         if peer.table is not None:
             raise ProtocolError(ErrorCode.ALREADY_SEATED, f"already at table {peer.table.id}")
         for queued in self.queue.values():
-            if queued.account == account and queued.peer is not peer:
+            if queued.account == account and queued.peer is not peer and not queued.peer.gone:
                 raise ProtocolError(ErrorCode.NOT_READY, f"{account} is queued already")
-        for table_id, (_, seats, _) in self.ladder.pending.items():
-            if account in seats:
+        for table_id, match in self.ladder.pending.items():
+            if account in match.seats:
                 raise ProtocolError(ErrorCode.NOT_READY,
                                     f"{account} plays a ladder match at table {table_id}")
         if peer.id not in self.queue:
@@ -174,11 +186,11 @@ class Matchmaker:
         """Form what tables the queue allows now and seat them."""
         for key in [k for k, q in self.queue.items() if q.peer.gone or q.peer.table is not None]:
             del self.queue[key]
-        if not self.queue:
+        if not self.queue or len(self.lobby.tables) >= self.config.max_tables:
             return
-        by_account = {q.account: q for q in self.queue.values()}
+        by_account = {q.account: q for q in self.queue.values() if self._may_open(q)}
         waiting = [Contender(q.account, self.ladder.account(q.account).mu, q.since)
-                   for q in self.queue.values()]
+                   for q in by_account.values()]
         anchors = [Contender(name, self.ladder.account(name).mu,
                              anchor=self.ladder.account(name).anchor) for name in self.anchors]
         groups = form_groups(waiting, anchors, trio.current_time(),
@@ -189,19 +201,32 @@ class Matchmaker:
             for m in members:
                 if m.anchor is None:
                     del self.queue[by_account[m.account].peer.id]
-            await self._seat(members, by_account)
+            await self._seat(members, by_account, group[0])
 
-    async def _seat(self, members: list[Contender], by_account: dict[str, Queued]) -> None:
-        code = join_code()
+    def _may_open(self, queued: Queued) -> bool:
+        """Whether the address of ``queued`` may have one more table (``Lobby.check_quota``)."""
         try:
+            self.lobby.check_quota(queued.peer.quota)
+        except ProtocolError:
+            return False
+        return True
+
+    async def _seat(self, members: list[Contender], by_account: dict[str, Queued],
+                    first: Contender) -> None:
+        """Open a table for ``members`` (in seat order), counted as ``first``'s, and seat
+        them."""
+        code = join_code()
+        quota = by_account[first.account].peer.quota
+        try:
+            self.lobby.admit(quota)
             table = self.lobby.open(CreateEntry(
                 table="", name="ladder: " + ", ".join(m.account for m in members),
                 seed=secrets.randbits(64), options=Options(), timer=self.config.timer,
                 private=True, code=code, auto_start=True, hands=self.config.ladder_hands,
                 target=None,
-            ))
+            ), ladder_table(self.ladder), quota)
         except ProtocolError as exc:
-            log.warning("ladder: cannot open a table (%s); the players wait on", exc)
+            log.info("ladder: cannot open a table (%s); the players wait on", exc)
             for m in members:
                 if m.anchor is None:
                     queued = by_account[m.account]

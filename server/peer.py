@@ -277,6 +277,19 @@ class Peer:
             data = await self._receive_bytes()
         return data
 
+    async def receive_by(self, deadline: float) -> bytes | bytearray | None:
+        """``receive``, waiting until ``deadline`` (``trio.current_time``) at most: the next
+        chunk, b"" at the end of the connection (or when it broke), None if the deadline
+        passed first."""
+        try:
+            if deadline == math.inf:  # a seated player: no cancel scope made for every read
+                return await self.receive()
+            with trio.move_on_at(deadline):
+                return await self.receive()
+            return None
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return b""
+
     def unwrap(self, data: bytes | bytearray) -> bytes:
         """The codec's bytes in wire bytes ``data`` of a connection with a ``carrier`` (b""
         when they held none: a control frame, the end, or a breach of the carrier's rules,

@@ -8,8 +8,10 @@ deal and a hand's end; the rest is the same for every table.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 import trio
@@ -27,15 +29,14 @@ from tongits.protocol import (
 )
 
 from . import bots
-from .entries import DealEntry, Entry, MoveEntry, StartEntry
+from .entries import DealEntry, MoveEntry, StartEntry
 from .peer import TableLink
-from .seating import Seating
 
 if TYPE_CHECKING:
     from .audience import Audience
     from .clock import Clock
-    from .config import ServerConfig
     from .dealing import Dealing
+    from .ledger import Ledger
     from .peer import Peer
     from .table import TableLogState
 
@@ -62,12 +63,39 @@ def _thinkers() -> trio.CapacityLimiter:
 Reply = tuple["Peer", int | str | None]
 
 
-class ProgressionHost(TableLink, Protocol):
-    """What ``Progression`` (and ``MatchDealing``) needs of its table (``actor.Table``)."""
+class _Seats(Protocol):
+    def owner_check(self, peer: Peer) -> None: ...
 
-    state: TableLogState
-    config: ServerConfig
-    policies: dict[int, bots.Policy]
+    def grace_over(self, seat: int) -> None: ...
+
+
+class ProgressionHost(TableLink, Protocol):
+    """What ``Progression`` needs of its table (``actor.Table``, the table its players' peers
+    are at): its state and the ledger that changes it, the parts it plays with (the bots'
+    policies, the clock, the audience, the dealing, the seats' owner and grace periods), and
+    the pace of the match it keeps."""
+
+    @property
+    def state(self) -> TableLogState: ...
+
+    @property
+    def ledger(self) -> Ledger: ...
+
+    @property
+    def policies(self) -> dict[int, bots.Policy]: ...
+
+    @property
+    def audience(self) -> Audience: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def dealing(self) -> Dealing: ...
+
+    @property
+    def seating(self) -> _Seats: ...
+
     #: seats whose player asked for the next hand
     ready: set[int]
     closed: bool
@@ -75,13 +103,34 @@ class ProgressionHost(TableLink, Protocol):
     actions: int
     #: when a human last moved here
     played_at: float
-    audience: Audience
-    clock: Clock
-    seating: Seating
-    progression: Progression
-    dealing: Dealing
 
-    def commit(self, entry: Entry) -> None: ...
+
+class _Deals(Protocol):
+    def deal(self) -> None: ...
+
+    def wake(self) -> None: ...
+
+    def autoplay(self, seat: int) -> None: ...
+
+
+class MatchHost(Protocol):
+    """What ``MatchDealing`` needs of its table (``actor.Table``): who is at it and who asked
+    for the next hand, its clock's grace periods, and its match to deal and wake."""
+
+    @property
+    def state(self) -> TableLogState: ...
+
+    @property
+    def ready(self) -> set[int]: ...
+
+    @property
+    def audience(self) -> Audience: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def progression(self) -> _Deals: ...
 
 
 class Progression:
@@ -111,7 +160,7 @@ class Progression:
         entry = self.table.dealing.entry(StartEntry)
         if entry is None:
             return
-        self.table.commit(entry)
+        self.table.ledger.commit(entry)
         if reply is not None:
             peer, ref = reply
             peer.send(ok_message(ref))
@@ -125,7 +174,7 @@ class Progression:
         entry = table.dealing.entry(DealEntry)
         if entry is None:
             return
-        table.commit(entry)
+        table.ledger.commit(entry)
         self.hand_dealt()
 
     def hand_dealt(self) -> None:
@@ -150,13 +199,16 @@ class Progression:
         table.dealing.deal_if_ready()
 
     def move_request(self, peer: Peer, msg: MoveRequest) -> None:
+        """A seat's connection asks to move: the dealing watches it (``Dealing.watching``:
+        the arena times its programs), the engine judges it (``play``)."""
         table = self.table
-        if peer.table is not table or peer.seat is None:
+        seat = peer.seat
+        if peer.table is not table or seat is None:
             raise ProtocolError(ErrorCode.NOT_SEATED, "only a seated player may move")
-        hand = table.state.hand
-        if hand is None:
-            raise ProtocolError(ErrorCode.NOT_READY, "the match has not started")
-        self.play(peer.seat, Move.from_dict(msg.move), reply=(peer, msg.id))
+        with table.dealing.watching(seat):
+            if table.state.hand is None:
+                raise ProtocolError(ErrorCode.NOT_READY, "the match has not started")
+            self.play(seat, Move.from_dict(msg.move), reply=(peer, msg.id))
 
     def play(
         self,
@@ -173,7 +225,7 @@ class Progression:
         hand = table.state.hand
         assert hand is not None
         index = len(hand.steps)
-        table.commit(MoveEntry(seat, move, timeout))
+        table.ledger.commit(MoveEntry(seat, move, timeout))
         if reply is not None:
             peer, ref = reply
             peer.send(ok_message(ref))
@@ -312,7 +364,7 @@ class MatchDealing:
 
     __slots__ = ("table",)
 
-    def __init__(self, table: ProgressionHost) -> None:
+    def __init__(self, table: MatchHost) -> None:
         self.table = table
 
     def opened(self) -> None:
@@ -354,11 +406,20 @@ class MatchDealing:
     def offered(self, seat: int) -> None:
         pass
 
-    def move(self, peer: Peer, msg: MoveRequest) -> None:
-        self.table.progression.move_request(peer, msg)
+    def watching(self, seat: int) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
     def join(self, peer: Peer, msg: Join) -> bool:
         return False
 
     def left(self, seat: int | None, *, disconnected: bool) -> None:
+        pass
+
+    def vacated(self, seat: int, name: str) -> bool:
+        return False
+
+    def forfeited(self, seat: int) -> None:
+        pass
+
+    def ended(self) -> None:
         pass

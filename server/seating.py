@@ -3,7 +3,8 @@
 A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
 runs); then a server bot stands in, and the seat's token still resumes it: the human is back
 for the next decision. A seat left during the match is a stand-in's for good; before it, the
-seat is free again (at a ladder table a bot takes it: nobody else could).
+seat is free again, unless the table's ``Dealing`` sits someone in it (at a ladder table a bot:
+nobody else could).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets
+import unicodedata
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -33,7 +35,7 @@ from tongits.protocol import (
 from tongits.protocol.maps import SeatChangeMap
 
 from . import bots
-from .entries import BackEntry, Entry, SitEntry, StandInEntry, VacateEntry
+from .entries import BackEntry, SitEntry, StandInEntry, VacateEntry
 from .peer import TableLink
 from .table import SEATS, new_token, token_digest
 
@@ -42,10 +44,16 @@ if TYPE_CHECKING:
     from .clock import Clock
     from .config import ServerConfig
     from .dealing import Dealing
+    from .ledger import Ledger
     from .peer import Peer
     from .table import TableLogState
 
 log = logging.getLogger("tongits.server")
+
+
+def same_name_key(name: str) -> str:
+    """What two names that look the same to a person share: NFKC, case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def _seat_number(seat: int) -> int:
@@ -60,7 +68,7 @@ class _Starts(Protocol):
 
 class SeatingHost(TableLink, Protocol):
     """What ``Seating`` needs of its table (``actor.Table``): its state, settings and parts,
-    the only way to change its state (``commit``), and its tokens in the lobby's index."""
+    the ledger that changes its state, and its tokens in the lobby's index."""
 
     state: TableLogState
     config: ServerConfig
@@ -72,15 +80,12 @@ class SeatingHost(TableLink, Protocol):
     @property
     def progression(self) -> _Starts: ...
 
-    def commit(self, entry: Entry) -> None: ...
+    @property
+    def ledger(self) -> Ledger: ...
 
     def index_token(self, digest: str) -> None: ...
 
     def forget_token(self, digest: str | None) -> None: ...
-
-    def forfeited(self, seat: int) -> None: ...
-
-    def ladder_match(self) -> bool: ...
 
 
 class Seating:
@@ -129,8 +134,21 @@ class Seating:
             seat = _seat_number(msg.seat)
             if state.seats[seat] is not None:
                 raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
+        self._check_name_free(peer)
         self.sit_human(peer, seat, msg.id)
         self.changed(seat, SeatChange.SAT)
+
+    def _check_name_free(self, peer: Peer) -> None:
+        """``name_taken`` if a player of ``peer``'s name sits at the table already, whatever
+        its case or width ("ana", "ＡＮＡ"): two Anas at one table could not be told apart in
+        its seats, log, chat and results. The joiner picks another name; the one seated is
+        never renamed."""
+        assert peer.name is not None
+        wanted = same_name_key(peer.name)
+        if any(info is not None and same_name_key(info.name) == wanted
+               for info in self.table.state.seats):
+            raise ProtocolError(ErrorCode.NAME_TAKEN, f"a player named {peer.name} sits at "
+                                "this table already: join under another name")
 
     def sit_human(
         self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None
@@ -139,7 +157,7 @@ class Seating:
         token = new_token()
         digest = token_digest(token)
         assert peer.name is not None
-        table.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
+        table.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
                               program=peer.kind is PlayerKind.BOT))
         self.attach(peer, seat, token)
         table.index_token(digest)
@@ -161,7 +179,35 @@ class Seating:
         table = self.table
         name = policy or table.config.bot_policy
         table.policies[seat] = bots.make_policy(name, seed=self.bot_seed(seat))
-        table.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT, policy=name))
+        table.ledger.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT,
+                                     policy=name))
+
+    def sit_named_bot(self, seat: int, name: str, policy: str) -> None:
+        """A bot whose policy the table's dealing provides (``policies``) sits in ``seat``,
+        named ``name``, its policy shown as ``policy`` (the arena's bots and stand-ins)."""
+        self.table.ledger.commit(SitEntry(seat, name, PlayerKind.BOT, policy=policy))
+
+    def take_again(self, peer: Peer, seat: int) -> str:
+        """``peer`` (a program the arena restarted) is the connection at ``seat`` from now on,
+        with a new token (the seat's old one no longer resumes it): the token."""
+        table = self.table
+        info = table.state.seats[seat]
+        if info is not None:
+            table.forget_token(info.token_hash)
+        token = new_token()
+        self.attach(peer, seat, token)
+        table.index_token(token_digest(token))
+        return token
+
+    def give_back(self, seat: int, peer: Peer) -> None:
+        """The human (program) of ``peer``, at ``seat`` with its token, plays the seat again
+        instead of its stand-in."""
+        assert peer.name is not None and peer.token is not None
+        table = self.table
+        digest = token_digest(peer.token)
+        table.policies.pop(seat, None)
+        table.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
+        table.index_token(digest)
 
     def bot_seed(self, seat: int) -> int:
         return random.Random(f"{self.table.state.seed}/bot/{seat}").getrandbits(32)
@@ -204,7 +250,7 @@ class Seating:
         change = SeatChange.BACK
         if info.stand_in:
             table.policies.pop(seat, None)
-            table.commit(BackEntry(seat))
+            table.ledger.commit(BackEntry(seat))
             hand = state.hand
             if hand is not None and not hand.over and hand.to_act == seat:
                 # The stand-in was about to play: the turn is the human's now, on the timer.
@@ -263,7 +309,7 @@ class Seating:
         else:
             self.stand_in(seat)
             table.forget_token(digest)
-            table.forfeited(seat)
+            table.dealing.forfeited(seat)
             change = SeatChange.STAND_IN
         log.info("table %s: %r %s seat %d", table.id, peer,
                  "disconnected from" if disconnected else "left", seat)
@@ -279,7 +325,7 @@ class Seating:
         table = self.table
         policy = table.config.bot_policy
         table.policies[seat] = bots.make_policy(policy, seed=self.bot_seed(seat))
-        table.commit(StandInEntry(seat, policy, returnable))
+        table.ledger.commit(StandInEntry(seat, policy, returnable))
 
     def grace_over(self, seat: int) -> None:
         """The human of ``seat`` stayed away too long: free the seat before the match, or let a
@@ -291,7 +337,7 @@ class Seating:
             return
         if table.state.started:
             self.stand_in(seat, returnable=True)
-            table.forfeited(seat)
+            table.dealing.forfeited(seat)
             change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", table.id, seat)
         else:
@@ -302,18 +348,13 @@ class Seating:
 
     def _free_before_start(self, seat: int) -> SeatChange:
         """The human of ``seat`` left (or stayed away too long) before the match: the seat is
-        free again, except at a ladder table, where the matchmaker chose every seat and nobody
-        else can take it (the table would wait for its third seat forever): there a server bot
-        sits in under the account's name, and the seat forfeits, as a matched client gone
-        before its seat was filled does (``matchmaker``)."""
+        free again, unless the dealing sits someone in it (``Dealing.vacated``)."""
         table = self.table
         info = table.state.seats[seat]
-        table.commit(VacateEntry(seat))
-        if info is None or not table.ladder_match():
-            return SeatChange.LEFT
-        self.sit_bot(seat, None, info.name)
-        table.forfeited(seat)
-        return SeatChange.STAND_IN
+        table.ledger.commit(VacateEntry(seat))
+        if info is not None and table.dealing.vacated(seat, info.name):
+            return SeatChange.STAND_IN
+        return SeatChange.LEFT
 
     def owner_check(self, peer: Peer) -> None:
         table = self.table
@@ -347,7 +388,7 @@ class Seating:
         if info is None or not info.is_bot:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"seat {seat} holds no bot")
         table.policies.pop(seat, None)
-        table.commit(VacateEntry(seat))
+        table.ledger.commit(VacateEntry(seat))
         peer.send(ok_message(msg.id))
         self.changed(seat, SeatChange.LEFT)
 

@@ -13,6 +13,10 @@ frame timeout and the connection may not stay silent longer than the handshake t
 ``MAX_REQUESTS`` requests on one connection, and the connection counts against the server's
 connection limits from its first byte. The upgrade is refused (``403``) when its ``Origin`` is
 not the page's own host, so no other site's page can open a session in a visitor's browser.
+A request is refused (``421``) when its ``Host`` is a name the server does not go by
+(``own_names``): a page of another site whose name was rebound to this server's address (DNS
+rebinding) passes the Origin check, since its Origin and Host are both that name, but not
+this one. A ``Host`` that is an IP address cannot be such a page and is served.
 Every answer carries a strict Content-Security-Policy: the page runs only its own script and
 style, and connects only to its own origin.
 """
@@ -20,10 +24,12 @@ style, and connects only to its own origin.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable
+import socket
+from collections.abc import Collection
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
@@ -70,12 +76,8 @@ _FILES = {
     "/icon.svg": ("icon.svg", "image/svg+xml"),
 }
 _PAGE = ("index.html", "text/html; charset=utf-8")
-#: A ``Host`` header fit to redirect to: a name or address and a port, nothing else.
-_HOST = re.compile(rb"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
-
-#: What a receive function answers: the next bytes, b"" at the end, None past the deadline.
-Receive = Callable[[Peer, float], Awaitable[bytes | bytearray | None]]
-
+#: A ``Host`` header: a name or an address (IPv6 in brackets), perhaps a port; nothing else.
+_HOST = re.compile(rb"(?P<name>[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?")
 
 def http_start(head: bytes | bytearray) -> bool | None:
     """Whether a connection's first bytes ``head`` open an HTTP request (``GET `` or
@@ -123,31 +125,34 @@ class WebSite:
     bounds every silence, ``frame_timeout`` the time from a request's first byte to its end
     and the time an answer may take to leave (0 means no limit, as in ``ServerConfig``)."""
 
-    def __init__(self, handshake_timeout: float, frame_timeout: float) -> None:
+    def __init__(self, handshake_timeout: float, frame_timeout: float,
+                 names: Collection[str] = ("localhost",)) -> None:
+        """``names``: the host names the server goes by (``own_names``), lower case."""
         self.files = load_page()
         self.silence = handshake_timeout or math.inf
         self.frame_timeout = frame_timeout or math.inf
+        self.names = frozenset(names)
 
-    async def serve(self, peer: Peer, head: bytes, receive: Receive, *,
+    async def serve(self, peer: Peer, head: bytes, *,
                     redirect: bool = False) -> Upgraded | None:
         """Answer ``peer``'s requests, the first beginning with ``head``; the upgrade if one
         asked for the WebSocket and was accepted, else None once the connection is over.
         With ``redirect`` (a plain connection to a server that requires TLS) the only answer
         is a redirect to the same address over HTTPS."""
         try:
-            return await self._serve(peer, head, receive, redirect)
+            return await self._serve(peer, head, redirect)
         except _Gone:
             return None
 
-    async def refuse_busy(self, peer: Peer, head: bytes, receive: Receive, reason: str) -> None:
+    async def refuse_busy(self, peer: Peer, head: bytes, reason: str, deadline: float) -> None:
         """Answer the request beginning with ``head`` ``503`` with ``reason`` and a
         ``Retry-After``: the server or the browser's address has no connection to spare, and
         a browser shows an HTTP answer where a protocol error line would be garbage. The head
         is read to its end (a client still sending when the connection closes may lose the
-        answer), ``MAX_HEAD`` bytes or until ``receive`` says its deadline has passed, but not
-        parsed: whatever it asks, the answer is the same."""
+        answer), ``MAX_HEAD`` bytes or until ``deadline``, but not parsed: whatever it asks,
+        the answer is the same."""
         while b"\r\n\r\n" not in head and len(head) <= MAX_HEAD:
-            data = await receive(peer, math.inf)
+            data = await peer.receive_by(deadline)
             if data is None:
                 break
             if not data:
@@ -158,16 +163,24 @@ class WebSite:
         with contextlib.suppress(_Gone):
             await self._write(peer, answer)
 
-    async def _serve(self, peer: Peer, head: bytes, receive: Receive,
-                     redirect: bool) -> Upgraded | None:
+    async def _serve(self, peer: Peer, head: bytes, redirect: bool) -> Upgraded | None:
         http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         http.receive_data(head)
         for _ in range(MAX_REQUESTS):
-            request = await self._next_request(peer, http, receive)
+            request = await self._next_request(peer, http)
             if request is None:
                 return None
+            host = dict(request.headers).get(b"host")
+            bodiless = request.method == b"HEAD"
+            if host is not None and self.own_host(host) is None:
+                log.info("connection %d: a request for %r, not one of this server's names",
+                         peer.id, host)
+                await self._refuse(peer, http, 421, f"this server does not go by the name "
+                                   f"{host.decode('ascii', 'replace')!r} (its host may add it "
+                                   "with --web-hosts)", head=bodiless)
+                return None
             if redirect:
-                await self._redirect(peer, http, request)
+                await self._redirect(peer, http, request, head=bodiless)
                 return None
             upgraded = await self._answer(peer, http, request)
             if upgraded is not None or http.our_state is not h11.DONE:
@@ -180,8 +193,7 @@ class WebSite:
                 return None  # the client said Connection: close, or broke HTTP
         return None
 
-    async def _next_request(self, peer: Peer, http: h11.Connection,
-                            receive: Receive) -> h11.Request | None:
+    async def _next_request(self, peer: Peer, http: h11.Connection) -> h11.Request | None:
         begun = math.inf if not http.trailing_data[0] else trio.current_time()
         while True:
             try:
@@ -197,7 +209,7 @@ class WebSite:
             if event is not h11.NEED_DATA:
                 return None
             now = trio.current_time()
-            data = await receive(peer, min(now + self.silence, begun + self.frame_timeout))
+            data = await peer.receive_by(min(now + self.silence, begun + self.frame_timeout))
             if data is None:
                 if begun < math.inf:
                     await self._refuse(peer, http, 408, "the request took too long")
@@ -218,7 +230,8 @@ class WebSite:
             return await self._upgrade(peer, http, request)
         page = self.files.get("/" if path == "/" or _is_table_path(path) else path)
         if page is None:
-            await self._refuse(peer, http, 404, "not found", keep=True)
+            await self._refuse(peer, http, 404, "not found", keep=True,
+                               head=request.method == b"HEAD")
             return None
         headers = [(b"content-type", page.content_type.encode()),
                    (b"content-length", str(len(page.body)).encode()), *_SECURITY_HEADERS]
@@ -252,20 +265,47 @@ class WebSite:
         await self._write(peer, answer)
         return Upgraded(carrier, http.trailing_data[0])
 
-    async def _redirect(self, peer: Peer, http: h11.Connection, request: h11.Request) -> None:
-        host = dict(request.headers).get(b"host", b"")
-        if not host or not _HOST.fullmatch(host):
-            await self._refuse(peer, http, 400, "this server speaks HTTPS only")
+    async def _redirect(self, peer: Peer, http: h11.Connection, request: h11.Request, *,
+                        head: bool) -> None:
+        """Answer a plain request to a server that requires TLS: a redirect to the same page
+        over HTTPS, built from the server's own name (``own_host``) and the target's path and
+        query only (``@evil.example`` is no path). A WebSocket is refused with a word on
+        ``wss://`` instead: no WebSocket client follows a redirect."""
+        host = self.own_host(dict(request.headers).get(b"host", b""))
+        if host is None:
+            await self._refuse(peer, http, 400, "this server speaks HTTPS only", head=head)
             return
-        location = b"https://" + host + request.target
+        target = urlsplit(request.target.decode("ascii", "replace"))
+        path = target.path if target.path.startswith("/") else "/"
+        if path == SOCKET_PATH:
+            await self._refuse(peer, http, 403, f"this server accepts TLS only: open "
+                               f"wss://{host}{SOCKET_PATH}, not ws://", head=head)
+            return
+        location = f"https://{host}{path}" + (f"?{target.query}" if target.query else "")
         await self._refuse(peer, http, 308, "this server speaks HTTPS only",
-                           [(b"location", location)])
+                           [(b"location", location.encode())], head=head)
+
+    def own_host(self, host: bytes) -> str | None:
+        """``host`` (a ``Host`` header: a name or address, perhaps a port) rebuilt from its
+        parts if it names this server: an IP address, or one of ``names``; else None."""
+        parts = _HOST.fullmatch(host)
+        if parts is None or (parts["port"] and int(parts["port"]) > 65535):
+            return None
+        name = parts["name"].decode("ascii").lower().rstrip(".")
+        try:
+            address = ipaddress.ip_address(name.strip("[]"))
+        except ValueError:
+            if name not in self.names:
+                return None
+        else:
+            name = f"[{address}]" if address.version == 6 else str(address)
+        return f"{name}:{int(parts['port'])}" if parts["port"] else name
 
     async def _refuse(self, peer: Peer, http: h11.Connection, status: int, reason: str,
                       extra: list[tuple[bytes, bytes]] | None = None, *,
-                      keep: bool = False) -> None:
-        """Answer ``status`` with ``reason`` as a short text; the connection then closes
-        unless ``keep`` (a 404 spoils nothing)."""
+                      keep: bool = False, head: bool = False) -> None:
+        """Answer ``status`` with ``reason`` as a short text (but to a ``HEAD``: ``head``);
+        the connection then closes unless ``keep`` (a 404 spoils nothing)."""
         body = f"{status} {reason}\n".encode()
         headers = [(b"content-type", b"text/plain; charset=utf-8"),
                    (b"content-length", str(len(body)).encode()), *_SECURITY_HEADERS,
@@ -275,11 +315,11 @@ class WebSite:
         try:
             response = h11.Response(status_code=status, headers=headers,
                                     reason=HTTPStatus(status).phrase.encode())
-            await self._send(peer, http, response, body)
+            await self._send(peer, http, response, b"" if head else body)
         except h11.LocalProtocolError:
             # h11 cannot answer in its state (e.g. the request line itself was garbage before
             # any request began): write the answer by hand.
-            await self._write(peer, plain_answer(status, reason, extra or []))
+            await self._write(peer, plain_answer(status, reason, extra or [], head=head))
 
     async def _send(self, peer: Peer, http: h11.Connection, response: h11.Response,
                     body: bytes) -> None:
@@ -336,6 +376,18 @@ def _is_table_path(path: str) -> bool:
     """``/t/TABLE``: the page, opening into that table."""
     parts = path.split("/")
     return len(parts) == 3 and parts[1] == "t" and bool(parts[2])
+
+
+def own_names(host: str, public_address: str, extra: str) -> frozenset[str]:
+    """The host names this server goes by, lower case: ``localhost``, this machine's name
+    (short, fully qualified, and ``.local`` as mDNS says it on a LAN), the names of the
+    listening ``host`` and of ``public_address`` (``HOST[:PORT]``), and ``extra`` (the
+    ``web_hosts`` setting: names separated by commas). IP addresses need no name."""
+    machine = socket.gethostname().lower()
+    names = {"localhost", machine, f"{machine.split('.')[0]}.local", socket.getfqdn().lower(),
+             host.lower(), urlsplit(f"//{public_address}").hostname or "",
+             *(name.strip().lower() for name in extra.split(","))}
+    return frozenset(name.rstrip(".") for name in names if name)
 
 
 def same_host(origin: bytes, host: bytes) -> bool:

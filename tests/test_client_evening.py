@@ -7,6 +7,7 @@ from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import screen_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import HandOver, MatchEnded, StateUpdate, TableState, Update
+from tongits.protocol.maps import StandingsMap
 
 
 def played_out(names: tuple[str, str, str] = ("Ana", "Bob", "Cara")) -> tuple[
@@ -65,7 +66,8 @@ def test_the_log_follows_when_the_turn_comes_though_it_was_scrolled_back() -> No
 def test_a_match_over_shows_the_winner_and_the_final_standings() -> None:
     state, _ = played_out()
     assert state.standings is not None
-    final = {**state.standings, "hands": 3, "chips": [5, -9, 4], "wins": [2, 0, 1]}
+    final: StandingsMap = {**state.standings, "hands": 3, "chips": [5, -9, 4],
+                           "wins": [2, 0, 1]}
     state.apply(MatchEnded("hands", final))
     for cols in (80, 60):
         lines = screen_text(state, now=0.0, cols=cols).split("\n")
@@ -83,13 +85,15 @@ def test_a_match_over_shows_the_winner_and_the_final_standings() -> None:
 def test_a_tie_at_the_top_is_said_as_a_tie() -> None:
     state, _ = played_out()
     assert state.standings is not None
-    state.apply(MatchEnded("hands", {**state.standings, "chips": [4, -8, 4]}))
+    tie: StandingsMap = {**state.standings, "chips": [4, -8, 4]}
+    state.apply(MatchEnded("hands", tie))
     assert " Match over: Ana and Cara tie at +4" in screen_text(state, now=0.0)
 
 
 def test_again_starts_a_new_match_with_nothing_of_the_old_one_kept() -> None:
     state, session = played_out()
-    state.apply(MatchEnded("hands", dict(state.standings or {})))
+    assert state.standings is not None
+    state.apply(MatchEnded("hands", state.standings))
     state.sort_by_rank = True
     session.again()
     assert not state.match_over and state.result is None and state.standings is None

@@ -17,8 +17,9 @@ from tongits.client.tui.state import (
     pile_throwers,
 )
 from tongits.engine import Action, Card, End, Move, Options, Phase, Step
+from tongits.protocol.maps import SeatMap, StandingsMap
 
-SEATS = [
+SEATS: list[SeatMap] = [
     {"seat": 0, "name": "Ana", "player": "human"},
     {"seat": 1, "name": "Bob", "player": "human"},
     {"seat": 2, "name": "Cara", "player": "bot"},
@@ -55,8 +56,8 @@ def test_who_threw_the_top_discard_and_who_laid_off_each_card() -> None:
     text = screen_text(state, now=0.0)
     assert "Discard  9♠  from Cara" in text
     assert "#0 7♣ 7♦ 7♥ 7♠ (7♦ Cara)" in text
-    names = [{**seat, "name": name} for seat, name in zip(SEATS, ["You", "greedy-bot-1",
-                                                                  "greedy-bot-2"], strict=True)]
+    names: list[SeatMap] = [{**seat, "name": name} for seat, name in zip(
+        SEATS, ["You", "greedy-bot-1", "greedy-bot-2"], strict=True)]
     state.apply(StateUpdate(view, names, None, table="t1"))
     assert "(7♦ greedy-bot-2)" in screen_text(state, now=0.0)
 
@@ -87,7 +88,8 @@ def test_a_lay_off_names_its_player_whole_at_80_and_60_columns(cols: int) -> Non
         {"seat": 2, "action": "sapaw", "card": "9s", "meld": 1},
         {"seat": 2, "action": "discard", "card": "8s"},
     )))
-    seats = [{**SEATS[0], "name": "greedy-bot-0"}, SEATS[1], {**SEATS[2], "name": long}]
+    seats: list[SeatMap] = [{**SEATS[0], "name": "greedy-bot-0"}, SEATS[1],
+                            {**SEATS[2], "name": long}]
     state = TableState()
     state.apply(StateUpdate(view, seats, None, table="t1"))
     text = screen_text(state, now=0.0, cols=cols)
@@ -231,7 +233,8 @@ def test_a_resumed_screen_shows_the_standings_the_server_caught_it_up_with() -> 
     state = TableState()
     state.apply(StateUpdate(position("Kd 2c"), SEATS, None, table="t4"))
     assert "chips:" not in screen_text(state, now=0.0)
-    standings = {"hands": 2, "chips": [3, -5, 2], "wins": [1, 0, 1], "pot": 0}
+    standings: StandingsMap = {"hands": 2, "chips": [3, -5, 2], "wins": [1, 0, 1], "pot": 0,
+                               "names": ["Ana", "Bob", "Cara"]}
     state.apply(StateUpdate(position("Kd 2c"), SEATS, None, "t4", 4, standings))
     assert "─ after 2 hands: Ana +3 · Bob -5 · Cara +2 ─" in screen_text(state, now=0.0)
 
@@ -262,8 +265,8 @@ def test_before_the_deal_our_own_seat_is_at_the_bottom() -> None:
     """Ben joins seat 1 of a table waiting for its third player: the screen's bottom is his
     seat (it showed seat 0, Ana, until the first deal)."""
     state = TableState()
-    seats = [{"seat": 0, "name": "Ana", "player": "human"},
-             {"seat": 1, "name": "Ben", "player": "human"}]
+    seats: list[SeatMap] = [{"seat": 0, "name": "Ana", "player": "human"},
+                            {"seat": 1, "name": "Ben", "player": "human"}]
     state.apply(SeatsChanged(seats))
     state.apply(TableNamed("Friday", 0, "t1", seat=1))
     lines = screen_text(state, now=0.0).split("\n")

@@ -3,22 +3,25 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from server_support import TIME_CAP, tcp_server, until
+from server_support import TIME_CAP, quick_config, tcp_server, until
 from tongits.client.accounts import AccountKeys
 from tongits.client.connection import Connection, open_connection
 from tongits.client.ladder import fetch_standings, format_standings, register_account
-from tongits.client.sdk import Bot, BotError
+from tongits.client.sdk import Bot, BotError, BotRun
 from tongits.client.tui.lobby import LobbyJoin
 from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.state import Notice, ServerRefused
 from tongits.engine.policies import get_policy
 from tongits.protocol import Joined, State
 from tongits.protocol.transport import Endpoint
+from tongits.server import MemoryJournal, Server
+from tongits.server.ladder import Ladder
 
 
 async def test_a_ladder_bot_registers_keeps_its_key_and_plays_rated_matches(
@@ -153,3 +156,54 @@ async def test_queue_sees_its_table_while_the_session_reads_the_pushed_messages(
                 await until(lambda: any(isinstance(m, State) for m in seen))
                 nursery.cancel_scope.cancel()
             assert any(isinstance(m, Joined) and m.table == conn.table for m in seen)
+
+
+@pytest.mark.parametrize("graceful", [False, True], ids=["crash", "shutdown"])
+async def test_a_queued_ladder_bot_waits_out_a_server_restart_and_plays_on(
+    tmp_path: Path, graceful: bool,
+) -> None:
+    """A ladder bot queued (no seat, no token) when its server stops, killed or shut down,
+    reconnects with back-off once the server is back on the same port and database, queues
+    again and plays its match: it neither exits nor gives up."""
+    keys = AccountKeys(tmp_path / "keys.json")
+    db = str(tmp_path / "ladder.db")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    journal = MemoryJournal()
+
+    async def serve(anchor_wait: float, *, task_status: trio.TaskStatus[Server]) -> None:
+        ladder = Ladder(db)
+        server = Server(quick_config(port=port, ladder_hands=1, ladder_anchors="random,greedy",
+                                     ladder_anchor_wait=anchor_wait), journal, ladder=ladder)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(server.serve)
+                task_status.started(server)
+        finally:
+            ladder.close()
+
+    with trio.fail_after(TIME_CAP):
+        async with trio.open_nursery() as outer:
+            runs: list[BotRun] = []
+            async with trio.open_nursery() as first:
+                server = await first.start(serve, 3600.0)  # nobody to play with: queued
+                bot = Bot(get_policy("greedy", seed=1), "127.0.0.1", port, name="Gus",
+                          ladder=True, matches=1, keys=keys, heartbeat=None,
+                          retry_delays=(0.05, 0.1, 0.2))
+
+                async def play() -> None:
+                    runs.append(await bot.run())
+
+                outer.start_soon(play)
+                await until(lambda: bool(server.matchmaker.queue))
+                if graceful:
+                    await server.shutdown()
+                first.cancel_scope.cancel()
+            await trio.sleep(0.5)  # the bot tries, and fails, to reach the server meanwhile
+            async with trio.open_nursery() as second:
+                await second.start(serve, 0.0)
+                await until(lambda: bool(runs))
+                second.cancel_scope.cancel()
+    (run,) = runs
+    assert len(run.matches) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
@@ -30,6 +31,7 @@ from tongits.client.tui.state import (
     TableState,
 )
 from tongits.protocol import SeatUpdate, State
+from tongits.protocol.maps import SeatMap, TableInfoMap
 from tongits.protocol.transport import Invite
 
 
@@ -81,19 +83,20 @@ def test_create_private() -> None:
     )
 
 
+def entry(table: str, name: str, players: int = 0, *, started: bool = False,
+          timer: float = 0.0, seats: Sequence[SeatMap] = ()) -> TableInfoMap:
+    """A table of the lobby's list, as a server sends it (no match yet, no timer unless
+    said)."""
+    return {"table": table, "name": name, "seats": list(seats), "players": players,
+            "humans": players, "bots": 0, "spectators": 0, "options": {}, "timer": timer,
+            "private": False, "started": started, "hands": 0, "match_length": {}}
+
+
 def test_lobby_lists_tables() -> None:
-    table = {
-        "table": "t1",
-        "name": "Friday",
-        "players": 3,
-        "started": True,
-        "hands": 0,
-        "timer": 30,
-        "seats": [
-            {"seat": 0, "name": "Ana", "player": "human"},
-            {"seat": 1, "name": "greedy-bot-1", "player": "bot"},
-        ],
-    }
+    table = entry("t1", "Friday", 3, started=True, timer=30.0, seats=[
+        {"seat": 0, "name": "Ana", "player": "human"},
+        {"seat": 1, "name": "greedy-bot-1", "player": "bot"},
+    ])
     assert describe(table).startswith("t1    Friday         3/3  playing, hand 1 · 30s")
     state = TableState()
     state.apply(TablesListed([table]))
@@ -103,11 +106,7 @@ def test_lobby_lists_tables() -> None:
     assert state.lobby is None
 
 
-TABLES = [
-    {"table": "t1", "name": "Friday", "players": 1},
-    {"table": "t2", "name": "Saturday", "players": 2},
-    {"table": "t3", "name": "saturday", "players": 0},
-]
+TABLES = [entry("t1", "Friday", 1), entry("t2", "Saturday", 2), entry("t3", "saturday")]
 
 
 def test_join_and_watch_take_a_table_name_or_id() -> None:

@@ -25,8 +25,9 @@ from tongits.client.tui.state import (
     event_lines,
 )
 from tongits.engine import Phase, Step
+from tongits.protocol.maps import SeatMap
 
-SEATS = [
+SEATS: list[SeatMap] = [
     {"seat": 0, "name": "Ana", "player": "human", "connected": False},
     {"seat": 1, "name": "Bob", "player": "human"},
     {"seat": 2, "name": "Cara", "player": "bot"},
@@ -154,15 +155,16 @@ def test_a_long_banner_wraps_within_the_width(cols: int, change: ConnectionChang
 def test_away_stand_in_and_back_marks_with_a_log_line_each() -> None:
     """We are Bob (seat 1). Ana drops: a mark with the grace time left, then a bot stands in,
     then she is back; each change is a line of the log. Our own seat's changes are not."""
-    ana = {"seat": 0, "name": "Ana", "player": "human", "connected": True}
+    ana: SeatMap = {"seat": 0, "name": "Ana", "player": "human", "connected": True}
     rest = SEATS[1:]
     state = state_for(VIEW)
-    away = dict(ana, connected=False, away=True, grace=42.0)
+    away: SeatMap = {**ana, "connected": False, "away": True, "grace": 42.0}
     state.apply(SeatsChanged([away, *rest], {"seat": 0, "change": "away"}), now=100.0)
     assert "Ana lost connection" in screen_text(state, now=100.0)
     assert "away · bot in 0:42" in screen_text(state, now=100.0)
     assert "away · bot in 0:32" in screen_text(state, now=110.0)
-    stand_in = dict(ana, player="bot", policy="greedy", away=True, stand_in=True)
+    stand_in: SeatMap = {**ana, "player": "bot", "policy": "greedy", "away": True,
+                         "stand_in": True}
     state.apply(SeatsChanged([stand_in, *rest], {"seat": 0, "change": "stand_in"}), now=142.0)
     text = screen_text(state, now=142.0)
     assert "a bot is standing in for Ana" in text and "away · bot stands in" in text

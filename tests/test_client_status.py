@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import cast, get_args
 
+import pytest
 from client_positions import position
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import screen_text
@@ -21,8 +22,9 @@ from tongits.client.tui.state import (
     event_lines,
 )
 from tongits.engine import End, Step
+from tongits.protocol.maps import SeatMap
 
-SEATS = [
+SEATS: list[SeatMap] = [
     {"seat": 0, "name": "Ana", "player": "human"},
     {"seat": 1, "name": "Bob", "player": "human"},
     {"seat": 2, "name": "Cara", "player": "bot"},
@@ -166,6 +168,43 @@ def test_a_state_whose_history_cannot_be_read_is_said_not_a_crash() -> None:
     refused = [u for u in heard if isinstance(u, ServerRefused)]
     assert [u.code for u in refused] == ["bad_view"] * 4
     assert isinstance(heard[-1], StateUpdate) and heard[-1].view.seat == 0
+
+
+async def test_a_server_message_not_of_its_type_is_left_out_where_it_arrives() -> None:
+    """A server with a bug (or a hostile one) sends maps not as the protocol gives them: a seat
+    with no number, a table entry whose ``hands`` is a string. The connection leaves such a
+    message out (a request it answers is refused, not left waiting) and reads on, so nothing
+    past it meets a map not of its type."""
+    import trio
+    import trio.testing
+    from tongits.client.connection import Connection, ServerError
+    from tongits.protocol import ChatLine, Codec, ErrorCode, Mode
+
+    ours, theirs = trio.testing.memory_stream_pair()
+    conn = Connection(ours)
+    codec = Codec(Mode.BINARY)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(conn.run_reader)
+            await theirs.send_all(codec.encode(
+                {"type": "seat_update", "table": "t1", "seats": [{"player": "human"}]}))
+            await theirs.send_all(codec.encode(
+                {"type": "chat", "table": "t1", "name": "Ben", "text": "still here"}))
+            assert await conn.receive() == ChatLine(table="t1", name="Ben", text="still here")
+
+            async def answer_badly() -> None:
+                codec.receive_data(await theirs.receive_some())
+                request = codec.next_message()
+                assert request is not None and request["type"] == "list_tables"
+                await theirs.send_all(codec.encode(
+                    {"type": "tables", "id": request["id"], "tables": [{"hands": "4"}]}))
+
+            nursery.start_soon(answer_badly)
+            with pytest.raises(ServerError) as refused:
+                await conn.list_tables()
+            assert refused.value.code == ErrorCode.BAD_FIELD
+            assert "cannot be read" in refused.value.message
+            nursery.cancel_scope.cancel()
 
 
 def test_a_not_your_turn_refusal_goes_when_the_turn_comes() -> None:

@@ -193,7 +193,7 @@ async def test_a_heartbeat_out_of_bounds_is_refused(autojump_clock: object) -> N
 
 
 def test_the_welcome_offers_the_heartbeat() -> None:
-    from tongits.server.app import CAPABILITIES
+    from tongits.server.handshake import CAPABILITIES
 
     assert "heartbeat" in CAPABILITIES
 

@@ -146,7 +146,8 @@ SERVER_EXAMPLES: list[Message] = [
     Ok(),
     Error(code="table_full", number=2004, message="all three seats are taken", ref=7),
     Registered(name="Ana", key="k3y", id=20),
-    LadderStandings(players=[{"rank": 1, "name": "Ana"}], total=3, offset=0, next=1),
+    LadderStandings(players=[{"rank": 1, "name": "Ana", "rating": 0.5, "mu": 25.5,
+                              "sigma": 8.3, "matches": 2}], total=3, offset=0, next=1),
 ]
 
 
@@ -265,14 +266,49 @@ def test_bad_field_echoes_valid_id_only() -> None:
     assert raised.value.ref is None
 
 
+#: A valid map of each kind the protocol defines, for the messages that carry one.
+STANDINGS = {"hands": 1, "chips": [1, -1, 0], "wins": [1, 0, 0], "pot": 0,
+             "names": ["Ana", None, "Cara"]}
+RESULT = {"end": "stock", "winner": 0, "counts": [3, 9, 12], "burned": [], "challengers": [],
+          "chips": [2, -1, -1], "hands": [[], [], []], "pot_taken": 0}
+TABLE = {"table": "t1", "name": "Friday", "seats": [{"seat": 0, "player": None}], "players": 0,
+         "humans": 0, "bots": 0, "spectators": 0, "options": {}, "timer": 30.0,
+         "private": False, "started": False, "hands": 0, "match_length": {}}
+
+
+def test_the_protocols_own_maps_are_read_whole_and_unknown_keys_ignored() -> None:
+    """A table entry, a seat, the standings and a result as the server sends them parse; a key
+    a newer server adds is ignored, as an unknown field is."""
+    tables = parse_server({"type": "tables", "tables": [{**TABLE, "colour": "green"}]})
+    assert isinstance(tables, Tables) and tables.tables[0]["name"] == "Friday"
+    over = parse_server({"type": "hand_result", "table": "t", "seq": 1, "result": RESULT,
+                         "standings": STANDINGS})
+    assert isinstance(over, HandResult) and over.standings["names"][1] is None
+
+
 @pytest.mark.parametrize(
     ("d", "message"),
     [
-        ({"type": "state", "table": "t", "seq": 1, "view": {}, "seats": [1]}, "list of map"),
+        ({"type": "state", "table": "t", "seq": 1, "view": {}, "seats": [1]},
+         "list of a seats entry map"),
         ({"type": "state", "table": "t", "seq": 1, "view": [], "seats": []},
          "state.view must be map, got list"),
-        ({"type": "hand_result", "table": "t", "seq": 1, "result": {}, "standings": 3},
-         "hand_result.standings must be map, got integer"),
+        ({"type": "hand_result", "table": "t", "seq": 1, "result": RESULT, "standings": 3},
+         r"hand_result.standings must be a standings map \(docs/PROTOCOL.md\), got integer"),
+        # The protocol's own maps are checked whole: a key missing, or of the wrong type.
+        ({"type": "hand_result", "table": "t", "seq": 1, "result": {}, "standings": STANDINGS},
+         r"hand_result.result must be a result map \(docs/PROTOCOL.md\), got map"),
+        ({"type": "state", "table": "t", "seq": 1, "view": {}, "seats": [{"player": None}]},
+         "state.seats must be list of a seats entry map"),
+        ({"type": "seat_update", "table": "t", "seats": [{"seat": 0, "player": "bot",
+                                                          "away": False}]},
+         "seat_update.seats must be list of a seats entry map"),
+        ({"type": "tables", "tables": [{**TABLE, "hands": "4"}]},
+         "tables.tables must be list of a table entry map"),
+        ({"type": "tables", "tables": [{**TABLE, "match_length": {"hands": 1.5}}]},
+         "tables.tables must be list of a table entry map"),
+        ({"type": "match_over", "table": "t", "reason": "hands",
+          "standings": {**STANDINGS, "chips": [1, "2", 3]}}, "match_over.standings must be"),
         ({"type": "welcome", "version": 1, "server": "s", "capabilities": [1]}, "list of string"),
         ({"type": "joined", "table": "t", "spectator": "no"},
          "joined.spectator must be boolean, got string"),

@@ -110,8 +110,10 @@ async def test_the_clients_again_joins_the_table_a_friends_again_made() -> None:
         for conn, token, over in zip((done.ana, done.ben), done.tokens, done.overs,
                                      strict=True):
             session = NetSession("127.0.0.1", 7790, SessionOptions(name="x", join=LobbyJoin()))
-            session.table_entry = {"name": "friday", "timer": 5, "bots": 1,
-                                   "match_length": {"hands": 1}}
+            session.table_entry = {
+                "table": "t9", "name": "friday", "seats": [], "players": 3, "humans": 2,
+                "bots": 1, "spectators": 0, "options": {}, "timer": 5.0, "private": False,
+                "started": True, "hands": 1, "match_length": {"hands": 1}}
             session.token = token
             session._deliver(over)  # match_over: the seat is forgotten, but for again
             assert session.token is None

@@ -18,6 +18,8 @@ from tongits.engine.policies import explaining_policy, get_policy
 from tongits.engine.policies.expert import Search
 from tongits.engine.policies.worlds import InferenceParams
 from tongits.engine.review import decision_points, decisions_seen, review_seat
+from tongits.engine.wire import RecordMap
+from tongits.protocol.maps import standings_map
 
 TONGITS_HAND = "Ac 2c 3c 4c 5d 6d 7d 9s Ts Js Jh Qh Kh"
 
@@ -194,10 +196,10 @@ def test_a_client_that_came_back_mid_hand_reviews_every_decision_from_the_record
     every = decision_points(record, 0)
     assert 0 < seen < len(every)
     sent = hand_record(hand)
-    state.apply(HandOver(hand.result.to_dict(), {}, None, sent), now=0.0)
+    state.apply(HandOver(hand.result.to_dict(), standings_map(None, []), None, sent), now=0.0)
     assert [(v.history, m) for _, v, m in state.decisions_to_review()] == [
         (v.history, m) for _, v, m in every
     ]
-    broken = dict(sent, actions=[{"seat": 0, "action": "draw"}])
-    state.apply(HandOver(hand.result.to_dict(), {}, None, broken), now=0.0)
+    broken: RecordMap = {**sent, "actions": [{"seat": 0, "action": "draw"}]}
+    state.apply(HandOver(hand.result.to_dict(), standings_map(None, []), None, broken), now=0.0)
     assert len(state.decisions_to_review()) == seen

@@ -3,6 +3,7 @@ a restart in the middle of a match."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -352,3 +353,60 @@ async def test_a_lone_player_who_leaves_before_its_anchors_sit_may_queue_again(
             assert (await next_of(conn, Joined)).table != left.table
     assert [outcome for outcome, _, _ in _outcomes(ladder)] == ["void", None]
     assert ladder.account("Ana").matches == 0
+
+
+@capped
+async def test_a_player_told_match_over_may_queue_at_once(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The table lets its players go and rates its match in the step that ends it, before
+    ``match_over`` leaves: a ``queue`` sent the moment it arrives is accepted even when the
+    table's own task is slow to wind up (here three seconds late, as a busy server may be),
+    and the match it queues for is formed after the last one was rated."""
+    run = Table.run
+
+    async def late(self: Table) -> None:
+        close, ended = self._close, []
+        self._close = lambda *, for_good: ended.append(for_good)  # type: ignore[method-assign]
+        await run(self)
+        if ended == [True]:
+            await trio.sleep(3.0)
+        close(for_good=ended[0])
+
+    monkeypatch.setattr(Table, "run", late)
+    ladder = Ladder()
+    async with ladder_server(ladder, ladder_hands=1, ladder_anchor_wait=0.0) as (_s, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:
+            await conn.queue()
+            for played in range(1, 4):
+                await next_of(conn, Joined)
+                await play_hands(conn, 1)
+                await next_of(conn, MatchOver)
+                if played < 3:
+                    await conn.queue()
+                assert ladder.account("Ana").matches == played
+    assert [o for o, _, _ in _outcomes(ladder)] == ["rated"] * 3
+
+
+@capped
+@pytest.mark.parametrize(("caps", "tables"), [
+    ({"max_tables_per_address": 2}, 2),
+    ({"max_tables": 1}, 1),
+])
+async def test_ladder_tables_count_against_the_server_and_address_caps(
+    autojump_clock: trio.testing.MockClock, caps: dict[str, Any], tables: int,
+) -> None:
+    """Nine accounts queued from one address could fill three tables; the matchmaker opens
+    only what the caps allow, and the others wait in the queue."""
+    ladder = Ladder()
+    async with ladder_server(ladder, ladder_anchor_wait=3600.0, **caps) as (server, connect):
+        names = [f"p{i}" for i in range(9)]
+        keys = await _register(connect, *names)
+        async with contextlib.AsyncExitStack() as stack:
+            for name, key in zip(names, keys, strict=True):
+                conn = await stack.enter_async_context(connect(name, account=key))
+                await conn.queue()
+            await trio.sleep(10.0)
+            assert len(server.lobby.tables) == tables
+            assert len(server.matchmaker.queue) == 9 - 3 * tables

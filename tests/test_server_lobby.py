@@ -301,3 +301,22 @@ async def test_list_tables_for_one_table_finds_it_past_the_first_page() -> None:
         assert entry["name"] == "Mine" and entry["match_length"]["hands"] == 3
         assert await ana.list_tables(table="t999") == []
         assert await ana.list_tables(table=joined.table, open=True) == [entry]
+
+
+@capped
+async def test_two_players_of_one_name_are_not_seated_at_one_table() -> None:
+    """Two Anas at one table could not be told apart in its seats, log and results: the
+    second is refused with ``name_taken`` whatever its case or width, and joins under
+    another name; a bot's name is taken too. Other tables are free to have an Ana."""
+    async with memory_server() as (_server, connect), connect("Ana") as ana:
+        friday = await ana.create_table("Friday", bots=1, auto_start=False)
+        bot = f"{_server.config.bot_policy}-bot-1"
+        for name in ("ana", "ＡＮＡ", " Ana ", bot.upper()):
+            async with connect(name) as twin:
+                with pytest.raises(ServerError) as refused:
+                    await twin.join(friday.table)
+                assert refused.value.code == "name_taken"
+                assert "join under another name" in refused.value.message
+                await twin.create_table("Saturday", bots=2)  # an Ana of her own table
+        async with connect("Ana B") as other:
+            assert (await other.join(friday.table)).seat == 2

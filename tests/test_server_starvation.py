@@ -22,7 +22,7 @@ from tongits.protocol import (
     to_dict,
 )
 from tongits.server import actor
-from tongits.server.app import address_key
+from tongits.server.connection import address_key
 from tongits.server.lobby import JOIN_CODE_ALPHABET, network_of
 
 
@@ -208,8 +208,10 @@ async def test_250_addresses_holding_all_2000_tables_do_not_keep_an_honest_creat
     """Issue 26, item 9: 250 addresses (here IPv4; IPv6 /64s are cheaper still) held every one
     of the 2,000 tables with idle connections, for ever. Once nobody has moved at a table for
     ``evict_idle`` seconds, a new creator on the full server gets the place of the table idle
-    longest; its idle holder is told why."""
-    async with memory_server() as (server, connect), AsyncExitStack() as stack:
+    longest; its idle holder is told why. (Without the reserve, which would keep the last
+    500 tables from them: the test that follows.)"""
+    async with memory_server(table_reserve=0.0) as (server, connect), \
+            AsyncExitStack() as stack:
         config = server.config
         assert (config.max_tables, config.max_tables_per_address) == (2000, 8)
         addresses = [f"198.18.{n // 200}.{n % 200 + 1}" for n in range(250)]
@@ -227,6 +229,41 @@ async def test_250_addresses_holding_all_2000_tables_do_not_keep_an_honest_creat
         assert held[0].closed_by is not None
         assert "closed to make room" in held[0].closed_by.message
         assert all(not c.closed_by for c in held[1:])
+
+
+@capped
+async def test_addresses_that_keep_playing_leave_the_reserve_to_other_networks(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Issue 33, item 4: addresses that move at each of their tables now and then are never
+    idle, so eviction never makes room. The last quarter of ``max_tables`` goes only to
+    creators whose network (an IPv4 /24, an IPv6 /48) holds no open table: 25 addresses of
+    one /24 hold 75 of 100 tables, not 100, and an honest creator from elsewhere sits down
+    at once. Each other network gets one table of the reserve."""
+    async with memory_server(max_tables=100, max_tables_per_address=8) as (server, connect), \
+            AsyncExitStack() as stack:
+        attack = [f"198.18.0.{n + 1}" for n in range(25)]
+        await _hold_tables(stack, connect, attack[:9], 8)  # 72 tables
+        await _hold_tables(stack, connect, attack[9:10], 3)  # 75: only the reserve is left
+        assert len(server.lobby.tables) == 75
+        for host in attack[9:]:
+            async with connect("More", address=f"{host}:99") as more:
+                with pytest.raises(ServerError) as refused:
+                    await more.create_table("One more")
+                assert refused.value.code == "too_many_tables"
+                assert "198.18.0.0/24" in refused.value.message
+        async with connect("Honest", address="203.0.113.5:1") as honest:
+            await honest.create_table("Friday", bots=2)
+        await _hold_tables(stack, connect, ["198.18.1.1"], 1)  # another /24: one table
+        async with connect("Again", address="198.18.1.2:1") as again:
+            with pytest.raises(ServerError):
+                await again.create_table("Second of the /24")
+        await _hold_tables(stack, connect, ["[2001:db8:1:1::1]"], 1)
+        async with connect("Again", address="[2001:db8:1:2::1]:1") as again:
+            with pytest.raises(ServerError) as refused:
+                await again.create_table("Second of the /48")
+            assert "2001:db8:1::/48" in refused.value.message
+        assert len(server.lobby.tables) == 78
 
 
 @capped

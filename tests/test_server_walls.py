@@ -31,7 +31,7 @@ from tongits.protocol import (
     State,
     parse_client,
 )
-from tongits.server import MemoryJournal, Server, app
+from tongits.server import MemoryJournal, Server, routes
 from tongits.server.progression import Progression
 
 # ----- the edge -----------------------------------------------------------------------------
@@ -221,7 +221,7 @@ async def test_a_failure_while_serving_a_connection_ends_that_connection_only(
     server = _server()
     async with trio.open_nursery() as nursery:
         await _serving(server, nursery)
-        monkeypatch.setattr(app, "error_frame", broken)
+        monkeypatch.setattr(routes, "error_frame", broken)
         frames = await exchange(server, frame(HELLO) + frame({"type": "nonsense", "id": 3}))
         assert frames[-1]["type"] == "error" and frames[-1]["code"] == "internal_error"
         monkeypatch.undo()

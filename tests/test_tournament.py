@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from tongits.client import tournament
+from tongits.client.arena import tournament
+from tongits.client.arena.tournament import DealMatch
 from tongits.client.cli import main
-from tongits.client.tournament import DealMatch
 
 
 def test_every_triple_of_four_entrants_plays_and_is_recorded(

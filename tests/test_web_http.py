@@ -6,11 +6,13 @@ for TLS (a real port and a test CA)."""
 from __future__ import annotations
 
 import json
+import socket
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import trio
@@ -63,9 +65,10 @@ def parse(response: bytes) -> tuple[int, dict[str, str], bytes]:
     return int(lines[0].split()[1]), headers, body
 
 
-async def get(server: Server, target: str, method: str = "GET", extra: str = "") -> bytes:
+async def get(server: Server, target: str, method: str = "GET", extra: str = "",
+              host: str = "127.0.0.1") -> bytes:
     async with served(server) as stream:
-        await stream.send_all(f"{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        await stream.send_all(f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n"
                               f"Connection: close\r\n{extra}\r\n".encode())
         return await read_response(stream)
 
@@ -215,6 +218,57 @@ async def test_a_websocket_from_another_site_is_refused(
                                             origin="http://127.0.0.1:7777")
             await ws.send(HELLO)
             assert (await ws.receive_type("welcome"))["id"] == 1
+
+
+@capped
+async def test_a_name_rebound_to_the_server_is_refused_and_its_own_names_served(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """DNS rebinding: the page of evil.example, its name rebound to this server's address,
+    sends Host and Origin evil.example, which passed the Origin check. A name the server does
+    not go by is refused; IP addresses, localhost, this machine's name and ``web_hosts``
+    are served."""
+    async with running(web_hosts="play.example.org, Other.Example.") as server:
+        async with served(server) as stream:
+            with pytest.raises(WebSocketRefused) as refused:
+                await WebSocketClient.open(stream, host="evil.example:7777",
+                                           origin="http://evil.example:7777")
+            assert refused.value.status == 421
+        status, _, body = parse(await get(server, "/", host="evil.example:7777"))
+        assert status == 421 and b"evil.example" in body
+        for host in ("127.0.0.1:7777", "[::1]:7777", "192.0.2.7", "localhost:7777",
+                     "LOCALHOST", socket.gethostname(), "play.example.org:443",
+                     "other.example", "other.example."):
+            assert parse(await get(server, "/", host=host))[0] == 200, host
+        async with served(server) as stream:
+            ws = await WebSocketClient.open(stream, host="play.example.org",
+                                            origin="https://play.example.org")
+            await ws.send(HELLO)
+            await ws.receive_type("welcome")
+
+
+@capped
+async def test_plain_http_to_a_tls_only_server(autojump_clock: trio.testing.MockClock) -> None:
+    """The redirect to HTTPS names the server and the target's path only (``@evil.example``
+    made it ``https://127.0.0.1@evil.example``); a ``HEAD`` gets its ``Location`` too; a
+    ``ws://`` WebSocket, which no client redirects, is told to use ``wss://``."""
+    async with running(tls_required=True, tls_self_signed=True) as server:
+        status, headers, body = parse(await get(server, "/t/t1?code=x", method="HEAD",
+                                                host="127.0.0.1:7777"))
+        assert (status, headers["location"], body) == (
+            308, "https://127.0.0.1:7777/t/t1?code=x", b"")
+        for target in ("@evil.example", "//evil.example/x", "http://evil.example/"):
+            status, headers, _ = parse(await get(server, target, host="127.0.0.1:7777"))
+            assert status == 308
+            assert urlsplit(headers["location"]).netloc == "127.0.0.1:7777", target
+        assert parse(await get(server, "/", host="evil.example"))[0] == 421
+        status, _, body = parse(await get(server, "/ws", host="localhost:7777",
+                                          extra="Upgrade: websocket\r\n"))
+        assert status == 403 and b"wss://localhost:7777/ws" in body
+        async with served(server) as stream:
+            with pytest.raises(WebSocketRefused) as refused:
+                await WebSocketClient.open(stream, host="127.0.0.1:7777")
+            assert refused.value.status == 403
 
 
 @capped

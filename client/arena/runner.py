@@ -29,6 +29,7 @@ import queue
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -235,27 +236,34 @@ def seed_value(seed: str) -> int | str:
     return int(seed) if seed.lstrip("-").isdigit() else seed
 
 
-def run(
-    bots: str,
-    *,
-    hands: int,
-    seed: str,
-    jobs: int = 1,
-    cluster: str | None = None,
-    timer: float = DEFAULT_TIMER,
-    record: str | None = None,
-    as_json: bool = False,
-    options: str | None = None,
-) -> int:
+@dataclass(frozen=True, slots=True)
+class ArenaCommand:
+    """What a ``tongits arena`` command line asks, with ``--bots`` (``run``) and with
+    ``--tournament`` (``tournament.run``) alike: ``bots`` is the one or the other's list."""
+
+    bots: str
+    hands: int
+    seed: str
+    jobs: int = 1
+    cluster: str | None = None
+    timer: float = DEFAULT_TIMER
+    record: str | None = None
+    as_json: bool = False
+    options: str | None = None
+
+
+def run(command: ArenaCommand) -> int:
     """The ``tongits arena`` command: progress on stderr, the table (or one JSON line) on stdout."""
-    inputs = read_inputs(bots, options)
+    inputs = read_inputs(command.bots, command.options)
     if inputs is None:
         return 2
     names, table_options = inputs
-    config = ArenaConfig(names, seed_value(seed), table_options, record, timer)
-    bar = Progress(-(-hands // ROTATIONS))
+    config = ArenaConfig(names, seed_value(command.seed), table_options, command.record,
+                         command.timer)
+    bar = Progress(-(-command.hands // ROTATIONS))
     try:
-        result = run_arena(config, hands, jobs=jobs, cluster=cluster, progress=bar.update)
+        result = run_arena(config, command.hands, jobs=command.jobs, cluster=command.cluster,
+                           progress=bar.update)
     except ValueError as exc:
         print(f"tongits arena: {exc}", file=sys.stderr)
         return 2
@@ -263,7 +271,7 @@ def run(
         print(f"tongits arena: {exc}", file=sys.stderr)
         return 1
     write_meta(config)
-    if as_json:
+    if command.as_json:
         print(json.dumps(result.to_dict()))
     else:
         print(result.table())

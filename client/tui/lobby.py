@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import trio
 from tongits.protocol import ErrorCode, Joined
+from tongits.protocol.maps import TableInfoMap
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from ..accounts import AccountKeys
@@ -103,17 +103,17 @@ def _create(args: list[str]) -> LobbyChoice:
     return LobbyChoice("create", name, bots=bots, timer=timer, private=private, hands=hands)
 
 
-def table_id(tables: Sequence[Mapping[str, Any]], word: str) -> str:
+def table_id(tables: Sequence[TableInfoMap], word: str) -> str:
     """The id of the table ``word`` names: an id as it is, else a listed table's name (any
     case); a name two tables share must be told apart by id."""
-    if any(t.get("table") == word for t in tables):
+    if any(t["table"] == word for t in tables):
         return word
-    named = [t for t in tables if str(t.get("name", "")).lower() == word.lower()]
+    named = [t for t in tables if t["name"].lower() == word.lower()]
     if len(named) > 1:
-        ids = ", ".join(str(t.get("table")) for t in named)
+        ids = ", ".join(t["table"] for t in named)
         raise LobbyError(f"{len(named)} tables are named {word!r}: use the id ({ids})")
     if named:
-        return str(named[0].get("table"))
+        return named[0]["table"]
     return word  # not listed (yet): the server answers for it
 
 
@@ -124,7 +124,7 @@ class LobbyJoin:
 
     def __init__(self) -> None:
         self.session: NetSession | None = None
-        self.tables: Sequence[Mapping[str, Any]] = []
+        self.tables: Sequence[TableInfoMap] = []
         self._token: trio.lowlevel.TrioToken | None = None
         self._send, self._receive = trio.open_memory_channel[LobbyChoice](8)
 

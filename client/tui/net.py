@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,13 +33,21 @@ from tongits.protocol import (
     MatchOver,
     MoveRequest,
     NextHand,
+    PlayerKind,
     SeatUpdate,
     Start,
     State,
 )
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
+from tongits.protocol.maps import SeatMap, TableInfoMap
 
-from ..connection import Connection, ConnectionClosed, ServerError, open_connection
+from ..connection import (
+    Connection,
+    ConnectionClosed,
+    ServerError,
+    highest_seq,
+    open_connection,
+)
 from ..tls import ClientTLS, TrustError
 from .records import save_record, saved_words
 from .seats import SavedSeat, SeatStore
@@ -143,7 +151,7 @@ class NetSession:
         self.options = options
         self.host, self.port = host, port
         #: our table's entry in the lobby's list (its settings), for ``again``
-        self.table_entry: Mapping[str, Any] | None = None
+        self.table_entry: TableInfoMap | None = None
         self.token: str | None = None
         self.table = ""
         #: the table and our seat's token of the match that just ended: ``again`` asks the
@@ -422,12 +430,12 @@ class NetSession:
             finally:
                 nursery.cancel_scope.cancel()
 
-    def _say_invite_again(self, seats: Sequence[Mapping[str, Any]]) -> None:
+    def _say_invite_again(self, seats: Sequence[SeatMap]) -> None:
         """Back from a token on disk at the private table we made, whose seats are not all
         taken yet: its invite link again (said once; the ``joined`` that gave it is not sent
         to a resume, and a table waiting for players sends no ``state``)."""
         self._invite_unsaid = False
-        if self.invite is not None and any(seat.get("player") is None for seat in seats):
+        if self.invite is not None and any(seat["player"] is None for seat in seats):
             self.sink(Notice(f"invite friends: {self.invite}"))
 
     async def _table_named(self, conn: Connection) -> TableNamed | None:
@@ -435,15 +443,10 @@ class NetSession:
         carry only its id), asked for alone: the lobby's first page may not hold it (a server
         that predates the filter answers with that page, searched as before)."""
         for table in await conn.list_tables(table=self.table):
-            if table.get("table") == self.table and table.get("name"):
-                hands = table.get("hands")
-                played = hands if isinstance(hands, int) and not isinstance(hands, bool) else None
+            if table["table"] == self.table and table["name"]:
                 self.table_entry = table
-                length = table.get("match_length")
-                declared = length.get("hands") if isinstance(length, dict) else None
-                return TableNamed(str(table["name"]), played, self.table, conn.seat,
-                                  table.get("private") is True,
-                                  declared if isinstance(declared, int) else None)
+                return TableNamed(table["name"], table["hands"], self.table, conn.seat,
+                                  table["private"], table.get("match_length", {}).get("hands"))
         return None
 
     async def _send_loop(self, conn: Connection) -> None:
@@ -502,23 +505,16 @@ class NetSession:
         server seats everyone of it who asks at one new table with its settings. A server
         that no longer knows that match (restarted meanwhile) gets a new table with those
         settings, as the lobby listed them."""
-        entry: Mapping[str, Any] = self.table_entry or {}
-        length = entry.get("match_length")
-        length = length if isinstance(length, dict) else {}
-        hands, target = length.get("hands"), length.get("target")
-        seats = [s for s in entry.get("seats") or [] if isinstance(s, dict)]
-        bots = sum(s.get("player") == "bot" and not s.get("remote") for s in seats)
-        timer = entry.get("timer")
-        options = entry.get("options")
-        settings: dict[str, Any] = {
-            "options": options if isinstance(options, dict) else None,
-            "timer": float(timer) if isinstance(timer, int | float) else None,
-            "private": entry.get("private") is True,
-            "bots": min(bots, 2),
-            "hands": hands if isinstance(hands, int) else None,
-            "target": target if isinstance(target, int) else None,
-        }
-        name = str(entry.get("name") or "again")
+        entry = self.table_entry
+        settings: dict[str, Any] = {}  # never listed (the server did not name it): the defaults
+        if entry is not None:
+            length = entry.get("match_length", {})
+            bots = sum(s["player"] == PlayerKind.BOT and not s.get("remote")
+                       for s in entry["seats"])
+            settings = {"options": entry["options"], "timer": entry["timer"],
+                        "private": entry["private"], "bots": min(bots, 2),
+                        "hands": length.get("hands"), "target": length.get("target")}
+        name = entry["name"] if entry is not None and entry["name"] else "again"
         ended, self.ended_seat = self.ended_seat, None
         if ended is not None:
             try:
@@ -532,10 +528,9 @@ class NetSession:
     def _keep_record(self, msg: HandResult) -> None:
         """Write the hand's record (``tongits replay`` reads it) and say where."""
         assert self.options.record_dir is not None and msg.record is not None
-        hands = msg.standings.get("hands")
         try:
-            path = save_record(self.options.record_dir, self._key, msg.table, hands
-                               if isinstance(hands, int) else None, msg.record)
+            path = save_record(self.options.record_dir, self._key, msg.table,
+                               msg.standings["hands"], msg.record)
         except OSError as error:
             self.sink(ServerRefused("records", f"hand record not written: {error}"))
             return
@@ -583,7 +578,7 @@ class NetSession:
         if isinstance(msg, State):
             # Resumed with a token read from disk, without a seq heard: nothing to mark.
             heard = self.seq is not None
-            self.seq = msg.seq
+            self.seq = highest_seq(self.seq, msg.seq)
             if msg.view.get("result") is None:
                 self._asked_next_hand = False
             try:
@@ -597,7 +592,7 @@ class NetSession:
                 StateUpdate(view, msg.seats, msg.deadline, msg.table, missed, msg.standings)
             )
         elif isinstance(msg, HandResult):
-            self.seq = msg.seq
+            self.seq = highest_seq(self.seq, msg.seq)
             self.sink(HandOver(msg.result, msg.standings, msg.next_deal, msg.record))
             if msg.record is not None and self.options.record_dir is not None:
                 self._keep_record(msg)
@@ -606,7 +601,7 @@ class NetSession:
         elif isinstance(msg, ChatLine):
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))
         elif isinstance(msg, SeatUpdate):
-            ours = msg.change is not None and msg.change.get("seat") == seat
+            ours = msg.change is not None and msg.change["seat"] == seat
             self.sink(SeatsChanged(msg.seats, None if ours else msg.change))
         elif isinstance(msg, Error):
             self.sink(ServerRefused(msg.code, msg.message))

@@ -542,10 +542,9 @@ def notes_page(state: TableState, rows: int) -> list[Line]:
 
 def standings(state: TableState) -> list[tuple[str, int]]:
     """Each seat's chips in the match so far (empty until a hand has been settled)."""
-    values = state.standings.get("chips") if state.standings is not None else None
-    if not isinstance(values, list) or len(values) != 3:
+    if state.standings is None or len(chips := state.standings["chips"]) != 3:
         return []
-    return [(_name(state, seat), int(values[seat])) for seat in range(3)]
+    return [(_name(state, seat), chips[seat]) for seat in range(3)]
 
 
 def pot_words(state: TableState) -> str:
@@ -553,15 +552,16 @@ def pot_words(state: TableState) -> str:
     just settled, or what it holds; ``""`` without a pot. A hand's chips are its settlement
     alone (§13): without these words a pot taken shows only as a jump in the standings."""
     standings = state.standings
-    taken, pot = (None, None) if standings is None else (standings.get("pot_taken"),
-                                                         standings.get("pot"))
+    if standings is None:
+        return ""
+    taken, pot = standings.get("pot_taken", 0), standings["pot"]
     result = state.result
-    if isinstance(taken, int) and taken > 0 and result is not None and result.winner is not None:
+    if taken > 0 and result is not None and result.winner is not None:
         view = state.view
         who = ("you take" if view is not None and view.seat == result.winner
                else f"{_name(state, result.winner)} takes")
         return f"{who} the pot: +{taken}"
-    if isinstance(pot, int) and pot > 0:
+    if pot > 0:
         return f"pot {pot}"
     return ""
 
@@ -569,11 +569,10 @@ def pot_words(state: TableState) -> str:
 def standings_rule(state: TableState, cols: int = 80) -> Line:
     """The rule under the opponents, carrying the running standings of the match."""
     scores = standings(state)
-    if not scores:
+    if state.standings is None or not scores:
         return [("class:dim", "─" * cols)]
-    hands = state.standings.get("hands") if state.standings is not None else None
     text = " · ".join(f"{name} {chips:+d}" for name, chips in scores)
-    label = f"─ after {counted(hands, 'hand')}: " if isinstance(hands, int) else "─ chips: "
+    label = f"─ after {counted(state.standings['hands'], 'hand')}: "
     line: Line = [("class:dim", label), ("class:count", text), ("class:dim", " ")]
     return fit([*line, ("class:dim", "─" * max(0, cols - width(line)))], cols)
 
@@ -643,9 +642,9 @@ class Placing:
 
 def final_standings(state: TableState) -> list[Placing]:
     """Each seat's place in the match, most chips first."""
-    wins = (state.standings or {}).get("wins")
-    won = wins if isinstance(wins, list) and len(wins) == 3 else [0, 0, 0]
-    rows = [Placing(seat, name, chips, int(won[seat]))
+    wins = state.standings["wins"] if state.standings is not None else []
+    won = wins if len(wins) == 3 else [0, 0, 0]
+    rows = [Placing(seat, name, chips, won[seat])
             for seat, (name, chips) in enumerate(standings(state))]
     return sorted(rows, key=lambda row: -row.chips)
 
@@ -665,12 +664,12 @@ def match_winner(state: TableState) -> str:
 def match_lines(state: TableState) -> list[Line]:
     """The end of a match: the winner, the final standings (chips and hands won), and what
     may follow: ``again`` (a new match with the same settings), ``lobby``."""
-    hands = (state.standings or {}).get("hands")
+    hands = state.standings["hands"] if state.standings is not None else None
     rows = final_standings(state)
     column = max((len(row.name) for row in rows), default=0)
     me = state.view.seat if state.view is not None else None
     out: list[Line] = [[("class:turn", " " + match_winner(state))]]
-    if isinstance(hands, int):
+    if hands is not None:
         out.append([("class:dim", f" final standings after {counted(hands, 'hand')}:")])
     for place, row in enumerate(rows, 1):
         out.append([("class:me" if row.seat == me else "", f" {place}. {row.name:<{column}}"),

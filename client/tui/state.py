@@ -10,7 +10,7 @@ missed meanwhile are part of that view, and the log marks where they begin.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
@@ -27,7 +27,9 @@ from tongits.engine import (
     Step,
 )
 from tongits.engine.review import decision_points, decisions_seen
+from tongits.engine.wire import RecordMap, ResultMap
 from tongits.protocol import ErrorCode, PlayerKind, SeatChange
+from tongits.protocol.maps import SeatChangeMap, SeatMap, StandingsMap, TableInfoMap
 
 #: What a refused join code (``bad_join_code``: a private table asked for by its id alone, or
 #: with a wrong code) is answered with: the two ways in that the lobby takes.
@@ -36,7 +38,8 @@ JOIN_CODE_HINT = "join INVITE-LINK or join TABLE CODE"
 
 @dataclass(frozen=True, slots=True)
 class SeatInfo:
-    """Who sits in a seat, read leniently from the server's ``seats`` entries."""
+    """Who sits in a seat, from the server's ``seats`` entry (read as typed where it arrived:
+    ``Connection``)."""
 
     name: str
     bot: bool = False
@@ -48,39 +51,39 @@ class SeatInfo:
     owner: bool = False  # owns the table: may add bots and ``start`` the match
 
     @classmethod
-    def from_dict(cls, seat: int, data: Mapping[str, Any] | None, now: float = 0.0) -> SeatInfo:
-        data = data or {}
-        away = bool(data.get("away"))
+    def from_dict(cls, seat: int, data: SeatMap | None, now: float = 0.0) -> SeatInfo:
+        """Seat ``seat`` as ``data`` says (None: no entry, an empty seat); ``now`` is
+        ``time.monotonic()``, from which an away human's ``grace`` counts."""
+        if data is None:
+            return cls(name=f"seat {seat} (empty)", empty=True)
+        away = data.get("away", False)
         grace = data.get("grace")
+        name = data.get("name")
         return cls(
-            name=str(data.get("name") or f"seat {seat} (empty)"),
-            bot=data.get("player") == PlayerKind.BOT,
-            connected=bool(data.get("connected", not away)),
-            standing_in=bool(data.get("stand_in")),
+            name=name or f"seat {seat} (empty)",
+            bot=data["player"] == PlayerKind.BOT,
+            connected=data.get("connected", not away),
+            standing_in=data.get("stand_in", False),
             away=away,
-            grace_until=now + grace if isinstance(grace, int | float) and away else None,
-            empty=not data.get("name"),
-            owner=bool(data.get("owner")),
+            grace_until=now + grace if grace is not None and away else None,
+            empty=not name,
+            owner=data.get("owner", False),
         )
 
 
-def seats_from(entries: Sequence[Mapping[str, Any]] | None, now: float = 0.0) -> list[SeatInfo]:
-    entries = list(entries or [])
-    by_seat: dict[int, Mapping[str, Any]] = {}
-    for i, e in enumerate(entries):
-        seat = e.get("seat", i) if isinstance(e, dict) else i
-        by_seat[seat if isinstance(seat, int) else i] = e if isinstance(e, dict) else {}
+def seats_from(entries: Sequence[SeatMap] | None, now: float = 0.0) -> list[SeatInfo]:
+    by_seat = {entry["seat"]: entry for entry in entries or ()}
     return [SeatInfo.from_dict(s, by_seat.get(s), now) for s in range(3)]
 
 
 @dataclass(frozen=True, slots=True)
 class StateUpdate:
     view: SeatView
-    seats: Sequence[Mapping[str, Any]] | None = None
+    seats: Sequence[SeatMap] | None = None
     deadline: float | None = None  # seconds from now
     table: str = ""
     missed: int | None = None  # on resuming: how many of the view's events came while away
-    standings: Mapping[str, Any] | None = None  # on catching up (resume, sync): the match so far
+    standings: StandingsMap | None = None  # on catching up (resume, sync): the match so far
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +92,10 @@ class HandOver:
     waiting for everyone's Enter (its timer; ``None``: none, it waits); ``record``: the
     hand's record, when the server sent it (docs/RECORD.md)."""
 
-    result: Mapping[str, Any]
-    standings: Mapping[str, Any]
+    result: ResultMap
+    standings: StandingsMap
     next_deal: float | None = None
-    record: Mapping[str, Any] | None = None
+    record: RecordMap | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +110,7 @@ class MatchEnded:
     follows; ``standings`` is the final ledger."""
 
     reason: str
-    standings: Mapping[str, Any]
+    standings: StandingsMap
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +124,11 @@ class ChatReceived:
 class SeatsChanged:
     """Who sits where; ``change`` is the server's ``{"seat": 1, "change": "away"}``, if any.
 
-    The maps of these updates are as the server sent them (``protocol.maps`` says what they
-    should hold): the screen reads them without trusting them."""
+    The maps are the server's, of their types (``Connection`` checked them as they arrived);
+    a ``change`` this client does not know (a newer server's) is not said."""
 
-    seats: Sequence[Mapping[str, Any]]
-    change: Mapping[str, Any] | None = None
+    seats: Sequence[SeatMap]
+    change: SeatChangeMap | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +179,7 @@ class TableNamed:
 class TablesListed:
     """The lobby's table list; ``None`` once a seat is taken and the lobby is left."""
 
-    tables: Sequence[Mapping[str, Any]] | None
+    tables: Sequence[TableInfoMap] | None
 
 
 Update = (
@@ -232,7 +235,7 @@ class TableState:
     #: the view the notes are about (a hint), when they are about one: they go when it does
     notes_about: SeatView | None = None
     result: Result | None = None
-    standings: Mapping[str, Any] | None = None
+    standings: StandingsMap | None = None
     hands_seen: int = 0
     sort_by_rank: bool = False
     message: str = ""
@@ -240,7 +243,7 @@ class TableState:
     banner: str | None = None
     link: LinkStatus = LinkStatus.CONNECTED  # where the session's connection stands
     closed: bool = False
-    lobby: Sequence[Mapping[str, Any]] | None = None  # the server's tables while in the lobby
+    lobby: Sequence[TableInfoMap] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
     choices: list[SeatView] = field(default_factory=list)
     #: the record of the hand just over, when the server sent one: the whole hand, even what
@@ -500,11 +503,11 @@ class TableState:
     def _aside(self, line: LogLine) -> None:
         self.asides.append((len(self.view.history) if self.view is not None else 0, line))
 
-    def _seat_changed(self, change: Mapping[str, Any], before: Sequence[SeatInfo]) -> None:
+    def _seat_changed(self, change: SeatChangeMap, before: Sequence[SeatInfo]) -> None:
         """A log line for what happened to another seat; our own comings and goings show in
         the banner instead."""
-        seat, named = change.get("seat"), change.get("change")
-        if not isinstance(seat, int) or not 0 <= seat < 3 or named not in SEAT_CHANGES:
+        seat, named = change["seat"], change["change"]
+        if not 0 <= seat < 3 or named not in SEAT_CHANGES:
             return
         what = SeatChange(named)
         if self.view is not None and self.view.seat == seat:

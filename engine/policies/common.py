@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..cards import DECK, POINTS, Card, cards_of, mask_of
-from ..count import best_arrangement, count_mask
+from ..cards import DECK, POINTS, Card, mask_of
+from ..count import best_arrangement, count_mask, points_of
 from ..moves import Action, Move
 from ..view import SeatView
 
@@ -65,10 +65,6 @@ def _written(arg: object, notation: Notation, names: Sequence[str]) -> str:
 @lru_cache(maxsize=1 << 16)
 def _count_cached(mask: int) -> int:
     return count_mask(mask)
-
-
-def points_of(mask: int) -> int:
-    return sum(POINTS[c] for c in cards_of(mask))
 
 
 def count_of(mask: int, *, concealed_melds_count: bool = False) -> int:

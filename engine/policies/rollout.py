@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
-from ..cards import BITS, POINTS
-from ..count import SET_MASKS, arrangement_masks, pick_partners
+from ..cards import BITS, POINTS, SET_MASKS
+from ..count import arrangement_masks, pick_partners
 from ..hand import Hand, Phase
 from ..moves import (
     CALL,
@@ -32,11 +32,11 @@ from ..moves import (
     DISCARD_MOVES,
     DRAW,
     FOLD,
+    MELD_MOVES,
+    SAPAW_MOVES,
+    SECRET_MOVES,
     Action,
     Move,
-    meld_move,
-    sapaw_move,
-    secret_move,
 )
 from ..options import CallTie
 from .common import NEIGHBOURS, count_of
@@ -54,12 +54,20 @@ def plan(mask: int) -> tuple[tuple[int, ...], int]:
     return arrangement_masks(mask)
 
 
-_HIGHEST_FIRST: tuple[int, ...] = tuple(sorted(range(52), key=lambda c: (-POINTS[c], -c)))
+#: The cards worth each number of points, highest first, as bitmasks.
+_BY_POINTS: tuple[int, ...] = tuple(
+    sum(1 << c for c in range(52) if POINTS[c] == points) for points in range(10, 0, -1)
+)
 
 
 def _highest_first(mask: int) -> Iterator[int]:
     """The cards of ``mask``, highest points first (then highest index)."""
-    return (c for c in _HIGHEST_FIRST if mask >> c & 1)
+    for group in _BY_POINTS:
+        cards = mask & group
+        while cards:
+            card = cards.bit_length() - 1
+            yield card
+            cards ^= 1 << card
 
 
 def _hand_mask(hand: Hand, seat: int) -> int:
@@ -132,7 +140,7 @@ def _play_move(hand: Hand, seat: int, mask: int) -> Move:
         card = (spare & -spare).bit_length() - 1
         for m in hand.melds:
             if m.accept_mask >> card & 1:
-                return sapaw_move(card, m.id)
+                return SAPAW_MOVES[card, m.id]
     return _discard_move(hand, seat, mask, dead, accept)
 
 
@@ -142,8 +150,8 @@ def _first_meld(melds: Sequence[int], limit: int) -> Move | None:
         if meld.bit_count() < limit:
             low = (meld & -meld).bit_length() - 1
             if meld.bit_count() == 4 and meld & SET_MASKS[low] == meld:
-                return secret_move(meld)  # face down: it keeps its bonus (§9)
-            return meld_move(meld)
+                return SECRET_MOVES[meld]  # face down: it keeps its bonus (§9)
+            return MELD_MOVES[meld]
     return None
 
 

@@ -2,7 +2,7 @@
 and one rating per entrant.
 
 **Play.** Each triple (``itertools.combinations`` of the entrants, in the order given) is an
-ordinary arena run (``arena/runner.py``): the same ``--hands``, the same ``--seed`` and so the
+ordinary arena run (``runner.py``): the same ``--hands``, the same ``--seed`` and so the
 same deals for every triple, each deal in its three seat rotations, in-process, with ``cmd:``
 bots on the arena's loopback server, on ``--jobs`` or ``--cluster`` as a single run would be.
 With ``--record DIR`` triple ``k`` writes its hand records and its ``arena.json`` into
@@ -33,9 +33,9 @@ from typing import Any
 from openskill.models import PlackettLuce
 from tongits.engine import Options
 
-from .arena.play import DEFAULT_TIMER, ArenaConfig
-from .arena.runner import Progress, play_deals, read_inputs, seed_value, write_meta
-from .arena.stats import ROTATIONS, Standings, standings
+from .play import DEFAULT_TIMER, ArenaConfig
+from .runner import ArenaCommand, Progress, play_deals, read_inputs, seed_value, write_meta
+from .stats import ROTATIONS, Standings, standings
 
 #: Re-ratings from resampled deals behind each interval.
 BOOTSTRAP = 100
@@ -223,35 +223,24 @@ def run_tournament(
                       tuple(tables))
 
 
-def run(
-    bots: str,
-    *,
-    hands: int,
-    seed: str,
-    jobs: int = 1,
-    cluster: str | None = None,
-    timer: float = DEFAULT_TIMER,
-    record: str | None = None,
-    as_json: bool = False,
-    options: str | None = None,
-) -> int:
+def run(command: ArenaCommand) -> int:
     """``tongits arena --tournament``: progress on stderr, the ratings (or JSON) on stdout."""
-    inputs = read_inputs(bots, options)
+    inputs = read_inputs(command.bots, command.options)
     if inputs is None:
         return 2
     entrants, table_options = list(inputs[0]), inputs[1]
-    deals = -(-hands // ROTATIONS)
+    deals = -(-command.hands // ROTATIONS)
     bar = Progress(deals * len(triples_of(len(entrants))))
     try:
         result = run_tournament(
             entrants,
-            hands,
-            seed=seed_value(seed),
+            command.hands,
+            seed=seed_value(command.seed),
             options=table_options,
-            record=record,
-            timer=timer,
-            jobs=jobs,
-            cluster=cluster,
+            record=command.record,
+            timer=command.timer,
+            jobs=command.jobs,
+            cluster=command.cluster,
             progress=bar.update,
         )
     except ValueError as exc:
@@ -260,5 +249,5 @@ def run(
     except RuntimeError as exc:  # ClusterError, IncompleteRun: the run could not finish
         print(f"tongits arena: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(result.to_dict()) if as_json else result.table())
+    print(json.dumps(result.to_dict()) if command.as_json else result.table())
     return 0

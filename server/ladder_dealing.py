@@ -1,0 +1,90 @@
+"""A rated ladder match's table: a lobby table (``MatchDealing``) whose seats are accounts.
+
+It differs from a lobby table in exactly three points, each a hook of ``Dealing``:
+
+* **a seat left before the start** (its human left, or stayed away past the grace period,
+  before the first deal): nobody else could take it, since the matchmaker chose every seat, and
+  the table would wait for its third player for ever. A server bot sits in under the account's
+  name, and the seat forfeits, as a matched client gone before its seat was filled does
+  (``matchmaker``);
+* **a seat lost during the match** (left, or away past the grace period) forfeits
+  (``Ladder.forfeit``);
+* **the end**: the match is rated (``Ladder.table_ended``), or void when the table closed before
+  its first deal.
+
+The matchmaker opens these tables (``ladder_table``), and a server restarted during a match
+opens the table it restores from the journal the same way (``Matchmaker.dealing_for``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from .ladder import Ladder
+from .progression import MatchDealing, MatchHost
+
+if TYPE_CHECKING:
+    from .actor import Table
+    from .dealing import Dealing
+    from .lobby import TableFactory
+
+
+class _SitsBots(Protocol):
+    def sit_bot(self, seat: int, policy: str | None, shown: str | None = None) -> None: ...
+
+
+class LadderHost(MatchHost, Protocol):
+    """What ``LadderDealing`` needs of its table besides a ``MatchDealing``'s: its id (the
+    ladder's match) and a seat to sit a bot in."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def seating(self) -> _SitsBots: ...
+
+
+class LadderDealing(MatchDealing):
+    """The ``Dealing`` of a table playing the ladder's pending match of its id."""
+
+    __slots__ = ("ladder",)
+
+    table: LadderHost
+
+    def __init__(self, table: LadderHost, ladder: Ladder) -> None:
+        super().__init__(table)
+        self.ladder = ladder
+
+    def vacated(self, seat: int, name: str) -> bool:
+        """A server bot sits in for the account ``name``, which forfeits."""
+        self.table.seating.sit_bot(seat, None, name)
+        self.forfeited(seat)
+        return True
+
+    def forfeited(self, seat: int) -> None:
+        self.ladder.forfeit(self.table.id, seat)
+
+    def ended(self) -> None:
+        """Rate the match from the chips of the table's standings (``complete`` if it played
+        every hand), or void it if it never started."""
+        table = self.table
+        if not table.state.started:
+            self.ladder.void(table.id, "its table closed before the match started")
+            return
+        self.ladder.table_ended(table.id, table.state.standings()["chips"],
+                                complete=table.state.match_over is not None)
+
+
+def ladder_dealing(ladder: Ladder) -> Callable[[Table], Dealing]:
+    """What ``Table`` takes as its ``dealing``: a ``LadderDealing`` of ``ladder``."""
+    return lambda table: LadderDealing(table, ladder)
+
+
+def ladder_table(ladder: Ladder) -> TableFactory:
+    """A table of ``ladder``'s (``Lobby.open``'s ``make``, as ``arena.arena_table``)."""
+    from .actor import Table
+
+    dealing = ladder_dealing(ladder)
+    return lambda state, config, lobby, journal: Table(state, config, lobby, journal,
+                                                       dealing=dealing)
