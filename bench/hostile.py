@@ -22,8 +22,10 @@ tables    ``--addresses`` addresses create every table they may (``--max-tables-
           so that no table is ever idle. Figures: tables the attack holds, and how many
           honest creators (one every 2 s, each from a network of its own) got a table.
 quiet     No attack: the honest player's figures on this machine as it is loaded now.
-rebind    Not a flood: the answers a DNS-rebinding page (Host and Origin ``evil.example``) and
-          a crafted redirect target get (status and Location).
+rebind    Not a flood: the answers of a server started with ``--tls-self-signed
+          --tls-required`` to plain requests: a DNS-rebinding page (Host and Origin
+          ``evil.example``), its own page (GET and HEAD), a crafted target (``@evil.example``)
+          and a ``ws://`` WebSocket (status and Location).
 
     python bench/hostile.py refused --seconds 20
     python bench/hostile.py ws-ping --seconds 10 --addresses 4
@@ -414,12 +416,16 @@ async def rebind(args: argparse.Namespace, port: int, honest: Honest) -> dict[st
     upgrade = (b"GET /ws HTTP/1.1\r\nHost: evil.example:%d\r\nOrigin: http://evil.example:%d"
                b"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "
                b"dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % (port, port))
+    own = b"Host: 127.0.0.1:%d\r\n\r\n" % port
     answers = {
         "rebinding_upgrade": await http_answer(port, upgrade),
         "rebinding_page": await http_answer(
             port, b"GET / HTTP/1.1\r\nHost: evil.example:%d\r\n\r\n" % port),
-        "own_page": await http_answer(
-            port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port),
+        "own_page": await http_answer(port, b"GET /t/t1?code=x HTTP/1.1\r\n" + own),
+        "own_page_head": await http_answer(port, b"HEAD / HTTP/1.1\r\n" + own),
+        "crafted_target": await http_answer(port, b"GET @evil.example HTTP/1.1\r\n" + own),
+        "plain_websocket": await http_answer(port, upgrade.replace(
+            b"evil.example", b"127.0.0.1")),
     }
     return {name: {"status": status, "location": location}
             for name, (status, location) in answers.items()}
@@ -438,6 +444,8 @@ SCENARIOS = {"quiet": quiet, "refused": refused, "ws-ping": ws_ping, "tables": t
 def server_flags(args: argparse.Namespace) -> list[str]:
     flags = ["--max-connections", str(args.max_connections),
              "--max-per-address", str(args.max_per_address)]
+    if args.scenario == "rebind":
+        flags += ["--tls-self-signed", "--tls-required"]
     if args.scenario == "tables":
         flags += ["--max-tables", str(args.max_tables), "--evict-idle", str(args.evict_idle),
                   "--max-tables-per-address", str(args.max_tables_per_address),

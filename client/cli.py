@@ -72,9 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``bot``: a built-in policy as a remote client (client/sdk.py, docs/BOTS.md)."""
-    bot = sub.add_parser("bot", help="run a built-in bot (random, greedy, strong, expert)")
-    bot.add_argument("policy", metavar="NAME", help="random, greedy, strong or expert")
+    """``bot``: a built-in or ``py:`` policy as a remote client (client/sdk.py, docs/BOTS.md)."""
+    bot = sub.add_parser("bot", help="run a built-in bot (random, greedy, strong, expert) or "
+                         "a py:MODULE:FACTORY one")
+    bot.add_argument("policy", metavar="NAME",
+                     help="random, greedy, strong, expert, or py:MODULE:FACTORY / "
+                     "py:FILE.py:FACTORY as in the arena (docs/BOTS.md)")
     bot.add_argument(
         "--connect",
         metavar="HOST:PORT",

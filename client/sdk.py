@@ -60,7 +60,8 @@ from typing import Any, TypeAlias
 
 import trio
 from tongits.engine import Move, Result, SeatView
-from tongits.engine.policies import autoplay_move, get_policy
+from tongits.engine.policies import Policy as BuiltinPolicy
+from tongits.engine.policies import autoplay_move
 from tongits.protocol import Error, ErrorCode, HandResult, Joined, MatchOver, SeatUpdate, State
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 from tongits.protocol.maps import StandingsMap, TableInfoMap
@@ -616,9 +617,10 @@ def run_bot(policy: Policy, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
 
 
 def run_builtin(args: argparse.Namespace) -> int:
-    """``tongits bot NAME --connect HOST:PORT …``: a policy of ``tongits.engine.policies`` as a
-    remote client. Prints each hand's result (logging) and a closing line; exit status 1 if the
-    bot could not play."""
+    """``tongits bot NAME --connect HOST:PORT …``: a policy of ``tongits.engine.policies``, or
+    an in-process bot of the arena's ``py:MODULE:FACTORY`` form (a trained policy, your own),
+    as a remote client. Prints each hand's result (logging) and a closing line; exit status 1
+    if the bot could not play."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     table, code = args.table, args.code
     try:
@@ -631,15 +633,16 @@ def run_builtin(args: argparse.Namespace) -> int:
             endpoint, table, code = invite.endpoint, invite.table, invite.code
         elif args.connect:
             endpoint = Endpoint.parse(args.connect)
-        policy = get_policy(args.policy, seed=args.seed)
+        policy = _named_policy(args.policy, args.seed)
         password = read_password(args.password_file)
     except (AddressError, ValueError, KeyError, OSError) as exc:
         print(f"tongits bot: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
-    spec = args.bots.strip()
-    bots: int | list[str] = int(spec) if spec.isdigit() else [b for b in spec.split(",") if b]
+    seated = args.bots.strip()
+    bots: int | list[str] = (int(seated) if seated.isdigit()
+                             else [b for b in seated.split(",") if b])
     settings: dict[str, Any] = {
-        "host": endpoint.host, "port": endpoint.port, "name": args.name or args.policy,
+        "host": endpoint.host, "port": endpoint.port, "name": args.name or policy.name,
         "table": table, "code": code, "create": args.create, "bots": bots, "timer": args.timer,
         "hands": args.hands, "text": args.text, "tls": args.tls or endpoint.tls,
         "password": password, **(assigned or {}),
@@ -666,6 +669,18 @@ def run_builtin(args: argparse.Namespace) -> int:
           f"chips {run.chips if run.chips is not None else 0:+d}, "
           f"{run.decisions} decisions, {run.fallbacks} fallbacks, {run.reconnects} reconnects")
     return 0
+
+
+def _named_policy(name: str, seed: str | None) -> BuiltinPolicy:
+    """The policy ``tongits bot NAME`` plays: a built-in name or a ``py:`` bot of the arena
+    (``BotSpecError``, a ``ValueError``, for anything else)."""
+    from .arena.specs import BotSpec, BotSpecError
+
+    spec = BotSpec.parse(name)
+    if not spec.in_process:
+        raise BotSpecError(f"{spec}: tongits bot runs a built-in or py: bot; run a cmd: "
+                           "program yourself")
+    return spec.policy(seed)
 
 
 def read_password(path: str | None) -> str | None:

@@ -113,6 +113,14 @@ class Invite:
         return text.strip().lower().startswith(
             (INVITE_SCHEME + "://", INVITE_TLS_SCHEME + "://", "http://", "https://"))
 
+    def browser(self) -> str:
+        """The same link for a browser, ``https://`` over TLS (else ``http://``): the page the
+        server serves on the same port opens into the table. No password: the page asks for
+        it, and an address with one would be kept in the browser's history."""
+        tail = f"?{urlencode({'code': self.code}, quote_via=quote)}" if self.code else ""
+        scheme = "https" if self.endpoint.tls else "http"
+        return f"{scheme}://{self.endpoint.hostport}/t/{quote(self.table, safe='')}{tail}"
+
     def __str__(self) -> str:
         scheme = INVITE_TLS_SCHEME if self.endpoint.tls else INVITE_SCHEME
         query = {k: v for k, v in (("code", self.code), ("password", self.password)) if v}

@@ -39,6 +39,7 @@ from .peer import Peer
 from .routes import Router
 from .tls import ServerTLS
 from .transport import TransportWrapper
+from .web import browser_address
 
 log = logging.getLogger("tongits.server")
 
@@ -189,13 +190,17 @@ class Server:
         """Serve until SIGINT or SIGTERM, then shut down gracefully (or until the server stops
         on its own: ``failure``); SIGHUP re-reads the TLS certificate. The bound addresses are
         printed on stdout, one ``listening on HOST:PORT`` line each (for scripts that start
-        the server on port 0)."""
+        the server on port 0), then the address to open in a browser."""
         async with trio.open_nursery() as nursery:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
                 listeners = await nursery.start(self._serve_then_stop, nursery.cancel_scope)
                 for listener in listeners:
                     host, port = listener.socket.getsockname()[:2]
                     print(f"listening on {host}:{port}", file=sys.stdout, flush=True)
+                if listeners and self.config.web:
+                    host, port = listeners[0].socket.getsockname()[:2]
+                    address = browser_address(host, port, self.config.tls_enabled)
+                    print(f"open {address} in a browser", file=sys.stdout, flush=True)
                 async for signum in signals:
                     log.info("received %s", signal.Signals(signum).name)
                     if signum != signal.SIGHUP:

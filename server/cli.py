@@ -88,6 +88,10 @@ _HELP = {
     "ladder_anchors": "server bots seeded as ladder accounts (anchor-NAME), comma-separated",
     "ladder_anchor_wait": "seconds a queued player waits for other players before anchors "
     "fill its ladder table",
+    "ladder_accounts_per_address": "ladder accounts one address may register in an hour "
+    "(loopback is exempt unless --limit-loopback)",
+    "ladder_max_accounts": "ladder accounts the server holds at most; register is then refused "
+    "with too_many_accounts",
 }
 
 

@@ -145,10 +145,10 @@ class Seating:
         never renamed."""
         assert peer.name is not None
         wanted = same_name_key(peer.name)
-        if any(info is not None and same_name_key(info.name) == wanted
-               for info in self.table.state.seats):
-            raise ProtocolError(ErrorCode.NAME_TAKEN, f"a player named {peer.name} sits at "
-                                "this table already: join under another name")
+        for info in self.table.state.seats:
+            if info is not None and same_name_key(info.name) == wanted:
+                raise ProtocolError(ErrorCode.NAME_TAKEN,
+                                    f"{info.name} already sits here: pick another name")
 
     def sit_human(
         self, peer: Peer, seat: int, ref: int | str | None, code: str | None = None

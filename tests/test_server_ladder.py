@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -15,7 +16,7 @@ import trio
 import trio.testing
 from server_support import capped, next_of, play_hands, quick_config, until
 from tongits.client.connection import Connection, ServerError, connect_stream
-from tongits.protocol import Join, Joined, MatchOver
+from tongits.protocol import Join, Joined, MatchOver, ProtocolError
 from tongits.server import Journal, MemoryJournal, Server
 from tongits.server.actor import Table
 from tongits.server.ladder import Ladder, ranks_of
@@ -214,7 +215,7 @@ async def test_a_restart_mid_match_loses_no_rating(
 ) -> None:
     path = str(tmp_path / "ladder.db")
     journal = MemoryJournal()
-    first = Ladder(path)
+    first = Ladder(path, worker=False)  # the virtual clock would run on while a thread works
     tokens: dict[str, tuple[str, int | None]] = {}
     async with ladder_server(first, journal, grace=600.0) as (_server, connect):
         (key,) = await _register(connect, "Ana")
@@ -231,7 +232,7 @@ async def test_a_restart_mid_match_loses_no_rating(
             assert conn.token is not None
             tokens["Ana"] = (conn.token, conn.seq)
     first.close()
-    second = Ladder(path)
+    second = Ladder(path, worker=False)
     assert second.account("Ana") == rated
     assert len(second.pending) == 1
     async with ladder_server(second, journal, grace=600.0) as (_server, connect):
@@ -410,3 +411,75 @@ async def test_ladder_tables_count_against_the_server_and_address_caps(
             await trio.sleep(10.0)
             assert len(server.lobby.tables) == tables
             assert len(server.matchmaker.queue) == 9 - 3 * tables
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("Émile", "émile"), ("Straße", "STRASSE"), ("ＡＮＡ", "ana"), ("Ana", "ANA"),
+])
+def test_names_are_one_whatever_their_case_in_any_script(first: str, second: str) -> None:
+    ladder = Ladder()
+    ladder.register(first)
+    with pytest.raises(ProtocolError) as taken:
+        ladder.register(second)
+    assert taken.value.code == "name_taken"
+
+
+@pytest.mark.parametrize("name", [
+    "anchor-expert", "ANCHOR-x", "\u0430nchor-expert", "ａｎｃｈｏｒ-expert",
+    "anchor\u2010expert", "anch0r-strong", "anchor_greedy", "\u0391NCHOR-random",
+])
+def test_names_that_pass_for_an_anchor_are_refused(name: str) -> None:
+    with pytest.raises(ProtocolError) as taken:
+        Ladder().register(name)
+    assert taken.value.code == "name_taken"
+
+
+def test_names_near_an_anchor_but_not_passing_for_one_are_accepted() -> None:
+    ladder = Ladder()
+    for name in ("anchorman", "an-chor-x", "Anchovy-fan"):
+        ladder.register(name)
+
+
+def test_standings_pages_follow_the_ratings_as_they_change() -> None:
+    """Pages, at any offset, list the accounts best rating first (then most matches, then
+    name) as the ratings are now, after matches have moved them."""
+    ladder = Ladder()
+    names = [f"p{i:02d}" for i in range(30)]
+    for name in names:
+        ladder.register(name)
+    rng = random.Random(3)
+    for n in range(40):
+        seats = rng.sample(names, 3)
+        ladder.match_formed(f"t{n}", seats)
+        ladder.table_ended(f"t{n}", [rng.randrange(-9, 10) for _ in range(3)], complete=True)
+    pages = [a for offset in range(0, 30, 7) for a in ladder.standings(offset, 7)[0]]
+    expected = sorted((ladder.account(n) for n in names),
+                      key=lambda a: (-a.rating, -a.matches, a.name.casefold()))
+    assert pages == expected
+    assert ladder.standings(0, 100)[1] == 30
+
+
+@capped
+async def test_an_address_makes_a_few_accounts_an_hour_and_the_server_a_bounded_number(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Every connection of one address shares its allowance (a new connection gets no new
+    one); it refills over the hour. The server-wide cap refuses everyone, with its reason."""
+    ladder = Ladder()
+    async with ladder_server(ladder, ladder_accounts_per_address=3, ladder_anchors="random",
+                             ladder_max_accounts=6) as (_server, connect):
+        for n in range(3):
+            async with connect("someone") as conn:
+                await conn.register(f"p{n}")
+        async with connect("someone") as conn:
+            with pytest.raises(ServerError) as refused:
+                await conn.register("p3")
+        assert refused.value.code == "too_many_accounts" and "this hour" in refused.value.message
+        await trio.sleep(3600.0)
+        async with connect("someone") as conn:
+            await conn.register("p3")
+            await conn.register("p4")  # an hour later, the bucket has refilled
+            with pytest.raises(ServerError) as full:
+                await conn.register("p5")
+        assert full.value.code == "too_many_accounts" and "holds its 6" in full.value.message
+    assert ladder.accounts == 6

@@ -316,7 +316,7 @@ async def test_two_players_of_one_name_are_not_seated_at_one_table() -> None:
                 with pytest.raises(ServerError) as refused:
                     await twin.join(friday.table)
                 assert refused.value.code == "name_taken"
-                assert "join under another name" in refused.value.message
+                assert refused.value.message.endswith("already sits here: pick another name")
                 await twin.create_table("Saturday", bots=2)  # an Ana of her own table
         async with connect("Ana B") as other:
             assert (await other.join(friday.table)).seat == 2

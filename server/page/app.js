@@ -1,6 +1,8 @@
 // Tongits in the browser: the documented protocol's text mode over a WebSocket on the page's own
 // origin (docs/PROTOCOL.md). The page decides no rule: the moves it offers are the server's
-// `legal` list, matched against the cards the person selected. The seat token lives in
+// `legal` list (a discard is a tap on its card, every other move a button), the count shown is
+// the view's `count`, the hand's story is told from `view.history` and the hand's `result`, in
+// the words of the phrasebook the terminal uses too (/phrases.json). The seat token lives in
 // localStorage only (never in an address), so a reload or a dropped connection resumes the seat.
 "use strict";
 
@@ -9,7 +11,16 @@ const RANKS = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
 const SEAT_KEY = "tongits.seat";
 const NAME_KEY = "tongits.name";
 const PASSWORD_KEY = "tongits.password"; // sessionStorage: this tab only
+const ACCOUNT_KEY = "tongits.account"; // localStorage: the ladder account's name and secret key
 const HEARTBEAT = 20; // seconds, said in hello; a ping goes every HEARTBEAT / 2
+const LOG_KEY = "tongits.log"; // sessionStorage: the table's log, kept across a reload
+const ALERT_KEY = "tongits.alert"; // localStorage: sound and vibration on your turn
+const TITLE = "Tongits";
+// The key of each kind of move: the same key always means the same kind (a letter, so that
+// no number means "draw" on one turn and "call" on the next).
+const MOVE_KEYS = { draw: "d", pick: "p", meld: "m", secret: "s", sapaw: "l", call: "c", challenge: "x", fold: "f" };
+// The order of the moves' buttons, by kind.
+const MOVE_ORDER = ["draw", "pick", "meld", "secret", "sapaw", "call", "challenge", "fold"];
 
 const $ = (id) => document.getElementById(id);
 
@@ -20,9 +31,19 @@ const S = {
   needPassword: false,
   table: null, tableName: "", seat: null, spectator: false, code: null,
   seq: null, hand: null, view: null, legal: [], deadline: null, seats: [],
-  standings: null, result: null, nextDeal: null, matchOver: null, selected: new Set(),
+  standings: null, result: null, nextDeal: null, matchOver: null,
   log: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null,
   optionChoices: [], // welcome.options: the table options the server accepts, and their values
+  phrases: {}, // the phrasebook (/phrases.json)
+  told: { hand: null, steps: 0 }, // the steps of the hand already in the log
+  entry: null, // the table's entry in the lobby (its name, length): list_tables with `table`
+  rematch: null, // after match_over: the old table and this seat's token there, for "again"
+  confirming: null, // the move or leave that waits for its confirmation
+  turnWords: "", // the turn line's words, so that the live region changes only with them
+  alerted: false, // whether this turn was already signalled (title, sound, notification)
+  focusAfter: false, // a move was just sent: put the focus back once the next state is shown
+  ladder: false, // the server keeps a ladder (capability `ladder`)
+  queued: false, // waiting for a rated match
 };
 
 // ----- small helpers -----------------------------------------------------------------------
@@ -57,7 +78,7 @@ function cardEl(card, options = {}) {
   const label = cardName(card) + (options.note ? `, ${options.note}` : "");
   if (options.button) {
     return el("button", { type: "button", class: cls, "aria-label": label, "data-card": card,
-      "aria-pressed": options.pressed ? "true" : "false", onclick: options.onclick },
+      onclick: options.onclick },
     el("span", { text: rank }), el("span", { class: "suit", text: suit, "aria-hidden": "true" }));
   }
   return el("span", { class: cls, role: "img", "aria-label": label, "data-card": card },
@@ -70,6 +91,21 @@ function seatName(seat) {
   if (seat === S.seat && !S.spectator) return "You";
   return (entry && entry.name) || `seat ${seat}`;
 }
+
+/** `Ana's`, and `your` for the reader's own seat. */
+function possessive(seat) {
+  return seat === S.seat && !S.spectator ? "your" : `${seatName(seat)}'s`;
+}
+
+/** The phrasebook's `key` with its `{field}`s filled. */
+function say(key, fields = {}) {
+  const template = S.phrases[key];
+  if (template === undefined) return key;
+  return template.replace(/\{(\w+)\}/g, (_, name) => String(fields[name]));
+}
+
+/** A card as people read it (RULES.md §1's rank and the suit's symbol: `T♥`), as the terminal shows it. */
+function pretty(card) { return card[0] + SUITS[card[1]][0]; }
 
 function notice(text) {
   const box = $("notice");
@@ -139,6 +175,8 @@ function hello() {
     if (Number.isInteger(kept.seq)) msg.seq = kept.seq;
   }
   if (S.password) msg.password = S.password;
+  const account = savedAccount();
+  if (account) msg.account = account.key;
   send(msg);
   clearInterval(S.pinger);
   S.pinger = setInterval(() => send({ type: "ping" }), HEARTBEAT * 500);
@@ -150,7 +188,10 @@ const HANDLERS = {
     S.needPassword = false;
     $("server").textContent = msg.server;
     S.optionChoices = msg.options || [];
+    S.ladder = (msg.capabilities || []).includes("ladder");
+    S.queued = false;
     renderOptionForm();
+    renderLadder();
     status("connected");
     notice("");
     const kept = savedSeat();
@@ -163,17 +204,28 @@ const HANDLERS = {
       S.tableName = S.tableName || kept.name || "";
       S.invite = S.invite || kept.invite || null;
     }
+    if (S.table !== msg.table) { S.entry = null; restoreLog(msg.table); }
     S.table = msg.table;
     S.seat = msg.spectator ? null : msg.seat;
     S.spectator = msg.spectator;
     S.matchOver = null;
     S.result = null;
-    if (msg.code) S.invite = `${location.origin}/t/${encodeURIComponent(msg.table)}?code=${encodeURIComponent(msg.code)}`;
+    S.rematch = null;
+    S.queued = false;
+    // the table's link to share: with the join code a private table's creator was given, or
+    // the one this page was opened by
+    const link = invitePath();
+    const code = msg.code || (link && link.table === msg.table ? link.code : null);
+    if (code || !S.invite) {
+      S.invite = `${location.origin}/t/${encodeURIComponent(msg.table)}` + (code ? `?code=${encodeURIComponent(code)}` : "");
+    }
     if (msg.token) saveSeat(msg.token);
+    askTableEntry();
     show("table");
     render();
   },
   state(msg) {
+    if (S.table !== msg.table) restoreLog(msg.table);
     S.table = msg.table;
     S.seq = msg.seq;
     if (msg.hand !== undefined) S.hand = msg.hand;
@@ -183,10 +235,8 @@ const HANDLERS = {
     S.deadline = msg.deadline !== undefined ? Date.now() + msg.deadline * 1000 : null;
     if (msg.standings) S.standings = msg.standings;
     if (msg.view.phase !== "over") { S.result = null; S.askedNext = false; }
-    const hand = new Set(msg.view.hand);
-    for (const card of [...S.selected]) if (!hand.has(card)) S.selected.delete(card);
-    if (msg.event) logLine(describe(msg.event));
-    for (const event of msg.missed || []) logLine(describe(event));
+    if (S.entry === null) askTableEntry();
+    tellHistory();
     if (!S.spectator) saveSeat();
     if (msg.view.phase === "over" && msg.missed !== undefined && !S.spectator) askNextHand();
     show("table");
@@ -198,19 +248,23 @@ const HANDLERS = {
     S.nextDeal = msg.next_deal !== undefined ? Date.now() + msg.next_deal * 1000 : null;
     S.standings = msg.standings;
     if (!S.spectator) saveSeat();
+    logLine(handStory(msg.result).title, "story");
     render();
     $("result").scrollIntoView({ block: "start" }); // below the hand on a phone: bring it up
   },
   match_over(msg) {
     S.matchOver = msg;
     S.standings = msg.standings;
+    const kept = savedSeat();
+    if (kept && kept.token && !S.spectator) S.rematch = { table: S.table, token: kept.token };
     forgetSeat();
     render();
     $("match-over").scrollIntoView({ block: "start" });
   },
   seat_update(msg) {
     S.seats = msg.seats;
-    if (msg.change) logLine(`${seatName(msg.change.seat)}: ${msg.change.change.replace("_", " ")}`);
+    if (msg.change) logLine(say(`seat.${msg.change.change}`, { name: seatName(msg.change.seat) }), "seat-line");
+    else if (S.entry && S.entry.table) askTableEntry(); // a spectator came or went: who counts them
     render();
   },
   chat(msg) {
@@ -233,6 +287,11 @@ const HANDLERS = {
       // refused before the welcome: the connection stays open without a session, so say
       // hello again without the token; refused after it (the table just closed): the lobby
       if (S.welcomed) enterLobbyOrInvite(); else hello();
+      return;
+    }
+    if (msg.code === "bad_account") {
+      localStorage.removeItem(ACCOUNT_KEY); // this server does not know the key: play without
+      hello();
       return;
     }
     if (msg.code === "replaced") {
@@ -302,6 +361,35 @@ function startLobbyRefresh() {
 function stopLobbyRefresh() {
   clearInterval(S.lobbyTimer);
   S.lobbyTimer = null;
+}
+
+// ----- the ladder: register, queue, standings (as `tongits ladder`) -------------------------
+
+function savedAccount() {
+  try { return JSON.parse(localStorage.getItem(ACCOUNT_KEY) || "null"); } catch { return null; }
+}
+
+function renderLadder() {
+  $("ladder").hidden = !S.ladder;
+  if (!S.ladder) return;
+  const account = savedAccount();
+  $("register-form").hidden = Boolean(account);
+  $("queue").hidden = !account || S.queued;
+  $("unqueue").hidden = !account || !S.queued;
+  $("ladder-state").textContent = !account ? "Register a name to play rated matches against people and the server's bots."
+    : S.queued ? `Waiting for a rated match as ${account.name}…` : `Your account: ${account.name}.`;
+}
+
+function showStandings() {
+  send({ type: "standings", limit: 20 }, (reply) => {
+    if (reply.type !== "standings") return false;
+    const list = $("standings");
+    list.hidden = false;
+    list.replaceChildren(...(reply.players || []).map((p) => el("li", {
+      text: `${p.name}: ${p.rating.toFixed(1)} (${plural(p.matches, "match", "matches")})${p.anchor ? ", server bot" : ""}` })));
+    if (!reply.players || !reply.players.length) list.append(el("li", { text: "Nobody is rated yet." }));
+    return true;
+  });
 }
 
 // ----- table options: offered as the server lists them (welcome.options) -------------------
@@ -383,31 +471,94 @@ function renderTables(tables) {
 
 // ----- the table ---------------------------------------------------------------------------
 
-function describe(event) {
-  const who = seatName(event.seat);
-  const cards = (event.cards || []).join(" ");
-  const auto = event.timeout ? " (time ran out)" : event.auto ? " (automatic)" : "";
-  switch (event.action) {
-    case "draw": return `${who} drew from the stock${auto}`;
-    case "pick": return event.meld !== undefined ? `${who} picked the discard onto meld ${event.meld}` : `${who} picked the discard with ${cards}`;
-    case "meld": return `${who} melded ${cards}`;
-    case "secret": return `${who} laid a secret meld${cards ? " " + cards : ""}`;
-    case "sapaw": return `${who} laid off ${event.card} on meld ${event.meld}`;
-    case "discard": return `${who} discarded ${event.card}${auto}`;
-    case "call": return `${who} called`;
-    case "challenge": return `${who} challenged`;
-    case "fold": return `${who} folded${auto}`;
-    default: return `${who}: ${event.action}`;
+/** Asks the lobby for this table's entry (its name, declared length and spectators), which a
+ * link joiner or a reloaded page has not seen; a change of its spectators goes in the log. */
+function askTableEntry() {
+  if (!S.table) return;
+  const table = S.table;
+  S.entry = S.entry || {};
+  send({ type: "list_tables", table }, (reply) => {
+    if (reply.type !== "tables") return false;
+    const entry = (reply.tables || []).find((t) => t.table === table);
+    if (entry && S.table === table) {
+      const before = S.entry && S.entry.spectators;
+      if (Number.isInteger(before) && entry.spectators !== before) {
+        logLine(entry.spectators > before ? `Someone is watching (${plural(entry.spectators, "spectator")})`
+          : `A spectator left (${plural(entry.spectators, "spectator")})`, "seat-line");
+      }
+      S.entry = entry;
+      S.tableName = entry.name;
+      saveSeat();
+      render();
+    }
+    return true;
+  });
+}
+
+/** One line per step of the hand's history, in the phrasebook's words (as the terminal tells
+ * it): the pile and the meld numbers are followed from the start of the hand. */
+function narrate(history) {
+  const pile = [];
+  let melds = 0;
+  return history.map((step) => {
+    const who = seatName(step.seat);
+    const cards = (step.cards || []).map(pretty).join(" ");
+    let text;
+    switch (step.action) {
+      case "pick": {
+        const top = pile.length ? pile.pop() : "?";
+        text = step.meld !== undefined ? say("event.pick_onto", { who, top, meld: step.meld })
+          : say("event.pick", { who, top, cards, meld: melds++ });
+        break;
+      }
+      case "meld": text = say("event.meld", { who, cards, meld: melds++ }); break;
+      case "secret": text = say(cards ? "event.secret_shown" : "event.secret", { who, cards, meld: melds++ }); break;
+      case "sapaw": text = say("event.sapaw", { who, card: pretty(step.card), meld: step.meld }); break;
+      case "discard": pile.push(pretty(step.card)); text = say("event.discard", { who, card: pile[pile.length - 1] }); break;
+      default: text = say(`event.${step.action}`, { who }) + (step.auto ? S.phrases["event.not_opened"] : "");
+    }
+    return step.timeout ? text + S.phrases["event.timeout"] : text;
+  });
+}
+
+/** Adds the steps of the view's history not yet in the log; a new hand starts with a mark. */
+function tellHistory() {
+  const history = S.view.history || [];
+  const hand = S.hand || 1;
+  if (S.told.hand !== hand || history.length < S.told.steps) {
+    S.told = { hand, steps: 0 };
+    logLine(say("hand.new", { count: hand }), "hand-mark");
   }
+  const lines = narrate(history);
+  for (const line of lines.slice(S.told.steps)) logLine(line);
+  S.told.steps = lines.length;
+  saveLog();
 }
 
 function logLine(text, cls) {
   S.log.push({ text, cls });
-  if (S.log.length > 200) S.log.shift();
+  if (S.log.length > 300) S.log.shift();
   const log = $("log");
   log.append(el("li", { class: cls || null, text }));
-  while (log.children.length > 200) log.firstChild.remove();
+  while (log.children.length > 300) log.firstChild.remove();
   log.scrollTop = log.scrollHeight;
+  saveLog();
+}
+
+function saveLog() {
+  try {
+    sessionStorage.setItem(LOG_KEY, JSON.stringify({ table: S.table, told: S.told, log: S.log }));
+  } catch { /* storage full or refused: the log lives on the page only */ }
+}
+
+/** The log of `table` kept by this tab before a reload (or none: a new log). */
+function restoreLog(table) {
+  let kept = null;
+  try { kept = JSON.parse(sessionStorage.getItem(LOG_KEY) || "null"); } catch { kept = null; }
+  const same = kept && kept.table === table;
+  S.log = same ? kept.log : [];
+  S.told = same ? kept.told : { hand: null, steps: 0 };
+  $("log").replaceChildren(...S.log.map((line) => el("li", { class: line.cls || null, text: line.text })));
 }
 
 function moveCards(move) {
@@ -415,36 +566,37 @@ function moveCards(move) {
   return move.card ? [move.card] : [];
 }
 
-/** The legal moves the selection names: those without cards of the hand always, the others
- * when the selected cards are exactly theirs. */
-function offeredMoves() {
-  return S.legal.filter((move) => {
-    const cards = moveCards(move);
-    if (cards.length === 0) return true;
-    return cards.length === S.selected.size && cards.every((card) => S.selected.has(card));
-  });
-}
-
 function meldText(id) {
   const meld = S.view && S.view.melds.find((m) => m.id === id);
   if (!meld) return `meld ${id}`;
-  return `${seatName(meld.owner)}'s ${meld.cards ? meld.cards.join(" ") : "secret meld"}`;
+  return `${possessive(meld.owner)} ${meld.cards ? meld.cards.map(pretty).join(" ") : "secret meld"}`;
 }
 
 function moveLabel(move) {
-  const top = S.view.discards[S.view.discards.length - 1];
+  const top = S.view.discards.length ? pretty(S.view.discards[S.view.discards.length - 1]) : "";
+  const cards = (move.cards || []).map(pretty).join(" ");
   switch (move.action) {
-    case "draw": return "Draw from stock";
-    case "pick": return move.meld !== undefined ? `Pick ${top} onto ${meldText(move.meld)}` : `Pick ${top} with ${move.cards.join(" ")}`;
-    case "meld": return `Meld ${move.cards.join(" ")}`;
-    case "secret": return `Secret meld ${move.cards.join(" ")}`;
-    case "sapaw": return `Lay off ${move.card} on ${meldText(move.meld)}`;
-    case "discard": return `Discard ${move.card}`;
+    case "draw": return "Draw from the stock";
+    case "pick": return move.meld !== undefined ? `Pick ${top} onto ${meldText(move.meld)}` : `Pick ${top} with ${cards}`;
+    case "meld": return `Meld ${cards}`;
+    case "secret": return `Secret meld ${cards}`;
+    case "sapaw": return `Lay off ${pretty(move.card)} on ${meldText(move.meld)}`;
     case "call": return "Call";
     case "challenge": return "Challenge";
     case "fold": return "Fold";
     default: return move.action;
   }
+}
+
+/** The moves offered as buttons: every legal move but the discards (a tap on the card), in
+ * a fixed order of kinds. */
+function buttonMoves() {
+  const moves = S.legal.filter((m) => m.action !== "discard");
+  return moves.sort((a, b) => MOVE_ORDER.indexOf(a.action) - MOVE_ORDER.indexOf(b.action));
+}
+
+function discardOf(card) {
+  return S.legal.find((m) => m.action === "discard" && m.card === card) || null;
 }
 
 function play(move) {
@@ -453,9 +605,35 @@ function play(move) {
     if (reply.type === "error") notice(reply.message);
     return reply.type === "error";
   });
-  S.selected.clear();
+  S.confirming = null;
   S.legal = [];
+  S.focusAfter = true;
   render();
+}
+
+/** A move that asks first (a call), or play it. */
+function choose(move) {
+  if (move.action === "call") {
+    const count = S.view.count;
+    ask(`Call now? Your count is ${count}: the lowest count wins, and a challenger with a lower or equal count beats you.`,
+      "Yes, call", () => play(move));
+    return;
+  }
+  play(move);
+}
+
+function ask(text, yes, onYes) {
+  S.confirming = { text, yes, onYes };
+  renderConfirm();
+  $("confirm-yes").focus();
+}
+
+function renderConfirm() {
+  const box = $("confirm");
+  box.hidden = !S.confirming;
+  if (!S.confirming) return;
+  $("confirm-text").textContent = S.confirming.text;
+  $("confirm-yes").textContent = S.confirming.yes;
 }
 
 function askNextHand() {
@@ -464,20 +642,50 @@ function askNextHand() {
   send({ type: "next_hand" }, (reply) => reply.type === "error" && reply.code === "not_ready");
 }
 
+function handOfMatch() {
+  if (!S.hand) return "";
+  const length = S.entry && S.entry.match_length;
+  return length && length.hands ? `hand ${S.hand} of ${length.hands}` : `hand ${S.hand}`;
+}
+
 function render() {
   if (!S.table) return;
-  const view = S.view;
   $("table-title").textContent = S.tableName || `Table ${S.table}`;
-  $("hand-no").textContent = S.hand ? `hand ${S.hand}` : "";
-  $("invite").hidden = !S.invite;
+  renderWaiting();
+  $("hand-no").textContent = handOfMatch();
+  // a private table's link always (friends may watch by it), a public one's while seats are free
+  $("invite").hidden = !S.invite || (!S.invite.includes("?code=") && $("waiting").hidden);
   if (S.invite) { $("invite-link").textContent = S.invite; $("invite-link").href = S.invite; }
   renderSeats();
+  renderAnnounce();
   renderBoard();
+  $("dock").hidden = Boolean(S.view && S.view.phase === "over");
   renderHand();
   renderMoves();
   renderResult();
   renderOptions();
+  renderConfirm();
   tick();
+  // after a move (whose button is gone), or when the turn comes and nothing has the focus:
+  // the first move, else the first card to discard (never the page's body)
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (S.legal.length && (S.focusAfter || lost) && !S.confirming) {
+    S.focusAfter = false;
+    const first = $("moves").querySelector("button") || $("hand").querySelector("button.discardable");
+    if (first) first.focus({ preventScroll: true });
+  }
+}
+
+function renderWaiting() {
+  const empty = [0, 1, 2].filter((seat) => {
+    const entry = S.seats.find((s) => s.seat === seat);
+    return !entry || entry.player === null;
+  }).length;
+  const waiting = !S.view && empty > 0 && !S.matchOver;
+  $("waiting").hidden = !waiting;
+  if (waiting) {
+    $("waiting").textContent = `Waiting for ${plural(empty, "player")}` + (S.invite ? ": share this link" : ": friends join from the lobby");
+  }
 }
 
 function renderSeats() {
@@ -487,22 +695,55 @@ function renderSeats() {
   for (let seat = 0; seat < 3; seat++) {
     const entry = S.seats.find((s) => s.seat === seat) || { seat, player: null };
     const toAct = view && view.to_act === seat;
-    const cls = `seat${toAct ? " to-act" : ""}${seat === S.seat && !S.spectator ? " me" : ""}${entry.away ? " away" : ""}`;
+    const me = seat === S.seat && !S.spectator;
+    const cls = `seat${toAct ? " to-act" : ""}${me ? " me" : ""}${entry.away ? " away" : ""}`;
     const facts = [];
     if (entry.player === null) facts.push("empty");
-    else if (entry.player === "bot") facts.push(entry.stand_in ? "bot standing in" : "bot");
-    if (entry.away) facts.push("away");
+    else if (entry.stand_in) facts.push(entry.away ? "away: a bot plays" : "a bot plays");
+    else if (entry.player === "bot") facts.push("bot");
+    else if (entry.away) facts.push("away");
     if (view) {
-      facts.push(`${view.hand_sizes[seat]} cards`);
+      facts.push(plural(view.hand_sizes[seat], "card"));
       if (view.opened[seat]) facts.push("opened");
       if (view.dealer === seat) facts.push("dealer");
+      if (view.caller === seat && view.phase === "answer") facts.push("called");
     }
     if (S.standings) facts.push(`${S.standings.chips[seat]} chips`);
     list.append(el("li", { class: cls, "data-seat": seat, "aria-current": toAct ? "true" : null },
-      el("div", { class: "who", text: entry.player === null ? "—" : seatName(seat) }),
-      el("div", { class: "muted", text: facts.join(" · ") }),
+      el("div", { class: "who", text: entry.player === null ? "—" : (me ? `You (${entry.name || S.name})` : seatName(seat)) }),
+      el("div", { class: "facts", text: facts.join(" · ") }),
       el("div", { class: "clock", "data-clock": seat })));
   }
+}
+
+/** The seats' answers to the latest call of the history: who challenged, who folded. */
+function answers(history) {
+  let at = -1;
+  history.forEach((step, i) => { if (step.action === "call") at = i; });
+  if (at < 0) return null;
+  const after = history.slice(at + 1);
+  return {
+    caller: history[at].seat,
+    challengers: after.filter((s) => s.action === "challenge").map((s) => s.seat),
+    folders: after.filter((s) => s.action === "fold").map((s) => s.seat),
+  };
+}
+
+/** A call on the table, told where the table is: who called and how many cards they hold;
+ * the seat that must answer is asked, with its own count; who challenged and who folded. */
+function renderAnnounce() {
+  const box = $("announce");
+  const view = S.view;
+  const call = view && (view.phase === "answer" || view.phase === "over") ? answers(view.history || []) : null;
+  box.hidden = !call;
+  box.replaceChildren();
+  if (!call) return;
+  const who = seatName(call.caller);
+  const asked = view.to_act === S.seat && !S.spectator && S.legal.length > 0;
+  box.append(el("p", { class: "called", text: asked ? say("call.ask", { who }) : say("call.made", { who, count: view.hand_sizes[call.caller] }) }));
+  if (asked) box.append(el("p", { text: `${say("call.made", { who, count: view.hand_sizes[call.caller] })}. Your count: ${view.count}` }));
+  if (call.challengers.length) box.append(el("p", { text: say("call.challengers", { who: call.challengers.map(seatName).join(", ") }) }));
+  if (call.folders.length) box.append(el("p", { text: say("call.folders", { who: call.folders.map(seatName).join(", ") }) }));
 }
 
 function renderBoard() {
@@ -529,56 +770,110 @@ function renderBoard() {
     } else {
       for (let i = 0; i < 3; i++) cards.append(el("span", { class: "card small back", role: "img", "aria-label": "hidden card" }));
     }
-    melds.append(el("div", { class: "meld", "data-meld": meld.id, role: "group", "aria-label": `meld ${meld.id} of ${seatName(meld.owner)}` },
-      el("div", { class: "owner", text: `${meld.id}: ${seatName(meld.owner)}${meld.secret ? " (secret)" : ""}` }), cards));
+    melds.append(el("div", { class: "meld", "data-meld": meld.id, role: "group", "aria-label": `meld ${meld.id}: ${possessive(meld.owner)}` },
+      el("div", { class: "owner", text: `#${meld.id} ${seatName(meld.owner)}${meld.secret ? " (secret)" : ""}` }), cards));
   }
 }
 
+/** Your hand: a tap on a card discards it when a discard of it is legal; the cards some
+ * other legal move uses are marked. */
 function renderHand() {
   const hand = $("hand");
-  hand.replaceChildren();
   const view = S.view;
   hand.hidden = S.spectator;
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.card : null;
+  hand.replaceChildren();
+  $("my-count").textContent = view && !S.spectator && view.count !== null && view.count !== undefined ? `Your count: ${view.count}` : "";
   if (!view || S.spectator) return;
-  const playable = new Set(S.legal.flatMap(moveCards));
+  const used = new Set(buttonMoves().flatMap(moveCards));
   for (const card of view.hand) {
-    hand.append(cardEl(card, {
-      button: true, pressed: S.selected.has(card), extra: playable.has(card) ? "playable" : "",
-      onclick: () => { toggle(card); },
-    }));
+    const discard = discardOf(card);
+    const marks = [discard ? "discardable" : "", used.has(card) ? "playable" : ""].filter(Boolean).join(" ");
+    const note = discard ? "tap to discard" : used.has(card) ? "used by a move below" : null;
+    const button = cardEl(card, { button: true, extra: marks, note, onclick: () => { if (discard) play(discard); } });
+    button.setAttribute("aria-disabled", discard ? "false" : "true");
+    hand.append(button);
+  }
+  if (focused) {
+    const again = hand.querySelector(`[data-card="${focused}"]`);
+    if (again) again.focus();
   }
 }
 
-function toggle(card) {
-  if (S.selected.has(card)) S.selected.delete(card); else S.selected.add(card);
-  renderHand();
-  renderMoves();
-  const again = $("hand").querySelector(`[data-card="${card}"]`);
-  if (again) again.focus();
+function highlight(cards, on) {
+  for (const card of cards) {
+    const node = $("hand").querySelector(`[data-card="${card}"]`);
+    if (node) node.classList.toggle("in-move", on);
+  }
 }
 
 function renderMoves() {
   const moves = $("moves");
   moves.replaceChildren();
   moves.dataset.legal = String(S.legal.length);
-  const offered = S.view ? offeredMoves() : [];
-  offered.forEach((move, i) => {
-    const key = i < 9 ? el("kbd", { text: String(i + 1), "aria-hidden": "true" }) : null;
-    moves.append(el("button", { type: "button", "data-action": move.action, onclick: () => play(move) }, key, moveLabel(move)));
-  });
-  const handMoves = S.legal.filter((m) => moveCards(m).length > 0).length;
-  const matched = offered.filter((m) => moveCards(m).length > 0).length;
-  let hint = "";
-  if (handMoves && !matched) {
-    hint = S.selected.size ? "No move uses exactly these cards." : "Select cards to see the moves that use them.";
+  const offered = S.view ? buttonMoves() : [];
+  const keyed = new Set();
+  for (const move of offered) {
+    const key = MOVE_KEYS[move.action];
+    const first = !keyed.has(key);
+    keyed.add(key);
+    const cards = moveCards(move);
+    moves.append(el("button", {
+      type: "button", "data-action": move.action, "data-key": first ? key : null,
+      "aria-keyshortcuts": first ? key : null, class: `move move-${move.action}`,
+      onclick: () => choose(move),
+      onmouseenter: () => highlight(cards, true), onmouseleave: () => highlight(cards, false),
+      onfocus: () => highlight(cards, true), onblur: () => highlight(cards, false),
+    }, first ? el("kbd", { text: key.toUpperCase(), "aria-hidden": "true" }) : null, moveLabel(move)));
   }
-  $("hint").textContent = hint;
+  const discards = S.legal.some((m) => m.action === "discard");
+  $("hint").textContent = discards ? "Tap a card to discard it" + (offered.length ? ", or play a move." : ".") : "";
 }
 
-// How a hand ended (its result's `end`), in words.
-const HAND_ENDS = { tongits: "Tongits", call: "on a call", stock: "the stock ran out", void: "a void hand" };
+// ----- the hand's story --------------------------------------------------------------------
 
-function plural(count, noun) { return `${count} ${noun}${count === 1 ? "" : "s"}`; }
+function plural(count, noun, many) { return `${count} ${count === 1 ? noun : many || noun + "s"}`; }
+
+function names(seats) { return seats.map(seatName).join(", "); }
+
+/** How the hand ended, in the phrasebook's words, from its result and the history. */
+function handStory(result) {
+  const winner = result.winner === null || result.winner === undefined ? null : seatName(result.winner);
+  const how = S.phrases[`end.${result.end}`] || "";
+  const lines = [];
+  let title = winner === null ? "Hand over: nobody won (void hand)"
+    : `Hand over: ${winner} ${result.winner === S.seat && !S.spectator ? "win" : "wins"}${how ? " " + how : ""}`;
+  const call = result.end === "call" && S.view ? answers(S.view.history || []) : null;
+  if (call) {
+    const caller = seatName(call.caller);
+    title += call.caller === result.winner ? "" : ` (${possessive(call.caller)} call lost)`;
+    lines.push(`${caller} called with a count of ${result.counts[call.caller]}.`);
+    lines.push(result.challengers.length ? say("call.challengers", { who: names(result.challengers) }) : say("call.nobody"));
+    if (call.folders.length) lines.push(say("call.folders", { who: names(call.folders) }));
+  }
+  if (result.end === "stock") lines.push("The stock ran out: the lowest count wins.");
+  if (result.burned && result.burned.length) lines.push(`Burned (no meld on the table): ${names(result.burned)}.`);
+  if (result.pot_taken) lines.push(`${winner} took the pot: ${plural(result.pot_taken, "chip")}.`);
+  return { title, lines };
+}
+
+function resultTable(result) {
+  const standings = S.standings;
+  // each seat's final hand on a row of its own under its figures: it fits a phone's width
+  const rows = [0, 1, 2].flatMap((seat) => [
+    el("tr", { class: seat === result.winner ? "winner" : null, "data-seat": seat },
+      el("td", { text: seatName(seat) + (result.burned && result.burned.includes(seat) ? " (burned)" : "") }),
+      el("td", { class: "count", text: String(result.counts[seat]) }),
+      el("td", { text: (result.chips[seat] > 0 ? "+" : "") + result.chips[seat] }),
+      el("td", { text: standings ? String(standings.chips[seat]) : "" })),
+    el("tr", { class: "final-hand" },
+      el("td", { colspan: "4", "aria-label": `${possessive(seat)} last hand` },
+        el("div", { class: "cards" }, ...(result.hands[seat] || []).map((c) => cardEl(c, { small: true }))))),
+  ]);
+  return el("table", {},
+    el("thead", {}, el("tr", {}, ...["Seat", "Count", "Chips", "Total"].map((h) => el("th", { text: h })))),
+    el("tbody", {}, ...rows));
+}
 
 function renderResult() {
   const box = $("result");
@@ -587,27 +882,6 @@ function renderResult() {
   box.replaceChildren();
   box.hidden = !result && !over;
   if (!result && !over) return;
-  const standings = S.standings;
-  if (result) {
-    const how = HAND_ENDS[result.end] || result.end;
-    const title = result.winner === null || result.winner === undefined
-      ? `Hand over: nobody won (${how})` : `Hand over: ${seatName(result.winner)} won${how ? ` (${how})` : ""}`;
-    box.append(el("h3", { text: title }));
-    // each seat's final hand on a row of its own under its figures: it fits a phone's width
-    const rows = [0, 1, 2].flatMap((seat) => [
-      el("tr", { class: seat === result.winner ? "winner" : null },
-        el("td", { text: seatName(seat) }),
-        el("td", { text: String(result.counts[seat]) }),
-        el("td", { text: (result.chips[seat] > 0 ? "+" : "") + result.chips[seat] }),
-        el("td", { text: standings ? String(standings.chips[seat]) : "" })),
-      el("tr", { class: "final-hand" },
-        el("td", { colspan: "4", "aria-label": `${seatName(seat)}'s last hand` },
-          el("div", { class: "cards" }, ...(result.hands[seat] || []).map((c) => cardEl(c, { small: true }))))),
-    ]);
-    box.append(el("table", {},
-      el("thead", {}, el("tr", {}, ...["Seat", "Count", "Chips", "Total"].map((h) => el("th", { text: h })))),
-      el("tbody", {}, ...rows)));
-  }
   if (over) {
     const chips = over.standings.chips;
     const best = Math.max(...chips);
@@ -621,8 +895,21 @@ function renderResult() {
     box.append(el("ol", { class: "standings", "aria-label": "Final standings" }, ...ranked.map((s) => el("li", {
       class: chips[s] === best ? "winner" : null,
       text: `${seatName(s)}: ${chips[s] > 0 ? "+" : ""}${chips[s]} chips, ${plural(over.standings.wins[s], "hand")} won` }))));
-    box.append(el("button", { type: "button", id: "to-lobby", onclick: backToLobby }, "Back to the lobby"));
-  } else if (S.result && S.result.last) {
+    const actions = el("p", { class: "actions" });
+    if (S.rematch) {
+      actions.append(el("button", { type: "button", id: "again", onclick: again }, "Again: another match, same players"));
+    }
+    actions.append(el("button", { type: "button", id: "to-lobby", class: "quiet", onclick: backToLobby }, "Back to the lobby"));
+    box.append(actions);
+  }
+  if (result) {
+    const story = handStory(result);
+    box.append(el(over ? "h4" : "h3", { id: "hand-over", text: over ? `The last hand: ${story.title.replace(/^Hand over: /, "")}` : story.title }));
+    for (const line of story.lines) box.append(el("p", { class: "story", text: line }));
+    box.append(resultTable(result));
+  }
+  if (over) return;
+  if (S.result && S.result.last) {
     box.append(el("p", { class: "muted", text: "That was the match's last hand." }));
   } else {
     if (!S.spectator) {
@@ -633,21 +920,81 @@ function renderResult() {
   }
 }
 
+/** Another match with the same players (the terminal's `again`): `create_table` with
+ * `rematch`; the first to ask opens the table, the others are seated at it. */
+function again() {
+  const { table, token } = S.rematch;
+  const msg = { type: "create_table", name: S.tableName || "Again", rematch: table, token };
+  const name = S.tableName;
+  resetTable();
+  S.tableName = name;
+  send(msg, (reply) => {
+    if (reply.type !== "error") return false;
+    notice(reply.message);
+    show("lobby");
+    return true;
+  });
+}
+
+// ----- your turn, said where you look ------------------------------------------------------
+
+function myTurn() {
+  const view = S.view;
+  return Boolean(view && view.phase !== "over" && view.to_act === S.seat && !S.spectator && S.legal.length);
+}
+
+/** On your turn: the tab's title, and (if chosen) a sound, a vibration, a notification when
+ * the page is not in view. Once per turn. */
+function alertTurn() {
+  const mine = myTurn();
+  document.title = mine ? `● Your turn — ${TITLE}` : TITLE;
+  if (!mine) { S.alerted = false; return; }
+  if (S.alerted) return;
+  S.alerted = true;
+  if (localStorage.getItem(ALERT_KEY) === "on") {
+    beep();
+    if (navigator.vibrate) navigator.vibrate(120);
+  }
+  if (document.hidden && window.Notification && Notification.permission === "granted") {
+    try { new Notification(TITLE, { body: "Your turn", tag: "tongits-turn", icon: "/icon.svg" }); } catch { /* not here */ }
+  }
+}
+
+function beep() {
+  const Context = window.AudioContext || window.webkitAudioContext;
+  if (!Context) return;
+  try {
+    S.audio = S.audio || new Context();
+    const tone = S.audio.createOscillator();
+    const gain = S.audio.createGain();
+    tone.frequency.value = 660;
+    gain.gain.value = 0.08;
+    tone.connect(gain).connect(S.audio.destination);
+    tone.start();
+    tone.stop(S.audio.currentTime + 0.15);
+  } catch { /* no sound here */ }
+}
+
 function tick() {
   for (const clock of document.querySelectorAll("[data-clock]")) clock.textContent = "";
   const view = S.view;
-  let turn = "";
+  let words = "";
+  let clockText = "";
   if (view && view.phase !== "over" && view.to_act !== null) {
     const left = S.deadline ? Math.max(0, Math.ceil((S.deadline - Date.now()) / 1000)) : null;
     const clock = document.querySelector(`[data-clock="${view.to_act}"]`);
     if (clock && left !== null) clock.textContent = `${left} s`;
+    if (left !== null) clockText = `${left} s`;
     if (view.to_act === S.seat && !S.spectator) {
-      turn = S.legal.length ? "Your turn" + (left !== null ? ` (${left} s)` : "") : "Your turn…";
+      words = !S.legal.length ? "Your turn…" : view.phase === "answer" ? "Your turn: challenge or fold" : "Your turn";
     } else {
-      turn = `${seatName(view.to_act)} to play`;
+      words = `${seatName(view.to_act)} to play`;
     }
   }
-  $("turn").textContent = turn;
+  // the live region is told only when its words change, not each second of the clock
+  if (words !== S.turnWords) { S.turnWords = words; $("turn").textContent = words; }
+  $("turn-clock").textContent = clockText;
+  alertTurn();
   const nextDeal = $("next-deal");
   if (nextDeal && S.nextDeal) {
     const left = Math.max(0, Math.ceil((S.nextDeal - Date.now()) / 1000));
@@ -655,15 +1002,29 @@ function tick() {
   }
 }
 
-function backToLobby() {
+function resetTable() {
   S.table = null; S.view = null; S.result = null; S.matchOver = null; S.standings = null;
-  S.tableName = "";
+  S.tableName = ""; S.entry = null; S.rematch = null; S.confirming = null;
   S.seats = []; S.invite = null; S.legal = []; S.log = []; S.hand = null;
+  S.told = { hand: null, steps: 0 };
   $("log").replaceChildren();
+  document.title = TITLE;
   forgetSeat();
+  try { sessionStorage.removeItem(LOG_KEY); } catch { /* nothing kept */ }
+}
+
+function backToLobby() {
+  resetTable();
   history.replaceState(null, "", "/");
   notice("");
   show("lobby");
+}
+
+/** What leaving does to the seat, said before it is done. */
+function leaveWords() {
+  if (S.spectator) return "Stop watching this table?";
+  if (!S.view) return "Leave the table? Your seat is freed for someone else.";
+  return "Leave the table? A bot plays your seat for the rest of the match (it keeps your chips), and you cannot come back to it.";
 }
 
 // ----- wiring ------------------------------------------------------------------------------
@@ -707,29 +1068,80 @@ function wire() {
   });
   $("leave").addEventListener("click", () => {
     if (S.matchOver) { backToLobby(); return; }
-    send({ type: "leave" }, () => { backToLobby(); return true; });
+    ask(leaveWords(), S.spectator ? "Stop watching" : "Leave", () => {
+      S.confirming = null;
+      send({ type: "leave" }, () => { backToLobby(); return true; });
+    });
+  });
+  $("confirm-yes").addEventListener("click", () => { if (S.confirming) S.confirming.onYes(); });
+  $("confirm-no").addEventListener("click", () => {
+    S.confirming = null;
+    renderConfirm();
+    const back = $("moves").querySelector("button") || $("leave");
+    back.focus();
   });
   $("invite-copy").addEventListener("click", () => {
-    if (navigator.clipboard) navigator.clipboard.writeText(S.invite).catch(() => {});
+    const said = (text) => { $("copied").textContent = text; setTimeout(() => { $("copied").textContent = ""; }, 3000); };
+    if (navigator.clipboard) navigator.clipboard.writeText(S.invite).then(() => said("Copied"), () => said("Copy failed: select the link"));
+    else said("Select the link to copy it");
+  });
+  $("register-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = $("register-name").value.trim();
+    if (!name) return;
+    send({ type: "register", name }, (reply) => {
+      if (reply.type === "error") { notice(reply.message); return true; }
+      localStorage.setItem(ACCOUNT_KEY, JSON.stringify({ name: reply.name, key: reply.key }));
+      notice("");
+      S.ws.close(); // a session takes its account in hello: open a new one with it
+      return true;
+    });
+  });
+  $("queue").addEventListener("click", () => {
+    send({ type: "queue" }, (reply) => {
+      if (reply.type === "error") { notice(reply.message); return true; }
+      S.queued = true;
+      renderLadder();
+      return true;
+    });
+  });
+  $("unqueue").addEventListener("click", () => {
+    send({ type: "unqueue" }, () => { S.queued = false; renderLadder(); return true; });
+  });
+  $("standings-show").addEventListener("click", showStandings);
+  $("alert-sound").checked = localStorage.getItem(ALERT_KEY) === "on";
+  $("alert-sound").addEventListener("change", () => {
+    localStorage.setItem(ALERT_KEY, $("alert-sound").checked ? "on" : "off");
+    if ($("alert-sound").checked) beep(); // a tap allows the page to sound later
+  });
+  $("alert-notify").hidden = !window.Notification;
+  $("alert-notify").addEventListener("click", () => {
+    Notification.requestPermission().then((answer) => {
+      $("notify-state").textContent = answer === "granted" ? "You will be notified." : "The browser does not allow it here (it needs HTTPS or this machine).";
+    });
   });
   document.addEventListener("keydown", (event) => {
-    if (event.target instanceof HTMLInputElement || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (/^[1-9]$/.test(event.key)) {
-      const button = $("moves").children[Number(event.key) - 1];
-      if (button) { event.preventDefault(); button.click(); }
-    } else if (event.key === "Escape") {
-      S.selected.clear();
-      render();
+    if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "Escape" && S.confirming) {
+      $("confirm-no").click();
+      return;
     }
+    const button = $("moves").querySelector(`[data-key="${event.key.toLowerCase()}"]`);
+    if (button) { event.preventDefault(); button.click(); }
   });
   setInterval(tick, 250);
 }
 
+/** The phrasebook first (the page tells everything in its words), then the connection. */
 function start() {
   wire();
   $("create-name").value = S.name ? `${S.name}'s table` : "Friday";
-  if (!S.name) { askLogin(); return; }
-  connect();
+  fetch("/phrases.json").then((reply) => reply.json()).then((phrases) => { S.phrases = phrases; })
+    .catch(() => { /* the keys stand in for the words */ })
+    .finally(() => {
+      if (!S.name) { askLogin(); return; }
+      connect();
+    });
 }
 
 start();

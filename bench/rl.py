@@ -1,0 +1,131 @@
+"""The reinforcement-learning environment's speed (a benchmark, not a test), beside RLCard's
+gin rummy environment in the same run, and the vector path for long runs:
+
+    pip install '.[rl]' rlcard      # rlcard for this comparison only: no dependency of ours
+    python bench/rl.py [--seconds S] [--rounds N] [--envs N]
+
+Printed, each the best of ``--rounds`` rounds, in CPU seconds of this process (on a shared
+machine other work does not inflate them; the two environments' rounds alternate as well):
+
+* ``tongits``: decisions per second of ``TongitsEnv`` (tongits.client.rl) in the usual AEC
+  loop, ``env.last()`` (the observation and its action mask from the seat's view) then
+  ``env.step(action)``, the action drawn uniformly from the mask; ``tongits (wrapped)`` the
+  same through PettingZoo's wrappers (``tongits.client.rl.env()``);
+* ``rlcard gin-rummy``: decisions per second of ``rlcard.make("gin-rummy")``, whose
+  ``env.step(action)`` returns the next state (observation and legal actions), the action
+  drawn uniformly from the legal ones; and the ratio;
+* ``vector``: learner decisions per second of ``vector_env(--envs)`` (``SeatEnv`` against two
+  ``random`` bots, whose moves are not counted), stepped together in this process and with a
+  worker process per environment (Gymnasium's ``SyncVectorEnv`` and ``AsyncVectorEnv``); in
+  wall-clock seconds, since the work is in other processes (so it is only as good as the
+  cores that are free).
+
+The last line is one JSON object for scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from pettingzoo import AECEnv
+from tongits.client.rl import TongitsEnv, env, vector_env
+
+
+def tongits_steps(game: AECEnv, seconds: float, rng: np.random.Generator) -> float:
+    """Decisions per second of the AEC loop over whole hands for ``seconds``."""
+    decisions = 0
+    start = time.process_time()
+    while (elapsed := time.process_time() - start) < seconds:
+        game.reset()
+        for _ in game.agent_iter():
+            obs, _, done, _, _ = game.last()
+            if done:
+                game.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            game.step(int(legal[rng.integers(len(legal))]))
+            decisions += 1
+    return decisions / elapsed
+
+
+def rlcard_steps(seconds: float, rng: np.random.Generator) -> float:
+    """Decisions per second of RLCard's gin rummy over whole games for ``seconds``."""
+    import rlcard
+
+    game = rlcard.make("gin-rummy", config={"seed": 0})
+    decisions = 0
+    start = time.process_time()
+    while (elapsed := time.process_time() - start) < seconds:
+        state, _ = game.reset()
+        while not game.is_over():
+            legal = list(state["legal_actions"])
+            state, _ = game.step(legal[rng.integers(len(legal))])
+            decisions += 1
+    return decisions / elapsed
+
+
+def vector_steps(n: int, processes: bool, seconds: float, rng: np.random.Generator) -> float:
+    """Learner decisions per second of ``vector_env(n)`` against two random bots."""
+    envs = vector_env(n, processes=processes, opponents=("random", "random"), seed="bench")
+    try:
+        obs, _ = envs.reset(seed=0)
+        decisions = 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            actions = []
+            for mask in obs["action_mask"]:
+                legal = np.flatnonzero(mask)
+                actions.append(int(legal[rng.integers(len(legal))]) if len(legal) else 0)
+                decisions += bool(len(legal))
+            obs, *_ = envs.step(np.array(actions))
+        return decisions / elapsed
+    finally:
+        envs.close()
+
+
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=4.0, help="seconds per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds; the best one counts")
+    parser.add_argument("--envs", type=int, default=4, help="environments of the vector path")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    has_rlcard = importlib.util.find_spec("rlcard") is not None
+    raw, wrapped = TongitsEnv(seed=0), env(seed=0)
+    figures: dict[str, Any] = {}
+    measures: dict[str, Callable[[], float]] = {
+        "tongits": lambda: tongits_steps(raw, args.seconds, rng),
+        "tongits_wrapped": lambda: tongits_steps(wrapped, args.seconds, rng),
+    }
+    if has_rlcard:
+        measures["rlcard_gin_rummy"] = lambda: rlcard_steps(args.seconds, rng)
+    for _ in range(args.rounds):
+        for name, measure in measures.items():
+            figures[name] = max(figures.get(name, 0.0), measure())
+    for name, rate in figures.items():
+        print(f"{name:18s} {rate:9,.0f} decisions/s")
+    if has_rlcard:
+        figures["ratio"] = figures["tongits"] / figures["rlcard_gin_rummy"]
+        print(f"tongits / rlcard gin-rummy: {figures['ratio']:.1f}x")
+    else:
+        print("rlcard is not installed (pip install rlcard): no comparison")
+    for processes in (False, True):
+        key = f"vector_{args.envs}_{'processes' if processes else 'in_process'}"
+        figures[key] = max(vector_steps(args.envs, processes, args.seconds, rng)
+                           for _ in range(args.rounds))
+        print(f"vector of {args.envs}, {'a process each' if processes else 'in this process'}:"
+              f" {figures[key]:,.0f} learner decisions/s (cores: {os.cpu_count()})")
+    print(json.dumps({k: round(v, 2) for k, v in figures.items()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""``TongitsEnv``: one hand of Tongits as a PettingZoo AEC environment (three agents).
+
+The agents are ``seat_0``, ``seat_1``, ``seat_2``; the engine says whose turn it is (the
+answers to a call included; seats that have not opened fold on their own, RULES.md §6.2).
+Each observation is ``{"observation": encode(view), "action_mask": mask}`` from that seat's
+``seat_view`` (``observation.py``); the mask is its legal moves in the fixed action space of
+``actions.py``, all zeros when it is not the seat's turn. A hand is one episode: when it ends
+every agent gets its chips of the RULES.md §9 settlement as its reward (the ante's pot belongs
+to a match, not to a hand: it is not in the reward), and all three terminate.
+
+Chance is input: ``reset(seed=s)`` deals hand 0 of the match seed ``s`` (``deck_for(s, 0)``,
+the dealer of ``first_dealer``); a later ``reset()`` without a seed deals that match's next
+hand, its dealer the next seat. The same seed and the same actions replay the same hand, and
+``record()`` is its hand record (docs/RECORD.md: ``tongits replay`` plays it back).
+``reset(options={"deck": [...], "dealer": d})`` deals a given deck instead; other keys of
+``options`` are ignored, as Gymnasium's ``reset`` does.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from tongits.engine import Card, Hand, HandRecord, Move, Options, deck_for, hand_record, seat_view
+from tongits.engine.match import first_dealer
+
+from .actions import ACTIONS, ActionError, describe, legal_actions
+from .observation import OBSERVATION_SIZE, encode
+
+AGENTS = ("seat_0", "seat_1", "seat_2")
+ObservationDict = dict[str, npt.NDArray[Any]]
+
+
+def observation_space() -> spaces.Dict:
+    """The space of one agent's observations."""
+    return spaces.Dict({
+        "observation": spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), np.float32),
+        "action_mask": spaces.Box(0, 1, (ACTIONS,), np.int8),
+    })
+
+
+def mask_of(legal: dict[int, Move]) -> npt.NDArray[np.int8]:
+    """The action mask of a seat's legal actions (``legal_actions``)."""
+    ones = bytearray(ACTIONS)
+    for index in legal:
+        ones[index] = 1
+    return np.frombuffer(ones, dtype=np.int8)
+
+
+class TongitsEnv(AECEnv[str, ObservationDict, int]):
+    """Tongits hands under the table options ``options`` (RULES.md §10), one hand an episode.
+
+    ``seed`` is the match seed of the first ``reset()`` that gives none (None: a random one).
+    ``hand`` is the engine's hand being played (read it, never change it: the environment's
+    moves go through ``step``)."""
+
+    metadata = {"name": "tongits_v0", "render_modes": [], "is_parallelizable": False}
+
+    def __init__(self, options: Options | None = None, seed: int | str | None = None) -> None:
+        super().__init__()
+        self.options = options or Options()
+        self.possible_agents = list(AGENTS)
+        self.observation_spaces = {a: observation_space() for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(ACTIONS) for a in AGENTS}
+        self.match_seed: int | str = seed if seed is not None else secrets.randbits(63)
+        self.hand_number = -1
+        self.hand = Hand(deck_for(self.match_seed, 0), first_dealer(self.match_seed),
+                         self.options)
+        self._legal: dict[int, Move] | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | str | None = None,
+              options: dict[str, Any] | None = None) -> None:
+        deck: Sequence[Card | str] | None = None
+        dealer = 0
+        if options and "deck" in options:
+            deck, dealer = options["deck"], options.get("dealer", 0)
+        elif seed is not None:
+            self.match_seed, self.hand_number = seed, 0
+        else:
+            self.hand_number += 1
+        if deck is None:
+            deck = deck_for(self.match_seed, self.hand_number)
+            dealer = (first_dealer(self.match_seed) + self.hand_number) % 3
+        self.hand = Hand(deck, dealer, self.options)
+        self._legal = None
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in AGENTS}
+        self.agent_selection = AGENTS[self.hand.to_act]
+
+    def observe(self, agent: str) -> ObservationDict:
+        seat = AGENTS.index(agent)
+        view = seat_view(self.hand, seat)
+        legal = legal_actions(view)
+        if seat == self.hand.to_act and not self.hand.over:
+            self._legal = legal
+        return {"observation": encode(view), "action_mask": mask_of(legal)}
+
+    def legal(self) -> dict[int, Move]:
+        """The legal moves of the agent to act, by action index (the mask's ones)."""
+        if self._legal is None:
+            self._legal = legal_actions(seat_view(self.hand, self.hand.to_act))
+        return self._legal
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ActionError(f"{agent} is to act: None is only for a finished agent")
+        move = self.legal().get(int(action))
+        if move is None:
+            what = describe(int(action)) if 0 <= action < ACTIONS else "no action at all"
+            raise ActionError(f"{agent} may not play action {action} ({what}) now")
+        # One of the engine's legal moves of this very state: the check is not made twice.
+        self.hand.apply_legal(self.hand.to_act, move)
+        self._after_move(agent)
+
+    def play(self, move: Move) -> None:
+        """``step`` with the move itself rather than its index (a bot's move, a scripted
+        hand): ``IllegalMove`` if the seat to act may not play it, and nothing changes."""
+        self.hand.apply(self.hand.to_act, move)
+        self._after_move(self.agent_selection)
+
+    def _after_move(self, agent: str) -> None:
+        hand = self.hand
+        self._legal = None
+        self._cumulative_rewards[agent] = 0.0
+        if hand.over:
+            assert hand.result is not None
+            self.rewards = {a: float(c) for a, c in zip(AGENTS, hand.result.chips, strict=True)}
+            self.terminations = dict.fromkeys(AGENTS, True)
+            self.agent_selection = AGENTS[(AGENTS.index(agent) + 1) % 3]
+            self._accumulate_rewards()
+        else:
+            self.rewards = dict.fromkeys(AGENTS, 0.0)
+            self.agent_selection = AGENTS[hand.to_act]
+
+    def record(self) -> HandRecord:
+        """The hand record of the hand being played (docs/RECORD.md): ``record().replay()``
+        plays it again on the engine, ``json.dumps(hand_record(env.hand))`` is the file
+        ``tongits replay`` reads."""
+        return HandRecord.from_dict(hand_record(self.hand))
+
+
+def env(options: Options | None = None, seed: int | str | None = None) -> AECEnv[
+        str, ObservationDict, int]:
+    """``TongitsEnv`` in PettingZoo's usual wrappers (an action out of the space, or a call
+    out of order, is refused with the wrapper's message)."""
+    wrapped: AECEnv[str, ObservationDict, int] = TongitsEnv(options, seed)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
