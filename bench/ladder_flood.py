@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import trio
-from tongits.server.ladder import Ladder
+from tongits.server.ladder.ladder import Ladder
 from tongits.server.names import folded
 
 #: Seconds the server may take to say ``listening on``.

@@ -2,7 +2,7 @@
 
 Each phrase is a template with ``{name}`` fields (``str.format`` fields with no format spec,
 so that the page fills them with a plain replace). The terminal client imports ``say``; the
-server sends ``PHRASES`` to the page as ``/phrases.json`` (server/web.py), so a person at the
+server sends ``PHRASES`` to the page as ``/phrases.json`` (server/net/web.py), so a person at the
 terminal and a friend on a phone read an event, a call and a hand's end in the same words.
 
 Fields: ``who`` a seat's name as the reader knows it ("you" for the reader's own seat), ``cards``

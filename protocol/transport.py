@@ -7,7 +7,7 @@ fingerprints (sans-IO, like the rest of the protocol).
   server that speaks TLS, names a private table and its join code; the server password rides in
   ``&password=…`` only when the host asked for it (``tongits-server --invite-password``). The
   same link in browser form, ``http://HOST:PORT/t/TABLE?code=CODE`` (``https://`` for TLS), is
-  the address of the page that opens into the table (server/web.py), and means the same.
+  the address of the page that opens into the table (server/net/web.py), and means the same.
 * A certificate's fingerprint is ``SHA256:`` and the SHA-256 of its DER bytes in hex pairs, the
   form the server logs and the client shows before trusting a self-signed certificate.
 """

@@ -25,21 +25,21 @@ import trio
 from tongits.protocol import ErrorCode
 from trio.socket import AF_INET
 
-from .access import PasswordGate
 from .config import ServerConfig
-from .connection import Connections, address_key
-from .discovery import answer_discovery
 from .handshake import Handshake
-from .journal import Journal, NullJournal
-from .ladder import Ladder
-from .ladder_requests import LadderDesk
+from .ladder.ladder import Ladder
+from .ladder.ladder_requests import LadderDesk
+from .ladder.matchmaker import Matchmaker
 from .lobby import Lobby
-from .matchmaker import Matchmaker
-from .peer import Peer
+from .net.access import PasswordGate
+from .net.connection import Connections, address_key
+from .net.discovery import answer_discovery
+from .net.peer import Peer
+from .net.tls import ServerTLS
+from .net.transport import TransportWrapper
+from .net.web import browser_address
 from .routes import Router
-from .tls import ServerTLS
-from .transport import TransportWrapper
-from .web import browser_address
+from .storage.journal import Journal, NullJournal
 
 log = logging.getLogger("tongits.server")
 

@@ -16,7 +16,7 @@ from typing import Any
 from tongits.protocol import DEFAULT_MAX_FRAME_SIZE
 from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT
 
-from .bots import policy_names
+from .table.bots import policy_names
 
 #: ``ServerConfig.check``: the numeric settings, what each must be, in words.
 _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (

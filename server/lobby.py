@@ -38,14 +38,14 @@ from tongits.engine import MatchLength, Options
 from tongits.engine.errors import shown
 from tongits.protocol import CreateTable, ErrorCode, Join, ListTables, Mode, ProtocolError
 
-from .actor import Table
-from .commit import GroupCommit
-from .dealing import Dealing
-from .entries import CreateEntry
-from .journal import Journal
-from .progression import MatchDealing
-from .requests import HostClose
-from .table import TableLogState, token_digest
+from .storage.commit import GroupCommit
+from .storage.journal import Journal
+from .table.actor import Table
+from .table.dealing import Dealing
+from .table.entries import CreateEntry
+from .table.progression import MatchDealing
+from .table.requests import HostClose
+from .table.table import TableLogState, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig

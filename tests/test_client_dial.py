@@ -26,7 +26,7 @@ from tongits.client.tui.lobby import connect
 from tongits.client.tui.net import invite_words
 from tongits.protocol.transport import Endpoint
 from tongits.server import MemoryJournal, Server
-from tongits.server.tls import ServerTLS
+from tongits.server.net.tls import ServerTLS
 
 PASSWORD = "sesame"
 

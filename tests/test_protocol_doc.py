@@ -20,8 +20,8 @@ from server_support import TIME_CAP, capped, memory_server, next_of, play_hands,
 from tongits.client.connection import ServerError
 from tongits.protocol import MatchOver, Pong, SeatUpdate, State
 from tongits.server import MemoryJournal, Server
-from tongits.server.bots import policy_names
-from tongits.server.tls import ServerTLS
+from tongits.server.net.tls import ServerTLS
+from tongits.server.table.bots import policy_names
 
 DOC = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
 

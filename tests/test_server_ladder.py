@@ -18,9 +18,9 @@ from server_support import capped, next_of, play_hands, quick_config, until
 from tongits.client.connection import Connection, ServerError, connect_stream
 from tongits.protocol import Join, Joined, MatchOver, ProtocolError
 from tongits.server import Journal, MemoryJournal, Server
-from tongits.server.actor import Table
-from tongits.server.ladder import Ladder, ranks_of
-from tongits.server.requests import HostClose, SeatBot
+from tongits.server.ladder.ladder import Ladder, ranks_of
+from tongits.server.table.actor import Table
+from tongits.server.table.requests import HostClose, SeatBot
 
 Connect = Any
 

@@ -26,15 +26,15 @@ from tongits.protocol import ErrorCode
 from tongits.protocol.phrases import PHRASES
 from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
-from tongits.server.tls import ServerTLS
-from tongits.server.web import (
+from tongits.server.net.tls import ServerTLS
+from tongits.server.net.web import (
     CONTENT_SECURITY_POLICY,
     MAX_HEAD,
     RETRY_AFTER,
     browser_address,
     http_start,
 )
-from tongits.server.websocket import WebSocketCarrier, text_frame
+from tongits.server.net.websocket import WebSocketCarrier, text_frame
 from web_support import WebSocketClient, WebSocketRefused, read_response
 from wsproto.events import BytesMessage, Message, Ping
 

@@ -60,7 +60,7 @@ from openskill.models import PlackettLuce
 from tongits.protocol import ErrorCode, ProtocolError
 from tongits.protocol.maps import LadderEntryMap
 
-from .names import folded, looks_like
+from ..names import folded, looks_like
 
 log = logging.getLogger("tongits.server")
 

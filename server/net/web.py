@@ -121,7 +121,7 @@ class StaticFile:
 def load_page() -> dict[str, StaticFile]:
     """The page's files by URL path (``/`` is the page), read from the package, and the
     phrasebook as JSON."""
-    folder = resources.files("tongits.server").joinpath("page")
+    folder = resources.files("tongits.server.net").joinpath("page")
     files = {path: StaticFile.of(folder.joinpath(name).read_bytes(), kind)
              for path, (name, kind) in _FILES.items()}
     files["/"] = StaticFile.of(folder.joinpath(_PAGE[0]).read_bytes(), _PAGE[1])

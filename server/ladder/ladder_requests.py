@@ -24,12 +24,12 @@ from tongits.protocol import (
     to_dict,
 )
 
-from .config import ServerConfig
+from ..config import ServerConfig
+from ..lobby import check_name
+from ..net.peer import Peer
+from ..routes import Route, charge
 from .ladder import MAX_STANDINGS_PAGE, Ladder, Registrations
-from .lobby import check_name
 from .matchmaker import Matchmaker
-from .peer import Peer
-from .routes import Route, charge
 
 
 class LadderDesk:
