@@ -402,12 +402,14 @@ class HandResult(ServerMessage):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MatchOver(ServerMessage):
     """Since 1.1: the match reached its declared length (``reason``: ``hands`` or ``target``);
-    ``standings`` is the final ledger. The table closes: everyone is back in the lobby."""
+    ``standings`` is the final ledger. The table closes: everyone is back in the lobby. Since
+    1.2, a ladder match's ``forfeits``: the seats that forfeited (ranked last), when any did."""
 
     TYPE = "match_over"
     table: str
     reason: str
     standings: StandingsMap
+    forfeits: list[int] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -147,7 +147,7 @@ class Lobby:
         """Every open table in the lobby's order (joinable ones first, then the others; oldest
         first within each), and how many are joinable; rebuilt only after a change."""
         if self._order is None:
-            tables = [t for t in self.tables.values() if not t.closed]
+            tables = [t for t in self.tables.values() if not t.closed and t.dealing.listed()]
             tables.sort(key=lambda t: (not t.joinable, t.number))
             self._order = tables
             self._joinable = sum(1 for t in tables if t.joinable)
@@ -167,8 +167,8 @@ class Lobby:
         total = joinable if msg.open else len(ordered)
         if msg.table is not None:
             wanted = self.tables.get(msg.table)
-            ordered = [] if wanted is None or wanted.closed or (msg.open and not wanted.joinable) \
-                else [wanted]
+            ordered = [] if wanted is None or wanted.closed or not wanted.dealing.listed() or (
+                msg.open and not wanted.joinable) else [wanted]
             total = len(ordered)
         limit = min(msg.limit or MAX_PAGE, MAX_PAGE)
         entries: list[bytes] = []

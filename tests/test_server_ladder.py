@@ -96,7 +96,9 @@ async def test_three_queued_players_play_a_rated_match_ranked_by_chips(
                 joined = await next_of(conn, Joined)
                 assert joined.token
                 await play_hands(conn, 2)
-                finals[name] = (await next_of(conn, MatchOver)).standings
+                over = await next_of(conn, MatchOver)
+                assert over.forfeits is None  # nobody forfeited: the field is absent
+                finals[name] = over.standings
 
         async with trio.open_nursery() as nursery:
             for name, key in zip(("Ana", "Ben", "Cai"), keys, strict=True):
@@ -152,7 +154,9 @@ async def test_a_player_dropped_past_the_grace_forfeits_and_is_rated_last(
                 if name == "Cai":
                     return  # gone before the first move, never back
                 await play_hands(conn, 2)
-                await next_of(conn, MatchOver)
+                over = await next_of(conn, MatchOver)
+                assert over.forfeits is not None
+                assert [over.standings["names"][s] for s in over.forfeits] == ["Cai"]
                 done.set()
 
         async with trio.open_nursery() as nursery:
@@ -483,3 +487,21 @@ async def test_an_address_makes_a_few_accounts_an_hour_and_the_server_a_bounded_
                 await conn.register("p5")
         assert full.value.code == "too_many_accounts" and "holds its 6" in full.value.message
     assert ladder.accounts == 6
+
+
+@capped
+async def test_ladder_tables_are_not_in_the_lobby(autojump_clock: trio.testing.MockClock) -> None:
+    """A ladder table is its three accounts' own: ``list_tables`` neither lists it nor finds it
+    by its id, while a lobby table is listed beside it."""
+    ladder = Ladder()
+    async with ladder_server(ladder, ladder_anchor_wait=0.0, grace=600.0) as (_server, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:
+            await conn.queue()
+            joined = await next_of(conn, Joined)
+            async with connect("Bo") as bo:
+                assert await bo.list_tables() == []
+                assert await bo.list_tables(table=joined.table) == []
+                await bo.create_table("Bo's", bots=1)
+                async with connect("Cy") as cy:
+                    assert [t["name"] for t in await cy.list_tables()] == ["Bo's"]

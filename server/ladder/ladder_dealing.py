@@ -56,6 +56,14 @@ class LadderDealing(MatchDealing):
         super().__init__(table)
         self.ladder = ladder
 
+    def listed(self) -> bool:
+        """A ladder table is private to its three accounts: not in ``list_tables``."""
+        return False
+
+    def forfeits(self) -> list[int]:
+        match = self.ladder.pending.get(self.table.id)
+        return sorted(match.forfeits) if match is not None else []
+
     def vacated(self, seat: int, name: str) -> bool:
         """A server bot sits in for the account ``name``, which forfeits."""
         self.table.seating.sit_bot(seat, None, name)

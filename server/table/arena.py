@@ -390,6 +390,12 @@ class ArenaDealing:
                     self._reports[seat].stood_in = True
             self.deal_if_ready()
 
+    def listed(self) -> bool:
+        return True
+
+    def forfeits(self) -> list[int]:
+        return []
+
     def vacated(self, seat: int, name: str) -> bool:
         return False
 

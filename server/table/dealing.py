@@ -71,6 +71,12 @@ class Dealing(Protocol):
     def left(self, seat: int | None, *, disconnected: bool) -> None:
         """The connection at ``seat`` (None: a spectator, or nobody) left it or dropped."""
 
+    def listed(self) -> bool:
+        """Whether ``list_tables`` shows the table."""
+
+    def forfeits(self) -> list[int]:
+        """The seats that forfeited the match so far (``match_over.forfeits``)."""
+
     def vacated(self, seat: int, name: str) -> bool:
         """The human ``name`` left ``seat`` (or stayed away too long) before the match, and the
         seat is free: True if the dealing sat someone in it (a stand-in), False to leave it

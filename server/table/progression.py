@@ -252,7 +252,8 @@ class Progression:
         standings, and the table closes (the players are back in the lobby)."""
         table = self.table
         over = to_dict(MatchOver(table=table.id, reason=reason,
-                                 standings=table.state.standings()))
+                                 standings=table.state.standings(),
+                                 forfeits=table.dealing.forfeits() or None))
         table.audience.tell(over)
         log.info("table %s: match over (%s) after %d hands", table.id, reason,
                  table.state.hand_number)
@@ -408,6 +409,12 @@ class MatchDealing:
 
     def left(self, seat: int | None, *, disconnected: bool) -> None:
         pass
+
+    def listed(self) -> bool:
+        return True
+
+    def forfeits(self) -> list[int]:
+        return []
 
     def vacated(self, seat: int, name: str) -> bool:
         return False
