@@ -138,8 +138,8 @@ def worlds() -> Iterator[Any]:
 PINNED = {
     random_records: "b65603ad737c7aec",
     views: "852b62f2b002ba68",
-    bot_records: "0743e7a18e712c4c",
-    expert_decisions: "ed69b24c9f9de9f8",
+    bot_records: "20340c3ee5236e5e",
+    expert_decisions: "220dc796fbb1a398",
     worlds: "78d07ec2b3f042cb",
 }
 
