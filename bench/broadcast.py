@@ -48,10 +48,10 @@ from tongits.engine.policies import get_policy
 from tongits.engine.wire import MoveMap
 from tongits.protocol import Codec, Mode, MoveRequest
 from tongits.server import MemoryJournal, Server, ServerConfig
-from tongits.server.actor import Table
-from tongits.server.audience import Audience
 from tongits.server.collector import Collector
-from tongits.server.entries import CreateEntry
+from tongits.server.table.actor import Table
+from tongits.server.table.audience import Audience
+from tongits.server.table.entries import CreateEntry
 
 
 @dataclass

@@ -76,7 +76,7 @@ def rlcard_games() -> Callable[[float, random.Random], float] | None:
     """RLCard's gin rummy played by random legal moves (games per CPU second for ``seconds``),
     or None when RLCard is not installed."""
     try:
-        from rlcard.games.gin_rummy.game import GinRummyGame  # type: ignore[import-untyped]
+        from rlcard.games.gin_rummy.game import GinRummyGame
     except ImportError:
         return None
     import numpy

@@ -23,8 +23,8 @@ import time
 
 from tongits.engine import Move
 from tongits.engine.cards import Card
-from tongits.server.entries import CreateEntry, MoveEntry
-from tongits.server.store import SQLiteJournal
+from tongits.server.storage.store import SQLiteJournal
+from tongits.server.table.entries import CreateEntry, MoveEntry
 
 
 def moves() -> list[MoveEntry]:

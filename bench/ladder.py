@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from ladder_support import policy_order, simulate_ladder  # noqa: E402
-from tongits.server.ladder import Ladder  # noqa: E402
+from tongits.server.ladder.ladder import Ladder  # noqa: E402
 
 #: The policies, weakest first, as the arena's tournament orders them (docs/BOTS.md: seed 7,
 #: 300 hands a triple, expert 35.0, strong 33.2, greedy 29.6, random 5.8). The expert's and

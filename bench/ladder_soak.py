@@ -4,13 +4,14 @@
     python bench/ladder_soak.py --minutes 15 --bots random,greedy,strong,expert
 
 Each bot is its own process, as a user starts it, speaking to the server over loopback. At
-``--kill-at`` (a fraction of the run) the driver reads the standings (``tongits ladder``),
-kills the server with SIGKILL, reads the ladder's file as the kill left it, starts the server
-again on the same port and database, and reads the standings once more. At the end it prints:
-whether every bot was still running, the three standings compared, the matches by outcome, and
-whether every match was rated once (each account's ``matches`` against the rated rows, and
-every ``match_over`` a bot logged against a rated row of its table). Exit status 1 if a check
-failed.
+``--kill-at`` (a fraction of the run) the driver pauses the bots (SIGSTOP: no match can end
+meanwhile but by the server's own bots), reads the standings (``tongits ladder``), kills the
+server with SIGKILL, reads the ladder's file as the kill left it, starts the server again on
+the same port and database, reads the standings once more, and lets the bots go on (SIGCONT).
+At the end it prints: whether every bot was still running, the three standings compared, the
+matches by outcome, and whether every match was rated once (each account's ``matches`` against
+the rated rows, and every ``match_over`` a bot logged against a rated row of its table). Exit
+status 1 if a check failed.
 """
 
 from __future__ import annotations
@@ -130,6 +131,8 @@ def main() -> int:
     kill_at = started + args.minutes * 60 * args.kill_at
     end_at = started + args.minutes * 60
     time.sleep(max(0.0, kill_at - time.monotonic()))
+    for b in bots:
+        b.process.send_signal(signal.SIGSTOP)
     rated_before = rated_rows(ladder_db)
     before = standings_wire(port, env)
     server.send_signal(signal.SIGKILL)
@@ -140,6 +143,8 @@ def main() -> int:
     server = start_server(port, work, args, server_log)
     restarted = time.monotonic()
     after = standings_wire(port, env)
+    for b in bots:
+        b.process.send_signal(signal.SIGCONT)
     time.sleep(max(0.0, end_at - time.monotonic()))
     exited = {b.policy: b.process.poll() for b in bots if b.process.poll() is not None}
     for b in bots:
@@ -177,7 +182,7 @@ def report(args: argparse.Namespace, work: Path, bots: list[BotProcess],
     print(f"{args.minutes:g} minutes, bots {args.bots}, {args.hands}-hand matches, timer "
           f"{args.timer:g} s; server killed (SIGKILL) at {args.kill_at:.0%}, back after "
           f"{downtime:.1f} s")
-    print(f"uptime: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (load 1, 5 min)")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min)")
     checks: list[tuple[str, bool]] = [("no bot exited", not exited)]
     for b in bots:
         text = b.log.read_text(errors="replace")

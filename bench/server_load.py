@@ -104,8 +104,8 @@ async def _serve_child(
         return
     from tongits.server import Server
     from tongits.server.collector import Collector
-    from tongits.server.store import SQLiteJournal
-    from tongits.server.tls import ServerTLS
+    from tongits.server.net.tls import ServerTLS
+    from tongits.server.storage.store import SQLiteJournal
 
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, max_connections=20000,
                           max_tables=20000, queue_size=1024, log_level="WARNING", db=db,

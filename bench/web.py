@@ -8,8 +8,9 @@ A real ``tongits-server`` runs in a child process (``--db :memory:``, no bot del
     once over a WebSocket (the same JSON, one message per frame), alternating R rounds. The
     server's CPU time (user + system, from /proc) divided by the actions played; the ratio
     WebSocket / TCP is the figure (the issue's bound: at most 1.3).
-(b) The page's transfer: every byte of the answers to ``/``, ``/app.js``, ``/style.css`` and
-    ``/icon.svg`` (headers included, no compression), as a browser loads it (bound: 150 KB).
+(b) The page's transfer: every byte of the answers to ``/`` and the files it loads (its
+    script, style, icon, manifest and phrasebook), headers included, as a browser loads it:
+    gzip-compressed (bound: 60 KB) and, beside it, plain.
 (c) First paint: Chromium (headless, loopback) loads the page N times in fresh tabs; the
     median and worst ``first-contentful-paint`` of the Paint Timing API (bound: 1 s). Skipped
     when Chromium or Selenium is missing.
@@ -41,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from web_support import WebSocketClient  # noqa: E402
 
-PAGE = ("/", "/app.js", "/style.css", "/icon.svg")
+PAGE = ("/", "/app.js", "/style.css", "/icon.svg", "/manifest.webmanifest", "/phrases.json")
 
 
 def start_server(data_dir: str) -> tuple[subprocess.Popen[str], int]:
@@ -121,11 +122,14 @@ async def one_round(pid: int, port: int, websocket: bool, tables: int,
     return cpu_seconds(pid) - before, sum(counts)
 
 
-async def page_bytes(port: int) -> dict[str, int]:
+async def page_bytes(port: int, compressed: bool) -> dict[str, int]:
+    """The bytes of each answer, headers included (``compressed``: as a browser that accepts
+    gzip gets it)."""
     sizes = {}
+    accept = "Accept-Encoding: gzip, deflate, br\r\n" if compressed else ""
     for path in PAGE:
         stream = await trio.open_tcp_stream("127.0.0.1", port)
-        await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{accept}"
                               "Connection: close\r\n\r\n".encode())
         data = b""
         while chunk := await stream.receive_some(65536):
@@ -186,7 +190,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                     per_action[mode].append(cpu / actions * 1e6)
                     print(f"{mode:>3}: {actions} actions, server CPU {cpu:.2f} s, "
                           f"{cpu / actions * 1e6:.1f} µs an action", flush=True)
-            sizes = await page_bytes(port)
+            sizes = await page_bytes(port, True)
+            plain = await page_bytes(port, False)
             paints = await trio.to_thread.run_sync(first_paint, port, args.loads)
         finally:
             process.terminate()
@@ -197,12 +202,14 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "cpu_us_per_action_tcp_text": round(tcp, 1),
         "cpu_us_per_action_websocket": round(ws, 1),
         "websocket_over_tcp": round(ws / tcp, 3),
-        "page_bytes": sizes, "page_total_bytes": sum(sizes.values()),
+        "page_bytes_gzip": sizes, "page_total_bytes_gzip": sum(sizes.values()),
+        "page_total_bytes_plain": sum(plain.values()),
     }
     print(f"server CPU an action: TCP text {tcp:.1f} µs, WebSocket {ws:.1f} µs "
           f"(ratio {ws / tcp:.2f}, medians of {args.rounds})")
-    print(f"page transfer: {sum(sizes.values())} bytes "
-          + ", ".join(f"{p} {n}" for p, n in sizes.items()))
+    print(f"page transfer, gzip: {sum(sizes.values())} bytes "
+          + ", ".join(f"{p} {n}" for p, n in sizes.items())
+          + f" (plain: {sum(plain.values())} bytes)")
     if paints:
         figures["first_paint_median_s"] = round(statistics.median(paints), 3)
         figures["first_paint_max_s"] = round(max(paints), 3)

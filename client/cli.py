@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return (tournament.run if args.tournament else runner.run)(command)
     if args.command == "export":
-        from tongits.server.store import StoreError, export
+        from tongits.server.storage.store import StoreError, export
 
         try:
             written = export(args.db, args.out, args.table)

@@ -9,6 +9,7 @@ the reader's notation (``Advice.lines(Card.pretty)`` for the screen).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .count import Arrangement, best_arrangement
@@ -35,7 +36,9 @@ class Advice:
     count_after: int | None = None
     note: str = ""
 
-    def lines(self, notation: Notation = str) -> list[str]:
+    def lines(self, notation: Notation = str, names: Sequence[str] = ()) -> list[str]:
+        """The hint's lines, cards in ``notation``, seats by ``names`` (the players' names by
+        seat; ``seat N`` without them)."""
         a = self.arrangement
         melds = "  ".join("[" + " ".join(notation(c) for c in m) + "]" for m in a.melds)
         loose = " ".join(notation(c) for c in a.deadwood) or "none"
@@ -47,7 +50,9 @@ class Advice:
             if self.count_after is not None:
                 plan += f" → count {self.count_after}"
             out.append("suggest: " + plan)
-            out += [f"{step.move.text(notation)}: {step.reason(notation)}" for step in self.steps]
+            out += [
+                f"{step.move.text(notation)}: {step.reason(notation, names)}" for step in self.steps
+            ]
         if self.note:
             out.append(self.note)
         return out

@@ -42,9 +42,10 @@ _PTS8: tuple[int, ...] = tuple(p * 8 for p in POINTS)
 
 
 #: ``_score`` of every mask met so far (a pure function of the mask): counts and arrangements of
-#: hands that share cards share their sub-searches. Cleared when it holds ``_SCORES_MAX``.
+#: hands that share cards share their sub-searches. Cleared when it holds ``_SCORES_MAX``
+#: (about 6 MB).
 _SCORES: dict[int, int] = {}
-_SCORES_MAX = 1 << 18
+_SCORES_MAX = 1 << 16
 
 
 def _scores() -> dict[int, int]:

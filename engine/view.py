@@ -181,6 +181,7 @@ class SeatView:
         )
         return view_map(view_fixed(self.dealer, self.options.to_dict(omit_defaults=False)),
                         base, self.seat, [str(c) for c in self.hand],
+                        None if self.seat is None else self.count(),
                         [m.to_dict() for m in self.melds],
                         [step.to_dict() for step in self.history])
 
@@ -264,8 +265,8 @@ def seat_view_dict(hand: Hand, seat: int | None) -> ViewMap:
     must be treated as read-only. Tests check it equals ``seat_view(...).to_dict()`` for every
     seat of every state, so both show exactly the same knowledge."""
     parts = view_parts(hand)
-    return view_map(parts.fixed, parts.base, seat, parts.cards(seat), parts.melds_of(seat),
-                    parts.history_of(seat))
+    return view_map(parts.fixed, parts.base, seat, parts.cards(seat), parts.count(seat),
+                    parts.melds_of(seat), parts.history_of(seat))
 
 
 # ----- the builders of a view's map: the one place each of its entries is written ----------------
@@ -299,10 +300,12 @@ def view_base(*, hand_sizes: list[int], stock: int, discards: list[str], opened:
 
 
 def view_map(fixed: ViewFixed, base: ViewBase, seat: int | None, cards: list[str],
-             melds: list[MeldMap], history: list[StepMap]) -> ViewMap:
-    """A whole view's map from its parts: ``cards`` are the seat's own (none for a spectator),
-    ``melds`` and ``history`` as the seat sees them."""
-    return {**fixed, **base, "seat": seat, "hand": cards, "melds": melds, "history": history}
+             count: int | None, melds: list[MeldMap], history: list[StepMap]) -> ViewMap:
+    """A whole view's map from its parts: ``cards`` are the seat's own (none for a spectator)
+    and ``count`` their count (None for a spectator), ``melds`` and ``history`` as the seat
+    sees them."""
+    return {**fixed, **base, "seat": seat, "hand": cards, "count": count, "melds": melds,
+            "history": history}
 
 
 def meld_map(meld_id: int, owner: int, secret: bool, cards: list[str] | None,
@@ -392,7 +395,7 @@ class _HandViews:
     state."""
 
     __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_acted", "_melds",
-                 "_meld_forms", "_cards", "_parts", "__weakref__")
+                 "_meld_forms", "_cards", "_concealed", "_parts", "__weakref__")
 
     def __init__(self, hand: Hand) -> None:
         self.steps = 0
@@ -410,8 +413,10 @@ class _HandViews:
         self._meld_forms: list[tuple[int, int, MeldMap, MeldMap]] = []
         #: the steps each seat has played so far
         self._acted = [0, 0, 0]
-        #: per seat: its steps played when its cards' wire form was made, and that form
-        self._cards: list[tuple[int, list[str]] | None] = [None, None, None]
+        #: per seat: its steps played when its cards' wire form was made, that form and the
+        #: cards' count (made when first asked)
+        self._cards: list[tuple[int, list[str], list[int]] | None] = [None, None, None]
+        self._concealed = hand.options.concealed_melds_count
         self._parts: ViewParts | None = None
 
     def _catch_up(self, hand: Hand) -> None:
@@ -472,11 +477,22 @@ class _HandViews:
     def cards(self, cards: set[Card], seat: int) -> list[str]:
         """The wire form of ``seat``'s ``cards`` (after ``_catch_up``), sorted: the same list
         until the seat plays a step (only its own moves change its cards)."""
+        return self._known_cards(cards, seat)[1]
+
+    def count(self, cards: set[Card], seat: int) -> int:
+        """The count (RULES.md §7) of ``seat``'s ``cards`` under the hand's options, made once
+        until the seat plays a step."""
+        known = self._known_cards(cards, seat)
+        if not known[2]:
+            known[2].append(hand_count(cards, concealed_melds_count=self._concealed))
+        return known[2][0]
+
+    def _known_cards(self, cards: set[Card], seat: int) -> tuple[int, list[str], list[int]]:
         known = self._cards[seat]
         acted = self._acted[seat]
         if known is None or known[0] != acted:
-            known = self._cards[seat] = (acted, [_CARD_STR[c] for c in sorted(cards)])
-        return known[1]
+            known = self._cards[seat] = (acted, [_CARD_STR[c] for c in sorted(cards)], [])
+        return known
 
     def parts(self, hand: Hand) -> ViewParts:
         parts = self._parts
@@ -504,9 +520,9 @@ class ViewParts:
     - ``melds`` and ``history``: the melds and the history every view has alike, or None
       while a secret meld is on the table (each seat's own: ``own``, ``history_of``); the
       same ``melds`` list in each state until a step places a meld or adds to one;
-    - ``own(seat)``: the seat's own entries (``seat``, ``hand``, and ``melds`` when they are
-      its own), no key in common with the others; its ``hand`` is the same list in each state
-      as long as the seat's cards are the same;
+    - ``own(seat)``: the seat's own entries (``seat``, ``hand``, ``count``, and ``melds`` when
+      they are its own), no key in common with the others; its ``hand`` is the same list in
+      each state as long as the seat's cards are the same;
     - ``legal``: the legal moves of the seat to act (they travel beside the view).
 
     Everything is read-only, made at most once per state, and only good while the hand is in
@@ -554,12 +570,12 @@ class ViewParts:
     @property
     def own_count(self) -> int:
         """How many entries ``own`` has (the same for every seat)."""
-        return 2 if self.history is not None else 3
+        return 3 if self.history is not None else 4
 
     def own(self, seat: int | None) -> ViewOwn:
         own = self._own.get(seat)
         if own is None:
-            own = {"seat": seat, "hand": self.cards(seat)}
+            own = {"seat": seat, "hand": self.cards(seat), "count": self.count(seat)}
             melds = self.own_melds(seat)
             if melds is not None:
                 own["melds"] = melds
@@ -571,6 +587,13 @@ class ViewParts:
         if seat is None:
             return _NO_CARDS
         return self._live_views().cards(self._hands[seat], seat)
+
+    def count(self, seat: int | None) -> int | None:
+        """``own(seat)["count"]``: the count of the seat's cards (None for a spectator), made
+        once per change of them."""
+        if seat is None:
+            return None
+        return self._live_views().count(self._hands[seat], seat)
 
     def own_melds(self, seat: int | None) -> list[MeldMap] | None:
         """``own(seat)["melds"]`` (None when every view has the same ``melds``), made once per

@@ -77,10 +77,12 @@ class ViewBase(TypedDict):
 
 class ViewMap(ViewFixed, ViewBase):
     """A seat's (or a spectator's, ``seat`` None) whole view (``SeatView.to_dict``,
-    ``view.seat_view_dict``)."""
+    ``view.seat_view_dict``); ``count`` is the count of ``hand`` (RULES.md §7), None for a
+    spectator."""
 
     seat: int | None
     hand: list[str]
+    count: int | None
     melds: list[MeldMap]
     history: list[StepMap]
 
@@ -104,6 +106,7 @@ class ViewOwn(TypedDict):
 
     seat: int | None
     hand: list[str]
+    count: int | None
     melds: NotRequired[list[MeldMap]]
     history: NotRequired[list[StepMap]]
 

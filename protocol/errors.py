@@ -68,6 +68,7 @@ class ErrorCode(StrEnum):
                                       "already has this name.")
     BAD_ACCOUNT = "bad_account", 2031, "The ladder account key is unknown."
     NEEDS_ACCOUNT = "needs_account", 2032, "The request needs a ladder account (hello.account)."
+    TOO_MANY_ACCOUNTS = "too_many_accounts", 2033, "The address or server has made its accounts."
 
     ILLEGAL_MOVE = "illegal_move", 3000, "The move is not legal now (generic game error)."
     NOT_YOUR_TURN = "not_your_turn", 3001, "Another seat is to act."

@@ -185,6 +185,7 @@ class MatchOverMap(TypedDict):
     table: str
     reason: str
     standings: StandingsMap
+    forfeits: NotRequired[list[int]]
 
 
 class ChatLineMap(TypedDict):

@@ -402,12 +402,14 @@ class HandResult(ServerMessage):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MatchOver(ServerMessage):
     """Since 1.1: the match reached its declared length (``reason``: ``hands`` or ``target``);
-    ``standings`` is the final ledger. The table closes: everyone is back in the lobby."""
+    ``standings`` is the final ledger. The table closes: everyone is back in the lobby. Since
+    1.2, a ladder match's ``forfeits``: the seats that forfeited (ranked last), when any did."""
 
     TYPE = "match_over"
     table: str
     reason: str
     standings: StandingsMap
+    forfeits: list[int] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -739,20 +741,23 @@ def _map_checker(typed: Any) -> _Check:
     """A check that a value is a map with every required key of the ``TypedDict`` ``typed``,
     each key it has (of those ``typed`` names; others are ignored, as unknown fields are) of
     its type. (``__required_keys__`` misses a postponed ``NotRequired``: the hints keep it.)"""
-    keys = tuple(
-        (name, get_origin(hint) is not NotRequired,
-         _checker(get_args(hint)[0] if get_origin(hint) is NotRequired else hint))
-        for name, hint in get_type_hints(typed, include_extras=True).items()
-    )
+    hints = get_type_hints(typed, include_extras=True)
+    required = tuple((name, _checker(hint)) for name, hint in hints.items()
+                     if get_origin(hint) is not NotRequired)
+    optional = tuple((name, _checker(get_args(hint)[0])) for name, hint in hints.items()
+                     if get_origin(hint) is NotRequired)
+    absent = object()
 
     def check(value: object) -> bool:
         if not isinstance(value, dict):
             return False
-        for name, required, check_value in keys:
-            if name in value:
-                if not check_value(value[name]):
-                    return False
-            elif required:
+        for name, check_value in required:
+            item = value.get(name, absent)
+            if item is absent or not check_value(item):
+                return False
+        for name, check_value in optional:
+            item = value.get(name, absent)
+            if item is not absent and not check_value(item):
                 return False
         return True
 

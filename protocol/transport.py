@@ -7,7 +7,7 @@ fingerprints (sans-IO, like the rest of the protocol).
   server that speaks TLS, names a private table and its join code; the server password rides in
   ``&password=…`` only when the host asked for it (``tongits-server --invite-password``). The
   same link in browser form, ``http://HOST:PORT/t/TABLE?code=CODE`` (``https://`` for TLS), is
-  the address of the page that opens into the table (server/web.py), and means the same.
+  the address of the page that opens into the table (server/net/web.py), and means the same.
 * A certificate's fingerprint is ``SHA256:`` and the SHA-256 of its DER bytes in hex pairs, the
   form the server logs and the client shows before trusting a self-signed certificate.
 """
@@ -112,6 +112,14 @@ class Invite:
         """Whether ``text`` is meant as an invite link (rather than an address)."""
         return text.strip().lower().startswith(
             (INVITE_SCHEME + "://", INVITE_TLS_SCHEME + "://", "http://", "https://"))
+
+    def browser(self) -> str:
+        """The same link for a browser, ``https://`` over TLS (else ``http://``): the page the
+        server serves on the same port opens into the table. No password: the page asks for
+        it, and an address with one would be kept in the browser's history."""
+        tail = f"?{urlencode({'code': self.code}, quote_via=quote)}" if self.code else ""
+        scheme = "https" if self.endpoint.tls else "http"
+        return f"{scheme}://{self.endpoint.hostport}/t/{quote(self.table, safe='')}{tail}"
 
     def __str__(self) -> str:
         scheme = INVITE_TLS_SCHEME if self.endpoint.tls else INVITE_SCHEME

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from tongits.protocol import ErrorCode, ProtocolError
 
-from .requests import HostClose, HostRemove
+from .table.requests import HostClose, HostRemove
 
 if TYPE_CHECKING:
     from .app import Server

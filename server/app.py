@@ -25,20 +25,21 @@ import trio
 from tongits.protocol import ErrorCode
 from trio.socket import AF_INET
 
-from .access import PasswordGate
 from .config import ServerConfig
-from .connection import Connections, address_key
-from .discovery import answer_discovery
 from .handshake import Handshake
-from .journal import Journal, NullJournal
-from .ladder import Ladder
-from .ladder_requests import LadderDesk
+from .ladder.ladder import Ladder
+from .ladder.ladder_requests import LadderDesk
+from .ladder.matchmaker import Matchmaker
 from .lobby import Lobby
-from .matchmaker import Matchmaker
-from .peer import Peer
+from .net.access import PasswordGate
+from .net.connection import Connections, address_key
+from .net.discovery import answer_discovery
+from .net.peer import Peer
+from .net.tls import ServerTLS
+from .net.transport import TransportWrapper
+from .net.web import browser_address
 from .routes import Router
-from .tls import ServerTLS
-from .transport import TransportWrapper
+from .storage.journal import Journal, NullJournal
 
 log = logging.getLogger("tongits.server")
 
@@ -189,13 +190,17 @@ class Server:
         """Serve until SIGINT or SIGTERM, then shut down gracefully (or until the server stops
         on its own: ``failure``); SIGHUP re-reads the TLS certificate. The bound addresses are
         printed on stdout, one ``listening on HOST:PORT`` line each (for scripts that start
-        the server on port 0)."""
+        the server on port 0), then the address to open in a browser."""
         async with trio.open_nursery() as nursery:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
                 listeners = await nursery.start(self._serve_then_stop, nursery.cancel_scope)
                 for listener in listeners:
                     host, port = listener.socket.getsockname()[:2]
                     print(f"listening on {host}:{port}", file=sys.stdout, flush=True)
+                if listeners and self.config.web:
+                    host, port = listeners[0].socket.getsockname()[:2]
+                    address = browser_address(host, port, self.config.tls_enabled)
+                    print(f"open {address} in a browser", file=sys.stdout, flush=True)
                 async for signum in signals:
                     log.info("received %s", signal.Signals(signum).name)
                     if signum != signal.SIGHUP:

@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .access import load_password
 from .admin import serve_admin
 from .app import Server
-from .bots import policy_names
 from .collector import Collector
 from .config import ServerConfig
-from .ladder import Ladder, ladder_path
-from .tls import ServerTLS, TLSSetupError
+from .ladder.ladder import Ladder, ladder_path
+from .net.access import load_password
+from .net.tls import ServerTLS, TLSSetupError
+from .table.bots import policy_names
 
 if TYPE_CHECKING:
-    from .store import SQLiteJournal
+    from .storage.store import SQLiteJournal
 
 _HELP = {
     "host": "address to listen on (0.0.0.0 for every interface, e.g. a LAN)",
@@ -88,6 +88,10 @@ _HELP = {
     "ladder_anchors": "server bots seeded as ladder accounts (anchor-NAME), comma-separated",
     "ladder_anchor_wait": "seconds a queued player waits for other players before anchors "
     "fill its ladder table",
+    "ladder_accounts_per_address": "ladder accounts one address may register in an hour "
+    "(loopback is exempt unless --limit-loopback)",
+    "ladder_max_accounts": "ladder accounts the server holds at most; register is then refused "
+    "with too_many_accounts",
 }
 
 
@@ -215,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from .store import StoreError
+    from .storage.store import StoreError
 
     log = logging.getLogger("tongits.server")
     try:
@@ -281,7 +285,7 @@ def _open_stores(config: ServerConfig, log: logging.Logger) -> tuple[SQLiteJourn
 def _open_journal(config: ServerConfig, log: logging.Logger) -> SQLiteJournal | None:
     """The database opened and its tables read back (damaged ones skipped if the config says
     so); None, after logging why, if the server cannot start on it."""
-    from .store import SQLiteJournal, StoreError, empty_file_warning
+    from .storage.store import SQLiteJournal, StoreError, empty_file_warning
 
     warning = empty_file_warning(config.db)
     if warning is not None:

@@ -16,7 +16,7 @@ from typing import Any
 from tongits.protocol import DEFAULT_MAX_FRAME_SIZE
 from tongits.protocol.keepalive import DEFAULT_DEAD_PEER_TIMEOUT
 
-from .bots import policy_names
+from .table.bots import policy_names
 
 #: ``ServerConfig.check``: the numeric settings, what each must be, in words.
 _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
@@ -25,7 +25,8 @@ _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
      lambda v: v >= 0, "≥ 0"),
     (("max_connections", "max_per_address", "max_tables", "max_tables_per_address",
       "max_tables_per_network", "max_frame_size", "burst", "queue_size", "queue_bytes",
-      "chat_max", "name_max", "ladder_hands"),
+      "chat_max", "name_max", "ladder_hands", "ladder_accounts_per_address",
+      "ladder_max_accounts"),
      lambda v: v >= 1, "≥ 1"),
     (("gc_young", "gc_full"), lambda v: v > 0, "> 0"),
     (("table_reserve",), lambda v: 0 <= v < 1, "≥ 0 and < 1"),
@@ -97,6 +98,10 @@ class ServerConfig:
     ladder_anchors: str = "random,greedy,strong,expert"
     #: seconds a queued client waits for other clients before anchors fill its table
     ladder_anchor_wait: float = 10.0
+    #: ladder accounts one address may make in an hour (a bucket refilling over the hour)
+    ladder_accounts_per_address: int = 10
+    #: ladder accounts the server holds at most (anchors included)
+    ladder_max_accounts: int = 100_000
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], base: ServerConfig | None = None) -> ServerConfig:

@@ -25,13 +25,13 @@ from tongits.protocol import (
 from tongits.protocol.keepalive import MAX_HEARTBEAT, MIN_HEARTBEAT
 from tongits.protocol.message_maps import WelcomeMap
 
-from . import bots
-from .access import PasswordGate
 from .config import ServerConfig
-from .ladder import Ladder
+from .ladder.ladder import Ladder
 from .lobby import Lobby, check_name
-from .peer import Peer
-from .requests import Resume
+from .net.access import PasswordGate
+from .net.peer import Peer
+from .table import bots
+from .table.requests import Resume
 
 log = logging.getLogger("tongits.server")
 

@@ -38,14 +38,14 @@ from tongits.engine import MatchLength, Options
 from tongits.engine.errors import shown
 from tongits.protocol import CreateTable, ErrorCode, Join, ListTables, Mode, ProtocolError
 
-from .actor import Table
-from .commit import GroupCommit
-from .dealing import Dealing
-from .entries import CreateEntry
-from .journal import Journal
-from .progression import MatchDealing
-from .requests import HostClose
-from .table import TableLogState, token_digest
+from .storage.commit import GroupCommit
+from .storage.journal import Journal
+from .table.actor import Table
+from .table.dealing import Dealing
+from .table.entries import CreateEntry
+from .table.progression import MatchDealing
+from .table.requests import HostClose
+from .table.table import TableLogState, token_digest
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -147,7 +147,7 @@ class Lobby:
         """Every open table in the lobby's order (joinable ones first, then the others; oldest
         first within each), and how many are joinable; rebuilt only after a change."""
         if self._order is None:
-            tables = [t for t in self.tables.values() if not t.closed]
+            tables = [t for t in self.tables.values() if not t.closed and t.dealing.listed()]
             tables.sort(key=lambda t: (not t.joinable, t.number))
             self._order = tables
             self._joinable = sum(1 for t in tables if t.joinable)
@@ -167,8 +167,8 @@ class Lobby:
         total = joinable if msg.open else len(ordered)
         if msg.table is not None:
             wanted = self.tables.get(msg.table)
-            ordered = [] if wanted is None or wanted.closed or (msg.open and not wanted.joinable) \
-                else [wanted]
+            ordered = [] if wanted is None or wanted.closed or not wanted.dealing.listed() or (
+                msg.open and not wanted.joinable) else [wanted]
             total = len(ordered)
         limit = min(msg.limit or MAX_PAGE, MAX_PAGE)
         entries: list[bytes] = []

@@ -31,12 +31,12 @@ from tongits.protocol import (
     to_dict,
 )
 
-from .actor import Table
 from .config import ServerConfig
 from .errors import FATAL, error_frame, request_ref
 from .handshake import Handshake
 from .lobby import Lobby
-from .peer import Peer
+from .net.peer import Peer
+from .table.actor import Table
 
 #: What one ``list_tables`` (or ``register``) costs in the rate limit, in messages: a page is
 #: the most expensive reply (docs/PROTOCOL.md, "Limits").

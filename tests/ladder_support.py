@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from tongits.engine import Options, seat_view
 from tongits.engine.match import Match
 from tongits.engine.policies import get_policy
-from tongits.server.ladder import Ladder
-from tongits.server.matchmaker import Contender, form_groups
+from tongits.server.ladder.ladder import Ladder
+from tongits.server.ladder.matchmaker import Contender, form_groups
 
 #: Seconds of the matchmaker's clock a round of matches takes.
 ROUND_SECONDS = 60.0

@@ -20,7 +20,7 @@ from tongits.engine import SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import Codec, HandResult, Mode, ServerMessage, State, sniff
 from tongits.server import Journal, MemoryJournal, Server, ServerConfig
-from tongits.server.web import http_start
+from tongits.server.net.web import http_start
 
 M = TypeVar("M", bound=ServerMessage)
 

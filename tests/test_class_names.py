@@ -34,7 +34,7 @@ def class_homes() -> dict[str, set[str]]:
 
 def test_the_walk_sees_every_package() -> None:
     found = set(module_names())
-    assert {"tongits.engine.moves", "tongits.protocol.messages", "tongits.server.table",
+    assert {"tongits.engine.moves", "tongits.protocol.messages", "tongits.server.table.table",
             "tongits.client.tui.state"} <= found
     homes = class_homes()
     assert homes["Move"] == {"tongits.engine.moves"}

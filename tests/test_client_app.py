@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
@@ -34,7 +34,7 @@ Scenario = Callable[[TableScreen, PipeInput, FakeSession], Awaitable[None]]
 
 def run_screen(
     scenario: Scenario,
-    hint: Callable[[SeatView], list[str]] = hint_lines,
+    hint: Callable[[SeatView, Sequence[str]], list[str]] = hint_lines,
     output: Output | None = None,
     **session_args: object,
 ) -> TableScreen:
@@ -162,9 +162,9 @@ class HeldHint:
         self.release = threading.Event()
         self.asked: list[SeatView] = []
 
-    def __call__(self, view: SeatView) -> list[str]:
+    def __call__(self, view: SeatView, names: Sequence[str] = ()) -> list[str]:
         self.asked.append(view)
-        lines = hint_lines(view)
+        lines = hint_lines(view, names)
         if not self.release.wait(SETTLE_CAP):
             raise AssertionError("the test never released the hint")
         return lines
@@ -188,7 +188,7 @@ def test_the_screen_takes_commands_while_the_hint_searches() -> None:
         await screen.hint_task
         assert held.asked == [view] and screen.state.view is view
         shown = [line.text for line in screen.state.notes]
-        assert shown == hint_lines(view) and shown[0].startswith("best:")
+        assert shown == hint_lines(view, screen.state.names) and shown[0].startswith("best:")
         assert screen.state.message == "hand sorted by rank"  # the answer typed meanwhile stays
 
     run_screen(scenario, hint=held, seed=4)

@@ -23,9 +23,10 @@ from tongits.client.tls import offers_tls
 from tongits.client.tui import dial
 from tongits.client.tui.dial import DialError, Target, settle
 from tongits.client.tui.lobby import connect
+from tongits.client.tui.net import invite_words
 from tongits.protocol.transport import Endpoint
 from tongits.server import MemoryJournal, Server
-from tongits.server.tls import ServerTLS
+from tongits.server.net.tls import ServerTLS
 
 PASSWORD = "sesame"
 
@@ -160,3 +161,15 @@ def test_ctrl_c_at_the_trust_command_is_one_line(
         answers(monkeypatch, KeyboardInterrupt)
         assert dial.trust(f"tls://127.0.0.1:{server.config.port}", None) == 130
     assert capsys.readouterr().err.endswith("tongits trust: cancelled\n")
+
+
+def test_an_invite_is_handed_out_with_its_browser_form() -> None:
+    """The terminal prints a private table's link for ``tongits connect`` and, beside it, the
+    same link for a friend's browser: ``https://`` when the server speaks TLS; never the
+    password (the page asks for it)."""
+    words = invite_words("tongits+tls://play.example.com:7777/t/t3?code=k2pefvcpmq&password=pw")
+    assert words.startswith("invite friends: tongits+tls://play.example.com:7777/t/t3?")
+    assert "(in a browser: https://play.example.com:7777/t/t3?code=k2pefvcpmq)" in words
+    plain = invite_words("tongits://10.0.0.5:7777/t/t1?code=abc")
+    assert "(in a browser: http://10.0.0.5:7777/t/t1?code=abc)" in plain
+    assert invite_words("garbage") == "invite friends: garbage"

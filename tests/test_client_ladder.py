@@ -21,7 +21,7 @@ from tongits.engine.policies import get_policy
 from tongits.protocol import Joined, State
 from tongits.protocol.transport import Endpoint
 from tongits.server import MemoryJournal, Server
-from tongits.server.ladder import Ladder
+from tongits.server.ladder.ladder import Ladder
 
 
 async def test_a_ladder_bot_registers_keeps_its_key_and_plays_rated_matches(

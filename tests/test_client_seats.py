@@ -23,7 +23,7 @@ from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.seats import MAX_AGE, SavedSeat, SeatStore
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
-from tongits.server.store import SQLiteJournal
+from tongits.server.storage.store import SQLiteJournal
 
 
 def test_a_saved_seat_is_private_and_read_back_per_server_and_name(tmp_path: Path) -> None:

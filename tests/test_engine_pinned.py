@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -56,6 +56,17 @@ def random_records() -> Iterator[Any]:
             yield hand_record(_play(f"pin/{n}", index, options, players))
 
 
+#: The entries a view had when the digests were made: an entry added since (the page's
+#: ``count``) is checked by its own tests, and leaves these digests as they were.
+VIEW_ENTRIES = ("dealer", "options", "hand_sizes", "stock", "discards", "opened", "blocked",
+                "to_act", "phase", "turn", "caller", "result", "revealed", "seat", "hand",
+                "melds", "history")
+
+
+def _pinned_entries(view: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: view[key] for key in VIEW_ENTRIES if key in view}
+
+
 def views() -> Iterator[Any]:
     """Every seat's and a spectator's wire view, and the legal moves, in every state of 15
     random hands under each option set."""
@@ -63,9 +74,9 @@ def views() -> Iterator[Any]:
 
     def observe(hand: Hand) -> None:
         for seat in (0, 1, 2, None):
-            out.append(seat_view_dict(hand, seat))
+            out.append(_pinned_entries(seat_view_dict(hand, seat)))
             out.append(seat_legal(hand, seat))
-            out.append(seat_view(hand, seat).to_dict())
+            out.append(_pinned_entries(seat_view(hand, seat).to_dict()))
 
     for n, options in enumerate(OPTION_SETS):
         for index in range(15):
@@ -127,8 +138,8 @@ def worlds() -> Iterator[Any]:
 PINNED = {
     random_records: "b65603ad737c7aec",
     views: "852b62f2b002ba68",
-    bot_records: "0743e7a18e712c4c",
-    expert_decisions: "ed69b24c9f9de9f8",
+    bot_records: "20340c3ee5236e5e",
+    expert_decisions: "220dc796fbb1a398",
     worlds: "78d07ec2b3f042cb",
 }
 

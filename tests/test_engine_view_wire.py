@@ -17,6 +17,7 @@ import random
 from engine_support import SEEDS, choose, random_hand
 from hypothesis import given, settings
 from tongits.engine import Action, Hand, seat_view
+from tongits.engine.count import hand_count
 from tongits.engine.view import seat_legal, seat_view_dict, seat_view_parts
 from tongits.engine.wire import ViewMap
 
@@ -89,3 +90,20 @@ def test_the_views_of_a_hand_leave_no_cycle_behind() -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+@settings(max_examples=30, deadline=None)
+@given(SEEDS)
+def test_a_seats_view_carries_the_count_of_its_own_cards(seed: int) -> None:
+    """``count`` is what the seat would count now (RULES.md §7, under the table's options), in
+    every state for every seat, whatever it holds; a spectator holds nothing and has none."""
+    rng = random.Random(seed)
+    hand = random_hand(rng)
+    while True:
+        for seat in (0, 1, 2):
+            assert seat_view_dict(hand, seat)["count"] == hand_count(
+                hand.hands[seat], concealed_melds_count=hand.options.concealed_melds_count)
+        assert seat_view_dict(hand, None)["count"] is None
+        if hand.over:
+            return
+        hand.apply(hand.to_act, choose(rng, hand.legal_moves()))

@@ -1,15 +1,31 @@
 """The expert bot: its sampled worlds agree with the seat's view, it plays only legal moves, the
-same seed and budget give the same moves, and it finds a Tongits when one is there."""
+same seed and budget give the same moves, it finds a Tongits when one is there, and it calls
+only beyond its search's noise, saying so in the hint."""
 
 from __future__ import annotations
 
 import random
 
+from client_positions import position
 from engine_support import OPTION_SETS, deal_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tongits.engine import DECK, End, Hand, Options, deck_for, seat_view
+from tongits.engine import (
+    DECK,
+    Action,
+    Card,
+    End,
+    Hand,
+    Move,
+    Options,
+    Phase,
+    deck_for,
+    parse_cards,
+    seat_view,
+)
+from tongits.engine.advice import advise
 from tongits.engine.policies import ExpertParams, ExpertPolicy, get_policy
+from tongits.engine.policies.expert import search
 from tongits.engine.policies.rollout import rollout_move
 from tongits.engine.policies.worlds import InferenceParams, WorldMaker
 
@@ -101,3 +117,53 @@ def test_the_rollout_policy_plays_only_legal_moves() -> None:
                 move = rollout_move(hand)
                 assert move in hand.legal_moves()
                 hand.apply(hand.to_act, move)
+
+
+CALL = Move(Action.CALL)
+BOTH_OPENED = [(1, "9c 9d 9h"), (2, "Qs Qh Qd")]
+"""Seat 1 may call; seat 2, opened too, may challenge."""
+
+
+def test_the_expert_calls_only_when_the_call_gains_beyond_the_searchs_noise() -> None:
+    """At the start of a turn, drawing (the search's best move but the call) is the default, and
+    the search calls only when calling gains over it by more than ``guard_z`` standard errors on
+    the same worlds. With count 34, calling averages about a chip more than drawing, within the
+    noise: no call, and the hint says so (left to pick by noise, the hint advised calls that were
+    coin flips). With count 19 the gain is well beyond the noise: call."""
+    close = position("Ac Ts 5c Kc 5s 3c", melds=BOTH_OPENED, top="7c")
+    found = search(close, None, ExpertParams())
+    assert found.guard is not None and found.guard.rival.move == CALL
+    assert 0 < found.guard.gain <= found.guard.z * found.guard.noise
+    assert ExpertPolicy()(close) == Move(Action.DRAW)
+    reason = advise(close).steps[0].reason()
+    assert "call averages" in reason and "within the noise" in reason
+
+    clear = position("5s 2s Jc 2h", melds=BOTH_OPENED, top="7c")
+    found = search(clear, None, ExpertParams())
+    assert found.guard is not None and found.guard.beyond_noise
+    assert ExpertPolicy()(clear) == CALL
+    assert "beyond the noise" in advise(clear).steps[0].reason()
+
+
+def test_the_hint_says_within_the_noise_only_when_the_other_move_gains() -> None:
+    """When the default move is itself the search's best, the hint says the search agrees
+    (it once printed "+12.0 vs -1.0: within the noise" for a default far ahead of the next best
+    move); "within the noise" is kept for a better move whose gain is not clearly real."""
+    pick = position("7s Kh 7d", melds=BOTH_OPENED, top="7c")
+    step = advise(pick).steps[0]
+    assert step.move == Move(Action.PICK, parse_cards("7d 7s"))
+    assert "within the noise" not in step.reason() and "next best call" in step.reason()
+    play = position("Qc 4h 9s 2d 5c", melds=BOTH_OPENED, phase=Phase.PLAY)
+    for step in advise(play).steps:
+        text = step.reason()
+        assert ("search agrees" in text) != ("within the noise" in text), text
+
+
+def test_the_hint_names_seats_by_the_players_names() -> None:
+    """A reason that concerns another seat names its player, as the screen does ("blocks Cy's
+    next call"), and says ``seat N`` only when it has no names."""
+    play = position("Qc 4h 9s 2d 5c", melds=BOTH_OPENED, phase=Phase.PLAY)
+    first = advise(play).steps[0]
+    assert first.move == Move(Action.SAPAW, card=Card.parse("Qc"), meld=1)
+    assert "blocks Cy's next call" in first.reason(str, ["Ana", "Ben", "Cy"])
+    assert "blocks seat 2's next call" in first.reason()

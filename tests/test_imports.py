@@ -126,5 +126,36 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     graph = import_graph()
     assert "tongits.engine.cards" in graph["tongits.engine.hand"]  # from .cards import
     assert "tongits.engine.policies" in graph["tongits.engine.advice"]  # from .policies import
-    assert "tongits.engine" in graph["tongits.server.bots"]  # from tongits.engine import
+    assert "tongits.engine" in graph["tongits.server.table.bots"]  # from tongits.engine import
     assert "tongits.server.app" in graph["tongits.client.tui.launch"]  # inside a function
+
+
+#: What each folder of the server may import of the rest of the server besides itself (its
+#: ``__init__`` says why); the modules at the server's top join the folders and may import any.
+SERVER_FOLDERS_MAY_IMPORT = {
+    "net": {"config", "errors", "table.requests"},
+    "table": {"config", "errors", "lobby", "net.peer", "storage"},
+    "storage": {"net.peer", "table.entries", "table.table"},
+    "ladder": {"config", "lobby", "names", "net.peer", "routes", "table"},
+}
+
+
+def test_each_server_folder_imports_what_its_docstring_says() -> None:
+    wrong = []
+    for module, targets in import_graph().items():
+        parts = module.split(".")
+        if parts[:2] != ["tongits", "server"] or len(parts) < 4:
+            continue
+        folder = parts[2]
+        allowed = SERVER_FOLDERS_MAY_IMPORT[folder]
+        for target in targets:
+            rest = target.split(".")[2:] if target.startswith("tongits.server.") else None
+            if rest is None or rest[0] == folder:
+                continue
+            name = ".".join(rest)
+            if not any(name == a or name.startswith(f"{a}.") for a in allowed):
+                wrong.append(f"{module} imports {target}")
+    assert wrong == []
+    assert set(SERVER_FOLDERS_MAY_IMPORT) == {
+        p.name for p in (ROOT / "server").iterdir() if (p / "__init__.py").exists()
+    }

@@ -134,6 +134,7 @@ SERVER_EXAMPLES: list[Message] = [
     State(table="t1", seq=0, view=VIEW, seats=[]),
     State(table="t1", seq=3, hand=2, view=VIEW, seats=[], standings=STANDINGS),
     MatchOver(table="t1", reason="hands", standings=STANDINGS),
+    MatchOver(table="t2", reason="hands", standings=STANDINGS, forfeits=[2]),
     HandResult(table="t1", seq=40, result={"end": "call", "winner": 0, "counts": [3, 9, 12],
                                            "burned": [], "challengers": [1],
                                            "chips": [4, -2, -2], "hands": [[], [], []],

@@ -26,7 +26,7 @@ from tongits.engine.policies import get_policy
 from tongits.engine.wire import StepMap
 from tongits.protocol import HandResult, State
 from tongits.server import MemoryJournal, Server
-from tongits.server.entries import Entry
+from tongits.server.table.entries import Entry
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS_MD = ROOT / "docs" / "BOTS.md"

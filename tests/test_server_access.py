@@ -23,15 +23,15 @@ from tongits.protocol.discovery import answer as discovery_answer
 from tongits.protocol.discovery import read_answer
 from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
-from tongits.server.access import (
+from tongits.server.admin import AdminError, answer, request, serve_admin
+from tongits.server.cli import main as cli_main
+from tongits.server.net.access import (
     FREE_FAILURES,
     MAX_DELAY,
     MAX_TRACKED,
     PasswordGate,
     load_password,
 )
-from tongits.server.admin import AdminError, answer, request, serve_admin
-from tongits.server.cli import main as cli_main
 
 PASSWORD = "correct horse battery"
 

@@ -25,9 +25,9 @@ from server_support import capped, memory_server, next_of
 from tongits.client.connection import Connection
 from tongits.engine import Action
 from tongits.protocol import MatchOver, Mode, State
-from tongits.server.audience import Audience
-from tongits.server.entries import CreateEntry
-from tongits.server.peer import Peer
+from tongits.server.net.peer import Peer
+from tongits.server.table.audience import Audience
+from tongits.server.table.entries import CreateEntry
 
 #: A deal order whose hands give the players secret melds to lay (checked below).
 SEED = 11

@@ -19,7 +19,7 @@ import trustme
 from tongits.client.connection import open_connection
 from tongits.client.tls import ClientTLS, KnownServers, open_stream
 from tongits.protocol.transport import Endpoint, fingerprint
-from tongits.server.tls import ServerTLS
+from tongits.server.net.tls import ServerTLS
 
 CAP = 60.0
 PASSWORD = "friday-night"

@@ -13,7 +13,7 @@ from server_support import TIME_CAP, play_hands, quick_config, tcp_connect
 from tongits.server import Server, ServerConfig
 from tongits.server.cli import load_config, main
 from tongits.server.collector import BURST_THRESHOLD, Collector, cyclic_garbage
-from tongits.server.store import SQLiteJournal
+from tongits.server.storage.store import SQLiteJournal
 
 
 async def test_young_collections_on_schedule_and_a_full_one_now_and_then(

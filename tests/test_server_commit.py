@@ -23,17 +23,17 @@ from tongits.client.connection import ConnectionClosed
 from tongits.engine import Move
 from tongits.protocol import Codec, Mode, SeatUpdate, State
 from tongits.server import Server
-from tongits.server.commit import ROUND_SLICE, GroupCommit
-from tongits.server.entries import CreateEntry, Entry, MoveEntry
-from tongits.server.journal import Journal
-from tongits.server.peer import Peer
-from tongits.server.store import (
+from tongits.server.net.peer import Peer
+from tongits.server.storage.commit import ROUND_SLICE, GroupCommit
+from tongits.server.storage.journal import Journal
+from tongits.server.storage.store import (
     WAL_CHECKPOINT_PAGES,
     WAL_RESTART_PAGES,
     SQLiteJournal,
     StoreError,
 )
-from tongits.server.table import TableLogState
+from tongits.server.table.entries import CreateEntry, Entry, MoveEntry
+from tongits.server.table.table import TableLogState
 
 
 class Recorder:

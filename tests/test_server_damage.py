@@ -15,7 +15,7 @@ from server_support import TIME_CAP, play_hands, quick_config, tcp_connect
 from tongits.client import cli as client_cli
 from tongits.server import Server
 from tongits.server import cli as server_cli
-from tongits.server.store import SQLiteJournal, StoreError, empty_file_warning
+from tongits.server.storage.store import SQLiteJournal, StoreError, empty_file_warning
 
 
 def _make_database(path: Path) -> None:

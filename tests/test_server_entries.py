@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tongits.engine import DECK, Action, Card, Move, Options
 from tongits.protocol import PlayerKind
-from tongits.server.entries import (
+from tongits.server.storage.store import SQLiteJournal, entry_line
+from tongits.server.table.entries import (
     BackEntry,
     CreateEntry,
     DealEntry,
@@ -27,8 +28,7 @@ from tongits.server.entries import (
     VacateEntry,
     entry_from_dict,
 )
-from tongits.server.store import SQLiteJournal, entry_line
-from tongits.server.table import TableLogState
+from tongits.server.table.table import TableLogState
 
 DECK_TEXT = [str(card) for card in reversed(DECK)]
 

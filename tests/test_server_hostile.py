@@ -39,8 +39,8 @@ from tongits.protocol import (
     State,
 )
 from tongits.server import MemoryJournal, Server
-from tongits.server.actor import Table
-from tongits.server.peer import Peer
+from tongits.server.net.peer import Peer
+from tongits.server.table.actor import Table
 
 KNOWN_CODES = {code.value for code in ErrorCode}
 

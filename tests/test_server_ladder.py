@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -15,11 +16,11 @@ import trio
 import trio.testing
 from server_support import capped, next_of, play_hands, quick_config, until
 from tongits.client.connection import Connection, ServerError, connect_stream
-from tongits.protocol import Join, Joined, MatchOver
+from tongits.protocol import Join, Joined, MatchOver, ProtocolError
 from tongits.server import Journal, MemoryJournal, Server
-from tongits.server.actor import Table
-from tongits.server.ladder import Ladder, ranks_of
-from tongits.server.requests import HostClose, SeatBot
+from tongits.server.ladder.ladder import Ladder, ranks_of
+from tongits.server.table.actor import Table
+from tongits.server.table.requests import HostClose, SeatBot
 
 Connect = Any
 
@@ -95,7 +96,9 @@ async def test_three_queued_players_play_a_rated_match_ranked_by_chips(
                 joined = await next_of(conn, Joined)
                 assert joined.token
                 await play_hands(conn, 2)
-                finals[name] = (await next_of(conn, MatchOver)).standings
+                over = await next_of(conn, MatchOver)
+                assert over.forfeits is None  # nobody forfeited: the field is absent
+                finals[name] = over.standings
 
         async with trio.open_nursery() as nursery:
             for name, key in zip(("Ana", "Ben", "Cai"), keys, strict=True):
@@ -151,7 +154,9 @@ async def test_a_player_dropped_past_the_grace_forfeits_and_is_rated_last(
                 if name == "Cai":
                     return  # gone before the first move, never back
                 await play_hands(conn, 2)
-                await next_of(conn, MatchOver)
+                over = await next_of(conn, MatchOver)
+                assert over.forfeits is not None
+                assert [over.standings["names"][s] for s in over.forfeits] == ["Cai"]
                 done.set()
 
         async with trio.open_nursery() as nursery:
@@ -214,7 +219,7 @@ async def test_a_restart_mid_match_loses_no_rating(
 ) -> None:
     path = str(tmp_path / "ladder.db")
     journal = MemoryJournal()
-    first = Ladder(path)
+    first = Ladder(path, worker=False)  # the virtual clock would run on while a thread works
     tokens: dict[str, tuple[str, int | None]] = {}
     async with ladder_server(first, journal, grace=600.0) as (_server, connect):
         (key,) = await _register(connect, "Ana")
@@ -231,7 +236,7 @@ async def test_a_restart_mid_match_loses_no_rating(
             assert conn.token is not None
             tokens["Ana"] = (conn.token, conn.seq)
     first.close()
-    second = Ladder(path)
+    second = Ladder(path, worker=False)
     assert second.account("Ana") == rated
     assert len(second.pending) == 1
     async with ladder_server(second, journal, grace=600.0) as (_server, connect):
@@ -410,3 +415,93 @@ async def test_ladder_tables_count_against_the_server_and_address_caps(
             await trio.sleep(10.0)
             assert len(server.lobby.tables) == tables
             assert len(server.matchmaker.queue) == 9 - 3 * tables
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("Émile", "émile"), ("Straße", "STRASSE"), ("ＡＮＡ", "ana"), ("Ana", "ANA"),
+])
+def test_names_are_one_whatever_their_case_in_any_script(first: str, second: str) -> None:
+    ladder = Ladder()
+    ladder.register(first)
+    with pytest.raises(ProtocolError) as taken:
+        ladder.register(second)
+    assert taken.value.code == "name_taken"
+
+
+@pytest.mark.parametrize("name", [
+    "anchor-expert", "ANCHOR-x", "\u0430nchor-expert", "ａｎｃｈｏｒ-expert",
+    "anchor\u2010expert", "anch0r-strong", "anchor_greedy", "\u0391NCHOR-random",
+])
+def test_names_that_pass_for_an_anchor_are_refused(name: str) -> None:
+    with pytest.raises(ProtocolError) as taken:
+        Ladder().register(name)
+    assert taken.value.code == "name_taken"
+
+
+def test_names_near_an_anchor_but_not_passing_for_one_are_accepted() -> None:
+    ladder = Ladder()
+    for name in ("anchorman", "an-chor-x", "Anchovy-fan"):
+        ladder.register(name)
+
+
+def test_standings_pages_follow_the_ratings_as_they_change() -> None:
+    """Pages, at any offset, list the accounts best rating first (then most matches, then
+    name) as the ratings are now, after matches have moved them."""
+    ladder = Ladder()
+    names = [f"p{i:02d}" for i in range(30)]
+    for name in names:
+        ladder.register(name)
+    rng = random.Random(3)
+    for n in range(40):
+        seats = rng.sample(names, 3)
+        ladder.match_formed(f"t{n}", seats)
+        ladder.table_ended(f"t{n}", [rng.randrange(-9, 10) for _ in range(3)], complete=True)
+    pages = [a for offset in range(0, 30, 7) for a in ladder.standings(offset, 7)[0]]
+    expected = sorted((ladder.account(n) for n in names),
+                      key=lambda a: (-a.rating, -a.matches, a.name.casefold()))
+    assert pages == expected
+    assert ladder.standings(0, 100)[1] == 30
+
+
+@capped
+async def test_an_address_makes_a_few_accounts_an_hour_and_the_server_a_bounded_number(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Every connection of one address shares its allowance (a new connection gets no new
+    one); it refills over the hour. The server-wide cap refuses everyone, with its reason."""
+    ladder = Ladder()
+    async with ladder_server(ladder, ladder_accounts_per_address=3, ladder_anchors="random",
+                             ladder_max_accounts=6) as (_server, connect):
+        for n in range(3):
+            async with connect("someone") as conn:
+                await conn.register(f"p{n}")
+        async with connect("someone") as conn:
+            with pytest.raises(ServerError) as refused:
+                await conn.register("p3")
+        assert refused.value.code == "too_many_accounts" and "this hour" in refused.value.message
+        await trio.sleep(3600.0)
+        async with connect("someone") as conn:
+            await conn.register("p3")
+            await conn.register("p4")  # an hour later, the bucket has refilled
+            with pytest.raises(ServerError) as full:
+                await conn.register("p5")
+        assert full.value.code == "too_many_accounts" and "holds its 6" in full.value.message
+    assert ladder.accounts == 6
+
+
+@capped
+async def test_ladder_tables_are_not_in_the_lobby(autojump_clock: trio.testing.MockClock) -> None:
+    """A ladder table is its three accounts' own: ``list_tables`` neither lists it nor finds it
+    by its id, while a lobby table is listed beside it."""
+    ladder = Ladder()
+    async with ladder_server(ladder, ladder_anchor_wait=0.0, grace=600.0) as (_server, connect):
+        (key,) = await _register(connect, "Ana")
+        async with connect("Ana", account=key) as conn:
+            await conn.queue()
+            joined = await next_of(conn, Joined)
+            async with connect("Bo") as bo:
+                assert await bo.list_tables() == []
+                assert await bo.list_tables(table=joined.table) == []
+                await bo.create_table("Bo's", bots=1)
+                async with connect("Cy") as cy:
+                    assert [t["name"] for t in await cy.list_tables()] == ["Bo's"]

@@ -25,7 +25,8 @@ from tongits.protocol import (
     State,
     Welcome,
 )
-from tongits.server import MemoryJournal, Server, bots
+from tongits.server import MemoryJournal, Server
+from tongits.server.table import bots
 
 PROTOCOL_DOC = (Path(__file__).resolve().parent.parent / "docs" / "PROTOCOL.md").read_text(
     encoding="utf-8")

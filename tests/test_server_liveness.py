@@ -17,7 +17,7 @@ import trio.testing
 from drop_support import MOMENTS, DropOutcome, drop_round, observer_process, server_process
 from server_support import TIME_CAP, memory_server, next_of, until
 from tongits.protocol import Codec, Mode, SeatUpdate
-from tongits.server.peer import Peer
+from tongits.server.net.peer import Peer
 
 #: How long after the drop the observer may read ``away`` (the issue asks for one second; a
 #: test machine shared by many jobs may lag now and then, so two late tables are tolerated).

@@ -8,7 +8,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 from ladder_support import policy_order, simulate_ladder
-from tongits.server.matchmaker import BASE_WINDOW, WIDEN_PER_SECOND, Contender, form_groups
+from tongits.server.ladder.matchmaker import BASE_WINDOW, WIDEN_PER_SECOND, Contender, form_groups
 
 ANCHORS = [Contender("anchor-greedy", 25.0, anchor="greedy"),
            Contender("anchor-strong", 30.0, anchor="strong")]

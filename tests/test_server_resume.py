@@ -15,7 +15,7 @@ from tongits.engine import Action, HandRecord, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, SeatUpdate, State
 from tongits.server import MemoryJournal
-from tongits.server.entries import DealEntry, MoveEntry, StartEntry
+from tongits.server.table.entries import DealEntry, MoveEntry, StartEntry
 
 
 def _change(seat: int, change: str) -> Callable[[Any], bool]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from server_support import quick_config
 from tongits.protocol import Hello
 from tongits.protocol.messages import CLIENT_MESSAGES
-from tongits.server import Server, actor
+from tongits.server import Server
+from tongits.server.table import actor
 
 
 def test_every_client_request_has_a_route_or_a_table_handler() -> None:

@@ -21,9 +21,9 @@ from tongits.protocol import (
     encode_value,
     to_dict,
 )
-from tongits.server import actor
-from tongits.server.connection import address_key
 from tongits.server.lobby import JOIN_CODE_ALPHABET, network_of
+from tongits.server.net.connection import address_key
+from tongits.server.table import actor
 
 
 @capped

@@ -20,9 +20,9 @@ from tongits.client.connection import Connection, ConnectionClosed, open_connect
 from tongits.engine import Card, Hand, HandRecord, Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, State
-from tongits.server.entries import CreateEntry, DealEntry, MoveEntry, StartEntry
-from tongits.server.journal import FinishedHand
-from tongits.server.store import SQLiteJournal, StoreError, export
+from tongits.server.storage.journal import FinishedHand
+from tongits.server.storage.store import SQLiteJournal, StoreError, export
+from tongits.server.table.entries import CreateEntry, DealEntry, MoveEntry, StartEntry
 
 
 def test_journal_round_trip_and_closing(tmp_path: Path) -> None:

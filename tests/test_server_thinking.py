@@ -12,7 +12,7 @@ from server_support import TIME_CAP, memory_server, my_turn, next_of, play_hands
 from tongits.engine import Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import State
-from tongits.server import bots
+from tongits.server.table import bots
 
 
 async def test_other_tables_play_on_while_an_expert_seat_thinks(

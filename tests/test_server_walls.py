@@ -32,7 +32,7 @@ from tongits.protocol import (
     parse_client,
 )
 from tongits.server import MemoryJournal, Server, routes
-from tongits.server.progression import Progression
+from tongits.server.table.progression import Progression
 
 # ----- the edge -----------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from tongits.engine.policies import get_policy
 from tongits.protocol import ErrorCode
 from tongits.protocol.transport import Endpoint, fingerprint
 from tongits.server import MemoryJournal, Server
-from tongits.server.tls import ServerTLS
+from tongits.server.net.tls import ServerTLS
 
 
 @pytest.fixture

@@ -5,9 +5,13 @@ A person plays a whole match of one hand by clicking (and, on a phone, a timed m
 hands to its end), a reload or a dropped connection
 mid-hand is back in the seat, two pages and a terminal's text client share a table, a
 spectator's WebSocket frames hold no hidden card, a wrong password says so, a phone's 360x640
-screen needs no horizontal scrolling (at the table and at a hand's result), and a desktop
-player can play from the keyboard. Screenshots are kept in the test's temporary
-directory (and the 360x640 and 1280x800 ones in ``/tmp/tongits-web-*.png``, to look at).
+screen needs no horizontal scrolling (at the table and at a hand's result) and keeps your hand
+on screen, a discard is one tap, and a desktop player can play from the keyboard. A call is
+announced on all three pages of a table with the caller's name, each page's count is the
+engine's, the tab's title says when it is your turn, every text's contrast is computed, and
+"again" seats a page and a terminal's client together at a new table. Screenshots are kept
+in the test's temporary directory (and the 360x640 and 1280x800 ones in
+``$TONGITS_SHOTS/tongits-web-*.png``, ``/tmp`` by default, to look at).
 
 Skipped, saying why, only when no Chromium (``chromium`` and ``chromedriver``) or no Selenium
 is installed; .ci/run installs them.
@@ -23,11 +27,16 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tongits.engine import Card
+from tongits.engine.count import hand_count
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -e '.[test]')")
 from selenium.common.exceptions import (  # noqa: E402
@@ -57,12 +66,15 @@ PASSWORD = "correct horse"
 class Site:
     """A running server: its address and the process."""
 
-    def __init__(self, process: subprocess.Popen[str], port: int, scheme: str = "http") -> None:
+    def __init__(self, process: subprocess.Popen[str], port: int, scheme: str = "http",
+                 said: str = "") -> None:
         self.process = process
         self.url = f"{scheme}://127.0.0.1:{port}"
+        self.said = said  # what the server said to open in a browser
 
 
-def start_server(tmp: Path, *, password: str | None = None, tls: bool = False) -> Site:
+def start_server(tmp: Path, *, password: str | None = None, tls: bool = False,
+                 options: tuple[str, ...] = ()) -> Site:
     """A server; with ``tls`` a self-signed certificate and the password (if any) in a file,
     as a host on a LAN would start it."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -78,7 +90,7 @@ def start_server(tmp: Path, *, password: str | None = None, tls: bool = False) -
     process = subprocess.Popen(
         [sys.executable, "-m", "tongits.server.cli", "--port", "0", "--db", ":memory:",
          "--data-dir", str(tmp), "--bot-delay", "0.05", "--discovery", "false",
-         "--log-level", "WARNING", *extra],
+         "--log-level", "WARNING", *extra, *options],
         stdout=subprocess.PIPE, stderr=(tmp / "server.log").open("w"), text=True, env=env,
     )
     assert process.stdout is not None
@@ -88,7 +100,8 @@ def start_server(tmp: Path, *, password: str | None = None, tls: bool = False) -
     if match is None:
         process.kill()
         raise AssertionError(f"the server did not start: {line!r}")
-    return Site(process, int(match.group(1)), "https" if tls else "http")
+    return Site(process, int(match.group(1)), "https" if tls else "http",
+                process.stdout.readline().strip())
 
 
 def stop_server(site: Site) -> None:
@@ -121,6 +134,14 @@ def open_browser(width: int = 1280, height: int = 800) -> WebDriver:
     return driver
 
 
+def open_phone() -> WebDriver:
+    """Chromium as a phone: 360x640 CSS pixels, touch, twice as many device pixels."""
+    phone = open_browser(360, 640)
+    phone.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 360, "height": 640, "deviceScaleFactor": 2, "mobile": True})
+    return phone
+
+
 @pytest.fixture
 def browser() -> Iterator[WebDriver]:
     driver = open_browser()
@@ -135,13 +156,23 @@ def browser_log(driver: WebDriver, kind: str) -> list[dict[str, Any]]:
     return entries
 
 
+#: Where the screenshots go (``TONGITS_SHOTS``, else ``/tmp``), as ``tongits-web-NAME.png``.
+SHOTS = Path(os.environ.get("TONGITS_SHOTS", "/tmp"))
+
+
+def shot(driver: WebDriver, name: str) -> None:
+    """A screenshot to look at: ``SHOTS/tongits-web-NAME.png``."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SHOTS / f"tongits-web-{name}.png"))
+
+
 def wait(driver: WebDriver, condition: Callable[[WebDriver], Any], what: str) -> Any:
     try:
         return WebDriverWait(driver, WAIT, poll_frequency=0.05,
                              ignored_exceptions=(StaleElementReferenceException,)).until(
             condition, what)
     except TimeoutException:
-        driver.save_screenshot("/tmp/tongits-web-failure.png")
+        shot(driver, "failure")
         raise
 
 
@@ -205,8 +236,8 @@ def click(driver: WebDriver, selector: str, what: str) -> None:
 
 
 def play_one_turn(driver: WebDriver) -> None:
-    """Click as a person would: fold an answer, or draw, then discard the first card the page
-    offers a discard for once it is selected."""
+    """Click as a person would: fold an answer, or draw, then discard with one tap on the first
+    card the page marks as discardable."""
     offered = moves(driver)
     if "fold" in offered:
         click(driver, '#moves button[data-action="fold"]', "fold")
@@ -216,16 +247,22 @@ def play_one_turn(driver: WebDriver) -> None:
         click(driver, '#moves button[data-action="draw"]', "draw")
         wait(driver, lambda d: "draw" not in moves(d)
              and (legal_count(d) > 0 or visible(d, "result")), "the drawn card")
-    for card in hand_cards(driver):
-        if visible(driver, "result"):
-            return
-        click(driver, f'#hand .card[data-card="{card}"]', card)
-        if "discard" in moves(driver):
-            click(driver, '#moves button[data-action="discard"]', "discard")
-            wait(driver, lambda d: "discard" not in moves(d), "the discard to go")
-            return
-        click(driver, f'#hand .card[data-card="{card}"]', card)  # no discard of it: take it back
-    raise AssertionError(f"no card could be discarded: {hand_cards(driver)}")
+    if visible(driver, "result"):
+        return
+    click(driver, "#hand .card.discardable", "a card to discard")
+    wait(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, "#hand .card.discardable"),
+         "the discard to go")
+
+
+def play_to_the_hands_end(driver: WebDriver) -> None:
+    """Play every turn offered (``play_one_turn``) until the page shows the hand's result."""
+    turns = 0
+    while not visible(driver, "result"):
+        wait(driver, my_turn_or_over, "my turn or the hand's end")
+        if not visible(driver, "result"):
+            play_one_turn(driver)
+            turns += 1
+            assert turns < 60
 
 
 def frames(driver: WebDriver, into: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -246,6 +283,7 @@ def no_horizontal_scroll(driver: WebDriver) -> bool:
 def test_a_person_plays_a_whole_match_against_two_server_bots(
     browser: WebDriver, site: Site,
 ) -> None:
+    assert site.said == f"open {site.url}/ in a browser"  # what the server printed
     sit_down(browser, site, "Ana")
     create_table(browser, hands="1")
     seen: list[dict[str, Any]] = []
@@ -257,7 +295,8 @@ def test_a_person_plays_a_whole_match_against_two_server_bots(
         labels = [b.get_attribute("aria-label") for b in
                   browser.find_elements(By.CSS_SELECTOR, "#hand .card")]
         assert labels and all(re.fullmatch(r"(ace|[2-9]|10|jack|queen|king) of "
-                                           r"(clubs|diamonds|hearts|spades)", str(x))
+                                           r"(clubs|diamonds|hearts|spades)"
+                                           r"(, tap to discard|, used by a move below)?", str(x))
                               for x in labels)
         play_one_turn(browser)
         turns += 1
@@ -265,13 +304,19 @@ def test_a_person_plays_a_whole_match_against_two_server_bots(
     frames(browser, seen)
     wait(browser, lambda d: d.find_elements(By.ID, "to-lobby"), "the match's end")
     result = browser.find_element(By.ID, "result").text
-    assert "Hand over" in result and "Match over after 1 hand:" in result
+    assert "The last hand: " in result and "Match over after 1 hand:" in result
+    story = browser.find_element(By.ID, "log").text
+    assert story.startswith("— hand 1 —") and "Hand over: " in story
+    states = [m for m in seen if m["type"] == "state"]
+    assert states and all(
+        m["view"]["count"] == hand_count(Card.parse(c) for c in m["view"]["hand"])
+        for m in states)  # the count the page shows is the engine's, in every state
     over = [m for m in seen if m["type"] == "match_over"]
     assert len(over) == 1
     for seat, chips in enumerate(over[0]["standings"]["chips"]):
         who = "You" if seat == 0 else over[0]["standings"]["names"][seat]
         assert f"{who}: {'+' if chips > 0 else ''}{chips} chips" in result
-    browser.save_screenshot("/tmp/tongits-web-1280-result.png")
+    shot(browser, "1280-result")
     moved = [m for m in seen if m["type"] == "state" and m.get("event", {}).get("seat") == 0]
     assert turns >= 1 and moved, "the person's clicks made moves"
     browser.find_element(By.ID, "to-lobby").click()
@@ -290,7 +335,7 @@ def test_a_table_opens_with_the_house_rules_chosen_in_the_page(
     ante.clear()
     ante.send_keys("5")
     assert browser.find_element(By.ID, "option-scoring").text.split() == ["payments", "tally"]
-    browser.save_screenshot("/tmp/tongits-web-1280-options.png")
+    shot(browser, "1280-options")
     create_table(browser)
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#options dd[data-option="ante"]'),
          "the table's options")
@@ -305,7 +350,7 @@ def test_a_table_opens_with_the_house_rules_chosen_in_the_page(
     assert set(shown) == set(options)
     assert (shown["call_tie"], shown["pick_to_sapaw"], shown["ante"]) == ("caller", "yes", "5")
     assert browser.find_element(By.ID, "options-title").text == "Options: 3 house rules"
-    browser.save_screenshot("/tmp/tongits-web-1280-table-options.png")
+    shot(browser, "1280-table-options")
 
 
 def test_a_reload_or_a_dropped_connection_is_back_in_the_seat(
@@ -346,10 +391,16 @@ def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
         link = wait(host, lambda d: visible(d, "invite")
                     and d.find_element(By.ID, "invite-link").text, "the invite link")
         assert re.fullmatch(re.escape(site.url) + r"/t/t\d+\?code=[a-z0-9]{10}", link)
+        assert host.find_element(By.ID, "waiting").text == (
+            "Waiting for 1 player: share this link")
+        host.find_element(By.ID, "invite-copy").click()
+        wait(host, lambda d: d.find_element(By.ID, "copied").text, "Copy says what it did")
         sit_down(friend, site, "Ivo", path=link.removeprefix(site.url))
         wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),
              "a seat at the invited table")
         assert "Hana" in friend.find_element(By.ID, "seats").text
+        assert friend.find_element(By.ID, "table-title").text == "Hana's table"  # not its id
+        assert friend.find_element(By.ID, "invite-link").text == link
         host.refresh()  # the link stays on the host's page
         wait(host, lambda d: visible(d, "table") and d.find_element(By.ID, "invite-link").text
              == link, "the invite link after a reload")
@@ -368,6 +419,10 @@ def test_a_spectators_frames_hold_no_hidden_card(site: Site) -> None:
                                        if "Cora" in r.text or "playing" in r.text], "the table")
         row[-1].find_element(By.XPATH, ".//button[text()='Watch']").click()
         wait(watcher, lambda d: visible(d, "table"), "the watched table")
+        wait(player, lambda d: "Someone is watching (1 spectator)" in d.find_element(
+            By.ID, "log").text, "the spectator announced to the player")
+        told = wait(watcher, lambda d: d.find_element(By.ID, "log").text, "the hand so far")
+        assert told.startswith("— hand 1 —")  # the watcher is told the hand from its start
         seen: list[dict[str, Any]] = []
         wait(watcher, lambda d: len([m for m in frames(d, seen) if m["type"] == "state"]) >= 12,
              "a dozen states")
@@ -407,6 +462,23 @@ class TextClient:
             msg: dict[str, Any] = json.loads(self.lines.readline())
             if msg["type"] == kind:
                 return msg
+
+    def play_until_match_over(self, into: list[dict[str, Any]]) -> None:
+        """Play every turn offered (fold, else draw, else the first discard) and ask for the
+        next hand, until ``match_over``, which goes into ``into``."""
+        while True:
+            msg: dict[str, Any] = json.loads(self.lines.readline())
+            if msg["type"] == "match_over":
+                into.append(msg)
+                return
+            if msg["type"] == "hand_result" and not msg.get("last"):
+                self.send({"type": "next_hand"})
+            legal = msg.get("legal") or [] if msg["type"] == "state" else []
+            for action in ("fold", "draw", "discard"):
+                chosen = [move for move in legal if move["action"] == action]
+                if chosen:
+                    self.send({"type": "move", "move": chosen[0]})
+                    break
 
 
 def test_two_pages_and_a_terminal_client_share_a_table(site: Site) -> None:
@@ -480,13 +552,7 @@ def test_a_page_over_https_asks_the_password_and_plays(tmp_path: Path,
         browser.find_element(By.ID, "login-password").send_keys(PASSWORD + "\n")
         create_table(browser, hands="1")
         assert browser.execute_script("return location.protocol") == "https:"
-        turns = 0
-        while not visible(browser, "result"):
-            wait(browser, my_turn_or_over, "my turn or the hand's end")
-            if not visible(browser, "result"):
-                play_one_turn(browser)
-                turns += 1
-                assert turns < 60
+        play_to_the_hands_end(browser)
         wait(browser, lambda d: d.find_elements(By.ID, "to-lobby"), "the match's end")
         sockets = [json.loads(e["message"])["message"]["params"]["url"]
                    for e in browser_log(browser, "performance")
@@ -497,10 +563,10 @@ def test_a_page_over_https_asks_the_password_and_plays(tmp_path: Path,
 
 
 def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
-    phone = open_browser(360, 640)
+    """At 360x640 nothing scrolls sideways (the table, a hand's result), your hand and your
+    moves stay on screen while the table scrolls above them, and a discard is one tap."""
+    phone = open_phone()
     try:
-        phone.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": 360, "height": 640, "deviceScaleFactor": 2, "mobile": True})
         sit_down(phone, site, "Fely")
         assert no_horizontal_scroll(phone)
         create_table(phone)
@@ -509,23 +575,20 @@ def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
         if "draw" in offered:
             offered["draw"].click()
             wait(phone, lambda d: "draw" not in moves(d) and legal_count(d) > 0, "the draw")
-        card = phone.find_element(By.CSS_SELECTOR, "#hand .card")
-        card.click()
-        wait(phone, lambda d: "discard" in moves(d), "a discard offered")
-        phone.save_screenshot("/tmp/tongits-web-360.png")
+        shot(phone, "360")
         assert no_horizontal_scroll(phone)
-        width = phone.execute_script("return window.innerWidth")
-        assert width == 360
-        moves(phone)["discard"].click()
-        turns = 0
-        while not visible(phone, "result"):  # the hand's result, every hand shown, fits too
-            wait(phone, my_turn_or_over, "my turn or the hand's end")
-            if not visible(phone, "result"):
-                play_one_turn(phone)
-                turns += 1
-                assert turns < 60
+        assert phone.execute_script("return window.innerWidth") == 360
+        phone.execute_script("window.scrollTo(0, 0)")
+        assert in_view(phone, "hand") and in_view(phone, "moves")  # docked at the bottom
+        before = hand_cards(phone)
+        tapped = phone.find_element(By.CSS_SELECTOR, "#hand .card.discardable")
+        card = tapped.get_attribute("data-card")
+        tapped.click()  # one tap: the discard
+        wait(phone, lambda d: card not in hand_cards(d), "the card discarded")
+        assert len(hand_cards(phone)) == len(before) - 1
+        play_to_the_hands_end(phone)  # the hand's result, every hand shown, fits too
         phone.execute_script("document.getElementById('result').scrollIntoView()")
-        phone.save_screenshot("/tmp/tongits-web-360-result.png")
+        shot(phone, "360-result")
         assert no_horizontal_scroll(phone)
     finally:
         phone.quit()
@@ -543,20 +606,12 @@ def test_a_phone_plays_a_timed_match_of_two_hands_to_its_end(site: Site) -> None
     """Between hands the page counts down to the deal the table's timer makes (and the table
     does deal then, nobody clicking); the last hand says so; the match's end ranks the seats
     by chips and is brought on screen."""
-    phone = open_browser(360, 640)
+    phone = open_phone()
     try:
-        phone.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": 360, "height": 640, "deviceScaleFactor": 2, "mobile": True})
         sit_down(phone, site, "Iya")
         create_table(phone, timer=12, hands="2")
         for hand in (1, 2):
-            turns = 0
-            while not visible(phone, "result"):
-                wait(phone, my_turn_or_over, "my turn or the hand's end")
-                if not visible(phone, "result"):
-                    play_one_turn(phone)
-                    turns += 1
-                    assert turns < 60
+            play_to_the_hands_end(phone)
             assert no_horizontal_scroll(phone)
             if hand == 1:  # (the last hand's result scrolls on to the match's end)
                 assert in_view(phone, "result")
@@ -564,12 +619,12 @@ def test_a_phone_plays_a_timed_match_of_two_hands_to_its_end(site: Site) -> None
                     r"The next hand is dealt in (\d+) s",
                     d.find_element(By.ID, "next-deal").text), "the countdown")
                 assert 0 < int(countdown.group(1)) <= 12
-                phone.save_screenshot("/tmp/tongits-web-360-next-deal.png")
+                shot(phone, "360-next-deal")
                 wait(phone, lambda d: not visible(d, "result"), "the timer's deal")
-                assert phone.find_element(By.ID, "hand-no").text == "hand 2"
+                assert phone.find_element(By.ID, "hand-no").text == "hand 2 of 2"
         wait(phone, lambda d: d.find_elements(By.ID, "to-lobby"), "the match's end")
         assert in_view(phone, "match-over") and no_horizontal_scroll(phone)
-        phone.save_screenshot("/tmp/tongits-web-360-match-over.png")
+        shot(phone, "360-match-over")
         rows = [li.text for li in phone.find_elements(By.CSS_SELECTOR, "#result .standings li")]
         chips = [int(re.search(r": ([+-]?\d+) chips", row).group(1))  # type: ignore[union-attr]
                  for row in rows]
@@ -581,24 +636,283 @@ def test_a_phone_plays_a_timed_match_of_two_hands_to_its_end(site: Site) -> None
 
 
 def test_the_desktop_page_plays_from_the_keyboard(browser: WebDriver, site: Site) -> None:
+    """Each kind of move has its own key (D draws on every turn), a card is discarded with
+    Enter, and the focus is then on a move or a card, never lost to the page's body."""
     sit_down(browser, site, "Gil")
     create_table(browser)
     wait(browser, lambda d: legal_count(d) > 0, "my turn")
-    browser.save_screenshot("/tmp/tongits-web-1280.png")
+    shot(browser, "1280")
     assert no_horizontal_scroll(browser)
     keys = ActionChains(browser)
-    if "draw" in moves(browser):
-        keys.send_keys("1").perform()  # the first move offered: the draw
-        wait(browser, lambda d: "draw" not in moves(d) and legal_count(d) > 0, "the draw")
-    card = hand_cards(browser)[0]
-    browser.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{card}"]').send_keys(" ")
-    wait(browser, lambda d: "discard" in moves(d), "the card selected from the keyboard")
-    keys.send_keys(Keys.ESCAPE).perform()  # Escape clears the selection
-    wait(browser, lambda d: "discard" not in moves(d), "the selection cleared")
-    browser.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{card}"]').send_keys(" ")
-    wait(browser, lambda d: "discard" in moves(d), "selected again")
-    number = list(moves(browser)).index("discard") + 1
-    keys.send_keys(str(number)).perform()
-    wait(browser, lambda d: card not in hand_cards(d), "the discard, from the keyboard")
+    for _ in range(2):
+        wait(browser, lambda d: legal_count(d) > 0, "my turn")
+        if "draw" in moves(browser):
+            assert browser.find_element(
+                By.CSS_SELECTOR, '#moves button[data-action="draw"]').get_attribute(
+                "data-key") == "d"
+            keys.send_keys("d").perform()
+            wait(browser, lambda d: "draw" not in moves(d) and legal_count(d) > 0, "the draw")
+        focused = browser.switch_to.active_element
+        assert focused.tag_name == "button"  # a move or a card, after the draw
+        card = browser.find_element(By.CSS_SELECTOR, "#hand .card.discardable")
+        name = card.get_attribute("data-card")
+        card.send_keys(Keys.ENTER)
+        wait(browser, partial(lacks, card=name), "the discard, from the keyboard")
     errors = [e for e in browser_log(browser, "browser") if e["level"] == "SEVERE"]
     assert errors == [], errors  # no CSP violation, no script error
+
+
+def lacks(driver: WebDriver, card: str | None) -> bool:
+    """Whether ``card`` has left the hand the page shows."""
+    return card not in hand_cards(driver)
+
+
+def announces(driver: WebDriver, words: str) -> bool:
+    """Whether the table's announcement says ``words``."""
+    return words in driver.find_element(By.ID, "announce").text
+
+
+def shown_count(driver: WebDriver) -> int:
+    """The count the page shows as yours."""
+    match = re.fullmatch(r"Your count: (\d+)", driver.find_element(By.ID, "my-count").text)
+    assert match, driver.find_element(By.ID, "my-count").text
+    return int(match.group(1))
+
+
+def engine_count(driver: WebDriver) -> int:
+    """The engine's count of the cards the page shows in your hand (the default options)."""
+    return hand_count(Card.parse(card) for card in hand_cards(driver))
+
+
+def act(page: WebDriver) -> str:
+    """One decision of a person who calls as soon as the table allows, challenges every call,
+    melds whatever it can, else draws, and discards with a tap. What it did ("" if nothing
+    was asked of it now)."""
+    offered = moves(page)
+    for action in ("challenge", "call", "meld", "draw"):
+        if action in offered:
+            click(page, f'#moves button[data-action="{action}"]', action)
+            if action == "call":
+                wait(page, lambda d: visible(d, "confirm"), "the call's confirmation")
+                assert "Your count is" in page.find_element(By.ID, "confirm-text").text
+                page.find_element(By.ID, "confirm-yes").click()
+            return action
+    if page.find_elements(By.CSS_SELECTOR, "#hand .card.discardable"):
+        click(page, "#hand .card.discardable", "a card to discard")
+        return "discard"
+    return ""
+
+
+def play_until_someone_calls(pages: list[WebDriver]) -> int:
+    """Let each page ``act`` in turn until one calls (hands that end otherwise are followed
+    by the next); checks each page's count and title on its turns. The caller's index."""
+    for _ in range(400):
+        for index, page in enumerate(pages):
+            if visible(page, "result") and page.find_elements(By.ID, "next-hand"):
+                click(page, "#next-hand", "the next hand")
+                continue
+            if legal_count(page) == 0:
+                continue
+            assert page.title == "● Your turn — Tongits"
+            assert shown_count(page) == engine_count(page)
+            if act(page) == "call":
+                return index
+    raise AssertionError("nobody could call")
+
+
+def test_a_call_is_announced_on_every_page_with_the_callers_name(site: Site) -> None:
+    """Three people at one table, one on a phone. When one calls, every page says who called
+    and how many cards they hold where the table is; a seat asked to answer sees the question
+    with its own count (the engine's); everyone is told who challenged and the counts. Each
+    page's count is the engine's count of its hand; the tab's title says when it is your
+    turn, and only then."""
+    names = ("Ana", "Ben", "Cy")
+    pages = [open_browser(), open_browser(), open_phone()]
+    try:
+        sit_down(pages[0], site, names[0])
+        create_table(pages[0], bots=0, name="Call table")
+        for page, name in zip(pages[1:], names[1:], strict=True):
+            sit_down(page, site, name)
+            row = wait(page, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#tables li")
+                                        if "Call table" in r.text], "the table in the lobby")
+            row[0].find_element(By.XPATH, ".//button[text()='Join']").click()
+            wait(page, lambda d: visible(d, "table"), "a seat")
+        for page in pages:
+            wait(page, lambda d: len(hand_cards(d)) in (12, 13), "the deal")
+            assert shown_count(page) == engine_count(page)
+        caller = play_until_someone_calls(pages)
+        who = names[caller]
+        for index, page in enumerate(pages):
+            said = "You called" if index == caller else f"{who} called"
+            wait(page, partial(announces, words=said), "the call on the table")
+            assert re.search(r"holding \d+ cards|challenge or fold", page.find_element(
+                By.ID, "announce").text)
+        shot(pages[2], "360-call")
+        shot(pages[0], "1280-call")
+        answered, deadline = 0, time.monotonic() + WAIT
+        while not visible(pages[caller], "result"):  # each seat asked in turn challenges
+            assert time.monotonic() < deadline, "the call was never answered"
+            for page in pages:
+                if "challenge" in moves(page):
+                    text = page.find_element(By.ID, "announce").text
+                    assert f"{who} called: challenge or fold?" in text
+                    assert f"Your count: {engine_count(page)}" in text
+                    shot(page, "360-asked" if page is pages[2] else "1280-asked")
+                    click(page, '#moves button[data-action="challenge"]', "challenge")
+                    answered += 1
+                    assert answered <= 2
+        for index, page in enumerate(pages):
+            wait(page, lambda d: visible(d, "result"), "the hand's end")
+            story = page.find_element(By.ID, "result").text
+            caller_name = "You" if index == caller else who
+            assert f"{caller_name} called with a count of" in story
+            assert "Challenged:" in story or "Nobody challenged" in story
+            assert page.title == "Tongits"
+        shot(pages[2], "360-call-result")
+        shot(pages[0], "1280-call-result")
+    finally:
+        for page in pages:
+            page.quit()
+
+
+CONTRAST = """
+const rgb = (text) => (text.match(/[\\d.]+/g) || []).map(Number);
+const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255;
+  return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+  .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+const background = (node) => {
+  for (; node; node = node.parentElement) {
+    const colour = rgb(getComputedStyle(node).backgroundColor);
+    if (colour.length === 3 || colour[3] > 0) return colour.slice(0, 3);
+  }
+  return [255, 255, 255];
+};
+const out = [];
+for (const node of document.querySelectorAll("body *")) {
+  const own = [...node.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+  if (!own || !node.getClientRects().length) continue;
+  const style = getComputedStyle(node);
+  if (style.visibility === "hidden" || style.color === "rgba(0, 0, 0, 0)") continue;
+  const [a, b] = [lum(rgb(style.color).slice(0, 3)), lum(background(node))];
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  const mine = node.closest(".me") ? " of me" : "";
+  const name = node.tagName + "#" + node.id + "." + node.className + mine;
+  out.push([name, node.textContent.trim().slice(0, 30), ratio]);
+}
+return out;
+"""
+
+
+def contrast_ratios(driver: WebDriver) -> list[tuple[str, str, float]]:
+    """Every element showing text of its own: its text colour against the first opaque
+    background under it, as WCAG 2 computes a contrast ratio."""
+    return [tuple(row) for row in driver.execute_script(CONTRAST)]
+
+
+def test_every_text_has_a_contrast_of_at_least_4_5(browser: WebDriver, site: Site) -> None:
+    """WCAG AA on the page's own styles, measured in the browser: the lobby, the table on your
+    turn (your seat, the bots, the moves, the log) and a hand's result."""
+    sit_down(browser, site, "Lu")
+    low = [r for r in contrast_ratios(browser) if r[2] < 4.5]
+    create_table(browser)
+    wait(browser, lambda d: legal_count(d) > 0, "my turn")
+    ratios = contrast_ratios(browser)
+    assert any(r[0].endswith(" of me") for r in ratios)  # your seat is measured
+    assert any(r[0].startswith("KBD") for r in ratios)  # and the keys of the moves
+    low += [r for r in ratios if r[2] < 4.5]
+    play_to_the_hands_end(browser)
+    low += [r for r in contrast_ratios(browser) if r[2] < 4.5]
+    assert low == []
+    sizes = browser.execute_script(
+        "return [...document.querySelectorAll('button')].filter((b) => b.getClientRects().length)"
+        ".map((b) => [b.textContent, b.getBoundingClientRect().width,"
+        " b.getBoundingClientRect().height])")
+    assert sizes and all(w >= 44 and h >= 44 for _, w, h in sizes), sizes
+
+
+def test_again_seats_a_page_and_a_terminal_client_together(site: Site) -> None:
+    """A one-hand match of a page, a server bot and a terminal's client; at its end the page's
+    "again" and the terminal's ``again`` (``create_table`` with ``rematch``) land both at one
+    new table."""
+    page = open_browser()
+    terminal = TextClient(int(site.url.rsplit(":", 1)[1]))
+    try:
+        sit_down(page, site, "Dee")
+        create_table(page, bots=1, hands="1", name="Rematch")
+        table = page.execute_script("return S.table")
+        terminal.send({"type": "hello", "version": 1, "name": "Eli", "kind": "human"})
+        terminal.send({"type": "join", "table": table})
+        token = terminal.receive("joined")["token"]
+        done: list[dict[str, Any]] = []
+        player = threading.Thread(target=terminal.play_until_match_over, args=(done,))
+        player.start()
+        turns = 0
+        while not page.find_elements(By.ID, "again"):
+            wait(page, lambda d: my_turn_or_over(d) or d.find_elements(By.ID, "again"),
+                 "my turn or the match's end")
+            if legal_count(page) > 0:
+                play_one_turn(page)
+                turns += 1
+                assert turns < 60
+        player.join(WAIT)
+        assert done and done[0]["type"] == "match_over"
+        assert "The last hand" in page.find_element(By.ID, "result").text
+        page.find_element(By.ID, "again").click()
+        wait(page, lambda d: d.execute_script("return S.table") not in (None, table),
+             "the new table")
+        again = page.execute_script("return S.table")
+        terminal.send({"type": "create_table", "name": "Rematch", "rematch": table,
+                       "token": token})
+        assert terminal.receive("joined")["table"] == again
+        wait(page, lambda d: "Eli" in d.find_element(By.ID, "seats").text,
+             "the terminal's player beside the page")
+        assert "Rematch" in page.find_element(By.ID, "table-title").text
+    finally:
+        page.quit()
+        terminal.sock.close()
+
+
+def test_the_page_registers_queues_for_the_ladder_and_shows_the_standings(
+    tmp_path: Path, browser: WebDriver,
+) -> None:
+    """As ``tongits ladder``: an account registered from the page (its key kept by the
+    browser), a queue that seats it at a rated table (the server's anchor bots fill it), and
+    the standings."""
+    ladder = start_server(tmp_path, options=("--ladder-anchor-wait", "0"))
+    try:
+        sit_down(browser, ladder, "Mia")
+        wait(browser, lambda d: visible(d, "register-form"), "the ladder's register form")
+        browser.find_element(By.ID, "register-name").send_keys("Mia\n")
+        wait(browser, lambda d: visible(d, "queue"), "the account, and a queue button")
+        assert "Your account: Mia" in browser.find_element(By.ID, "ladder-state").text
+        browser.find_element(By.ID, "standings-show").click()
+        standings = wait(browser, lambda d: d.find_element(By.ID, "standings").text,
+                         "the standings")
+        assert "anchor-" in standings and "server bot" in standings
+        browser.find_element(By.ID, "queue").click()
+        wait(browser, lambda d: visible(d, "table"), "a rated table")
+        seats = wait(browser, lambda d: "anchor-" in d.find_element(By.ID, "seats").text
+                     and d.find_element(By.ID, "seats").text, "the anchors seated")
+        assert "You (Mia)" in seats
+    finally:
+        stop_server(ladder)
+
+
+def test_the_turn_line_speaks_only_when_its_words_change(browser: WebDriver, site: Site) -> None:
+    """The turn line is a polite live region: a screen reader reads each change, so the clock's
+    seconds tick beside it, not in it."""
+    sit_down(browser, site, "Ros")
+    create_table(browser, timer=30)
+    wait(browser, lambda d: legal_count(d) > 0, "my turn")
+    browser.execute_script(
+        "window.turnChanges = 0; window.clockChanges = 0;"
+        "new MutationObserver(() => { window.turnChanges += 1; }).observe("
+        "  document.getElementById('turn'), {childList: true, characterData: true, subtree: true});"
+        "new MutationObserver(() => { window.clockChanges += 1; }).observe("
+        "  document.getElementById('turn-clock'), {childList: true, characterData: true,"
+        "  subtree: true});")
+    assert browser.find_element(By.ID, "turn").get_attribute("aria-live") == "polite"
+    wait(browser, lambda d: d.execute_script("return window.clockChanges") >= 3,
+         "three seconds of the clock")
+    assert browser.execute_script("return window.turnChanges") == 0
+    assert browser.find_element(By.ID, "turn").text == "Your turn"

@@ -5,6 +5,7 @@ for TLS (a real port and a test CA)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import ssl
@@ -22,11 +23,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_support import TIME_CAP, capped, quick_config, until
 from tongits.protocol import ErrorCode
+from tongits.protocol.phrases import PHRASES
 from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
-from tongits.server.tls import ServerTLS
-from tongits.server.web import CONTENT_SECURITY_POLICY, MAX_HEAD, RETRY_AFTER, http_start
-from tongits.server.websocket import WebSocketCarrier, text_frame
+from tongits.server.net.tls import ServerTLS
+from tongits.server.net.web import (
+    CONTENT_SECURITY_POLICY,
+    MAX_HEAD,
+    RETRY_AFTER,
+    browser_address,
+    http_start,
+)
+from tongits.server.net.websocket import WebSocketCarrier, text_frame
 from web_support import WebSocketClient, WebSocketRefused, read_response
 from wsproto.events import BytesMessage, Message, Ping
 
@@ -543,3 +551,55 @@ def test_a_carrier_answers_pings_and_the_closing_handshake() -> None:
 _UPGRADE = [(b"host", b"127.0.0.1"), (b"upgrade", b"websocket"), (b"connection", b"Upgrade"),
             (b"sec-websocket-key", b"dGhlIHNhbXBsZSBub25jZQ=="),
             (b"sec-websocket-version", b"13")]
+
+
+@capped
+async def test_the_pages_files_go_compressed_and_are_kept_by_their_etag(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A browser that accepts gzip gets each file compressed (the whole page under 60 KB),
+    the same bytes once unpacked; asked again with the file's ``ETag`` it gets ``304`` and no
+    body. The policy is on every answer, a ``304`` too."""
+    async with running() as server:
+        sent = 0
+        for target in ("/", "/app.js", "/style.css", "/icon.svg", "/manifest.webmanifest",
+                       "/phrases.json"):
+            _, _, plain = parse(await get(server, target))
+            status, headers, body = parse(await get(server, target,
+                                                    extra="Accept-Encoding: gzip, br\r\n"))
+            assert status == 200 and headers["content-encoding"] == "gzip"
+            assert gzip.decompress(body) == plain and len(body) < len(plain)
+            assert headers["vary"] == "accept-encoding" and headers["cache-control"] == "no-cache"
+            sent += len(body)
+            etag = headers["etag"]
+            status, headers, body = parse(await get(server, target,
+                                                    extra=f"If-None-Match: {etag}\r\n"))
+            assert status == 304 and body == b"" and headers["etag"] == etag
+            assert headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+            status, _, _ = parse(await get(server, target, extra='If-None-Match: "old"\r\n'))
+            assert status == 200
+        assert sent <= 60_000
+        refused = parse(await get(server, "/app.js", extra="Accept-Encoding: gzip;q=0\r\n"))
+        assert "content-encoding" not in refused[1]
+
+
+@capped
+async def test_the_page_reads_the_terminals_phrasebook(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """``/phrases.json`` is the phrasebook the terminal client imports, whole; the manifest
+    lets a phone install the page."""
+    async with running() as server:
+        status, headers, body = parse(await get(server, "/phrases.json"))
+        assert status == 200 and headers["content-type"] == "application/json"
+        assert json.loads(body) == dict(PHRASES)
+        status, headers, body = parse(await get(server, "/manifest.webmanifest"))
+        manifest = json.loads(body)
+        assert manifest["start_url"] == "/" and manifest["icons"][0]["src"] == "/icon.svg"
+        assert parse(await get(server, manifest["icons"][0]["src"]))[0] == 200
+
+
+def test_the_browser_address_is_one_to_type() -> None:
+    assert browser_address("127.0.0.1", 7777, False) == "http://127.0.0.1:7777/"
+    assert browser_address("::1", 7777, True) == "https://[::1]:7777/"
+    assert browser_address("0.0.0.0", 7777, False) == f"http://{socket.gethostname()}:7777/"

@@ -3,7 +3,7 @@
 For one chunk of deals (one arena job), ``play_hosted_chunk``:
 
 1. starts a ``Server`` on 127.0.0.1, port 0, and opens an arena table (``arena_table``) on it
-   (``server/arena.py``): a private table whose decks, in-process bots and stand-ins this
+   (``server/table/arena.py``): a private table whose decks, in-process bots and stand-ins this
    module gives in-process (the ``ArenaDriver``), and whose code only the programs get;
 2. starts each program once, with ``TONGITS_SERVER``, ``TONGITS_TABLE``, ``TONGITS_CODE`` and
    ``TONGITS_SEAT`` in its environment (docs/BOTS.md; ``tongits bot`` and the SDK's runners
@@ -35,13 +35,13 @@ from typing import Any
 import trio
 from tongits.engine import Card, Hand, deck_for
 from tongits.engine.policies import get_policy
-from tongits.server import bots
-from tongits.server.actor import Table
 from tongits.server.app import Server
-from tongits.server.arena import ArenaDriver, SeatReport, arena_table
 from tongits.server.config import ServerConfig
-from tongits.server.entries import CreateEntry
 from tongits.server.lobby import join_code
+from tongits.server.table import bots
+from tongits.server.table.actor import Table
+from tongits.server.table.arena import ArenaDriver, SeatReport, arena_table
+from tongits.server.table.entries import CreateEntry
 
 from .play import ArenaConfig, DealBook
 from .specs import BotKind, BotSpec

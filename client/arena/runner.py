@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from tongits.engine import Options, RecordError
 
@@ -252,6 +252,29 @@ class ArenaCommand:
     options: str | None = None
 
 
+class ArenaResult(Protocol):
+    """What an arena command prints: ``Standings`` or a tournament's ratings."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def table(self) -> str: ...
+
+
+def print_result(command: ArenaCommand, play: Callable[[], ArenaResult]) -> int:
+    """Run ``play`` and print its result as a table, or one JSON line with ``--json``; a
+    run that cannot start (2) or finish (1) is said on stderr. The command's exit code."""
+    try:
+        result = play()
+    except ValueError as exc:
+        print(f"tongits arena: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:  # ClusterError, IncompleteRun: the run could not finish
+        print(f"tongits arena: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(result.to_dict()) if command.as_json else result.table())
+    return 0
+
+
 def run(command: ArenaCommand) -> int:
     """The ``tongits arena`` command: progress on stderr, the table (or one JSON line) on stdout."""
     inputs = read_inputs(command.bots, command.options)
@@ -261,18 +284,11 @@ def run(command: ArenaCommand) -> int:
     config = ArenaConfig(names, seed_value(command.seed), table_options, command.record,
                          command.timer)
     bar = Progress(-(-command.hands // ROTATIONS))
-    try:
+
+    def play() -> Standings:
         result = run_arena(config, command.hands, jobs=command.jobs, cluster=command.cluster,
                            progress=bar.update)
-    except ValueError as exc:
-        print(f"tongits arena: {exc}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:  # ClusterError, IncompleteRun: the run could not finish
-        print(f"tongits arena: {exc}", file=sys.stderr)
-        return 1
-    write_meta(config)
-    if command.as_json:
-        print(json.dumps(result.to_dict()))
-    else:
-        print(result.table())
-    return 0
+        write_meta(config)
+        return result
+
+    return print_result(command, play)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 import json
 import random
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,15 @@ from openskill.models import PlackettLuce
 from tongits.engine import Options
 
 from .play import DEFAULT_TIMER, ArenaConfig
-from .runner import ArenaCommand, Progress, play_deals, read_inputs, seed_value, write_meta
+from .runner import (
+    ArenaCommand,
+    Progress,
+    play_deals,
+    print_result,
+    read_inputs,
+    seed_value,
+    write_meta,
+)
 from .stats import ROTATIONS, Standings, standings
 
 #: Re-ratings from resampled deals behind each interval.
@@ -231,23 +238,14 @@ def run(command: ArenaCommand) -> int:
     entrants, table_options = list(inputs[0]), inputs[1]
     deals = -(-command.hands // ROTATIONS)
     bar = Progress(deals * len(triples_of(len(entrants))))
-    try:
-        result = run_tournament(
-            entrants,
-            command.hands,
-            seed=seed_value(command.seed),
-            options=table_options,
-            record=command.record,
-            timer=command.timer,
-            jobs=command.jobs,
-            cluster=command.cluster,
-            progress=bar.update,
-        )
-    except ValueError as exc:
-        print(f"tongits arena: {exc}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:  # ClusterError, IncompleteRun: the run could not finish
-        print(f"tongits arena: {exc}", file=sys.stderr)
-        return 1
-    print(json.dumps(result.to_dict()) if command.as_json else result.table())
-    return 0
+    return print_result(command, lambda: run_tournament(
+        entrants,
+        command.hands,
+        seed=seed_value(command.seed),
+        options=table_options,
+        record=command.record,
+        timer=command.timer,
+        jobs=command.jobs,
+        cluster=command.cluster,
+        progress=bar.update,
+    ))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
 
 from prompt_toolkit.application import Application, get_app
@@ -158,7 +158,7 @@ class TableScreen:
         output: Output | None = None,
         colour: bool | None = None,
         lobby: LobbyCommands | None = None,
-        hint: Callable[[SeatView], list[str]] = hint_lines,
+        hint: Callable[[SeatView, Sequence[str]], list[str]] = hint_lines,
     ) -> None:
         self.session = session
         self.hint = hint
@@ -428,7 +428,7 @@ class TableScreen:
         """Show the hint for ``view`` once computed, unless the game moved on meanwhile (a
         stale hint would advise a position that is gone: it is dropped, and says so, or the
         search starts again for the new position when F4 was pressed again meanwhile)."""
-        lines = await asyncio.to_thread(self.hint, view)
+        lines = await asyncio.to_thread(self.hint, view, self.state.names)
         state = self.state
         waiting = state.message in (THINKING, STILL_THINKING)
         if state.view is view:

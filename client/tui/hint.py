@@ -10,6 +10,7 @@ off its event loop (``TableScreen._hint``).
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 
 from tongits.engine import Card, Move, SeatView
 from tongits.engine.advice import advise
@@ -19,12 +20,13 @@ _POLICY = explaining_policy()
 _QUICK = get_policy("strong")
 
 
-def hint_lines(view: SeatView, width: int = 78) -> list[str]:
-    """The hint for ``view``'s seat, each line at most ``width`` columns; the same view always
-    gets the same hint (the policy's search is seeded by the view)."""
+def hint_lines(view: SeatView, names: Sequence[str] = (), width: int = 78) -> list[str]:
+    """The hint for ``view``'s seat, each line at most ``width`` columns, seats named by
+    ``names`` (the players' names by seat, as the screen shows them); the same view always gets
+    the same hint (the policy's search is seeded by the view)."""
     return [
         wrapped
-        for line in advise(view, _POLICY).lines(Card.pretty)
+        for line in advise(view, _POLICY).lines(Card.pretty, names)
         for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")
     ]
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import trio
 from tongits.protocol.discovery import DISCOVERY_PORT
-from tongits.server.store import SQLiteJournal, StoreError, export
+from tongits.server.storage.store import SQLiteJournal, StoreError, export
 
 from ..connection import Connection
 from ..user_files import data_dir

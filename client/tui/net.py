@@ -40,6 +40,7 @@ from tongits.protocol import (
 )
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 from tongits.protocol.maps import SeatMap, TableInfoMap
+from tongits.protocol.transport import AddressError, Invite
 
 from ..connection import (
     Connection,
@@ -384,7 +385,7 @@ class NetSession:
         await (step or self.options.join)(conn)
         self.token, self.invite = conn.token, conn.invite
         if conn.invite is not None:
-            self.sink(Notice(f"invite friends: {conn.invite}"))
+            self.sink(Notice(invite_words(conn.invite)))
         if conn.token is None and conn.table is not None:
             self.watching, self.watch_code = conn.table, conn.watch_code
 
@@ -436,7 +437,7 @@ class NetSession:
         to a resume, and a table waiting for players sends no ``state``)."""
         self._invite_unsaid = False
         if self.invite is not None and any(seat["player"] is None for seat in seats):
-            self.sink(Notice(f"invite friends: {self.invite}"))
+            self.sink(Notice(invite_words(self.invite)))
 
     async def _table_named(self, conn: Connection) -> TableNamed | None:
         """The table's name and hands played, from the lobby's list (the table's messages
@@ -605,3 +606,13 @@ class NetSession:
             self.sink(SeatsChanged(msg.seats, None if ours else msg.change))
         elif isinstance(msg, Error):
             self.sink(ServerRefused(msg.code, msg.message))
+
+
+def invite_words(link: str) -> str:
+    """The line that hands a private table's invite link out: the link for ``tongits
+    connect`` and, beside it, the same link for a friend's browser."""
+    try:
+        web = Invite.parse(link).browser()
+    except AddressError:
+        return f"invite friends: {link}"
+    return f"invite friends: {link} (in a browser: {web})"

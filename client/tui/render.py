@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
+from tongits.protocol.phrases import PHRASES
 
 from .state import LogKind, LogLine, TableState, pile_throwers
 from .words import counted
@@ -30,12 +31,7 @@ PHASE_WORDS = {
     Phase.ANSWER: "answer the call",
     Phase.OVER: "hand over",
 }
-END_WORDS = {
-    End.TONGITS: "by Tongits",
-    End.CALL: "by call",
-    End.STOCK: "at stock-out",
-    End.VOID: "",
-}
+END_WORDS = {end: PHRASES[f"end.{end.value}"] for end in End}
 
 
 def colour_wanted() -> bool:

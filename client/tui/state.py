@@ -30,6 +30,7 @@ from tongits.engine.review import decision_points, decisions_seen
 from tongits.engine.wire import RecordMap, ResultMap
 from tongits.protocol import ErrorCode, PlayerKind, SeatChange
 from tongits.protocol.maps import SeatChangeMap, SeatMap, StandingsMap, TableInfoMap
+from tongits.protocol.phrases import PHRASES, say
 
 #: What a refused join code (``bad_join_code``: a private table asked for by its id alone, or
 #: with a wrong code) is answered with: the two ways in that the lobby takes.
@@ -558,25 +559,11 @@ _APPLY: dict[type[Any], Callable[[TableState, Any, float], None]] = {
     TableLeft: TableState._left,
 }
 
-#: The log line for each ``change`` of a ``seat_update``.
-SEAT_CHANGES = {
-    SeatChange.SAT: "{name} sat down",
-    SeatChange.LEFT: "{name} left the table",
-    SeatChange.AWAY: "{name} lost connection",
-    SeatChange.BACK: "{name} is back",
-    SeatChange.REPLACED: "{name} reconnected",
-    SeatChange.STAND_IN: "a bot is standing in for {name}",
-}
+#: The log line for each ``change`` of a ``seat_update`` (the phrasebook's ``seat.`` words).
+SEAT_CHANGES = {change: PHRASES[f"seat.{change.value}"] for change in SeatChange}
 
 #: Added to the log line of a move the server played because the seat's time ran out.
-AUTOPLAYED = " (time ran out: played by the server)"
-
-_VERBS = {
-    "draw": "drew",
-    "call": "called",
-    "challenge": "challenged",
-    "fold": "folded",
-}
+AUTOPLAYED = PHRASES["event.timeout"]
 
 
 def event_lines(history: Sequence[Step], names: Sequence[str]) -> list[LogLine]:
@@ -611,32 +598,35 @@ def _cards(step: Step) -> str:
 
 
 def _verb(_told: _Told, who: str, step: Step) -> str:
-    return f"{who} {_VERBS[step.move.action]}" + (" (not opened)" if step.auto else "")
+    text = say(f"event.{step.move.action.value}", who=who)
+    return text + PHRASES["event.not_opened"] if step.auto else text
 
 
 def _pick(told: _Told, who: str, step: Step) -> str:
     top = told.pile.pop() if told.pile else "?"
     if step.move.meld is not None:
-        return f"{who} picked {top} onto meld {step.move.meld}"
-    return f"{who} picked {top} with {_cards(step)} → #{told.next_meld()}"
+        return say("event.pick_onto", who=who, top=top, meld=step.move.meld)
+    return say("event.pick", who=who, top=top, cards=_cards(step), meld=told.next_meld())
 
 
 def _meld(told: _Told, who: str, step: Step) -> str:
-    return f"{who} melded {_cards(step)} → #{told.next_meld()}"
+    return say("event.meld", who=who, cards=_cards(step), meld=told.next_meld())
 
 
 def _secret(told: _Told, who: str, step: Step) -> str:
-    text = f"{who} laid a secret meld #{told.next_meld()}"
-    return f"{text} {_cards(step)}" if step.move.cards else text
+    meld = told.next_meld()
+    if step.move.cards:
+        return say("event.secret_shown", who=who, meld=meld, cards=_cards(step))
+    return say("event.secret", who=who, meld=meld)
 
 
 def _sapaw(_told: _Told, who: str, step: Step) -> str:
-    return f"{who} laid off {_pretty(step.move.card)} onto #{step.move.meld}"
+    return say("event.sapaw", who=who, card=_pretty(step.move.card), meld=step.move.meld)
 
 
 def _discard(told: _Told, who: str, step: Step) -> str:
     told.pile.append(_pretty(step.move.card))
-    return f"{who} discarded {told.pile[-1]}"
+    return say("event.discard", who=who, card=told.pile[-1])
 
 
 #: ``event_lines``: the words for each action (every one has its own).

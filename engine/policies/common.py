@@ -25,18 +25,34 @@ Notation = Callable[[Card], str]
 class Choice:
     """A policy's move with the reason for it, for a player to read (the ``hint``).
 
-    ``why`` is one sentence whose ``{}`` fields take ``args``: cards, groups of cards, moves and
-    numbers, so the reader chooses how cards are written (``reason(Card.pretty)``)."""
+    ``why`` is one sentence whose ``{}`` fields take ``args``: cards, groups of cards, moves,
+    seats (``SeatRef``) and numbers, so the reader chooses how cards are written
+    (``reason(Card.pretty)``) and seats are named (``names``: the players' names by seat)."""
 
     move: Move
     why: str
     args: tuple[object, ...] = ()
 
-    def reason(self, notation: Notation = str) -> str:
-        return self.why.format(*(_written(a, notation) for a in self.args))
+    def reason(self, notation: Notation = str, names: Sequence[str] = ()) -> str:
+        return self.why.format(*(_written(a, notation, names) for a in self.args))
 
 
-def _written(arg: object, notation: Notation) -> str:
+@dataclass(frozen=True, slots=True)
+class SeatRef:
+    """A seat named in a reason: written with the player's name when the reader knows it
+    (``Choice.reason``), else as ``seat N``."""
+
+    seat: int
+
+    def name(self, names: Sequence[str] = ()) -> str:
+        if 0 <= self.seat < len(names) and names[self.seat]:
+            return names[self.seat]
+        return f"seat {self.seat}"
+
+
+def _written(arg: object, notation: Notation, names: Sequence[str]) -> str:
+    if isinstance(arg, SeatRef):
+        return arg.name(names)
     if isinstance(arg, Move):
         return arg.text(notation)
     if isinstance(arg, Card):

@@ -10,17 +10,22 @@ For each decision with more than one legal move:
 3. **Choice.** Sequential halving over the candidates: every candidate is tried on the same
    worlds (common random numbers, so a comparison is not drowned by the luck of the deal), the
    worse half is dropped and the survivors get more worlds, until the rollout budget is spent.
-   The move with the best mean chips is played, with one guard: while the seat plays its
-   cards (melds, lay-offs, discards), the ``strong`` bot's move is the default, and the search
-   overrules it only when its best move gains over it by more than ``guard_z`` standard errors
-   on the same worlds. Between discards the search's noise (a few chips over a hundred
+   The move with the best mean chips is played, with one guard: a default move, which the
+   search overrules only when its best other move gains over it by more than ``guard_z``
+   standard errors on the same worlds. While the seat plays its cards (melds, lay-offs,
+   discards) and while it answers a call, the default is the ``strong`` bot's move; at the
+   start of a turn, the search's best move but the call (or the call, when no opened seat may
+   challenge it): a call or a challenge is a bet of several chips that the noise must not
+   place. Between discards the search's noise (a few chips over a hundred
    rollouts) dwarfs the differences (a fraction of a chip), and a search left to pick by noise
    delayed its opening meld (the rollouts would place it next turn, the search again did not)
    and kept high cards: it lost 0.59 chips a hand against two ``strong`` bots, and with the
    guard it beats them (``docs/BOTS.md``).
 4. **Reason.** ``decide`` says why in the search's own terms: the move's mean chips over the
    worlds it was played in, the runner-up's, and in how many of the worlds both were played the
-   move did better or worse than the runner-up (``Choice``, cards in the reader's notation).
+   move did better or worse than the runner-up (``Choice``, cards in the reader's notation,
+   seats by the players' names). A kept default gives its own reason and the guard's verdict:
+   the search agrees, or the better move's gain is "within the noise", with the noise.
 
 The budget counts rollouts, not seconds, so the same seed and budget always give the same move
 whatever the machine's load. The worlds of a decision are seeded by the position itself
@@ -208,74 +213,149 @@ class ExpertPolicy:
         if line is not None:
             return Choice(line[0], "it begins a Tongits: " + " · ".join("{}" for _ in line), line)
         found = search(view, self.seed, self.params)
-        if found.default is not None and found.values[0].move == found.default.move:
-            return kept(found.default, found.values)
-        return explain(found.values)
+        if found.default is None or found.guard is None:
+            return explain(found.values)
+        if found.values[0].move == found.default.move:
+            if found.searched_default and found.guard.gain <= 0:
+                return explain(found.values)  # the search's own choice: say so in its terms
+            return kept(found.default, found.guard)
+        return overruled(found.values, found.guard)
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """The guard's verdict on one decision: over the same ``worlds``, the best searched move
+    other than the default (``rival``) gains ``gain`` chips a hand over the default
+    (``default``), with the standard error ``noise``. The rival is played only when the gain
+    is ``z`` standard errors or more: ``beyond_noise``."""
+
+    default: MoveValue
+    rival: MoveValue
+    gain: float
+    noise: float
+    z: float
+
+    @property
+    def beyond_noise(self) -> bool:
+        return self.gain > 0 and self.gain > self.z * self.noise
 
 
 @dataclass(frozen=True, slots=True)
 class Searched:
     """One decision's search: its worlds (``search``), every searched move's value best first,
-    and the default move the search had to beat (``None`` outside the play of cards)."""
+    the default move the search had to beat (``None`` where there is none; ``searched_default``
+    when it is the search's own best move but the call) and the guard's verdict on it (``None``
+    when no other move was searched)."""
 
     search: Search
     values: list[MoveValue]
     default: Choice | None
+    guard: Guard | None = None
+    searched_default: bool = False
+
+
+CALL = Move(Action.CALL)
 
 
 def default_choice(view: SeatView, seed: int | str | None) -> Choice | None:
-    """The move the search must clearly beat: ``strong``'s, while the seat plays its cards."""
-    if view.phase is not Phase.PLAY:
-        return None
-    return StrongPolicy(seed).decide(view)
+    """The move the search must clearly beat, before the search: ``strong``'s while the seat
+    plays its cards and while it answers a call (a challenge, like a call, is a bet the
+    search's noise must not decide); at the start of a turn where no opened seat may
+    challenge, the call, which wins for sure. At the start of any other turn where the seat
+    may call, the default is the search's best move but the call (``search``)."""
+    if view.phase is Phase.PLAY or view.phase is Phase.ANSWER:
+        return StrongPolicy(seed).decide(view)
+    if view.phase is Phase.START and CALL in view.legal:
+        rivals = [s for s in range(3) if s != view.seat and view.opened[s]]
+        if not rivals:
+            return Choice(CALL, "no other seat has opened, so nobody may challenge: the call wins")
+    return None
 
 
 def search(view: SeatView, seed: int | str | None, params: ExpertParams) -> Searched:
     """The expert's search of ``view``'s decision: its worlds (``world_rng(view, seed)``), the
     sequential halving of its ``candidates`` (and the default move), best first, the default
     put first unless the best beats it by ``guard_z`` standard errors. The bot, the hint and
-    the review all call this, so the same position and seed always give them the same answer."""
+    the review all call this, so the same position and seed always give them the same answer.
+
+    A call is guarded too: at the start of a turn, unless the call wins for sure, the default
+    is the best move but the call, and the search calls only when calling gains over it beyond
+    the noise. Left to pick by noise, the hint advised calls at counts of 40 or more into an
+    opened seat counting less (coin flips: better in 42 % of the worlds, worse in 50 %)."""
     found = Search(view, world_rng(view, seed), params.inference)
     default = default_choice(view, seed)
     moves = candidates(view)
     if default is not None and default.move not in moves:
         moves.append(default.move)
     values = found.halving(moves, params.budget, params.min_worlds)
-    if default is not None:
-        values = _guarded(found, values, default.move, params.guard_z)
-    return Searched(found, values, default)
+    searched = default is None and CALL in moves and len(moves) > 1
+    if searched:
+        rest = next(v for v in values if v.move != CALL)
+        default = Choice(rest.move, "the search's best move but the call, which is not clearly "
+                         "better")
+    if default is None:
+        return Searched(found, values, None)
+    values, guard = _guarded(found, values, default.move, params.guard_z)
+    return Searched(found, values, default, guard, searched)
 
 
-def _guarded(found: Search, values: list[MoveValue], default: Move, z: float) -> list[MoveValue]:
-    """``values`` with the default move first, valued on the best's worlds, unless the best
-    gains over it by more than ``z`` standard errors of the paired differences."""
-    best = values[0]
-    if best.move == default:
-        return values
-    n = best.worlds
-    mine = next((v for v in values if v.move == default and v.worlds == n), None)
-    chips = mine.chips if mine is not None else found.chips(default, n)
-    diffs = [a - b for a, b in zip(best.chips, chips, strict=True)]
-    gain = statistics.fmean(diffs)
+def _guarded(
+    found: Search, values: list[MoveValue], default: Move, z: float
+) -> tuple[list[MoveValue], Guard | None]:
+    """``values`` with the default move first, valued on the rival's worlds, unless the rival
+    (the best other move) gains over it by more than ``z`` standard errors of the paired
+    differences; and the guard's verdict."""
+    rival = next((v for v in values if v.move != default), None)
+    if rival is None:
+        return values, None
+    n = rival.worlds
+    mine = next((v for v in values if v.move == default and v.worlds >= n), None)
+    chips = mine.chips[:n] if mine is not None else found.chips(default, n)
+    rivals = rival.chips[:n]
+    diffs = [a - b for a, b in zip(rivals, chips, strict=True)]
     noise = statistics.stdev(diffs) / math.sqrt(n) if n > 1 else math.inf
-    if gain > 0 and gain > z * noise:
-        return values
-    first = MoveValue(default, statistics.fmean(chips), n, tuple(chips))
-    return [first, *(v for v in values if v.move != default)]
+    guard = Guard(
+        MoveValue(default, statistics.fmean(chips), n, chips),
+        MoveValue(rival.move, statistics.fmean(rivals), n, rivals),
+        statistics.fmean(diffs),
+        noise,
+        z,
+    )
+    if guard.beyond_noise:
+        return values, guard
+    return [guard.default, *(v for v in values if v.move != default)], guard
 
 
-def kept(default: Choice, values: Sequence[MoveValue]) -> Choice:
+def kept(default: Choice, guard: Guard) -> Choice:
     """The default move, kept because no searched move was clearly better: its own reason and
-    the search's verdict on the runner-up."""
-    best = values[0]
-    if len(values) == 1:
-        return default
-    second = values[1]
+    the search's verdict on the best other move: worse, or better only within the noise."""
+    rival, mine = guard.rival, guard.default
+    if guard.gain <= 0:
+        return Choice(
+            default.move,
+            default.why + "; over {} dealt worlds the search agrees (next best {} averages {} "
+            "chips, this {})",
+            (*default.args, mine.worlds, rival.move, _signed(rival.mean), _signed(mine.mean)),
+        )
     return Choice(
         default.move,
-        default.why + "; over {} dealt worlds no other move does clearly better ({} averages "
-        "{} chips, this {}: within the noise)",
-        (*default.args, best.worlds, second.move, _signed(second.mean), _signed(best.mean)),
+        default.why + "; over {} dealt worlds {} averages {} chips, this {}: a gain of {}, "
+        "within the noise (±{})",
+        (
+            *default.args, mine.worlds, rival.move, _signed(rival.mean), _signed(mine.mean),
+            f"{guard.gain:.1f}", f"{guard.z * guard.noise:.1f}",
+        ),
+    )
+
+
+def overruled(values: Sequence[MoveValue], guard: Guard) -> Choice:
+    """The search's best move, which beats the default beyond the noise: ``explain``'s reason
+    and the gain over the default."""
+    best = explain(values)
+    return Choice(
+        best.move,
+        best.why + "; it beats {} by {} chips, beyond the noise (±{})",
+        (*best.args, guard.default.move, f"{guard.gain:.1f}", f"{guard.z * guard.noise:.1f}"),
     )
 
 

@@ -39,12 +39,13 @@ from ..count import Arrangement, best_arrangement
 from ..hand import Phase
 from ..melds import fits
 from ..moves import Action, Move
-from ..options import CallTie, SapawBlock
+from ..options import CallTie
 from ..view import SeatView
 from .common import (
     NEIGHBOURS,
     Choice,
     PublicKnowledge,
+    SeatRef,
     best_pick,
     count_of,
     find,
@@ -192,8 +193,8 @@ class StrongPolicy:
         owner = next((m.owner for m in view.melds if m.id == move.meld), None)
         if owner is not None and owner != view.seat:
             return Choice(
-                move, "{} leaves your hand without raising your count, and blocks seat {}'s "
-                "next call", (move.card, owner),
+                move, "{} leaves your hand without raising your count, and blocks {}'s next "
+                "call", (move.card, SeatRef(owner)),
             )
         return Choice(move, "{} leaves your hand without raising your count", (move.card,))
 
@@ -305,16 +306,17 @@ class StrongPolicy:
         """The chance that ``mine`` wins the showdown against the caller: over deals of the
         caller's hand from what the table has seen (its hand size, its throws), each weighted
         by how likely a seat holding it is to call: 1 at ``caller_cap`` or less, else
-        ``bluff_weight``. A caller of 9 cards seldom counts 10 or less, so most of the weight
-        is then on deals where it counts high, and the bot challenges it with a middling
-        count; believing every caller (counts above the cap ignored), it folded to almost
-        any call and a seat calling at every chance won 2.1 chips a hand from two of it."""
+        ``bluff_weight``, whatever the caller did before. A caller of 9 cards seldom counts 10
+        or less, so most of the weight is then on deals where it counts high, and the bot
+        challenges it with a middling count. Believing every caller, it folded to almost any
+        call (a seat calling at every chance won 2.1 chips a hand from two of it); believing
+        a caller that had let a chance to call go by, it paid a seat that passed once and then
+        called at every chance, whatever its count, 1.25 chips a hand (``bench/exploiters.py``)."""
         p = self.params
         strict = view.options.call_tie is CallTie.CALLER
-        high = p.bluff_weight if not passed_calls(view, caller) else 0.0
         total = beat = 0.0
         for (count,) in self._sample_counts(view, know, [caller], self._rng(view)):
-            weight = 1.0 if count <= p.caller_cap else high
+            weight = 1.0 if count <= p.caller_cap else p.bluff_weight
             total += weight
             if count > mine or (not strict and count == mine):
                 beat += weight
@@ -376,33 +378,6 @@ class StrongPolicy:
                           "chance of feeding the next seat a pick", (left, risk))
         return Choice(move, "it leaves count {} and the cards most likely to meld; the next "
                       "seat cannot pick it into a meld", (left,))
-
-
-def passed_calls(view: SeatView, caller: int) -> int:
-    """How many turns the caller began free to call, since it opened, without calling (its
-    draws and picks after its first meld, less the turns a lay-off onto its melds blocked,
-    RULES.md §5): a seat that let chances to call go by calls once its count has come down,
-    while one that calls at its first chance may call on any count."""
-    owners = {m.id: m.owner for m in view.melds}
-    self_blocks = view.options.self_sapaw_blocks_call
-    whole_hand = view.options.sapaw_block is SapawBlock.HAND
-    opened = blocked = False
-    passed = 0
-    for step in view.history:
-        action, who = step.move.action, step.seat
-        lays_off = action is Action.SAPAW or (action is Action.PICK and step.move.meld is not None)
-        if lays_off and owners.get(step.move.meld if step.move.meld is not None else -1) == caller:
-            blocked = blocked or who != caller or self_blocks
-        if who != caller:
-            continue
-        if action is Action.DRAW or action is Action.PICK:  # a turn begun without a call
-            if opened:
-                passed += not blocked
-                blocked = blocked and whole_hand
-            opened = opened or (action is Action.PICK and not lays_off)
-        elif action is Action.MELD or action is Action.SECRET:
-            opened = True
-    return passed
 
 
 def _placed(move: Move, why: str) -> Choice:

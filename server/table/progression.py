@@ -28,16 +28,16 @@ from tongits.protocol import (
     to_dict,
 )
 
+from ..net.peer import TableLink
 from . import bots
 from .entries import DealEntry, MoveEntry, StartEntry
-from .peer import TableLink
 
 if TYPE_CHECKING:
+    from ..net.peer import Peer
     from .audience import Audience
     from .clock import Clock
     from .dealing import Dealing
     from .ledger import Ledger
-    from .peer import Peer
     from .table import TableLogState
 
 log = logging.getLogger("tongits.server")
@@ -69,20 +69,12 @@ class _Seats(Protocol):
     def grace_over(self, seat: int) -> None: ...
 
 
-class ProgressionHost(TableLink, Protocol):
-    """What ``Progression`` needs of its table (``actor.Table``, the table its players' peers
-    are at): its state and the ledger that changes it, the parts it plays with (the bots'
-    policies, the clock, the audience, the dealing, the seats' owner and grace periods), and
-    the pace of the match it keeps."""
+class TableParts(Protocol):
+    """What every part of a table (``actor.Table``) may ask of it: its state, who is at it
+    (``audience``), its clock, and the seats whose player asked for the next hand."""
 
     @property
     def state(self) -> TableLogState: ...
-
-    @property
-    def ledger(self) -> Ledger: ...
-
-    @property
-    def policies(self) -> dict[int, bots.Policy]: ...
 
     @property
     def audience(self) -> Audience: ...
@@ -91,13 +83,27 @@ class ProgressionHost(TableLink, Protocol):
     def clock(self) -> Clock: ...
 
     @property
+    def ready(self) -> set[int]: ...
+
+
+class ProgressionHost(TableLink, TableParts, Protocol):
+    """What ``Progression`` needs of its table (the table its players' peers are at) besides
+    ``TableParts``: the ledger that changes the state, the parts it plays with (the bots'
+    policies, the dealing, the seats' owner and grace periods), and the pace of the match it
+    keeps."""
+
+    @property
+    def ledger(self) -> Ledger: ...
+
+    @property
+    def policies(self) -> dict[int, bots.Policy]: ...
+
+    @property
     def dealing(self) -> Dealing: ...
 
     @property
     def seating(self) -> _Seats: ...
 
-    #: seats whose player asked for the next hand
-    ready: set[int]
     closed: bool
     #: moves played at the table
     actions: int
@@ -113,21 +119,9 @@ class _Deals(Protocol):
     def autoplay(self, seat: int) -> None: ...
 
 
-class MatchHost(Protocol):
-    """What ``MatchDealing`` needs of its table (``actor.Table``): who is at it and who asked
-    for the next hand, its clock's grace periods, and its match to deal and wake."""
-
-    @property
-    def state(self) -> TableLogState: ...
-
-    @property
-    def ready(self) -> set[int]: ...
-
-    @property
-    def audience(self) -> Audience: ...
-
-    @property
-    def clock(self) -> Clock: ...
+class MatchHost(TableParts, Protocol):
+    """What ``MatchDealing`` needs of its table besides ``TableParts``: its match to deal and
+    wake."""
 
     @property
     def progression(self) -> _Deals: ...
@@ -258,7 +252,8 @@ class Progression:
         standings, and the table closes (the players are back in the lobby)."""
         table = self.table
         over = to_dict(MatchOver(table=table.id, reason=reason,
-                                 standings=table.state.standings()))
+                                 standings=table.state.standings(),
+                                 forfeits=table.dealing.forfeits() or None))
         table.audience.tell(over)
         log.info("table %s: match over (%s) after %d hands", table.id, reason,
                  table.state.hand_number)
@@ -414,6 +409,12 @@ class MatchDealing:
 
     def left(self, seat: int | None, *, disconnected: bool) -> None:
         pass
+
+    def listed(self) -> bool:
+        return True
+
+    def forfeits(self) -> list[int]:
+        return []
 
     def vacated(self, seat: int, name: str) -> bool:
         return False

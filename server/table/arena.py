@@ -50,15 +50,14 @@ from tongits.protocol import (
 from . import bots
 from .actor import Table
 from .entries import DealEntry, StartEntry
+from .progression import MatchHost
 from .table import SEATS
 
 if TYPE_CHECKING:
-    from .audience import Audience
-    from .clock import Clock
-    from .commit import GroupCommit
-    from .config import ServerConfig
-    from .lobby import Lobby
-    from .peer import Peer
+    from ..config import ServerConfig
+    from ..lobby import Lobby
+    from ..net.peer import Peer
+    from ..storage.commit import GroupCommit
     from .table import TableLogState
 
 #: Timeouts in a row after which a program is reported as hung (the driver may stop it).
@@ -161,30 +160,20 @@ class _ArenaPlay(Protocol):
 
     def wake(self) -> None: ...
 
+    def autoplay(self, seat: int) -> None: ...
+
     def bot_move(self, seat: int) -> None: ...
 
 
-class ArenaHost(Protocol):
-    """What ``ArenaDealing`` needs of its table (``actor.Table``): its state, who is at it and
-    who asked for the next hand, its clock, the bots' policies, its seats and its match."""
+class ArenaHost(MatchHost, Protocol):
+    """What ``ArenaDealing`` needs of its table besides a ``MatchDealing``'s: its id, the
+    bots' policies, its seats, and its match to start and to play bots in."""
 
     @property
     def id(self) -> str: ...
 
     @property
-    def state(self) -> TableLogState: ...
-
-    @property
     def policies(self) -> dict[int, bots.Policy]: ...
-
-    @property
-    def ready(self) -> set[int]: ...
-
-    @property
-    def audience(self) -> Audience: ...
-
-    @property
-    def clock(self) -> Clock: ...
 
     @property
     def seating(self) -> _ArenaSeats: ...
@@ -400,6 +389,12 @@ class ArenaDealing:
                 if table.state.hand is not None and not table.state.hand.over:
                     self._reports[seat].stood_in = True
             self.deal_if_ready()
+
+    def listed(self) -> bool:
+        return True
+
+    def forfeits(self) -> list[int]:
+        return []
 
     def vacated(self, seat: int, name: str) -> bool:
         return False

@@ -21,13 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from ..table.progression import MatchDealing, MatchHost
 from .ladder import Ladder
-from .progression import MatchDealing, MatchHost
 
 if TYPE_CHECKING:
-    from .actor import Table
-    from .dealing import Dealing
-    from .lobby import TableFactory
+    from ..lobby import TableFactory
+    from ..table.actor import Table
+    from ..table.dealing import Dealing
 
 
 class _SitsBots(Protocol):
@@ -56,6 +56,14 @@ class LadderDealing(MatchDealing):
         super().__init__(table)
         self.ladder = ladder
 
+    def listed(self) -> bool:
+        """A ladder table is private to its three accounts: not in ``list_tables``."""
+        return False
+
+    def forfeits(self) -> list[int]:
+        match = self.ladder.pending.get(self.table.id)
+        return sorted(match.forfeits) if match is not None else []
+
     def vacated(self, seat: int, name: str) -> bool:
         """A server bot sits in for the account ``name``, which forfeits."""
         self.table.seating.sit_bot(seat, None, name)
@@ -83,7 +91,7 @@ def ladder_dealing(ladder: Ladder) -> Callable[[Table], Dealing]:
 
 def ladder_table(ladder: Ladder) -> TableFactory:
     """A table of ``ladder``'s (``Lobby.open``'s ``make``, as ``arena.arena_table``)."""
-    from .actor import Table
+    from ..table.actor import Table
 
     dealing = ladder_dealing(ladder)
     return lambda state, config, lobby, journal: Table(state, config, lobby, journal,

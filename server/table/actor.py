@@ -60,12 +60,12 @@ from tongits.protocol import (
 )
 from tongits.protocol.maps import TableInfoMap
 
+from ..errors import error_frame, is_refusal
+from ..storage.commit import GroupCommit
+from ..storage.journal import table_number
 from .audience import Audience
 from .clock import Clock
-from .commit import GroupCommit
 from .dealing import Dealing
-from .errors import error_frame, is_refusal
-from .journal import table_number
 from .ledger import Ledger
 from .progression import MatchDealing, Progression
 from .requests import Disconnected, HostClose, HostRemove, Resume, SeatBot, TableRequest
@@ -73,9 +73,9 @@ from .seating import Seating
 from .table import TableLogState
 
 if TYPE_CHECKING:
+    from ..config import ServerConfig
+    from ..net.peer import Peer
     from . import bots
-    from .config import ServerConfig
-    from .peer import Peer
 
 log = logging.getLogger("tongits.server")
 
@@ -106,7 +106,7 @@ class Table:
     Its parts: ``audience`` (who is at the table, and the fan-out of what they are told),
     ``clock`` (its timers, bots and timed-out turns), ``seating`` (who plays each seat),
     ``progression`` (the match's deals, moves and hands' ends), and ``dealing``, given by whoever
-    makes the table (``MatchDealing`` by default; the arena's, ``server/arena.py``)."""
+    makes the table (``MatchDealing`` by default; the arena's, ``server/table/arena.py``)."""
 
     def __init__(
         self,

@@ -27,9 +27,9 @@ from .fanout import HandCache, StateFrames
 from .table import SEATS
 
 if TYPE_CHECKING:
+    from ..net.peer import Peer
     from .clock import Clock
     from .dealing import Dealing
-    from .peer import Peer
     from .table import TableLogState
 
 #: What ``Audience.seats_info`` shows of a seat.

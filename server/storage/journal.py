@@ -1,10 +1,11 @@
 """Where a table's log goes: the seam for persistence.
 
 A table's state is a replay of its entries (``TableLogState.replay``; the entries are typed
-values, ``entries.py``, which a store keeps in their ``to_dict`` form). The table applies an entry
-and then ``append``s it; what the change makes the table say leaves only once ``commit`` has
-made it durable (``commit.GroupCommit``), so a store that writes entries durably in ``commit``
-(SQLite, ``store.SQLiteJournal``) holds every action anyone heard of, once, after a crash.
+values, ``table/entries.py``, which a store keeps in their ``to_dict`` form). The table
+applies an entry and then ``append``s it; what the change makes the table say leaves only
+once ``commit`` has made it durable (``commit.GroupCommit``), so a store that writes entries
+durably in ``commit`` (SQLite, ``store.SQLiteJournal``) holds every action anyone heard of,
+once, after a crash.
 A move that ends a hand comes with its hand record (``finished``), stored with it.
 
 ``MemoryJournal`` keeps everything in memory (tests restart a server on it); ``NullJournal``
@@ -17,7 +18,7 @@ from typing import Protocol, TypedDict
 
 from tongits.engine.wire import RecordMap
 
-from .entries import Entry
+from ..table.entries import Entry
 
 
 class FinishedHand(TypedDict):

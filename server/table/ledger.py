@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from tongits.engine import hand_record
 
+from ..storage.journal import FinishedHand
 from .audience import seat_names
 from .entries import Entry, MoveEntry
-from .journal import FinishedHand
 
 if TYPE_CHECKING:
-    from .commit import GroupCommit
+    from ..storage.commit import GroupCommit
     from .table import TableLogState
 
 log = logging.getLogger("tongits.server")

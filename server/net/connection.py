@@ -22,8 +22,8 @@ import trio
 from tongits.protocol import BadLine, Codec, ErrorCode, FramingError, error_message
 from tongits.protocol.keepalive import HEARTBEAT_MISSES, dead_peer_options
 
-from .config import ServerConfig
-from .errors import request_ref
+from ..config import ServerConfig
+from ..errors import request_ref
 from .peer import Peer
 from .transport import TransportWrapper
 

@@ -30,9 +30,9 @@ from typing import Any
 
 from tongits.engine import Move
 
-from .entries import CreateEntry, Entry, MoveEntry, entry_from_dict
+from ..table.entries import CreateEntry, Entry, MoveEntry, entry_from_dict
+from ..table.table import TableLogState
 from .journal import FinishedHand, table_number
-from .table import TableLogState
 
 log = logging.getLogger("tongits.server")
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import trio
 
 if TYPE_CHECKING:
-    from .config import ServerConfig
+    from ..config import ServerConfig
     from .table import TableLogState
 
 

@@ -51,11 +51,11 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .entries import Entry
+from ..table.entries import Entry
 from .journal import FinishedHand, Journal
 
 if TYPE_CHECKING:
-    from .peer import Peer
+    from ..net.peer import Peer
 
 log = logging.getLogger("tongits.server")
 

@@ -1,14 +1,14 @@
 """What differs between kinds of tables: where their hands come from and who plays a seat.
 
 A ``Table`` takes one ``Dealing``, which its parts ask at the few points where a lobby's table
-and the arena's own (``server/arena.py``) differ: the entry that deals each hand, what happens
+and the arena's own (``server/table/arena.py``) differ: the entry that deals each hand, what happens
 around a deal, a move asked for and a hand's end, when the next hand is dealt, when the table
 is deserted, what its timers do, whether a seat's connection is the one playing it, who sits in
 for a seat left before the start, what a seat lost during the match means, and what the
 table's end does.
 ``MatchDealing`` is a lobby table's (``progression.py``): the match deals from its seed, and every
 seat is played by whoever sits in it; ``LadderDealing`` a rated ladder match's
-(``ladder_dealing.py``), ``ArenaDealing`` the arena's (``arena.py``).
+(``ladder/ladder_dealing.py``), ``ArenaDealing`` the arena's (``arena.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .entries import DealEntry, StartEntry
 if TYPE_CHECKING:
     from tongits.engine import Hand
 
-    from .peer import Peer
+    from ..net.peer import Peer
 
 
 class Dealing(Protocol):
@@ -70,6 +70,12 @@ class Dealing(Protocol):
 
     def left(self, seat: int | None, *, disconnected: bool) -> None:
         """The connection at ``seat`` (None: a spectator, or nobody) left it or dropped."""
+
+    def listed(self) -> bool:
+        """Whether ``list_tables`` shows the table."""
+
+    def forfeits(self) -> list[int]:
+        """The seats that forfeited the match so far (``match_over.forfeits``)."""
 
     def vacated(self, seat: int, name: str) -> bool:
         """The human ``name`` left ``seat`` (or stayed away too long) before the match, and the

@@ -20,7 +20,7 @@ import trio
 from tongits.protocol import Codec, ErrorCode, Mode
 from tongits.protocol.transport import TLS_RECORD, AddressError, Endpoint, Invite
 
-from .config import ServerConfig
+from ..config import ServerConfig
 from .peer import Peer
 from .tls import ServerTLS
 from .web import WebSite, http_start, own_names

@@ -2,8 +2,10 @@
 
 A connection whose first bytes are ``GET `` or ``HEAD `` (plain, or the first bytes inside
 TLS) is a browser: h11 (sans-IO) reads its requests. ``/`` and ``/t/TABLE`` answer the page
-(the page reads the table and join code from its own address), ``/app.js``, ``/style.css``
-and ``/icon.svg`` its parts (package data in ``page/``, read once at start), and ``/ws``
+(the page reads the table and join code from its own address), ``/app.js``, ``/style.css``,
+``/icon.svg`` and ``/manifest.webmanifest`` its parts (package data in ``page/``, read once at
+start), ``/phrases.json`` the phrasebook (``tongits.protocol.phrases``: the terminal's words),
+and ``/ws``
 upgrades to a WebSocket that carries the protocol's text mode (``websocket.py``); from then on
 the connection is an ordinary ``Peer``.
 
@@ -18,13 +20,18 @@ A request is refused (``421``) when its ``Host`` is a name the server does not g
 rebinding) passes the Origin check, since its Origin and Host are both that name, but not
 this one. A ``Host`` that is an IP address cannot be such a page and is served.
 Every answer carries a strict Content-Security-Policy: the page runs only its own script and
-style, and connects only to its own origin.
+style, and connects only to its own origin. The files go gzip-compressed to a browser that
+accepts it, each with an ``ETag``: a browser keeps them and asks again with ``If-None-Match``
+(``Cache-Control: no-cache``), which a ``304`` without a body answers while they are the same.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
+import hashlib
 import ipaddress
+import json
 import logging
 import math
 import re
@@ -37,6 +44,7 @@ from urllib.parse import urlsplit
 
 import h11
 import trio
+from tongits.protocol.phrases import PHRASES
 
 from .peer import Peer
 from .websocket import UpgradeError, WebSocketCarrier
@@ -74,6 +82,7 @@ _FILES = {
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/style.css": ("style.css", "text/css; charset=utf-8"),
     "/icon.svg": ("icon.svg", "image/svg+xml"),
+    "/manifest.webmanifest": ("manifest.webmanifest", "application/manifest+json"),
 }
 _PAGE = ("index.html", "text/html; charset=utf-8")
 #: A ``Host`` header: a name or an address (IPv6 in brackets), perhaps a port; nothing else.
@@ -94,16 +103,30 @@ def http_start(head: bytes | bytearray) -> bool | None:
 
 @dataclass(frozen=True, slots=True)
 class StaticFile:
+    """One file of the page: its bytes, gzip-compressed too, and its ``ETag`` (a digest of
+    the bytes, so a new release's file is never taken for the kept one)."""
+
     body: bytes
     content_type: str
+    gzipped: bytes
+    etag: bytes
+
+    @classmethod
+    def of(cls, body: bytes, content_type: str) -> StaticFile:
+        # mtime=0: the same bytes give the same compressed file on every start
+        digest = hashlib.sha256(body).hexdigest()[:20]
+        return cls(body, content_type, gzip.compress(body, 9, mtime=0), f'"{digest}"'.encode())
 
 
 def load_page() -> dict[str, StaticFile]:
-    """The page's files by URL path (``/`` is the page), read from the package."""
-    folder = resources.files("tongits.server").joinpath("page")
-    files = {path: StaticFile(folder.joinpath(name).read_bytes(), kind)
+    """The page's files by URL path (``/`` is the page), read from the package, and the
+    phrasebook as JSON."""
+    folder = resources.files("tongits.server.net").joinpath("page")
+    files = {path: StaticFile.of(folder.joinpath(name).read_bytes(), kind)
              for path, (name, kind) in _FILES.items()}
-    files["/"] = StaticFile(folder.joinpath(_PAGE[0]).read_bytes(), _PAGE[1])
+    files["/"] = StaticFile.of(folder.joinpath(_PAGE[0]).read_bytes(), _PAGE[1])
+    files["/phrases.json"] = StaticFile.of(
+        json.dumps(dict(PHRASES), ensure_ascii=False).encode(), "application/json")
     return files
 
 
@@ -233,11 +256,20 @@ class WebSite:
             await self._refuse(peer, http, 404, "not found", keep=True,
                                head=request.method == b"HEAD")
             return None
-        headers = [(b"content-type", page.content_type.encode()),
-                   (b"content-length", str(len(page.body)).encode()), *_SECURITY_HEADERS]
-        body = b"" if request.method == b"HEAD" else page.body
+        fields = dict(request.headers)
+        headers = [(b"etag", page.etag), (b"vary", b"accept-encoding"), *_SECURITY_HEADERS]
+        if page.etag in _tags(fields.get(b"if-none-match", b"")):
+            response = h11.Response(status_code=304, headers=headers, reason=b"Not Modified")
+            await self._send(peer, http, response, b"")
+            return None
+        body = page.body
+        if _accepts_gzip(fields.get(b"accept-encoding", b"")):
+            body = page.gzipped
+            headers.append((b"content-encoding", b"gzip"))
+        headers += [(b"content-type", page.content_type.encode()),
+                    (b"content-length", str(len(body)).encode())]
         response = h11.Response(status_code=200, headers=headers, reason=b"OK")
-        await self._send(peer, http, response, body)
+        await self._send(peer, http, response, b"" if request.method == b"HEAD" else body)
         return None
 
     async def _upgrade(self, peer: Peer, http: h11.Connection,
@@ -372,10 +404,40 @@ def _paused(http: h11.Connection) -> bool:
         return False
 
 
+def _tags(if_none_match: bytes) -> list[bytes]:
+    """The entity tags an ``If-None-Match`` names (weak ones as strong: the files are
+    compared whole either way)."""
+    return [tag.strip().removeprefix(b"W/") for tag in if_none_match.split(b",")]
+
+
+def _accepts_gzip(accept_encoding: bytes) -> bool:
+    """Whether an ``Accept-Encoding`` takes gzip (not refused with ``q=0``)."""
+    for item in accept_encoding.lower().split(b","):
+        coding, _, params = item.strip().partition(b";")
+        if coding.strip() in (b"gzip", b"*"):
+            q = params.strip().removeprefix(b"q=")
+            try:
+                return not params or float(q) > 0
+            except ValueError:
+                return False
+    return False
+
+
 def _is_table_path(path: str) -> bool:
     """``/t/TABLE``: the page, opening into that table."""
     parts = path.split("/")
     return len(parts) == 3 and parts[1] == "t" and bool(parts[2])
+
+
+def browser_address(host: str, port: int, tls: bool) -> str:
+    """The address a person opens in a browser to reach a server listening on ``host``:
+    ``port``: this machine's name for a wildcard address (the one a friend on the LAN types),
+    IPv6 addresses in brackets."""
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.gethostname()
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"{'https' if tls else 'http'}://{host}:{port}/"
 
 
 def own_names(host: str, public_address: str, extra: str) -> frozenset[str]:

@@ -34,18 +34,18 @@ from tongits.protocol import (
 )
 from tongits.protocol.maps import SeatChangeMap
 
+from ..net.peer import TableLink
 from . import bots
 from .entries import BackEntry, SitEntry, StandInEntry, VacateEntry
-from .peer import TableLink
 from .table import SEATS, new_token, token_digest
 
 if TYPE_CHECKING:
+    from ..config import ServerConfig
+    from ..net.peer import Peer
     from .audience import Audience
     from .clock import Clock
-    from .config import ServerConfig
     from .dealing import Dealing
     from .ledger import Ledger
-    from .peer import Peer
     from .table import TableLogState
 
 log = logging.getLogger("tongits.server")

@@ -1,14 +1,16 @@
 """The ladder's requests (since 1.2): ``register``, ``get_standings``, ``queue``, ``unqueue``.
 
-Each is answered at once; a queued connection hears ``joined`` when the matchmaker seats it
-(``matchmaker.Matchmaker``). ``LadderDesk.routes`` are the entries of the route table
-(``routes.Router``) for them.
+``register`` (limited per address and server-wide: ``ladder.Registrations``) and
+``standings`` are answered from the ladder's worker thread, the others at once; a queued
+connection hears ``joined`` when the matchmaker seats it (``matchmaker.Matchmaker``).
+``LadderDesk.routes`` are the entries of the route table (``routes.Router``) for them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import trio
 from tongits.protocol import (
     ErrorCode,
     GetStandings,
@@ -22,12 +24,12 @@ from tongits.protocol import (
     to_dict,
 )
 
-from .config import ServerConfig
-from .ladder import MAX_STANDINGS_PAGE, Ladder
-from .lobby import check_name
+from ..config import ServerConfig
+from ..lobby import check_name
+from ..net.peer import Peer
+from ..routes import Route, charge
+from .ladder import MAX_STANDINGS_PAGE, Ladder, Registrations
 from .matchmaker import Matchmaker
-from .peer import Peer
-from .routes import Route, charge
 
 
 class LadderDesk:
@@ -38,6 +40,8 @@ class LadderDesk:
         self.config = config
         self.ladder = ladder
         self.matchmaker = matchmaker
+        self.registrations = Registrations(config.ladder_accounts_per_address,
+                                           config.ladder_max_accounts)
 
     @property
     def routes(self) -> dict[type[Any], Route]:
@@ -47,14 +51,15 @@ class LadderDesk:
     async def _register(self, peer: Peer, msg: Register) -> None:
         charge(peer, "register")
         name = check_name(msg.name, self.config.name_max, "name")
-        key = self.ladder.register(name)
+        self.registrations.take(peer.quota, self.ladder.accounts, trio.current_time())
+        key = await self.ladder.register_in_worker(name)
         peer.send(to_dict(Registered(id=msg.id, name=name, key=key)))
 
     async def _standings(self, peer: Peer, msg: GetStandings) -> None:
         if msg.offset < 0 or (msg.limit is not None and msg.limit < 1):
             raise ProtocolError(ErrorCode.BAD_FIELD, "offset must be ≥ 0 and limit ≥ 1")
         limit = min(msg.limit or MAX_STANDINGS_PAGE, MAX_STANDINGS_PAGE)
-        page, total = self.ladder.standings(msg.offset, limit)
+        page, total = await self.ladder.standings_in_worker(msg.offset, limit)
         end = msg.offset + len(page)
         peer.send(to_dict(LadderStandings(
             id=msg.id, players=[a.to_dict(msg.offset + i + 1) for i, a in enumerate(page)],

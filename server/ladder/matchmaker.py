@@ -36,15 +36,15 @@ import trio
 from tongits.engine import Options
 from tongits.protocol import ErrorCode, Join, ProtocolError
 
-from .entries import CreateEntry
+from ..lobby import DealingFactory, Lobby, join_code
+from ..table.entries import CreateEntry
+from ..table.requests import SeatBot
 from .ladder import Ladder
 from .ladder_dealing import ladder_dealing, ladder_table
-from .lobby import DealingFactory, Lobby, join_code
-from .requests import SeatBot
 
 if TYPE_CHECKING:
-    from .config import ServerConfig
-    from .peer import Peer
+    from ..config import ServerConfig
+    from ..net.peer import Peer
 
 log = logging.getLogger("tongits.server")
 

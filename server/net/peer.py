@@ -24,7 +24,7 @@ import trio
 from tongits.protocol import Chat, Codec, ErrorCode, PlayerKind, error_message
 from tongits.protocol.transport import Invite
 
-from .requests import TableRequest
+from ..table.requests import TableRequest
 
 if TYPE_CHECKING:
     from .websocket import Inbound

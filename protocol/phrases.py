@@ -1,0 +1,60 @@
+"""The words a table is told in: one phrasebook for the terminal and the page.
+
+Each phrase is a template with ``{name}`` fields (``str.format`` fields with no format spec,
+so that the page fills them with a plain replace). The terminal client imports ``say``; the
+server sends ``PHRASES`` to the page as ``/phrases.json`` (server/net/web.py), so a person at the
+terminal and a friend on a phone read an event, a call and a hand's end in the same words.
+
+Fields: ``who`` a seat's name as the reader knows it ("you" for the reader's own seat), ``cards``
+and ``card`` cards in the notation the reader sees, ``meld`` a meld's number, ``top`` the card
+picked, ``name`` a seat's name in a seat change, ``count`` a count of cards or points.
+"""
+
+from __future__ import annotations
+
+import re
+from types import MappingProxyType
+from typing import Final
+
+#: Every phrase by key. A key's first word is what it tells: ``event.`` a step of the hand
+#: (one per action of the protocol), ``seat.`` a ``seat_update`` change, ``end.`` how a hand
+#: ended (the ``end`` of its result), ``call.`` a call and its answers.
+PHRASES: Final = MappingProxyType({
+    "event.draw": "{who} drew",
+    "event.call": "{who} called",
+    "event.challenge": "{who} challenged",
+    "event.fold": "{who} folded",
+    "event.pick": "{who} picked {top} with {cards} → #{meld}",
+    "event.pick_onto": "{who} picked {top} onto meld {meld}",
+    "event.meld": "{who} melded {cards} → #{meld}",
+    "event.secret": "{who} laid a secret meld #{meld}",
+    "event.secret_shown": "{who} laid a secret meld #{meld} {cards}",
+    "event.sapaw": "{who} laid off {card} onto #{meld}",
+    "event.discard": "{who} discarded {card}",
+    "event.not_opened": " (not opened)",
+    "event.timeout": " (time ran out: played by the server)",
+    "seat.sat": "{name} sat down",
+    "seat.left": "{name} left the table",
+    "seat.away": "{name} lost connection",
+    "seat.back": "{name} is back",
+    "seat.replaced": "{name} reconnected",
+    "seat.stand_in": "a bot is standing in for {name}",
+    "end.tongits": "by Tongits",
+    "end.call": "by call",
+    "end.stock": "at stock-out",
+    "end.void": "",
+    "call.made": "{who} called, holding {count} cards",
+    "call.ask": "{who} called: challenge or fold?",
+    "call.challengers": "Challenged: {who}",
+    "call.folders": "Folded: {who}",
+    "call.nobody": "Nobody challenged",
+    "hand.new": "— hand {count} —",
+})
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def say(key: str, **fields: object) -> str:
+    """The phrase ``key`` with its fields filled (``KeyError`` for an unknown key or a field
+    not given: a caller's bug, not a reader's input)."""
+    return _FIELD.sub(lambda match: str(fields[match.group(1)]), PHRASES[key])

@@ -1,0 +1,1147 @@
+// Tongits in the browser: the documented protocol's text mode over a WebSocket on the page's own
+// origin (docs/PROTOCOL.md). The page decides no rule: the moves it offers are the server's
+// `legal` list (a discard is a tap on its card, every other move a button), the count shown is
+// the view's `count`, the hand's story is told from `view.history` and the hand's `result`, in
+// the words of the phrasebook the terminal uses too (/phrases.json). The seat token lives in
+// localStorage only (never in an address), so a reload or a dropped connection resumes the seat.
+"use strict";
+
+const SUITS = { c: ["♣", "clubs"], d: ["♦", "diamonds"], h: ["♥", "hearts"], s: ["♠", "spades"] };
+const RANKS = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
+const SEAT_KEY = "tongits.seat";
+const NAME_KEY = "tongits.name";
+const PASSWORD_KEY = "tongits.password"; // sessionStorage: this tab only
+const ACCOUNT_KEY = "tongits.account"; // localStorage: the ladder account's name and secret key
+const HEARTBEAT = 20; // seconds, said in hello; a ping goes every HEARTBEAT / 2
+const LOG_KEY = "tongits.log"; // sessionStorage: the table's log, kept across a reload
+const ALERT_KEY = "tongits.alert"; // localStorage: sound and vibration on your turn
+const TITLE = "Tongits";
+// The key of each kind of move: the same key always means the same kind (a letter, so that
+// no number means "draw" on one turn and "call" on the next).
+const MOVE_KEYS = { draw: "d", pick: "p", meld: "m", secret: "s", sapaw: "l", call: "c", challenge: "x", fold: "f" };
+// The order of the moves' buttons, by kind.
+const MOVE_ORDER = ["draw", "pick", "meld", "secret", "sapaw", "call", "challenge", "fold"];
+
+const $ = (id) => document.getElementById(id);
+
+const S = {
+  ws: null, open: false, welcomed: false, nextId: 1, pending: new Map(),
+  name: localStorage.getItem(NAME_KEY) || "",
+  password: sessionStorage.getItem(PASSWORD_KEY) || "",
+  needPassword: false,
+  table: null, tableName: "", seat: null, spectator: false, code: null,
+  seq: null, hand: null, view: null, legal: [], deadline: null, seats: [],
+  standings: null, result: null, nextDeal: null, matchOver: null,
+  log: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null,
+  optionChoices: [], // welcome.options: the table options the server accepts, and their values
+  phrases: {}, // the phrasebook (/phrases.json)
+  told: { hand: null, steps: 0 }, // the steps of the hand already in the log
+  entry: null, // the table's entry in the lobby (its name, length): list_tables with `table`
+  rematch: null, // after match_over: the old table and this seat's token there, for "again"
+  confirming: null, // the move or leave that waits for its confirmation
+  turnWords: "", // the turn line's words, so that the live region changes only with them
+  alerted: false, // whether this turn was already signalled (title, sound, notification)
+  focusAfter: false, // a move was just sent: put the focus back once the next state is shown
+  ladder: false, // the server keeps a ladder (capability `ladder`)
+  queued: false, // waiting for a rated match
+};
+
+// ----- small helpers -----------------------------------------------------------------------
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "text") node.textContent = value;
+    else if (value !== null && value !== undefined && value !== false) node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) node.append(child);
+  }
+  return node;
+}
+
+function cardName(card) {
+  const rank = RANKS[card[0]] || card[0];
+  return `${rank} of ${SUITS[card[1]][1]}`;
+}
+
+function cardFace(card) {
+  return [card[0] === "T" ? "10" : card[0], SUITS[card[1]][0]];
+}
+
+function cardEl(card, options = {}) {
+  const [rank, suit] = cardFace(card);
+  const red = card[1] === "d" || card[1] === "h";
+  const cls = `card${red ? " red" : ""}${options.small ? " small" : ""}${options.extra ? " " + options.extra : ""}`;
+  const label = cardName(card) + (options.note ? `, ${options.note}` : "");
+  if (options.button) {
+    return el("button", { type: "button", class: cls, "aria-label": label, "data-card": card,
+      onclick: options.onclick },
+    el("span", { text: rank }), el("span", { class: "suit", text: suit, "aria-hidden": "true" }));
+  }
+  return el("span", { class: cls, role: "img", "aria-label": label, "data-card": card },
+    el("span", { text: rank, "aria-hidden": "true" }),
+    el("span", { class: "suit", text: suit, "aria-hidden": "true" }));
+}
+
+function seatName(seat) {
+  const entry = S.seats.find((s) => s.seat === seat);
+  if (seat === S.seat && !S.spectator) return "You";
+  return (entry && entry.name) || `seat ${seat}`;
+}
+
+/** `Ana's`, and `your` for the reader's own seat. */
+function possessive(seat) {
+  return seat === S.seat && !S.spectator ? "your" : `${seatName(seat)}'s`;
+}
+
+/** The phrasebook's `key` with its `{field}`s filled. */
+function say(key, fields = {}) {
+  const template = S.phrases[key];
+  if (template === undefined) return key;
+  return template.replace(/\{(\w+)\}/g, (_, name) => String(fields[name]));
+}
+
+/** A card as people read it (RULES.md §1's rank and the suit's symbol: `T♥`), as the terminal shows it. */
+function pretty(card) { return card[0] + SUITS[card[1]][0]; }
+
+function notice(text) {
+  const box = $("notice");
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+function status(text) { $("status").textContent = text; }
+
+function show(section) {
+  for (const id of ["login", "lobby", "table"]) $(id).hidden = id !== section;
+  if (section === "lobby") startLobbyRefresh(); else stopLobbyRefresh();
+}
+
+// ----- the seat kept across reloads (token in localStorage only) ---------------------------
+
+function savedSeat() {
+  try { return JSON.parse(localStorage.getItem(SEAT_KEY) || "null"); } catch { return null; }
+}
+
+function saveSeat(token) {
+  const kept = savedSeat() || {};
+  localStorage.setItem(SEAT_KEY, JSON.stringify({
+    token: token || kept.token, table: S.table, seq: S.seq, name: S.tableName || kept.name,
+    invite: S.invite || kept.invite,
+  }));
+}
+
+function forgetSeat() { localStorage.removeItem(SEAT_KEY); }
+
+// ----- the connection ------------------------------------------------------------------------
+
+function send(msg, onReply) {
+  if (!S.ws || S.ws.readyState !== WebSocket.OPEN) return;
+  msg.id = S.nextId++;
+  if (onReply) S.pending.set(msg.id, onReply);
+  S.ws.send(JSON.stringify(msg));
+}
+
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+  const ws = new WebSocket(scheme + location.host + "/ws");
+  S.ws = ws;
+  S.welcomed = false;
+  status("connecting…");
+  ws.addEventListener("open", () => { S.open = true; S.reconnects = 0; hello(); });
+  ws.addEventListener("message", (event) => {
+    let msg;
+    try { msg = JSON.parse(event.data); } catch { return; }
+    handle(msg);
+  });
+  ws.addEventListener("close", () => {
+    S.open = false;
+    clearInterval(S.pinger);
+    if (S.ws !== ws || S.needPassword) return;
+    S.reconnects += 1;
+    status("connection lost, reconnecting…");
+    setTimeout(connect, Math.min(8000, 500 * 2 ** Math.min(S.reconnects, 4)));
+  });
+}
+
+function hello() {
+  const msg = { type: "hello", version: 1, name: S.name, kind: "human", heartbeat: HEARTBEAT };
+  const kept = savedSeat();
+  if (kept && kept.token) {
+    msg.token = kept.token;
+    if (Number.isInteger(kept.seq)) msg.seq = kept.seq;
+  }
+  if (S.password) msg.password = S.password;
+  const account = savedAccount();
+  if (account) msg.account = account.key;
+  send(msg);
+  clearInterval(S.pinger);
+  S.pinger = setInterval(() => send({ type: "ping" }), HEARTBEAT * 500);
+}
+
+const HANDLERS = {
+  welcome(msg) {
+    S.welcomed = true;
+    S.needPassword = false;
+    $("server").textContent = msg.server;
+    S.optionChoices = msg.options || [];
+    S.ladder = (msg.capabilities || []).includes("ladder");
+    S.queued = false;
+    renderOptionForm();
+    renderLadder();
+    status("connected");
+    notice("");
+    const kept = savedSeat();
+    if (kept && kept.token) return; // the resumed seat's joined and state follow
+    enterLobbyOrInvite();
+  },
+  joined(msg) {
+    const kept = savedSeat();
+    if (kept && kept.table === msg.table) {
+      S.tableName = S.tableName || kept.name || "";
+      S.invite = S.invite || kept.invite || null;
+    }
+    if (S.table !== msg.table) { S.entry = null; restoreLog(msg.table); }
+    S.table = msg.table;
+    S.seat = msg.spectator ? null : msg.seat;
+    S.spectator = msg.spectator;
+    S.matchOver = null;
+    S.result = null;
+    S.rematch = null;
+    S.queued = false;
+    // the table's link to share: with the join code a private table's creator was given, or
+    // the one this page was opened by
+    const link = invitePath();
+    const code = msg.code || (link && link.table === msg.table ? link.code : null);
+    if (code || !S.invite) {
+      S.invite = `${location.origin}/t/${encodeURIComponent(msg.table)}` + (code ? `?code=${encodeURIComponent(code)}` : "");
+    }
+    if (msg.token) saveSeat(msg.token);
+    askTableEntry();
+    show("table");
+    render();
+  },
+  state(msg) {
+    if (S.table !== msg.table) restoreLog(msg.table);
+    S.table = msg.table;
+    S.seq = msg.seq;
+    if (msg.hand !== undefined) S.hand = msg.hand;
+    S.view = msg.view;
+    S.seats = msg.seats || S.seats;
+    S.legal = msg.legal || [];
+    S.deadline = msg.deadline !== undefined ? Date.now() + msg.deadline * 1000 : null;
+    if (msg.standings) S.standings = msg.standings;
+    if (msg.view.phase !== "over") { S.result = null; S.askedNext = false; }
+    if (S.entry === null) askTableEntry();
+    tellHistory();
+    if (!S.spectator) saveSeat();
+    if (msg.view.phase === "over" && msg.missed !== undefined && !S.spectator) askNextHand();
+    show("table");
+    render();
+  },
+  hand_result(msg) {
+    S.seq = msg.seq;
+    S.result = msg;
+    S.nextDeal = msg.next_deal !== undefined ? Date.now() + msg.next_deal * 1000 : null;
+    S.standings = msg.standings;
+    if (!S.spectator) saveSeat();
+    logLine(handStory(msg.result).title, "story");
+    render();
+    $("result").scrollIntoView({ block: "start" }); // below the hand on a phone: bring it up
+  },
+  match_over(msg) {
+    S.matchOver = msg;
+    S.standings = msg.standings;
+    const kept = savedSeat();
+    if (kept && kept.token && !S.spectator) S.rematch = { table: S.table, token: kept.token };
+    forgetSeat();
+    render();
+    $("match-over").scrollIntoView({ block: "start" });
+  },
+  seat_update(msg) {
+    S.seats = msg.seats;
+    if (msg.change) logLine(say(`seat.${msg.change.change}`, { name: seatName(msg.change.seat) }), "seat-line");
+    else if (S.entry && S.entry.table) askTableEntry(); // a spectator came or went: who counts them
+    render();
+  },
+  chat(msg) {
+    logLine(`${msg.name}: ${msg.text}`, "chat-line");
+  },
+  tables(msg) { renderTables(msg.tables); },
+  error(msg) {
+    if (msg.code === "bad_password") {
+      S.needPassword = true;
+      const wrong = Boolean(S.password);
+      S.password = "";
+      sessionStorage.removeItem(PASSWORD_KEY);
+      status("password needed");
+      askLogin(wrong ? "Wrong password: try again." : "This server needs a password.");
+      return;
+    }
+    if (msg.code === "bad_token") {
+      forgetSeat();
+      S.table = null;
+      // refused before the welcome: the connection stays open without a session, so say
+      // hello again without the token; refused after it (the table just closed): the lobby
+      if (S.welcomed) enterLobbyOrInvite(); else hello();
+      return;
+    }
+    if (msg.code === "bad_account") {
+      localStorage.removeItem(ACCOUNT_KEY); // this server does not know the key: play without
+      hello();
+      return;
+    }
+    if (msg.code === "replaced") {
+      S.ws = null; // another tab took the seat: do not fight it
+      notice("This seat was opened in another window.");
+      return;
+    }
+    notice(msg.message || msg.code);
+  },
+};
+
+function handle(msg) {
+  const replyTo = msg.id !== undefined ? msg.id : msg.ref;
+  const callback = replyTo !== undefined ? S.pending.get(replyTo) : undefined;
+  if (callback) S.pending.delete(replyTo);
+  const handler = HANDLERS[msg.type];
+  if (callback && callback(msg) === true) return;
+  if (handler) handler(msg);
+}
+
+// ----- login and lobby ---------------------------------------------------------------------
+
+function askLogin(message) {
+  show("login");
+  $("password-row").hidden = !S.needPassword;
+  $("login-name").value = S.name;
+  notice(message || "");
+  (S.name && S.needPassword ? $("login-password") : $("login-name")).focus();
+}
+
+function invitePath() {
+  const match = /^\/t\/([^/]+)$/.exec(location.pathname);
+  if (!match) return null;
+  const code = new URLSearchParams(location.search).get("code");
+  return { table: decodeURIComponent(match[1]), code };
+}
+
+function enterLobbyOrInvite() {
+  const invite = invitePath();
+  if (invite && !S.table) {
+    const msg = { type: "join", table: invite.table };
+    if (invite.code) msg.code = invite.code;
+    send(msg, (reply) => {
+      if (reply.type !== "error") return false;
+      if (reply.code === "table_full" || reply.code === "table_started") {
+        const watch = { type: "spectate", table: invite.table };
+        if (invite.code) watch.code = invite.code;
+        send(watch);
+        notice("The table is full: you are watching.");
+        return true;
+      }
+      history.replaceState(null, "", "/");
+      show("lobby");
+      return false;
+    });
+    return;
+  }
+  show("lobby");
+}
+
+function startLobbyRefresh() {
+  if (S.lobbyTimer) return;
+  send({ type: "list_tables" });
+  S.lobbyTimer = setInterval(() => send({ type: "list_tables" }), 4000);
+}
+
+function stopLobbyRefresh() {
+  clearInterval(S.lobbyTimer);
+  S.lobbyTimer = null;
+}
+
+// ----- the ladder: register, queue, standings (as `tongits ladder`) -------------------------
+
+function savedAccount() {
+  try { return JSON.parse(localStorage.getItem(ACCOUNT_KEY) || "null"); } catch { return null; }
+}
+
+function renderLadder() {
+  $("ladder").hidden = !S.ladder;
+  if (!S.ladder) return;
+  const account = savedAccount();
+  $("register-form").hidden = Boolean(account);
+  $("queue").hidden = !account || S.queued;
+  $("unqueue").hidden = !account || !S.queued;
+  $("ladder-state").textContent = !account ? "Register a name to play rated matches against people and the server's bots."
+    : S.queued ? `Waiting for a rated match as ${account.name}…` : `Your account: ${account.name}.`;
+}
+
+function showStandings() {
+  send({ type: "standings", limit: 20 }, (reply) => {
+    if (reply.type !== "standings") return false;
+    const list = $("standings");
+    list.hidden = false;
+    list.replaceChildren(...(reply.players || []).map((p) => el("li", {
+      text: `${p.name}: ${p.rating.toFixed(1)} (${plural(p.matches, "match", "matches")})${p.anchor ? ", server bot" : ""}` })));
+    if (!reply.players || !reply.players.length) list.append(el("li", { text: "Nobody is rated yet." }));
+    return true;
+  });
+}
+
+// ----- table options: offered as the server lists them (welcome.options) -------------------
+
+function optionLabel(name) { return name.replace(/_/g, " "); }
+
+function optionValueText(value) {
+  if (value === true) return "yes";
+  if (value === false) return "no";
+  return optionLabel(String(value));
+}
+
+function renderOptionForm() {
+  const box = $("create-options");
+  box.replaceChildren();
+  $("create-rules").hidden = S.optionChoices.length === 0;
+  for (const choice of S.optionChoices) {
+    let field;
+    if (choice.values) {
+      field = el("select", { id: `option-${choice.name}`, "data-option": choice.name },
+        ...choice.values.map((value, i) => el("option", { value: String(i), text: optionValueText(value) })));
+    } else {
+      field = el("input", { id: `option-${choice.name}`, "data-option": choice.name, type: "number",
+        min: String(choice.min), max: String(choice.max), value: String(choice.default) });
+    }
+    box.append(el("label", {}, optionLabel(choice.name), field,
+      el("span", { class: "muted about", text: choice.about || "" })));
+  }
+}
+
+function chosenOptions() {
+  const options = {};
+  for (const choice of S.optionChoices) {
+    const field = $(`option-${choice.name}`);
+    if (!field) continue;
+    const value = choice.values ? choice.values[Number(field.value)] : Number(field.value);
+    if (value !== choice.default && field.value !== "") options[choice.name] = value;
+  }
+  return options;
+}
+
+function renderOptions() {
+  const list = $("options");
+  list.replaceChildren();
+  const options = S.view ? S.view.options : null;
+  $("options-box").hidden = !options;
+  if (!options) return;
+  const defaults = Object.fromEntries(S.optionChoices.map((c) => [c.name, c.default]));
+  let changed = 0;
+  for (const [name, value] of Object.entries(options)) {
+    const house = name in defaults && defaults[name] !== value;
+    if (house) changed += 1;
+    list.append(el("dt", { class: house ? "changed" : null, text: optionLabel(name) }),
+      el("dd", { class: house ? "changed" : null, "data-option": name, text: optionValueText(value) }));
+  }
+  $("options-title").textContent = changed ? `Options: ${changed} house rule${changed === 1 ? "" : "s"}` : "Options";
+}
+
+function renderTables(tables) {
+  const list = $("tables");
+  list.replaceChildren();
+  $("no-tables").hidden = tables.length > 0;
+  for (const table of tables) {
+    const length = table.match_length && table.match_length.hands ? `, ${table.match_length.hands} hands` : "";
+    const facts = `${table.players}/3 seated, ${table.bots} bot${table.bots === 1 ? "" : "s"}` +
+      `${table.timer ? `, ${table.timer} s a turn` : ", no timer"}${length}` +
+      `${table.started ? ", playing" : ""}${table.private ? ", private" : ""}`;
+    const actions = el("span", { class: "actions" });
+    if (!table.started && table.players < 3 && !table.private) {
+      actions.append(el("button", { type: "button", onclick: () => { S.tableName = table.name; send({ type: "join", table: table.table }); } }, "Join"));
+    }
+    if (!table.private) {
+      actions.append(el("button", { type: "button", class: "quiet", onclick: () => { S.tableName = table.name; send({ type: "spectate", table: table.table }); } }, "Watch"));
+    }
+    list.append(el("li", { "data-table": table.table },
+      el("span", { class: "name", text: table.name }), el("span", { class: "muted", text: facts }), actions));
+  }
+}
+
+// ----- the table ---------------------------------------------------------------------------
+
+/** Asks the lobby for this table's entry (its name, declared length and spectators), which a
+ * link joiner or a reloaded page has not seen; a change of its spectators goes in the log. */
+function askTableEntry() {
+  if (!S.table) return;
+  const table = S.table;
+  S.entry = S.entry || {};
+  send({ type: "list_tables", table }, (reply) => {
+    if (reply.type !== "tables") return false;
+    const entry = (reply.tables || []).find((t) => t.table === table);
+    if (entry && S.table === table) {
+      const before = S.entry && S.entry.spectators;
+      if (Number.isInteger(before) && entry.spectators !== before) {
+        logLine(entry.spectators > before ? `Someone is watching (${plural(entry.spectators, "spectator")})`
+          : `A spectator left (${plural(entry.spectators, "spectator")})`, "seat-line");
+      }
+      S.entry = entry;
+      S.tableName = entry.name;
+      saveSeat();
+      render();
+    }
+    return true;
+  });
+}
+
+/** One line per step of the hand's history, in the phrasebook's words (as the terminal tells
+ * it): the pile and the meld numbers are followed from the start of the hand. */
+function narrate(history) {
+  const pile = [];
+  let melds = 0;
+  return history.map((step) => {
+    const who = seatName(step.seat);
+    const cards = (step.cards || []).map(pretty).join(" ");
+    let text;
+    switch (step.action) {
+      case "pick": {
+        const top = pile.length ? pile.pop() : "?";
+        text = step.meld !== undefined ? say("event.pick_onto", { who, top, meld: step.meld })
+          : say("event.pick", { who, top, cards, meld: melds++ });
+        break;
+      }
+      case "meld": text = say("event.meld", { who, cards, meld: melds++ }); break;
+      case "secret": text = say(cards ? "event.secret_shown" : "event.secret", { who, cards, meld: melds++ }); break;
+      case "sapaw": text = say("event.sapaw", { who, card: pretty(step.card), meld: step.meld }); break;
+      case "discard": pile.push(pretty(step.card)); text = say("event.discard", { who, card: pile[pile.length - 1] }); break;
+      default: text = say(`event.${step.action}`, { who }) + (step.auto ? S.phrases["event.not_opened"] : "");
+    }
+    return step.timeout ? text + S.phrases["event.timeout"] : text;
+  });
+}
+
+/** Adds the steps of the view's history not yet in the log; a new hand starts with a mark. */
+function tellHistory() {
+  const history = S.view.history || [];
+  const hand = S.hand || 1;
+  if (S.told.hand !== hand || history.length < S.told.steps) {
+    S.told = { hand, steps: 0 };
+    logLine(say("hand.new", { count: hand }), "hand-mark");
+  }
+  const lines = narrate(history);
+  for (const line of lines.slice(S.told.steps)) logLine(line);
+  S.told.steps = lines.length;
+  saveLog();
+}
+
+function logLine(text, cls) {
+  S.log.push({ text, cls });
+  if (S.log.length > 300) S.log.shift();
+  const log = $("log");
+  log.append(el("li", { class: cls || null, text }));
+  while (log.children.length > 300) log.firstChild.remove();
+  log.scrollTop = log.scrollHeight;
+  saveLog();
+}
+
+function saveLog() {
+  try {
+    sessionStorage.setItem(LOG_KEY, JSON.stringify({ table: S.table, told: S.told, log: S.log }));
+  } catch { /* storage full or refused: the log lives on the page only */ }
+}
+
+/** The log of `table` kept by this tab before a reload (or none: a new log). */
+function restoreLog(table) {
+  let kept = null;
+  try { kept = JSON.parse(sessionStorage.getItem(LOG_KEY) || "null"); } catch { kept = null; }
+  const same = kept && kept.table === table;
+  S.log = same ? kept.log : [];
+  S.told = same ? kept.told : { hand: null, steps: 0 };
+  $("log").replaceChildren(...S.log.map((line) => el("li", { class: line.cls || null, text: line.text })));
+}
+
+function moveCards(move) {
+  if (move.cards) return move.cards;
+  return move.card ? [move.card] : [];
+}
+
+function meldText(id) {
+  const meld = S.view && S.view.melds.find((m) => m.id === id);
+  if (!meld) return `meld ${id}`;
+  return `${possessive(meld.owner)} ${meld.cards ? meld.cards.map(pretty).join(" ") : "secret meld"}`;
+}
+
+function moveLabel(move) {
+  const top = S.view.discards.length ? pretty(S.view.discards[S.view.discards.length - 1]) : "";
+  const cards = (move.cards || []).map(pretty).join(" ");
+  switch (move.action) {
+    case "draw": return "Draw from the stock";
+    case "pick": return move.meld !== undefined ? `Pick ${top} onto ${meldText(move.meld)}` : `Pick ${top} with ${cards}`;
+    case "meld": return `Meld ${cards}`;
+    case "secret": return `Secret meld ${cards}`;
+    case "sapaw": return `Lay off ${pretty(move.card)} on ${meldText(move.meld)}`;
+    case "call": return "Call";
+    case "challenge": return "Challenge";
+    case "fold": return "Fold";
+    default: return move.action;
+  }
+}
+
+/** The moves offered as buttons: every legal move but the discards (a tap on the card), in
+ * a fixed order of kinds. */
+function buttonMoves() {
+  const moves = S.legal.filter((m) => m.action !== "discard");
+  return moves.sort((a, b) => MOVE_ORDER.indexOf(a.action) - MOVE_ORDER.indexOf(b.action));
+}
+
+function discardOf(card) {
+  return S.legal.find((m) => m.action === "discard" && m.card === card) || null;
+}
+
+function play(move) {
+  const sent = { ...move };
+  send({ type: "move", move: sent }, (reply) => {
+    if (reply.type === "error") notice(reply.message);
+    return reply.type === "error";
+  });
+  S.confirming = null;
+  S.legal = [];
+  S.focusAfter = true;
+  render();
+}
+
+/** A move that asks first (a call), or play it. */
+function choose(move) {
+  if (move.action === "call") {
+    const count = S.view.count;
+    ask(`Call now? Your count is ${count}: the lowest count wins, and a challenger with a lower or equal count beats you.`,
+      "Yes, call", () => play(move));
+    return;
+  }
+  play(move);
+}
+
+function ask(text, yes, onYes) {
+  S.confirming = { text, yes, onYes };
+  renderConfirm();
+  $("confirm-yes").focus();
+}
+
+function renderConfirm() {
+  const box = $("confirm");
+  box.hidden = !S.confirming;
+  if (!S.confirming) return;
+  $("confirm-text").textContent = S.confirming.text;
+  $("confirm-yes").textContent = S.confirming.yes;
+}
+
+function askNextHand() {
+  if (S.askedNext) return;
+  S.askedNext = true;
+  send({ type: "next_hand" }, (reply) => reply.type === "error" && reply.code === "not_ready");
+}
+
+function handOfMatch() {
+  if (!S.hand) return "";
+  const length = S.entry && S.entry.match_length;
+  return length && length.hands ? `hand ${S.hand} of ${length.hands}` : `hand ${S.hand}`;
+}
+
+function render() {
+  if (!S.table) return;
+  $("table-title").textContent = S.tableName || `Table ${S.table}`;
+  renderWaiting();
+  $("hand-no").textContent = handOfMatch();
+  // a private table's link always (friends may watch by it), a public one's while seats are free
+  $("invite").hidden = !S.invite || (!S.invite.includes("?code=") && $("waiting").hidden);
+  if (S.invite) { $("invite-link").textContent = S.invite; $("invite-link").href = S.invite; }
+  renderSeats();
+  renderAnnounce();
+  renderBoard();
+  $("dock").hidden = Boolean(S.view && S.view.phase === "over");
+  renderHand();
+  renderMoves();
+  renderResult();
+  renderOptions();
+  renderConfirm();
+  tick();
+  // after a move (whose button is gone), or when the turn comes and nothing has the focus:
+  // the first move, else the first card to discard (never the page's body)
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (S.legal.length && (S.focusAfter || lost) && !S.confirming) {
+    S.focusAfter = false;
+    const first = $("moves").querySelector("button") || $("hand").querySelector("button.discardable");
+    if (first) first.focus({ preventScroll: true });
+  }
+}
+
+function renderWaiting() {
+  const empty = [0, 1, 2].filter((seat) => {
+    const entry = S.seats.find((s) => s.seat === seat);
+    return !entry || entry.player === null;
+  }).length;
+  const waiting = !S.view && empty > 0 && !S.matchOver;
+  $("waiting").hidden = !waiting;
+  if (waiting) {
+    $("waiting").textContent = `Waiting for ${plural(empty, "player")}` + (S.invite ? ": share this link" : ": friends join from the lobby");
+  }
+}
+
+function renderSeats() {
+  const list = $("seats");
+  list.replaceChildren();
+  const view = S.view;
+  for (let seat = 0; seat < 3; seat++) {
+    const entry = S.seats.find((s) => s.seat === seat) || { seat, player: null };
+    const toAct = view && view.to_act === seat;
+    const me = seat === S.seat && !S.spectator;
+    const cls = `seat${toAct ? " to-act" : ""}${me ? " me" : ""}${entry.away ? " away" : ""}`;
+    const facts = [];
+    if (entry.player === null) facts.push("empty");
+    else if (entry.stand_in) facts.push(entry.away ? "away: a bot plays" : "a bot plays");
+    else if (entry.player === "bot") facts.push("bot");
+    else if (entry.away) facts.push("away");
+    if (view) {
+      facts.push(plural(view.hand_sizes[seat], "card"));
+      if (view.opened[seat]) facts.push("opened");
+      if (view.dealer === seat) facts.push("dealer");
+      if (view.caller === seat && view.phase === "answer") facts.push("called");
+    }
+    if (S.standings) facts.push(`${S.standings.chips[seat]} chips`);
+    list.append(el("li", { class: cls, "data-seat": seat, "aria-current": toAct ? "true" : null },
+      el("div", { class: "who", text: entry.player === null ? "—" : (me ? `You (${entry.name || S.name})` : seatName(seat)) }),
+      el("div", { class: "facts", text: facts.join(" · ") }),
+      el("div", { class: "clock", "data-clock": seat })));
+  }
+}
+
+/** The seats' answers to the latest call of the history: who challenged, who folded. */
+function answers(history) {
+  let at = -1;
+  history.forEach((step, i) => { if (step.action === "call") at = i; });
+  if (at < 0) return null;
+  const after = history.slice(at + 1);
+  return {
+    caller: history[at].seat,
+    challengers: after.filter((s) => s.action === "challenge").map((s) => s.seat),
+    folders: after.filter((s) => s.action === "fold").map((s) => s.seat),
+  };
+}
+
+/** A call on the table, told where the table is: who called and how many cards they hold;
+ * the seat that must answer is asked, with its own count; who challenged and who folded. */
+function renderAnnounce() {
+  const box = $("announce");
+  const view = S.view;
+  const call = view && (view.phase === "answer" || view.phase === "over") ? answers(view.history || []) : null;
+  box.hidden = !call;
+  box.replaceChildren();
+  if (!call) return;
+  const who = seatName(call.caller);
+  const asked = view.to_act === S.seat && !S.spectator && S.legal.length > 0;
+  box.append(el("p", { class: "called", text: asked ? say("call.ask", { who }) : say("call.made", { who, count: view.hand_sizes[call.caller] }) }));
+  if (asked) box.append(el("p", { text: `${say("call.made", { who, count: view.hand_sizes[call.caller] })}. Your count: ${view.count}` }));
+  if (call.challengers.length) box.append(el("p", { text: say("call.challengers", { who: call.challengers.map(seatName).join(", ") }) }));
+  if (call.folders.length) box.append(el("p", { text: say("call.folders", { who: call.folders.map(seatName).join(", ") }) }));
+}
+
+function renderBoard() {
+  const view = S.view;
+  const stock = $("stock");
+  const discards = $("discards");
+  const melds = $("melds");
+  melds.replaceChildren();
+  discards.replaceChildren();
+  if (!view) { stock.textContent = ""; return; }
+  stock.textContent = String(view.stock);
+  stock.setAttribute("aria-label", `Stock: ${view.stock} cards`);
+  const shown = view.discards.slice(-3);
+  if (shown.length === 0) discards.append(el("span", { class: "muted", text: "no discard" }));
+  shown.forEach((card, i) => discards.append(cardEl(card, { small: i < shown.length - 1, note: i === shown.length - 1 ? "top of the discard pile" : "discarded" })));
+  discards.setAttribute("aria-label", `Discard pile: ${view.discards.length} cards`);
+  for (const meld of view.melds) {
+    const cards = el("div", { class: "cards" });
+    if (meld.cards) {
+      for (const card of meld.cards) {
+        const by = meld.laid_off && meld.laid_off[card];
+        cards.append(cardEl(card, { small: true, extra: by !== undefined ? "laid-off" : "", note: by !== undefined ? `laid off by ${seatName(by)}` : null }));
+      }
+    } else {
+      for (let i = 0; i < 3; i++) cards.append(el("span", { class: "card small back", role: "img", "aria-label": "hidden card" }));
+    }
+    melds.append(el("div", { class: "meld", "data-meld": meld.id, role: "group", "aria-label": `meld ${meld.id}: ${possessive(meld.owner)}` },
+      el("div", { class: "owner", text: `#${meld.id} ${seatName(meld.owner)}${meld.secret ? " (secret)" : ""}` }), cards));
+  }
+}
+
+/** Your hand: a tap on a card discards it when a discard of it is legal; the cards some
+ * other legal move uses are marked. */
+function renderHand() {
+  const hand = $("hand");
+  const view = S.view;
+  hand.hidden = S.spectator;
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.card : null;
+  hand.replaceChildren();
+  $("my-count").textContent = view && !S.spectator && view.count !== null && view.count !== undefined ? `Your count: ${view.count}` : "";
+  if (!view || S.spectator) return;
+  const used = new Set(buttonMoves().flatMap(moveCards));
+  for (const card of view.hand) {
+    const discard = discardOf(card);
+    const marks = [discard ? "discardable" : "", used.has(card) ? "playable" : ""].filter(Boolean).join(" ");
+    const note = discard ? "tap to discard" : used.has(card) ? "used by a move below" : null;
+    const button = cardEl(card, { button: true, extra: marks, note, onclick: () => { if (discard) play(discard); } });
+    button.setAttribute("aria-disabled", discard ? "false" : "true");
+    hand.append(button);
+  }
+  if (focused) {
+    const again = hand.querySelector(`[data-card="${focused}"]`);
+    if (again) again.focus();
+  }
+}
+
+function highlight(cards, on) {
+  for (const card of cards) {
+    const node = $("hand").querySelector(`[data-card="${card}"]`);
+    if (node) node.classList.toggle("in-move", on);
+  }
+}
+
+function renderMoves() {
+  const moves = $("moves");
+  moves.replaceChildren();
+  moves.dataset.legal = String(S.legal.length);
+  const offered = S.view ? buttonMoves() : [];
+  const keyed = new Set();
+  for (const move of offered) {
+    const key = MOVE_KEYS[move.action];
+    const first = !keyed.has(key);
+    keyed.add(key);
+    const cards = moveCards(move);
+    moves.append(el("button", {
+      type: "button", "data-action": move.action, "data-key": first ? key : null,
+      "aria-keyshortcuts": first ? key : null, class: `move move-${move.action}`,
+      onclick: () => choose(move),
+      onmouseenter: () => highlight(cards, true), onmouseleave: () => highlight(cards, false),
+      onfocus: () => highlight(cards, true), onblur: () => highlight(cards, false),
+    }, first ? el("kbd", { text: key.toUpperCase(), "aria-hidden": "true" }) : null, moveLabel(move)));
+  }
+  const discards = S.legal.some((m) => m.action === "discard");
+  $("hint").textContent = discards ? "Tap a card to discard it" + (offered.length ? ", or play a move." : ".") : "";
+}
+
+// ----- the hand's story --------------------------------------------------------------------
+
+function plural(count, noun, many) { return `${count} ${count === 1 ? noun : many || noun + "s"}`; }
+
+function names(seats) { return seats.map(seatName).join(", "); }
+
+/** How the hand ended, in the phrasebook's words, from its result and the history. */
+function handStory(result) {
+  const winner = result.winner === null || result.winner === undefined ? null : seatName(result.winner);
+  const how = S.phrases[`end.${result.end}`] || "";
+  const lines = [];
+  let title = winner === null ? "Hand over: nobody won (void hand)"
+    : `Hand over: ${winner} ${result.winner === S.seat && !S.spectator ? "win" : "wins"}${how ? " " + how : ""}`;
+  const call = result.end === "call" && S.view ? answers(S.view.history || []) : null;
+  if (call) {
+    const caller = seatName(call.caller);
+    title += call.caller === result.winner ? "" : ` (${possessive(call.caller)} call lost)`;
+    lines.push(`${caller} called with a count of ${result.counts[call.caller]}.`);
+    lines.push(result.challengers.length ? say("call.challengers", { who: names(result.challengers) }) : say("call.nobody"));
+    if (call.folders.length) lines.push(say("call.folders", { who: names(call.folders) }));
+  }
+  if (result.end === "stock") lines.push("The stock ran out: the lowest count wins.");
+  if (result.burned && result.burned.length) lines.push(`Burned (no meld on the table): ${names(result.burned)}.`);
+  if (result.pot_taken) lines.push(`${winner} took the pot: ${plural(result.pot_taken, "chip")}.`);
+  return { title, lines };
+}
+
+function resultTable(result) {
+  const standings = S.standings;
+  // each seat's final hand on a row of its own under its figures: it fits a phone's width
+  const rows = [0, 1, 2].flatMap((seat) => [
+    el("tr", { class: seat === result.winner ? "winner" : null, "data-seat": seat },
+      el("td", { text: seatName(seat) + (result.burned && result.burned.includes(seat) ? " (burned)" : "") }),
+      el("td", { class: "count", text: String(result.counts[seat]) }),
+      el("td", { text: (result.chips[seat] > 0 ? "+" : "") + result.chips[seat] }),
+      el("td", { text: standings ? String(standings.chips[seat]) : "" })),
+    el("tr", { class: "final-hand" },
+      el("td", { colspan: "4", "aria-label": `${possessive(seat)} last hand` },
+        el("div", { class: "cards" }, ...(result.hands[seat] || []).map((c) => cardEl(c, { small: true }))))),
+  ]);
+  return el("table", {},
+    el("thead", {}, el("tr", {}, ...["Seat", "Count", "Chips", "Total"].map((h) => el("th", { text: h })))),
+    el("tbody", {}, ...rows));
+}
+
+function renderResult() {
+  const box = $("result");
+  const result = S.result && S.result.result;
+  const over = S.matchOver;
+  box.replaceChildren();
+  box.hidden = !result && !over;
+  if (!result && !over) return;
+  if (over) {
+    const chips = over.standings.chips;
+    const best = Math.max(...chips);
+    const leaders = [0, 1, 2].filter((s) => chips[s] === best);
+    const winners = leaders.map(seatName).join(" and ");
+    const verb = leaders.length > 1 ? "share the lead" : leaders[0] === S.seat && !S.spectator ? "win" : "wins";
+    const hands = over.standings.hands;
+    box.append(el("h3", { id: "match-over", text: `Match over after ${plural(hands, "hand")}: ${winners} ${verb}` }));
+    // ranked by chips, most first (seat order breaks a tie)
+    const ranked = [0, 1, 2].sort((a, b) => chips[b] - chips[a] || a - b);
+    box.append(el("ol", { class: "standings", "aria-label": "Final standings" }, ...ranked.map((s) => el("li", {
+      class: chips[s] === best ? "winner" : null,
+      text: `${seatName(s)}: ${chips[s] > 0 ? "+" : ""}${chips[s]} chips, ${plural(over.standings.wins[s], "hand")} won` }))));
+    const actions = el("p", { class: "actions" });
+    if (S.rematch) {
+      actions.append(el("button", { type: "button", id: "again", onclick: again }, "Again: another match, same players"));
+    }
+    actions.append(el("button", { type: "button", id: "to-lobby", class: "quiet", onclick: backToLobby }, "Back to the lobby"));
+    box.append(actions);
+  }
+  if (result) {
+    const story = handStory(result);
+    box.append(el(over ? "h4" : "h3", { id: "hand-over", text: over ? `The last hand: ${story.title.replace(/^Hand over: /, "")}` : story.title }));
+    for (const line of story.lines) box.append(el("p", { class: "story", text: line }));
+    box.append(resultTable(result));
+  }
+  if (over) return;
+  if (S.result && S.result.last) {
+    box.append(el("p", { class: "muted", text: "That was the match's last hand." }));
+  } else {
+    if (!S.spectator) {
+      box.append(el("button", { type: "button", id: "next-hand", disabled: S.askedNext, onclick: () => { askNextHand(); render(); } },
+        S.askedNext ? "Waiting for the others…" : "Next hand"));
+    }
+    if (S.nextDeal) box.append(el("p", { id: "next-deal", class: "muted" }));
+  }
+}
+
+/** Another match with the same players (the terminal's `again`): `create_table` with
+ * `rematch`; the first to ask opens the table, the others are seated at it. */
+function again() {
+  const { table, token } = S.rematch;
+  const msg = { type: "create_table", name: S.tableName || "Again", rematch: table, token };
+  const name = S.tableName;
+  resetTable();
+  S.tableName = name;
+  send(msg, (reply) => {
+    if (reply.type !== "error") return false;
+    notice(reply.message);
+    show("lobby");
+    return true;
+  });
+}
+
+// ----- your turn, said where you look ------------------------------------------------------
+
+function myTurn() {
+  const view = S.view;
+  return Boolean(view && view.phase !== "over" && view.to_act === S.seat && !S.spectator && S.legal.length);
+}
+
+/** On your turn: the tab's title, and (if chosen) a sound, a vibration, a notification when
+ * the page is not in view. Once per turn. */
+function alertTurn() {
+  const mine = myTurn();
+  document.title = mine ? `● Your turn — ${TITLE}` : TITLE;
+  if (!mine) { S.alerted = false; return; }
+  if (S.alerted) return;
+  S.alerted = true;
+  if (localStorage.getItem(ALERT_KEY) === "on") {
+    beep();
+    if (navigator.vibrate) navigator.vibrate(120);
+  }
+  if (document.hidden && window.Notification && Notification.permission === "granted") {
+    try { new Notification(TITLE, { body: "Your turn", tag: "tongits-turn", icon: "/icon.svg" }); } catch { /* not here */ }
+  }
+}
+
+function beep() {
+  const Context = window.AudioContext || window.webkitAudioContext;
+  if (!Context) return;
+  try {
+    S.audio = S.audio || new Context();
+    const tone = S.audio.createOscillator();
+    const gain = S.audio.createGain();
+    tone.frequency.value = 660;
+    gain.gain.value = 0.08;
+    tone.connect(gain).connect(S.audio.destination);
+    tone.start();
+    tone.stop(S.audio.currentTime + 0.15);
+  } catch { /* no sound here */ }
+}
+
+function tick() {
+  for (const clock of document.querySelectorAll("[data-clock]")) clock.textContent = "";
+  const view = S.view;
+  let words = "";
+  let clockText = "";
+  if (view && view.phase !== "over" && view.to_act !== null) {
+    const left = S.deadline ? Math.max(0, Math.ceil((S.deadline - Date.now()) / 1000)) : null;
+    const clock = document.querySelector(`[data-clock="${view.to_act}"]`);
+    if (clock && left !== null) clock.textContent = `${left} s`;
+    if (left !== null) clockText = `${left} s`;
+    if (view.to_act === S.seat && !S.spectator) {
+      words = !S.legal.length ? "Your turn…" : view.phase === "answer" ? "Your turn: challenge or fold" : "Your turn";
+    } else {
+      words = `${seatName(view.to_act)} to play`;
+    }
+  }
+  // the live region is told only when its words change, not each second of the clock
+  if (words !== S.turnWords) { S.turnWords = words; $("turn").textContent = words; }
+  $("turn-clock").textContent = clockText;
+  alertTurn();
+  const nextDeal = $("next-deal");
+  if (nextDeal && S.nextDeal) {
+    const left = Math.max(0, Math.ceil((S.nextDeal - Date.now()) / 1000));
+    nextDeal.textContent = `The next hand is dealt in ${left} s`;
+  }
+}
+
+function resetTable() {
+  S.table = null; S.view = null; S.result = null; S.matchOver = null; S.standings = null;
+  S.tableName = ""; S.entry = null; S.rematch = null; S.confirming = null;
+  S.seats = []; S.invite = null; S.legal = []; S.log = []; S.hand = null;
+  S.told = { hand: null, steps: 0 };
+  $("log").replaceChildren();
+  document.title = TITLE;
+  forgetSeat();
+  try { sessionStorage.removeItem(LOG_KEY); } catch { /* nothing kept */ }
+}
+
+function backToLobby() {
+  resetTable();
+  history.replaceState(null, "", "/");
+  notice("");
+  show("lobby");
+}
+
+/** What leaving does to the seat, said before it is done. */
+function leaveWords() {
+  if (S.spectator) return "Stop watching this table?";
+  if (!S.view) return "Leave the table? Your seat is freed for someone else.";
+  return "Leave the table? A bot plays your seat for the rest of the match (it keeps your chips), and you cannot come back to it.";
+}
+
+// ----- wiring ------------------------------------------------------------------------------
+
+function wire() {
+  $("login-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    S.name = $("login-name").value.trim();
+    if (!S.name) return;
+    localStorage.setItem(NAME_KEY, S.name);
+    if ($("create-name").value === "Friday") $("create-name").value = `${S.name}'s table`;
+    if (S.needPassword) {
+      S.password = $("login-password").value;
+      sessionStorage.setItem(PASSWORD_KEY, S.password);
+      $("login-password").value = "";
+    }
+    S.needPassword = false;
+    notice("");
+    if (S.ws && S.ws.readyState === WebSocket.OPEN && !S.welcomed) hello();
+    else connect();
+  });
+  $("create-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const msg = { type: "create_table", name: $("create-name").value.trim(), bots: Number($("create-bots").value) };
+    const timer = $("create-timer").value;
+    if (timer !== "") msg.timer = Number(timer);
+    const hands = $("create-hands").value;
+    if (hands !== "") msg.hands = Number(hands);
+    if ($("create-private").checked) msg.private = true;
+    const options = chosenOptions();
+    if (Object.keys(options).length) msg.options = options;
+    S.tableName = msg.name;
+    send(msg);
+  });
+  $("chat-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = $("chat-text").value.trim();
+    if (!text) return;
+    send({ type: "chat", text }, (reply) => { if (reply.type === "error") notice(reply.message); return reply.type === "error"; });
+    $("chat-text").value = "";
+  });
+  $("leave").addEventListener("click", () => {
+    if (S.matchOver) { backToLobby(); return; }
+    ask(leaveWords(), S.spectator ? "Stop watching" : "Leave", () => {
+      S.confirming = null;
+      send({ type: "leave" }, () => { backToLobby(); return true; });
+    });
+  });
+  $("confirm-yes").addEventListener("click", () => { if (S.confirming) S.confirming.onYes(); });
+  $("confirm-no").addEventListener("click", () => {
+    S.confirming = null;
+    renderConfirm();
+    const back = $("moves").querySelector("button") || $("leave");
+    back.focus();
+  });
+  $("invite-copy").addEventListener("click", () => {
+    const said = (text) => { $("copied").textContent = text; setTimeout(() => { $("copied").textContent = ""; }, 3000); };
+    if (navigator.clipboard) navigator.clipboard.writeText(S.invite).then(() => said("Copied"), () => said("Copy failed: select the link"));
+    else said("Select the link to copy it");
+  });
+  $("register-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = $("register-name").value.trim();
+    if (!name) return;
+    send({ type: "register", name }, (reply) => {
+      if (reply.type === "error") { notice(reply.message); return true; }
+      localStorage.setItem(ACCOUNT_KEY, JSON.stringify({ name: reply.name, key: reply.key }));
+      notice("");
+      S.ws.close(); // a session takes its account in hello: open a new one with it
+      return true;
+    });
+  });
+  $("queue").addEventListener("click", () => {
+    send({ type: "queue" }, (reply) => {
+      if (reply.type === "error") { notice(reply.message); return true; }
+      S.queued = true;
+      renderLadder();
+      return true;
+    });
+  });
+  $("unqueue").addEventListener("click", () => {
+    send({ type: "unqueue" }, () => { S.queued = false; renderLadder(); return true; });
+  });
+  $("standings-show").addEventListener("click", showStandings);
+  $("alert-sound").checked = localStorage.getItem(ALERT_KEY) === "on";
+  $("alert-sound").addEventListener("change", () => {
+    localStorage.setItem(ALERT_KEY, $("alert-sound").checked ? "on" : "off");
+    if ($("alert-sound").checked) beep(); // a tap allows the page to sound later
+  });
+  $("alert-notify").hidden = !window.Notification;
+  $("alert-notify").addEventListener("click", () => {
+    Notification.requestPermission().then((answer) => {
+      $("notify-state").textContent = answer === "granted" ? "You will be notified." : "The browser does not allow it here (it needs HTTPS or this machine).";
+    });
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "Escape" && S.confirming) {
+      $("confirm-no").click();
+      return;
+    }
+    const button = $("moves").querySelector(`[data-key="${event.key.toLowerCase()}"]`);
+    if (button) { event.preventDefault(); button.click(); }
+  });
+  setInterval(tick, 250);
+}
+
+/** The phrasebook first (the page tells everything in its words), then the connection. */
+function start() {
+  wire();
+  $("create-name").value = S.name ? `${S.name}'s table` : "Friday";
+  fetch("/phrases.json").then((reply) => reply.json()).then((phrases) => { S.phrases = phrases; })
+    .catch(() => { /* the keys stand in for the words */ })
+    .finally(() => {
+      if (!S.name) { askLogin(); return; }
+      connect();
+    });
+}
+
+start();
