@@ -24,8 +24,9 @@ has two phases:
    ``-advantage * log p(action) - entropy_bonus * entropy`` for the policy and of
    ``(value - chips)**2 / 2`` for the value head, by hand, and one Adam step.
 
-It prints a line per update (hands, chips per hand of the learner over the batch, the
-policy's entropy) and saves the policy every ``--save-every`` updates and at the end. Ctrl-C
+It prints a line per update (hands, chips per hand of the learner's seat over the batch,
+the teacher's while imitating, and the policy's entropy) and saves the policy every 20
+updates, at the end of imitation (as ``NAME-imitation.npz``) and at the end. Ctrl-C
 stops it early, and saves. No torch, no GPU: a laptop CPU.
 """
 

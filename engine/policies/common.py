@@ -82,6 +82,21 @@ def view_count(view: SeatView, mask: int | None = None) -> int:
     )
 
 
+def place(view: SeatView, seat: int) -> int:
+    """``seat``'s place after the dealer (0: the dealer, 1: the first to play after it)."""
+    return (seat - view.dealer) % 3
+
+
+def position_key(view: SeatView) -> str:
+    """The position as the seat sees it, without seat numbers: its place after the dealer,
+    its cards, and every move so far by the mover's place. A seeded bot keyed by this decides
+    alike wherever it runs: in-process (the arena moves the bots round the seats), behind the
+    protocol (there the dealer goes round instead), at a server's table."""
+    assert view.seat is not None
+    history = " ".join(f"{place(view, step.seat)}:{step.move}" for step in view.history)
+    return f"{place(view, view.seat)}/{' '.join(map(str, view.hand))}/{history}"
+
+
 def find(legal: Sequence[Move], action: Action) -> Move | None:
     return next((m for m in legal if m.action is action), None)
 

@@ -25,8 +25,11 @@ It reads only its ``SeatView``:
   where it counts more than ``caller_cap`` weighing ``bluff_weight`` of one where it counts less:
   a seat holding many cards that calls is challenged on a middling count.
 
-Deterministic for a given seed: each decision draws from a ``random.Random`` seeded with the
-policy's seed and the position in the hand, so the same view always gets the same move.
+Deterministic: each decision draws from a ``random.Random`` seeded with the position as the seat
+sees it (``common.position_key``: its place after the dealer, its cards, the moves so far by
+their movers' places), and samples the other seats in their order after the dealer, so the
+same position always gets the same move, whatever the seats' numbers and wherever the bot runs;
+the seed it is built with changes nothing.
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ from .common import (
     count_of,
     find,
     of_action,
+    place,
     plan_melds,
+    position_key,
     public_knowledge,
     useful_lay_off,
     view_count,
@@ -97,7 +102,8 @@ class StrongPolicy:
     name = "strong"
 
     def __init__(self, seed: int | str | None = None, params: StrongParams | None = None):
-        self.seed = seed
+        """``seed``: taken, as every policy takes one, and not used (see the module's
+        docstring)."""
         self.params = params or StrongParams()
 
     def __call__(self, view: SeatView) -> Move:
@@ -201,7 +207,10 @@ class StrongPolicy:
     # ----- randomness and sampling ----------------------------------------------------------
 
     def _rng(self, view: SeatView) -> random.Random:
-        return random.Random(f"strong/{self.seed}/{view.seat}/{view.dealer}/{len(view.history)}")
+        """A decision's randomness: the position as the seat sees it (``position_key``), so
+        that the same position gets the same move in-process, behind the protocol or at a
+        server's table. Not the seed, which only an in-process bot is given per hand."""
+        return random.Random(f"strong/{position_key(view)}")
 
     def _sample_counts(
         self, view: SeatView, know: PublicKnowledge, seats: list[int], rng: random.Random
@@ -246,7 +255,8 @@ class StrongPolicy:
     def _call(self, view: SeatView, know: PublicKnowledge, call: Move) -> Choice | None:
         """``call`` with its reason when calling is right now, else None."""
         me = know.seat
-        rivals = [s for s in range(3) if s != me and view.opened[s]]
+        rivals = sorted((s for s in range(3) if s != me and view.opened[s]),
+                        key=lambda s: place(view, s))
         if not rivals:
             return Choice(call, "no other seat has opened, so nobody may challenge: the call wins")
         mine = count_of(
