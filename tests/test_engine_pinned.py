@@ -138,8 +138,8 @@ def worlds() -> Iterator[Any]:
 PINNED = {
     random_records: "b65603ad737c7aec",
     views: "852b62f2b002ba68",
-    bot_records: "20340c3ee5236e5e",
-    expert_decisions: "220dc796fbb1a398",
+    bot_records: "a076ca79d87592c3",
+    expert_decisions: "a4e23a4cea68dcc1",
     worlds: "78d07ec2b3f042cb",
 }
 
