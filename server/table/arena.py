@@ -49,6 +49,7 @@ from tongits.protocol import (
 
 from . import bots
 from .actor import Table
+from .dealing import UnratedEnd
 from .entries import DealEntry, StartEntry
 from .progression import MatchHost
 from .table import SEATS
@@ -184,7 +185,7 @@ class ArenaHost(MatchHost, Protocol):
     closed: bool
 
 
-class ArenaDealing:
+class ArenaDealing(UnratedEnd):
     """The arena table's ``Dealing``: the driver's decks, bots and programs (see above)."""
 
     def __init__(self, table: ArenaHost, driver: ArenaDriver, start_timeout: float) -> None:
@@ -389,21 +390,6 @@ class ArenaDealing:
                 if table.state.hand is not None and not table.state.hand.over:
                     self._reports[seat].stood_in = True
             self.deal_if_ready()
-
-    def listed(self) -> bool:
-        return True
-
-    def forfeits(self) -> list[int]:
-        return []
-
-    def vacated(self, seat: int, name: str) -> bool:
-        return False
-
-    def forfeited(self, seat: int) -> None:
-        pass
-
-    def ended(self) -> None:
-        pass
 
     def join(self, peer: Peer, msg: Join) -> bool:
         """A restarted program takes its seat back (from the next deal) with the table's code."""

@@ -88,3 +88,27 @@ class Dealing(Protocol):
     def ended(self) -> None:
         """The table closed for good (its match over, deserted, or closed by the host); called
         once, in the step that closed it, before anything that step said goes out."""
+
+
+class UnratedEnd:
+    """The last five hooks of ``Dealing`` for a table whose match is not rated (a lobby's, the
+    arena's): listed, no forfeits, a seat left before the start stays free for whoever joins,
+    a seat lost during the match means no more than its stand-in, and the end rates nothing.
+    ``LadderDealing`` overrides them all."""
+
+    __slots__ = ()
+
+    def listed(self) -> bool:
+        return True
+
+    def forfeits(self) -> list[int]:
+        return []
+
+    def vacated(self, seat: int, name: str) -> bool:
+        return False
+
+    def forfeited(self, seat: int) -> None:
+        pass
+
+    def ended(self) -> None:
+        pass

@@ -30,6 +30,7 @@ from tongits.protocol import (
 
 from ..net.peer import TableLink
 from . import bots
+from .dealing import UnratedEnd
 from .entries import DealEntry, MoveEntry, StartEntry
 
 if TYPE_CHECKING:
@@ -352,7 +353,7 @@ class Progression:
             table.clock.autoplaying = None
 
 
-class MatchDealing:
+class MatchDealing(UnratedEnd):
     """A lobby table's ``Dealing``: hands are dealt from the match's seed when every
     connected human asked for the next one (or the turn timer runs out), every seat is played
     by whoever sits in it, and the table closes once nobody is at it."""
@@ -410,17 +411,3 @@ class MatchDealing:
     def left(self, seat: int | None, *, disconnected: bool) -> None:
         pass
 
-    def listed(self) -> bool:
-        return True
-
-    def forfeits(self) -> list[int]:
-        return []
-
-    def vacated(self, seat: int, name: str) -> bool:
-        return False
-
-    def forfeited(self, seat: int) -> None:
-        pass
-
-    def ended(self) -> None:
-        pass
