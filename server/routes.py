@@ -106,7 +106,7 @@ class Router:
         budget = self.config.max_frame_size - len(peer.codec.encode(head)) - _PAGE_SLACK
         page = self.lobby.page(msg, peer.codec.mode or Mode.BINARY, budget)
         head = _tables_head(msg, page.total, page.next)
-        peer.send_encoded(peer.codec.encode_spliced(head, "tables", page.entries))
+        peer.send_frame(peer.codec.encode_spliced(head, "tables", page.entries))
 
     async def _sit(self, peer: Peer, msg: CreateTable | Join | Spectate) -> None:
         """Sit down or watch: the table answers, and the connection is then at it."""

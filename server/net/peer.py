@@ -192,18 +192,6 @@ class Peer:
             return
         self._push(data)
 
-    def send_encoded(self, data: bytes) -> None:
-        """``send`` for a message already encoded by this peer's codec."""
-        if self.closed:
-            return
-        self.sent += 1
-        if self.carrier is not None:
-            data = self.carrier.outbound(data)
-        if self._cork is not None:
-            self._cork.append(data)
-            return
-        self._push(data)
-
     def cork(self) -> None:
         """Hold what is sent from now until ``uncork``: the messages of one change of a table
         (a reply, the new state, a hand's result) then leave in one write."""
