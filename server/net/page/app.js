@@ -667,8 +667,10 @@ function render() {
   renderConfirm();
   tick();
   // after a move (whose button is gone), or when the turn comes and nothing has the focus:
-  // the first move, else the first card to discard (never the page's body)
-  const lost = !document.activeElement || document.activeElement === document.body;
+  // the first move, else the first card to discard (never the page's body). An element just
+  // hidden (the lobby's Create button) still holds the focus until the browser moves it away.
+  const active = document.activeElement;
+  const lost = !active || active === document.body || !active.getClientRects().length;
   if (S.legal.length && (S.focusAfter || lost) && !S.confirming) {
     S.focusAfter = false;
     const first = $("moves").querySelector("button") || $("hand").querySelector("button.discardable");
