@@ -6,7 +6,7 @@ log's entries), ``ledger`` (the only way the state changes), ``seating``, ``prog
 ``fanout`` (who hears what), ``clock``, ``bots`` (server-side bots), ``requests`` (what a
 connection hands a table).
 
-May import: the engine and the protocol; of the server, ``config``, ``errors``,
+May import: the engine and the protocol; of the server, ``config``, ``errors``, ``threads``,
 ``net.peer`` (the connections it talks to), ``storage`` (the journal its ledger commits to);
 ``lobby`` for types only (the arena's table is opened through it).
 """

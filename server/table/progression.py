@@ -29,6 +29,7 @@ from tongits.protocol import (
 )
 
 from ..net.peer import TableLink
+from ..threads import OneThread
 from . import bots
 from .dealing import UnratedEnd
 from .entries import DealEntry, MoveEntry, StartEntry
@@ -46,18 +47,8 @@ log = logging.getLogger("tongits.server")
 #: Safety bound on moves the server plays for one timed-out decision.
 _MAX_AUTOPLAY = 40
 
-#: Worker threads slow bots decide in, at most, for the whole server: one, since their Python
-#: holds the interpreter's lock anyway (more would only take turns with the event loop more).
-_THINKERS: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("thinkers")
-
-
-def _thinkers() -> trio.CapacityLimiter:
-    try:
-        return _THINKERS.get()
-    except LookupError:
-        limiter = trio.CapacityLimiter(1)
-        _THINKERS.set(limiter)
-        return limiter
+#: The worker thread slow bots decide in, one for the whole server (``threads``).
+_thinkers = OneThread("thinkers")
 
 #: Who asked for a change, to be answered ``ok`` once it is journaled: a peer and its
 #: request's id.
