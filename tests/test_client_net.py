@@ -490,7 +490,8 @@ def test_the_next_deal_asked_for_is_asked_again_after_a_server_restart() -> None
             await settle(lambda: screen.state.standings is not None)
             pipe.send_text("\r")  # Enter: the next hand (Ben does not ask: it waits for him)
             await settle(lambda: 0 in actor[table["id"]].parts.ready)
-            embedded.in_trio(session, actor[table["id"]].parts.ready.clear)  # what a restart forgets
+            # what a restart forgets
+            embedded.in_trio(session, actor[table["id"]].parts.ready.clear)
             embedded.drop(session, "Ana")
             await settle(lambda: "reconnecting" in (screen.state.banner or ""))
             await settle(lambda: screen.state.banner is None)
