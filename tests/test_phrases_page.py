@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tongits.client.tui.hint import choose_move
+from screen_support import finished
 from tongits.client.tui.render import result_head
-from tongits.client.tui.session import FakeSession
-from tongits.client.tui.state import TableState, event_lines
+from tongits.client.tui.state import event_lines
 from tongits.engine.view import seat_view_dict
 from tongits.protocol.phrases import PHRASES
 
@@ -48,15 +47,6 @@ process.stdout.write(JSON.stringify(told));
 """
 
 
-def _played(seed: int) -> tuple[TableState, FakeSession]:
-    session = FakeSession(seed=seed, names=NAMES)
-    state = TableState()
-    session.start(state.apply)
-    while state.view is not None and state.view.legal:
-        session.send_move(choose_move(state.view))
-    return state, session
-
-
 def _page(hands: list[dict[str, Any]]) -> list[dict[str, Any]]:
     node = shutil.which("node")
     if node is None:
@@ -71,7 +61,7 @@ def _page(hands: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_the_page_and_the_terminal_tell_a_hand_in_the_same_words() -> None:
     terminal, hands, kinds = [], [], set()
     for seed in range(80):
-        state, session = _played(seed)
+        state, session = finished(seed, NAMES)
         result, view = state.result, state.view
         assert result is not None and view is not None and view.seat is not None
         head = " ".join(result_head(state, result)).rstrip()
