@@ -4,6 +4,7 @@ only beyond its search's noise, saying so in the hint."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from client_positions import position
@@ -162,7 +163,7 @@ def test_a_call_is_valued_against_a_table_that_must_guess_the_callers_count() ->
     seat counting 9. The more a count, the fewer of the caller's imagined hands it beats."""
     view = position("Kd Ts 5c", melds=BOTH_OPENED, top="7c")
     doubt = doubt_of(view, InferenceParams())
-    assert all(a >= b for a, b in zip(doubt.beaten, doubt.beaten[1:]))
+    assert all(a >= b for a, b in itertools.pairwise(doubt.beaten))
     world = Search(view, world_rng(view), InferenceParams()).world(0)
     world.apply(1, CALL)
     answerer = world.to_act
