@@ -271,7 +271,8 @@ def search(view: SeatView, params: ExpertParams) -> Searched:
     Where the seat may call, a call is valued against the answers of a table that reads it
     (``doubt_of``). The bot, the hint and the review all call this, so the same position
     always gives them the same answer."""
-    doubt = doubt_of(view, params.inference) if CALL in view.legal else None
+    answerers = [s for s in range(3) if s != view.seat and view.opened[s]]
+    doubt = doubt_of(view, params.inference) if CALL in view.legal and answerers else None
     found = Search(view, world_rng(view), params.inference, doubt)
     default = StrongPolicy().decide(view)
     moves = candidates(view)
