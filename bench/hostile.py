@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from line_client import LineClient
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, Ping, Pong, Request, TextMessage
 
@@ -81,44 +82,13 @@ async def dial(port: int, source: str) -> trio.SocketStream:
     return await trio.open_tcp_stream(SERVER_HOST, port, local_address=source)
 
 
-class Lines:
-    """Text mode over a stream: ``send`` a map, ``receive`` the next one (None at the end)."""
-
-    def __init__(self, stream: trio.abc.Stream) -> None:
-        self.stream = stream
-        self._buffer = b""
-
-    async def send(self, msg: dict[str, Any]) -> None:
-        await self.stream.send_all(json.dumps(msg).encode() + b"\n")
-
-    async def receive(self) -> dict[str, Any] | None:
-        while b"\n" not in self._buffer:
-            try:
-                data = await self.stream.receive_some(65536)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return None
-            if not data:
-                return None
-            self._buffer += data
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        reply: dict[str, Any] = json.loads(line)
-        return reply
-
-    async def receive_type(self, kind: str) -> dict[str, Any] | None:
-        """The next message of type ``kind`` or an ``error`` (None at the end)."""
-        while (msg := await self.receive()) is not None:
-            if msg.get("type") in (kind, "error"):
-                return msg
-        return None
-
-
-async def hello(port: int, source: str, name: str) -> Lines | str:
+async def hello(port: int, source: str, name: str) -> LineClient | str:
     """A text-mode connection after ``welcome``, or the error code that refused it."""
     try:
         stream = await dial(port, source)
     except OSError as error:
         return f"connect: {error.strerror}"
-    lines = Lines(stream)
+    lines = LineClient(stream)
     try:
         await lines.send({"type": "hello", "id": 1, "version": 1, "name": name,
                           "kind": "human"})

@@ -40,6 +40,7 @@ The last line printed is one JSON object with every figure.
 from __future__ import annotations
 
 import argparse
+import base64
 import gc
 import json
 import os
@@ -51,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgpack
@@ -144,10 +145,19 @@ class Child:
     gc_full = ServerConfig().gc_full
 
     def __init__(
-        self, kind: str, db: str = ":memory:", limited: bool = False, tls: bool = False
+        self, kind: str, db: str = ":memory:", limited: bool = False, tls: bool = False,
+        code: str | None = None,
     ) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
         db = os.path.join(self.tmp.name, "server.db") if db == "file" else db
+        env = None
+        if code is not None:  # ``--against``: the package ``tongits`` is that checkout
+            shim = os.path.join(self.tmp.name, "tongits")
+            os.mkdir(shim)
+            open(os.path.join(shim, "__init__.py"), "w").close()
+            for part in ("engine", "protocol", "server", "client"):
+                os.symlink(os.path.join(os.path.abspath(code), part), os.path.join(shim, part))
+            env = {**os.environ, "PYTHONPATH": self.tmp.name}
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
              "--child-db", db, "--gc-full", str(self.gc_full),
@@ -155,6 +165,7 @@ class Child:
              *(["--child-tls", self.tmp.name] if tls else [])],
             stdout=subprocess.PIPE,
             text=True,
+            env=env,
         )
         assert self.proc.stdout is not None
         self.port = int(self.proc.stdout.readline())
@@ -230,7 +241,9 @@ class Client:
 
     async def send(self, msg: dict[str, Any]) -> None:
         payload = msgpack.packb(msg)
-        data = _HEADER.pack(len(payload)) + payload
+        await self._send_bytes(_HEADER.pack(len(payload)) + payload)
+
+    async def _send_bytes(self, data: bytes) -> None:
         if self._fd is not None and not self._sending:
             try:
                 written = os.write(self._fd, data)
@@ -301,6 +314,89 @@ class Client:
             self.replies.pop(ref).set()
 
 
+class WebSocketClient(Client):
+    """The browser seat's transport: the protocol's text mode (JSON), one message per
+    WebSocket text frame, with the same routing as ``Client``.
+
+    Its framing is written here rather than with wsproto, for the reason ``Client`` reads its
+    socket directly: the bench's one process plays thousands of connections, and wsproto's
+    per-frame work in it (hundreds of µs per state under a busy machine, for three states an
+    action) was the queue that made the browser seat's p99 look like seconds. The server's
+    frames are unmasked text frames; the client's are masked with the key 0 (a valid key: a
+    client must mask, and XOR with zeros leaves the payload as it is)."""
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        payload = json.dumps(msg, separators=(",", ":")).encode()
+        size = len(payload)
+        if size < 126:
+            head = bytes((0x81, 0x80 | size))
+        elif size < 0x10000:
+            head = struct.pack(">BBH", 0x81, 0xFE, size)
+        else:
+            head = struct.pack(">BBQ", 0x81, 0xFF, size)
+        await self._send_bytes(head + b"\0\0\0\0" + payload)
+
+    async def read(self) -> None:
+        try:
+            while data := await self._receive():
+                buffer = self.buffer + data if self.buffer else data
+                at = 0
+                while (frame := _next_frame(buffer, at)) is not None:
+                    opcode, start, at = frame
+                    if opcode == 0x8:  # the server closes
+                        return
+                    if opcode == 0x1:
+                        self._route(json.loads(buffer[start:at]))
+                self.buffer = buffer[at:]
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    @classmethod
+    async def open(cls, port: int) -> WebSocketClient:
+        """Dial ``port`` and upgrade to a WebSocket on ``/ws`` (the handshake read whole
+        before any timing)."""
+        stream = await dial(port)
+        host = f"127.0.0.1:{port}"
+        key = base64.b64encode(os.urandom(16)).decode()
+        await stream.send_all(
+            f"GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: "
+            f"Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            f"Origin: http://{host}\r\n\r\n".encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = await stream.receive_some(65536)
+            if not chunk:
+                raise RuntimeError("the server closed during the WebSocket handshake")
+            answer += chunk
+        head, _, rest = answer.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise RuntimeError(f"WebSocket refused: {head[:40]!r}")
+        client = cls(stream)
+        client.buffer = rest
+        return client
+
+
+def _next_frame(buffer: bytes, at: int) -> tuple[int, int, int] | None:
+    """The unmasked WebSocket frame at ``at`` in ``buffer``: (opcode, where its payload starts,
+    where it ends), or None if it is not all there yet."""
+    if len(buffer) - at < 2:
+        return None
+    opcode, size, start = buffer[at] & 0x0F, buffer[at + 1] & 0x7F, at + 2
+    if size == 126:
+        if len(buffer) - at < 4:
+            return None
+        (size,) = struct.unpack_from(">H", buffer, at + 2)
+        start = at + 4
+    elif size == 127:
+        if len(buffer) - at < 10:
+            return None
+        (size,) = struct.unpack_from(">Q", buffer, at + 2)
+        start = at + 10
+    if len(buffer) < start + size:
+        return None
+    return opcode, start, start + size
+
+
 def choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
     """A quick legal move: draw, fold, else the last listed (a discard in the play phase)."""
     for move in legal:
@@ -309,8 +405,13 @@ def choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
     return legal[-1]
 
 
+#: the transport of the Tongits server's clients in (b): "tcp" (binary mode) or "ws" (the
+#: browser seat's JSON over a WebSocket); the echo floor's clients are TCP either way
+TRANSPORT = "tcp"
+
+
 async def connect(port: int, nursery: trio.Nursery, name: str) -> Client:
-    client = Client(await dial(port))
+    client = await WebSocketClient.open(port) if TRANSPORT == "ws" else Client(await dial(port))
     nursery.start_soon(client.read)
     await client.request({"type": "hello", "version": 1, "name": name, "kind": "bot"})
     return client
@@ -464,10 +565,10 @@ async def paced_tables(
             "series": _series(samples, played, cpu_marks), **extra_report()}
 
 
-def _print_series(db: str, rows: list[dict[str, Any]], wanted: bool) -> None:
+def _print_series(label: str, rows: list[dict[str, Any]], wanted: bool) -> None:
     """``--series``: one line per second of a (b) window."""
     for row in rows if wanted else []:
-        print(f"(b) [{db}] second {row['second']:4d}: {row['actions']:5d} actions, p50 "
+        print(f"(b) {label} second {row['second']:4d}: {row['actions']:5d} actions, p50 "
               f"{row['p50_us']} µs, p99 {row['p99_us']} µs, max {row['max_us']} µs; server "
               f"CPU {row['server_cpu_pct']} %, the clients' {row['clients_cpu_pct']} %",
               flush=True)
@@ -669,11 +770,11 @@ def lobby_load(open_tables: int, listers: int) -> Extra:
 
 def measure(
     kind: str, run: Callable[[Child], Awaitable[Any]], db: str = ":memory:", limited: bool = False,
-    tls: bool = False,
+    tls: bool = False, code: str | None = None,
 ) -> tuple[Any, int]:
-    """Run ``run(child)`` against a fresh server process; returns its result and the server's
-    RSS before any client connected."""
-    child = Child(kind, db, limited, tls)
+    """Run ``run(child)`` against a fresh server process (``code``: another checkout's);
+    returns its result and the server's RSS before any client connected."""
+    child = Child(kind, db, limited, tls, code)
     try:
         rss0 = child.rss_kb()
         out = trio.run(run, child)
@@ -818,28 +919,192 @@ def lobby(args: argparse.Namespace, report: dict[str, Any]) -> None:
           f"{report['d_p99_ratio']}x", flush=True)
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One kind of (b) run: the journal, the clients' transport, and whose server (this
+    checkout's, or ``--against``'s); ``tag`` names its figures in the report."""
+
+    db: str
+    transport: str
+    code: str | None
+    tag: str
+
+    @property
+    def label(self) -> str:
+        side = "" if self.code is None else ", against"
+        return f"[{self.db}, {self.transport}{side}]"
+
+
+def _variants(args: argparse.Namespace, dbs: list[str]) -> list[Variant]:
+    transports = ["tcp", "ws"] if args.transport == "both" else [args.transport]
+    codes: list[str | None] = [None, args.against] if args.against else [None]
+    variants = []
+    for db in dbs:
+        for transport in transports:
+            for code in codes:
+                tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
+                tag += "" if len(transports) == 1 else f"_{transport}"
+                tag += "_against" if code is not None else ""
+                variants.append(Variant(db, transport, code, tag))
+    return variants
+
+
+def _paced_run(args: argparse.Namespace, variant: Variant, paced_s: float) -> tuple[
+        dict[str, Any], int]:
+    global TRANSPORT
+    TRANSPORT = variant.transport
+    try:
+        return measure("tongits", lambda child: paced_tables(
+            child, args.tables, paced_s, False, lock_step=args.lock_step), variant.db,
+            code=variant.code)
+    finally:
+        TRANSPORT = "tcp"
+
+
+def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
+                   report: dict[str, Any]) -> None:
+    """(b): the echo floor, then each variant (journal x transport x server), ``--reps``
+    times alternated (each rep in the reverse order of the one before, the floor first), so
+    that every variant and the floor see the same moments of a shared machine. A figure of
+    several reps is the median of its reps; a ratio to the floor is the median of each rep's
+    ratio to its own floor."""
+    variants = _variants(args, dbs)
+    floor_s = min(paced_s, 60.0)  # a long run's floor: its p99 is as well known after a minute
+    floors: list[dict[str, float]] = []
+    runs: dict[Variant, list[dict[str, float]]] = {variant: [] for variant in variants}
+    for rep in range(args.reps):
+        floor_b, _ = measure("echo", lambda child: paced_tables(
+            child, args.tables, floor_s, True))
+        samples = floor_b["samples"]
+        floor = {"p50": pct(samples, 0.5), "p99": pct(samples, 0.99),
+                 "p999": pct(samples, 0.999), "cpu_pct": round(100 * floor_b["cpu"], 1),
+                 # what one echoed message costs this machine now: the yardstick of the
+                 # server's CPU per action on a machine whose speed varies from hour to hour
+                 "cpu_us": us(floor_b["cpu"] * floor_s / max(1, len(samples)))}
+        floors.append(floor)
+        print(f"(b) echo floor{_rep(args, rep)}, {3 * args.tables} connections: p50 "
+              f"{floor['p50']} µs, p99 {floor['p99']} µs, p99.9 {floor['p999']} µs; CPU "
+              f"{floor['cpu_pct']} %, {floor['cpu_us']} µs per message", flush=True)
+        for variant in variants if rep % 2 == 0 else variants[::-1]:
+            paced, rss0 = _paced_run(args, variant, paced_s)
+            samples = paced["samples"]
+            _print_series(variant.label, paced["series"], args.series)
+            run = {"p50": pct(samples, 0.5), "p99": pct(samples, 0.99),
+                   "p999": pct(samples, 0.999),
+                   "max": us(max(samples)) if samples else float("nan"),
+                   "actions": len(samples), "cpu_pct": round(100 * paced["cpu"], 1),
+                   "clients_cpu_pct": round(100 * paced["clients_cpu"], 1),
+                   "cpu_us": us(paced["cpu"] * paced_s / max(1, len(samples))),
+                   "memory_kb": round((paced["rss_ready_kb"] - rss0) / args.tables, 1)}
+            run["p99_over_floor"] = round(run["p99"] / floor["p99"], 2)
+            run["p999_over_floor"] = round(run["p999"] / floor["p99"], 2)
+            run["cpu_over_floor"] = round(run["cpu_us"] / max(floor["cpu_us"], 0.1), 2)
+            runs[variant].append(run)
+            print(f"(b) {variant.label}{_rep(args, rep)} {args.tables} tables, "
+                  f"{3 * args.tables} connections, 1 action/table/s for {paced_s:g} s"
+                  f"{' in lock-step' if args.lock_step else ''}: p50 {run['p50']} µs, p99 "
+                  f"{run['p99']} µs ({run['p99_over_floor']}x the floor's p99), p99.9 "
+                  f"{run['p999']} µs ({run['p999_over_floor']}x), max {run['max']} µs; server "
+                  f"CPU {run['cpu_pct']} % of a core, {run['cpu_us']} µs per action "
+                  f"({run['cpu_over_floor']}x an echoed message), the clients' process "
+                  f"{run['clients_cpu_pct']} %; memory {run['memory_kb']} KB per table with 3 "
+                  "connections", flush=True)
+    middle = {key: _median(floors, key) for key in floors[0]}
+    report.update({"b_floor_p50_us": middle["p50"], "b_floor_p99_us": middle["p99"],
+                   "b_floor_p999_us": middle["p999"], "b_floor_cpu_pct": middle["cpu_pct"],
+                   "b_floor_cpu_per_message_us": middle["cpu_us"]})
+    names = {"p50": "server_p50_us", "p99": "server_p99_us", "p999": "server_p999_us",
+             "max": "server_max_us", "actions": "actions", "cpu_pct": "server_cpu_pct",
+             "clients_cpu_pct": "clients_cpu_pct", "cpu_us": "cpu_per_action_us",
+             "memory_kb": "memory_per_table_kb", "p99_over_floor": "p99_over_floor_p99",
+             "p999_over_floor": "p999_over_floor_p99",
+             "cpu_over_floor": "cpu_per_action_over_floor"}
+    for variant, reps in runs.items():
+        for key, name in names.items():
+            report[f"b{variant.tag}_{name}"] = _median(reps, key)
+    if args.reps > 1 or len(variants) > 1:
+        for variant in variants:
+            tag = variant.tag
+            print(f"(b) {variant.label} median of {args.reps}: p99 "
+                  f"{report[f'b{tag}_server_p99_us']} µs = "
+                  f"{report[f'b{tag}_p99_over_floor_p99']}x the floor's p99 (floor "
+                  f"{middle['p99']} µs); {report[f'b{tag}_cpu_per_action_us']} µs per action ="
+                  f" {report[f'b{tag}_cpu_per_action_over_floor']}x an echoed message; the "
+                  f"clients' process {report[f'b{tag}_clients_cpu_pct']} %", flush=True)
+    for variant in variants:
+        if variant.code is None:
+            continue
+        mine = variant.tag.removesuffix("_against")
+        for name in ("server_p99_us", "cpu_per_action_us"):
+            report[f"b{mine}_{name}_over_against"] = round(
+                report[f"b{mine}_{name}"] / report[f"b{variant.tag}_{name}"], 3)
+        print(f"(b) [{variant.db}, {variant.transport}] this checkout / --against: p99 "
+              f"{report[f'b{mine}_server_p99_us_over_against']}, CPU per action "
+              f"{report[f'b{mine}_cpu_per_action_us_over_against']}", flush=True)
+
+
+def _rep(args: argparse.Namespace, rep: int) -> str:
+    return f" rep {rep + 1}/{args.reps}" if args.reps > 1 else ""
+
+
+def _median(rows: list[dict[str, float]], key: str) -> float:
+    return round(statistics.median(row[key] for row in rows), 2)
+
+
 def _flat_out_scenario(args: argparse.Namespace, dbs: list[str], report: dict[str, Any]) -> None:
-    """(c), with each journal of ``dbs``: figures into ``report``, and printed."""
+    """(c), with each journal of ``dbs`` and each server (this checkout's, ``--against``'s),
+    ``--reps`` times alternated: figures (medians of the reps) into ``report``, and printed."""
+    codes: list[str | None] = [None, args.against] if args.against else [None]
+    variants = [(db, code) for db in dbs for code in codes]
+    runs: dict[tuple[str, str | None], list[dict[str, float]]] = {v: [] for v in variants}
+    for rep in range(args.reps):
+        for db, code in variants if rep % 2 == 0 else variants[::-1]:
+            flat, rss0 = measure("tongits", lambda child: flat_out(
+                child, args.flat_tables, args.seconds), db, code=code)
+            rate = flat["actions"] / flat["elapsed"]
+            run = {"actions_per_s": round(rate), "hands": flat["hands"],
+                   "memory_per_table_kb": round((flat["rss_kb"] - rss0) / args.flat_tables, 1),
+                   "server_cpu_pct": round(100 * flat["cpu"], 1),
+                   "cpu_per_action_us": us(flat["cpu"] / rate) if rate else float("nan")}
+            runs[db, code].append(run)
+            side = "" if code is None else ", against"
+            print(f"(c) [{db}{side}]{_rep(args, rep)} {args.flat_tables} tables of instant bots:"
+                  f" {run['actions_per_s']} actions/s ({run['hands']} hands); server CPU "
+                  f"{run['server_cpu_pct']} % of a core, {run['cpu_per_action_us']} µs per "
+                  f"action; memory {run['memory_per_table_kb']} KB per table", flush=True)
+    for (db, code), reps in runs.items():
+        tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
+        tag += "" if code is None else "_against"
+        for key in reps[0]:
+            report[f"c{tag}_{key}"] = _median(reps, key)
+        if args.reps > 1:
+            print(f"(c) [{db}{'' if code is None else ', against'}] median of {args.reps}: "
+                  f"{report[f'c{tag}_actions_per_s']} actions/s, "
+                  f"{report[f'c{tag}_cpu_per_action_us']} µs per action", flush=True)
+    if len(dbs) == 2:
+        for side in ("", "_against") if args.against else ("",):
+            # each rep's file run over its own :memory: run, then the median of those
+            ratios = [file["actions_per_s"] / memory["actions_per_s"] for memory, file in zip(
+                runs[":memory:", args.against if side else None],
+                runs["file", args.against if side else None], strict=True)]
+            report[f"c_file_over_memory{side}"] = round(statistics.median(ratios), 3)
+            print(f"(c){' [against]' if side else ''} file / :memory: = "
+                  f"{report[f'c_file_over_memory{side}']} (median of "
+                  f"{', '.join(f'{r:.3f}' for r in ratios)})", flush=True)
+    if args.against:
+        _flat_out_against(dbs, report)
+
+
+def _flat_out_against(dbs: list[str], report: dict[str, Any]) -> None:
+    """(c)'s figures of this checkout over ``--against``'s."""
     for db in dbs:
         tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
-        flat, rss0 = measure(
-            "tongits", lambda child: flat_out(child, args.flat_tables, args.seconds), db)
-        rate = flat["actions"] / flat["elapsed"]
-        report[f"c{tag}_actions_per_s"] = round(rate)
-        report[f"c{tag}_hands"] = flat["hands"]
-        report[f"c{tag}_memory_per_table_kb"] = round(
-            (flat["rss_kb"] - rss0) / args.flat_tables, 1)
-        report[f"c{tag}_server_cpu_pct"] = round(100 * flat["cpu"], 1)
-        report[f"c{tag}_cpu_per_action_us"] = us(flat["cpu"] / rate) if rate else None
-        print(f"(c) [{db}] {args.flat_tables} tables of instant bots: "
-              f"{report[f'c{tag}_actions_per_s']} actions/s ({flat['hands']} hands); server "
-              f"CPU {report[f'c{tag}_server_cpu_pct']} % of a core, "
-              f"{report[f'c{tag}_cpu_per_action_us']} µs per action; memory "
-              f"{report[f'c{tag}_memory_per_table_kb']} KB per table", flush=True)
-    if len(dbs) == 2:
-        report["c_file_over_memory"] = round(
-            report["c_file_actions_per_s"] / report["c_memory_actions_per_s"], 3)
-        print(f"(c) file / :memory: = {report['c_file_over_memory']}", flush=True)
+        for key in ("actions_per_s", "cpu_per_action_us"):
+            report[f"c{tag}_{key}_over_against"] = round(
+                report[f"c{tag}_{key}"] / report[f"c{tag}_against_{key}"], 3)
+        print(f"(c) [{db}] this checkout / --against: actions/s "
+              f"{report[f'c{tag}_actions_per_s_over_against']}, CPU per action "
+              f"{report[f'c{tag}_cpu_per_action_us_over_against']}", flush=True)
 
 
 def main() -> None:
@@ -881,6 +1146,19 @@ def main() -> None:
                         help="(b) second by second too: the actions, p50, p99, max and the CPU "
                         "of the server and of the clients in each second of the window")
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
+    parser.add_argument("--transport", choices=["tcp", "ws", "both"], default="tcp",
+                        help="(b)'s clients: binary mode over TCP, the browser seat's JSON over "
+                        "a WebSocket, or both (alternated)")
+    parser.add_argument("--reps", type=int, default=1,
+                        help="(b) and (c): run every variant this many times, alternated, and "
+                        "report the medians")
+    parser.add_argument("--against", metavar="DIR",
+                        help="another checkout of this project (e.g. `git archive main | tar -x "
+                        "-C DIR`): (b) and (c) run its server too, alternated with this one's, "
+                        "and print this one's figures over its")
+    parser.add_argument("--contend", action="store_true",
+                        help="a busy process (a Python loop, nice 0, on no particular core) "
+                        "competes for the CPU during the whole run")
     args = parser.parse_args()
     if args.child:
         trio.run(_serve_child, args.child, args.parent, args.child_db, args.gc_full,
@@ -896,7 +1174,23 @@ def main() -> None:
     # collector's pauses (hundreds of ms with 3,000 connections' states) would be counted as
     # server latency. The run is short; nothing here relies on collecting cycles.
     gc.disable()
+    contender = _contend() if args.contend else None
+    try:
+        _run(args, only, dbs, paced_s)
+    finally:
+        if contender is not None:
+            contender.terminate()
+            contender.wait()
 
+
+def _contend() -> subprocess.Popen[bytes]:
+    """``--contend``: a process that uses all the CPU it gets, as another program would."""
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    print(f"contention: a busy loop in process {busy.pid} (nice 0, any core)", flush=True)
+    return busy
+
+
+def _run(args: argparse.Namespace, only: set[str], dbs: list[str], paced_s: float) -> None:
     report: dict[str, Any] = {
         "db": args.db, "gc_full_s": args.gc_full, "tables_b": args.tables,
         "connections_b": 3 * args.tables, "tables_c": args.flat_tables, "seconds": args.seconds,
@@ -925,54 +1219,7 @@ def main() -> None:
                   f"{report[f'a{tag}_cpu_per_action_us']} µs per action", flush=True)
 
     if "b" in only:
-        # a long run's floor is measured for a minute: its p99 is as well known by then
-        floor_b, _ = measure("echo", lambda child: paced_tables(
-            child, args.tables, min(paced_s, 60.0), True))
-        floor_samples = floor_b["samples"]
-        report["b_floor_p50_us"] = pct(floor_samples, 0.5)
-        report["b_floor_p99_us"] = pct(floor_samples, 0.99)
-        report["b_floor_p999_us"] = pct(floor_samples, 0.999)
-        report["b_floor_cpu_pct"] = round(100 * floor_b["cpu"], 1)
-        # What one echoed message costs this machine now: the yardstick of the server's CPU
-        # per action on a machine whose speed varies from hour to hour.
-        floor_cpu = us(floor_b["cpu"] * min(paced_s, 60.0) / max(1, len(floor_samples)))
-        report["b_floor_cpu_per_message_us"] = floor_cpu
-        print(f"(b) echo floor, {3 * args.tables} connections: p50 {report['b_floor_p50_us']} µs,"
-              f" p99 {report['b_floor_p99_us']} µs, p99.9 {report['b_floor_p999_us']} µs; "
-              f"CPU {report['b_floor_cpu_pct']} %, {floor_cpu} µs per message", flush=True)
-        for db in dbs:
-            tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
-            paced, rss0 = measure("tongits", lambda child: paced_tables(
-                child, args.tables, paced_s, False, lock_step=args.lock_step), db)
-            samples = paced["samples"]
-            _print_series(db, paced["series"], args.series)
-            floor99 = report["b_floor_p99_us"]
-            p99, p999 = pct(samples, 0.99), pct(samples, 0.999)
-            report[f"b{tag}_server_p50_us"] = pct(samples, 0.5)
-            report[f"b{tag}_server_p99_us"], report[f"b{tag}_server_p999_us"] = p99, p999
-            report[f"b{tag}_server_max_us"] = us(max(samples)) if samples else None
-            report[f"b{tag}_p99_over_floor_p99"] = round(p99 / floor99, 2)
-            report[f"b{tag}_p999_over_floor_p99"] = round(p999 / floor99, 2)
-            report[f"b{tag}_actions"] = len(samples)
-            report[f"b{tag}_server_cpu_pct"] = round(100 * paced["cpu"], 1)
-            report[f"b{tag}_clients_cpu_pct"] = round(100 * paced["clients_cpu"], 1)
-            report[f"b{tag}_cpu_per_action_us"] = us(paced["cpu"] * paced_s / max(1, len(samples)))
-            report[f"b{tag}_cpu_per_action_over_floor"] = round(
-                report[f"b{tag}_cpu_per_action_us"] / max(floor_cpu, 0.1), 2)
-            report[f"b{tag}_memory_per_table_kb"] = round(
-                (paced["rss_ready_kb"] - rss0) / args.tables, 1)
-            print(f"(b) [{db}] {args.tables} tables, {3 * args.tables} connections, 1 action/"
-                  f"table/s for {paced_s:g} s{' in lock-step' if args.lock_step else ''}: "
-                  f"p50 {report[f'b{tag}_server_p50_us']} µs, p99 {p99} µs "
-                  f"({report[f'b{tag}_p99_over_floor_p99']}x the floor's p99), p99.9 {p999} µs "
-                  f"({report[f'b{tag}_p999_over_floor_p99']}x), max "
-                  f"{report[f'b{tag}_server_max_us']} µs; server CPU "
-                  f"{report[f'b{tag}_server_cpu_pct']} % of a core, "
-                  f"{report[f'b{tag}_cpu_per_action_us']} µs per action "
-                  f"({report[f'b{tag}_cpu_per_action_over_floor']}x an echoed message), "
-                  f"the clients' process {report[f'b{tag}_clients_cpu_pct']} %; memory "
-                  f"{report[f'b{tag}_memory_per_table_kb']} KB per table with 3 connections",
-                  flush=True)
+        paced_scenario(args, dbs, paced_s, report)
 
     if "c" in only:
         _flat_out_scenario(args, dbs, report)

@@ -40,6 +40,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from line_client import LineClient  # noqa: E402
 from web_support import WebSocketClient  # noqa: E402
 
 PAGE = ("/", "/app.js", "/style.css", "/icon.svg", "/manifest.webmanifest", "/phrases.json")
@@ -61,27 +62,6 @@ def start_server(data_dir: str) -> tuple[subprocess.Popen[str], int]:
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class LineClient:
-    """Text mode over TCP: one JSON object per line."""
-
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream = stream
-        self._buffer = b""
-
-    async def send(self, msg: dict[str, Any]) -> None:
-        await self.stream.send_all(json.dumps(msg).encode() + b"\n")
-
-    async def receive(self) -> dict[str, Any] | None:
-        while b"\n" not in self._buffer:
-            chunk = await self.stream.receive_some(65536)
-            if not chunk:
-                return None
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        msg: dict[str, Any] = json.loads(line)
-        return msg
 
 
 async def play_table(port: int, websocket: bool, hands: int, counts: list[int]) -> None:

@@ -7,7 +7,14 @@ terminal and a friend on a phone read an event, a call and a hand's end in the s
 
 Fields: ``who`` a seat's name as the reader knows it ("you" for the reader's own seat), ``cards``
 and ``card`` cards in the notation the reader sees, ``meld`` a meld's number, ``top`` the card
-picked, ``name`` a seat's name in a seat change, ``count`` a count of cards or points.
+picked, ``name`` a seat's name in a seat change, ``count`` a count of cards or points,
+``whose`` a seat's name as an owner ("your" for the reader's own).
+
+A hand's headline is put together the same way at both ends (``result_head`` in
+client/tui/render.py, ``handStory`` in the page's app.js; tests/test_phrases_page.py runs both
+on the same results): ``hand.won`` (``hand.you_won`` for the reader), then how: the ``end.``
+words, or for a call ``end.call`` and whether anyone challenged, or, when a challenger beat the
+caller, ``hand.call_lost`` after a comma.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from typing import Final
 
 #: Every phrase by key. A key's first word is what it tells: ``event.`` a step of the hand
 #: (one per action of the protocol), ``seat.`` a ``seat_update`` change, ``end.`` how a hand
-#: ended (the ``end`` of its result), ``call.`` a call and its answers.
+#: ended (the ``end`` of its result), ``call.`` a call and its answers, ``hand.`` a hand's
+#: start and its headline, ``whose.`` a seat as an owner.
 PHRASES: Final = MappingProxyType({
     "event.draw": "{who} drew",
     "event.call": "{who} called",
@@ -49,6 +57,14 @@ PHRASES: Final = MappingProxyType({
     "call.folders": "Folded: {who}",
     "call.nobody": "Nobody challenged",
     "hand.new": "— hand {count} —",
+    "hand.won": "Hand over: {who} wins",
+    "hand.you_won": "Hand over: you win",
+    "hand.void": "Hand over: nobody won (void hand)",
+    "hand.challenged": "(challenged)",
+    "hand.unchallenged": "(nobody challenged)",
+    "hand.call_lost": "challenging {whose} call",
+    "whose.yours": "your",
+    "whose.theirs": "{who}'s",
 })
 
 _FIELD = re.compile(r"\{(\w+)\}")

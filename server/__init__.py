@@ -15,8 +15,8 @@ The folders, each with what it may import in its own docstring:
 Here, what joins them: ``app`` (the ``Server``, wiring the rooms together), ``handshake``
 (``hello``), ``routes`` (the route table: each request to the lobby, the ladder or its table),
 ``lobby`` (the open tables), ``config``, ``errors`` (exceptions to ``error`` frames), ``names``,
-``collector`` (the garbage collector's schedule), ``admin`` (the host's Unix socket) and
-``cli``.
+``collector`` (the garbage collector's schedule), ``threads`` (the worker threads), ``admin``
+(the host's Unix socket) and ``cli``.
 """
 
 from .app import Server

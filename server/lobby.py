@@ -41,9 +41,9 @@ from tongits.protocol import CreateTable, ErrorCode, Join, ListTables, Mode, Pro
 from .storage.commit import GroupCommit
 from .storage.journal import Journal
 from .table.actor import Table
-from .table.dealing import Dealing
+from .table.dealing import Dealing, MatchDealing
 from .table.entries import CreateEntry
-from .table.progression import MatchDealing
+from .table.parts import TableParts
 from .table.requests import HostClose
 from .table.table import TableLogState, token_digest
 
@@ -55,7 +55,7 @@ log = logging.getLogger("tongits.server")
 #: Builds a table's task object from its state, settings, lobby and journal.
 TableFactory = Callable[[TableLogState, "ServerConfig", "Lobby", GroupCommit], Table]
 #: Builds a table's ``Dealing`` (``Table``'s ``dealing``).
-DealingFactory = Callable[[Table], Dealing]
+DealingFactory = Callable[[TableParts, Table], Dealing]
 
 #: The most tables in one ``tables`` reply.
 MAX_PAGE = 50

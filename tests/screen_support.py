@@ -5,13 +5,20 @@ The screen runs on prompt_toolkit's asyncio loop and changes when a session's up
 event of its own to await, so it waits until a condition on the screen (or on the server it
 drives) holds, under one cap.
 
-No test lives here; the tests import it (pytest puts ``tests/`` on ``sys.path``).
+``finished`` plays a ``FakeSession``'s hand to its end for the tests that read the screen (or
+the words) of a hand's end. No test lives here; the tests import it (pytest puts ``tests/`` on
+``sys.path``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+
+from tongits.client.tui.hint import choose_move
+from tongits.client.tui.session import FakeSession
+from tongits.client.tui.state import TableState
+from tongits.engine import Options
 
 #: How long, in seconds, a screen test waits for a condition before it fails.
 SETTLE_CAP = 15.0
@@ -27,3 +34,15 @@ async def settle(done: Callable[[], bool]) -> None:
         if loop.time() > deadline:
             raise AssertionError("the screen did not get there in time")
         await asyncio.sleep(SETTLE_POLL)
+
+
+def finished(seed: int, names: tuple[str, str, str] = ("Ana", "Bob", "Cara"),
+             options: Options | None = None) -> tuple[TableState, FakeSession]:
+    """The hand of ``seed`` played to its end in a ``FakeSession``, every seat moving as the
+    hint would (``choose_move``): the screen's state then, and the session."""
+    session = FakeSession(seed=seed, names=names, options=options)
+    state = TableState()
+    session.start(state.apply)
+    while state.view is not None and state.view.legal:
+        session.send_move(choose_move(state.view))
+    return state, session

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from client_positions import position
+from screen_support import finished
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import options_lines, result_head, screen_text, to_text, wrap
 from tongits.client.tui.session import FakeSession
@@ -140,15 +141,6 @@ def test_the_card_just_drawn_stays_named_through_a_meld_after_the_draw() -> None
     assert state.drawn == drawn and f"· drew {drawn.pretty()}" in screen_text(state, now=0.0)
     session.send_move(Move.parse("discard Kh"))
     assert state.drawn is None
-
-
-def finished(seed: int, options: Options | None = None) -> tuple[TableState, FakeSession]:
-    session = FakeSession(seed=seed, names=("Ana", "Bob", "Cara"), options=options)
-    state = TableState()
-    session.start(state.apply)
-    while state.view is not None and state.view.legal:
-        session.send_move(choose_move(state.view))
-    return state, session
 
 
 def test_the_result_stands_beside_the_end_of_the_log() -> None:
@@ -290,7 +282,7 @@ def test_the_ante_pot_is_shown_and_who_takes_it() -> None:
     """With an ante, a hand's chips are its settlement alone (RULES.md §13): the end of a hand
     says what the pot holds, and who took it, else the standings jump by chips no line
     explains."""
-    state, session = finished(5, Options.from_dict({"ante": 5}))
+    state, session = finished(5, options=Options.from_dict({"ante": 5}))
     said: list[str] = []
     for _ in range(12):
         standings = state.standings

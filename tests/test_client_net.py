@@ -489,12 +489,13 @@ def test_the_next_deal_asked_for_is_asked_again_after_a_server_restart() -> None
                     await asyncio.sleep(0.005)
             await settle(lambda: screen.state.standings is not None)
             pipe.send_text("\r")  # Enter: the next hand (Ben does not ask: it waits for him)
-            await settle(lambda: 0 in actor[table["id"]].ready)
-            embedded.in_trio(session, actor[table["id"]].ready.clear)  # what a restart forgets
+            await settle(lambda: 0 in actor[table["id"]].parts.ready)
+            # what a restart forgets
+            embedded.in_trio(session, actor[table["id"]].parts.ready.clear)
             embedded.drop(session, "Ana")
             await settle(lambda: "reconnecting" in (screen.state.banner or ""))
             await settle(lambda: screen.state.banner is None)
-            await settle(lambda: 0 in actor[table["id"]].ready)
+            await settle(lambda: 0 in actor[table["id"]].parts.ready)
             seen["over"] = actor[table["id"]].state.hand.over  # type: ignore[union-attr]
             seen["message"] = screen.state.message
 

@@ -211,7 +211,7 @@ def test_resumed_state_marks_where_the_missed_events_begin() -> None:
     assert "reconnecting" in screen_text(state, now=0.0)
     state.apply(ConnectionChanged(LinkStatus.CONNECTED))
     state.apply(StateUpdate(after, SEATS, None, table="t1", missed=total - known))
-    events = [line.text for line in event_lines(after.history, state.names)]
+    events = [line.text for line in event_lines(after.history, state.told_names)]
     moves = "move" if total - known == 1 else "moves"
     assert [line.text for line in state.log()] == [
         *events[:known], "Bob: brb", f"⋯ while you were away ({total - known} {moves}):",

@@ -8,6 +8,7 @@ from typing import cast, get_args
 
 import pytest
 from client_positions import position
+from screen_support import finished
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import screen_text
 from tongits.client.tui.session import FakeSession
@@ -29,15 +30,6 @@ SEATS: list[SeatMap] = [
     {"seat": 1, "name": "Bob", "player": "human"},
     {"seat": 2, "name": "Cara", "player": "bot"},
 ]
-
-
-def finished(seed: int, names: tuple[str, str, str]) -> tuple[TableState, FakeSession]:
-    session = FakeSession(seed=seed, names=names)
-    state = TableState()
-    session.start(state.apply)
-    while state.view is not None and state.view.legal:
-        session.send_move(choose_move(state.view))
-    return state, session
 
 
 def test_the_result_shows_every_name_whole() -> None:

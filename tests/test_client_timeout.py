@@ -60,5 +60,5 @@ def test_the_screen_says_the_timer_played_for_us() -> None:
     asyncio.run(main())
     assert seen["message"].startswith("your time ran out: the server played for you (")
     played = [line for line in seen["screen"].split("\n")
-              if line.startswith(" Ana ") and line.endswith("(time ran out: played by the server)")]
-    assert played  # everyone's log says it too
+              if line.startswith(" You ") and line.endswith("(time ran out: played by the server)")]
+    assert played  # the log says it too (our own moves are "You"'s, as on the page)

@@ -133,3 +133,109 @@ def test_every_store_writes_its_file_owner_only(tmp_path: Path) -> None:
     assert AccountKeys(tmp_path / "ladder_keys.json").get("h:1", "Ana") == "key"
     setup = SetupStore(tmp_path / "play-setups.json").load("Ana")
     assert setup is not None and setup.bots == 1
+
+
+def _old_files(home: Path) -> Path:
+    """The old data directory of a client that kept its files in ``~/.local/share/tongits``
+    on every platform: a seat, the pins, an account key, a game, a hand record."""
+    old = home / ".local" / "share" / "tongits"
+    for name, text in [("seats/h_1-Ana.json", '{"token": "seat"}'),
+                       ("known_servers", "h:1 SHA256:old\n"),
+                       ("ladder_keys.json", '{"h:1": {"Ana": "key"}}'),
+                       ("hands/t1-1.json", "{}")]:
+        path = old / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        path.chmod(0o644)
+    (old / "play.db").write_bytes(b"SQLite format 3\x00\xff")
+    return old
+
+
+def _on_platform(monkeypatch: pytest.MonkeyPatch, home: Path, platform: str) -> Path:
+    """Pretend to run on ``platform`` with ``home`` as the home directory; the data directory
+    platformdirs names there."""
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setattr(sys, "platform", platform)
+    if platform == "win32":
+        from platformdirs.windows import Windows
+
+        monkeypatch.setattr(platformdirs, "PlatformDirs", Windows)
+        monkeypatch.setattr("platformdirs.windows.get_win_folder",
+                            lambda name: {"CSIDL_LOCAL_APPDATA": str(home / "Local")}[name])
+        return home / "Local" / "tongits"
+    monkeypatch.setattr(platformdirs, "PlatformDirs", _dirs_class(platform))
+    if platform == "darwin":
+        return home / "Library" / "Application Support" / "tongits"
+    return home / ".local" / "share" / "tongits"
+
+
+@pytest.mark.parametrize("platform", ["darwin", "win32"])
+def test_the_old_data_directory_moves_into_the_platforms_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, platform: str
+) -> None:
+    """On macOS and Windows the first run after the move finds its seats, pins, account keys,
+    game and hand records where it now looks, each readable by its owner only; a file the new
+    directory already holds in a newer version is kept; and a later run copies nothing again
+    (the old directory is left as it was)."""
+    old = _old_files(tmp_path)
+    new = _on_platform(monkeypatch, tmp_path, platform)
+    newer = new / "known_servers"
+    write_private(newer, "h:1 SHA256:new\n")
+    os.utime(old / "known_servers", (1_000_000, 1_000_000))
+    older = new / "ladder_keys.json"
+    write_private(older, '{"h:1": {"Ana": "stale"}}')
+    os.utime(older, (1_000_000, 1_000_000))
+
+    assert data_dir() == new
+    assert SeatStore().folder == new / "seats"
+    assert (new / "seats" / "h_1-Ana.json").read_text(encoding="utf-8") == '{"token": "seat"}'
+    assert KnownServers(new / "known_servers").get(Endpoint("h", 1, tls=True)) == "SHA256:new"
+    assert AccountKeys(new / "ladder_keys.json").get("h:1", "Ana") == "key"
+    assert (new / "play.db").read_bytes() == b"SQLite format 3\x00\xff"
+    assert (new / "hands" / "t1-1.json").exists()
+    files = [p for p in new.rglob("*") if p.is_file()]
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files), files
+    folders = [new, *(p for p in new.rglob("*") if p.is_dir())]
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in folders), folders
+    assert (old / "known_servers").read_text(encoding="utf-8") == "h:1 SHA256:old\n"
+
+    (new / "seats" / "h_1-Ana.json").unlink()
+    assert user_files.migrate(old, new) == []
+    assert not (new / "seats" / "h_1-Ana.json").exists()
+
+
+def test_on_linux_the_old_data_directory_is_the_data_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Linux always kept its files where platformdirs looks: nothing is copied or marked."""
+    old = _old_files(tmp_path)
+    assert _on_platform(monkeypatch, tmp_path, "linux") == old
+    assert data_dir() == old
+    assert user_files.migrate(user_files.old_data_dir(), data_dir()) == []
+    assert not (old / user_files.MIGRATED).exists()
+
+
+def test_a_migration_that_fails_is_logged_and_tried_again_next_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file that cannot be read leaves the client working without it, unmarked: the next run
+    tries again, and copies what it did not have."""
+    old = _old_files(tmp_path)
+    new = _on_platform(monkeypatch, tmp_path, "darwin")
+    unreadable = old / "ladder_keys.json"
+    read_bytes = Path.read_bytes
+
+    def refused(path: Path) -> bytes:
+        if path == unreadable:
+            raise PermissionError(13, "Permission denied", str(path))
+        return read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    assert data_dir() == new
+    assert "could not move" in caplog.text and "Permission denied" in caplog.text
+    assert not (new / user_files.MIGRATED).exists()
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    copied = user_files.migrate(old, new)
+    assert new / "ladder_keys.json" in copied
+    assert (new / user_files.MIGRATED).read_text(encoding="utf-8") == f"{old}\n"

@@ -182,7 +182,7 @@ async def test_a_failure_in_a_table_step_fails_that_table_only(
     original = Progression.hand_over
 
     def failing(progression: Progression, hand: Any) -> None:
-        if progression.table.state.name == "Doomed":
+        if progression.parts.state.name == "Doomed":
             raise OverflowError("integer out of range")
         original(progression, hand)
 

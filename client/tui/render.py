@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
-from tongits.protocol.phrases import PHRASES
+from tongits.protocol.phrases import PHRASES, say
 
 from .state import LogKind, LogLine, TableState, pile_throwers
 from .words import counted
@@ -606,20 +606,23 @@ def options_lines(state: TableState, cols: int = 80) -> list[str]:
 
 
 def result_head(state: TableState, result: Result) -> tuple[str, str]:
-    """Who won the hand, and how (``""`` for a void hand): a call lost to a challenger says
-    so ("by call" would read as if the winner had called)."""
+    """Who won the hand, and how (``""`` for a void hand), in the phrasebook's words put
+    together as the page puts them (``handStory``): a call lost to a challenger says so ("by
+    call" would read as if the winner had called)."""
     view = state.view
     me, caller = (view.seat, view.caller) if view is not None else (None, None)
     if result.winner is None:
-        return "Hand over: no winner (void)", ""
-    won = "Hand over: " + ("you win" if result.winner == me else
-                           f"{_name(state, result.winner)} wins")
+        return say("hand.void"), ""
+    won = (say("hand.you_won") if result.winner == me
+           else say("hand.won", who=_name(state, result.winner)))
     if result.end is not End.CALL:
         return won, END_WORDS[result.end]
     if caller is not None and caller != result.winner:
-        called = "your" if caller == me else f"{_name(state, caller)}'s"
-        return won + ",", f"challenging {called} call"
-    return won, "by call " + ("(challenged)" if result.challengers else "(nobody challenged)")
+        whose = say("whose.yours") if caller == me else say("whose.theirs",
+                                                            who=_name(state, caller))
+        return won + ",", say("hand.call_lost", whose=whose)
+    answer = say("hand.challenged") if result.challengers else say("hand.unchallenged")
+    return won, f"{END_WORDS[End.CALL]} {answer}"
 
 
 #: The end of a hand for a spectator: the seated players ask for the next deal, not we.

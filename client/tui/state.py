@@ -290,6 +290,16 @@ class TableState:
         return names
 
     @property
+    def told_names(self) -> list[str]:
+        """Each seat's name as the log tells its moves: ours is "You" (the phrasebook's reader,
+        as the page says it), the others' by name; a spectator's, every seat by name."""
+        names = [s.name for s in self.seats]
+        me = self.view.seat if self.view is not None else self.seat
+        if me is not None and 0 <= me < len(names):
+            names[me] = YOU
+        return names
+
+    @property
     def hand_over(self) -> bool:
         return self.result is not None
 
@@ -473,8 +483,8 @@ class TableState:
                     view.history[first - 1].timeout:
                 first -= 1
             auto = list(range(first, auto[-1] + 1))
-            lines = event_lines(view.history, ["you"] * 3)
-            played = ", ".join(lines[i].text.removeprefix("you ").removesuffix(AUTOPLAYED)
+            lines = event_lines(view.history, [YOU] * 3)
+            played = ", ".join(lines[i].text.removeprefix(f"{YOU} ").removesuffix(AUTOPLAYED)
                                for i in auto)
             self.say(f"your time ran out: the server played for you ({played})", error=True)
         elif self.confirming_quit or self.confirming_leave:
@@ -531,7 +541,7 @@ class TableState:
     def log(self) -> list[LogLine]:
         """Public events of this hand, interleaved with the lines heard between them."""
         view = self.view
-        events = event_lines(view.history, self.names) if view is not None else []
+        events = event_lines(view.history, self.told_names) if view is not None else []
         out: list[LogLine] = []
         chat = sorted(self.asides, key=lambda item: item[0])
         ci = 0
@@ -561,6 +571,9 @@ _APPLY: dict[type[Any], Callable[[TableState, Any, float], None]] = {
 
 #: The log line for each ``change`` of a ``seat_update`` (the phrasebook's ``seat.`` words).
 SEAT_CHANGES = {change: PHRASES[f"seat.{change.value}"] for change in SeatChange}
+
+#: The reader's own seat in the log's lines (``TableState.told_names``), as the page names it.
+YOU = "You"
 
 #: Added to the log line of a move the server played because the seat's time ran out.
 AUTOPLAYED = PHRASES["event.timeout"]

@@ -5,5 +5,6 @@ opens), ``ladder_dealing`` (a ladder match's table: forfeits, rating at the end)
 ``ladder_requests`` (the ladder's entries of the route table).
 
 May import: the engine and the protocol; of the server, ``config``, ``lobby``, ``routes``,
-``net.peer`` and the ``table`` package (a ladder table is a table with a dealing of its own).
+``threads``, ``net.peer`` and the ``table`` package (a ladder table is a table with a dealing
+of its own).
 """

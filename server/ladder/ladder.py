@@ -61,6 +61,7 @@ from tongits.protocol import ErrorCode, ProtocolError
 from tongits.protocol.maps import LadderEntryMap
 
 from ..names import folded, looks_like
+from ..threads import OneThread
 
 log = logging.getLogger("tongits.server")
 
@@ -97,17 +98,8 @@ CREATE INDEX IF NOT EXISTS pending ON matches(table_id) WHERE ended IS NULL;
 _ADDED_COLUMNS = (("fold", "TEXT"),)
 _INDEXES = "CREATE UNIQUE INDEX IF NOT EXISTS account_fold ON accounts(fold);"
 
-#: The ladder's worker thread: one at a time (``_worker``).
-_WORKER: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("ladder worker")
-
-
-def _worker() -> trio.CapacityLimiter:
-    try:
-        return _WORKER.get()
-    except LookupError:
-        limiter = trio.CapacityLimiter(1)
-        _WORKER.set(limiter)
-        return limiter
+#: The ladder's worker thread: one at a time.
+_worker = OneThread("ladder worker")
 
 
 def ladder_path(db: str) -> str:

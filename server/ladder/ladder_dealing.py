@@ -21,13 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from ..table.progression import MatchDealing, MatchHost
+from ..table.dealing import MatchDealing, MatchHost
 from .ladder import Ladder
 
 if TYPE_CHECKING:
     from ..lobby import TableFactory
     from ..table.actor import Table
     from ..table.dealing import Dealing
+    from ..table.parts import TableParts
 
 
 class _SitsBots(Protocol):
@@ -35,11 +36,8 @@ class _SitsBots(Protocol):
 
 
 class LadderHost(MatchHost, Protocol):
-    """What ``LadderDealing`` needs of its table besides a ``MatchDealing``'s: its id (the
-    ladder's match) and a seat to sit a bot in."""
-
-    @property
-    def id(self) -> str: ...
+    """What ``LadderDealing`` asks of its table besides a ``MatchDealing``'s: a seat to sit a
+    bot in."""
 
     @property
     def seating(self) -> _SitsBots: ...
@@ -52,8 +50,8 @@ class LadderDealing(MatchDealing):
 
     table: LadderHost
 
-    def __init__(self, table: LadderHost, ladder: Ladder) -> None:
-        super().__init__(table)
+    def __init__(self, parts: TableParts, table: LadderHost, ladder: Ladder) -> None:
+        super().__init__(parts, table)
         self.ladder = ladder
 
     def listed(self) -> bool:
@@ -61,7 +59,7 @@ class LadderDealing(MatchDealing):
         return False
 
     def forfeits(self) -> list[int]:
-        match = self.ladder.pending.get(self.table.id)
+        match = self.ladder.pending.get(self.parts.id)
         return sorted(match.forfeits) if match is not None else []
 
     def vacated(self, seat: int, name: str) -> bool:
@@ -71,22 +69,22 @@ class LadderDealing(MatchDealing):
         return True
 
     def forfeited(self, seat: int) -> None:
-        self.ladder.forfeit(self.table.id, seat)
+        self.ladder.forfeit(self.parts.id, seat)
 
     def ended(self) -> None:
         """Rate the match from the chips of the table's standings (``complete`` if it played
         every hand), or void it if it never started."""
-        table = self.table
-        if not table.state.started:
-            self.ladder.void(table.id, "its table closed before the match started")
+        parts = self.parts
+        if not parts.state.started:
+            self.ladder.void(parts.id, "its table closed before the match started")
             return
-        self.ladder.table_ended(table.id, table.state.standings()["chips"],
-                                complete=table.state.match_over is not None)
+        self.ladder.table_ended(parts.id, parts.state.standings()["chips"],
+                                complete=parts.state.match_over is not None)
 
 
-def ladder_dealing(ladder: Ladder) -> Callable[[Table], Dealing]:
+def ladder_dealing(ladder: Ladder) -> Callable[[TableParts, Table], Dealing]:
     """What ``Table`` takes as its ``dealing``: a ``LadderDealing`` of ``ladder``."""
-    return lambda table: LadderDealing(table, ladder)
+    return lambda parts, table: LadderDealing(parts, table, ladder)
 
 
 def ladder_table(ladder: Ladder) -> TableFactory:

@@ -12,11 +12,14 @@ once its entries are committed (``commit.GroupCommit``).
 
 The table's work is done by its parts: ``audience.Audience`` (the fan-out), ``clock.Clock``,
 ``seating.Seating``, ``progression.Progression`` (deals, moves, the turns the server plays),
-and a ``dealing.Dealing`` (``progression.MatchDealing``; the arena's, ``arena.ArenaDealing``).
-A move request goes straight to ``Progression``, inside the dealing's watch
-(``Dealing.watching``); whatever changes the state, the part that changes it commits through
-the table's ``ledger.Ledger``, never back up through the table. Each part names what it needs
-of the table as a Protocol (``ProgressionHost``, ``SeatingHost``, ``MatchHost``).
+and a ``dealing.Dealing`` (``dealing.MatchDealing``; the arena's, ``arena.ArenaDealing``; a
+ladder match's, ``ladder.ladder_dealing.LadderDealing``). A move request goes straight to
+``Progression``, inside the dealing's watch (``Dealing.watching``); whatever changes the
+state, the part that changes it commits through the table's ``ledger.Ledger``, never back up
+through the table. The parts get what they share when they are made (``parts.TableParts``:
+the state, ledger, clock, bots and who is ready, and the parts made before them); what they
+still ask of the table itself, each names as a small Protocol (``SeatingHost``: the lobby's
+token index and the start; ``MatchHost``, ``ArenaHost``: parts made after the dealing).
 
 A human whose connection drops keeps the seat for ``grace`` seconds (the turn timer still
 runs); then a server bot stands in, and the seat's token still resumes it: the human is back
@@ -65,9 +68,10 @@ from ..storage.commit import GroupCommit
 from ..storage.journal import table_number
 from .audience import Audience
 from .clock import Clock
-from .dealing import Dealing
+from .dealing import Dealing, MatchDealing
 from .ledger import Ledger
-from .progression import MatchDealing, Progression
+from .parts import TableParts
+from .progression import Progression
 from .requests import Disconnected, HostClose, HostRemove, Resume, SeatBot, TableRequest
 from .seating import Seating
 from .table import TableLogState
@@ -75,7 +79,6 @@ from .table import TableLogState
 if TYPE_CHECKING:
     from ..config import ServerConfig
     from ..net.peer import Peer
-    from . import bots
 
 log = logging.getLogger("tongits.server")
 
@@ -106,7 +109,8 @@ class Table:
     Its parts: ``audience`` (who is at the table, and the fan-out of what they are told),
     ``clock`` (its timers, bots and timed-out turns), ``seating`` (who plays each seat),
     ``progression`` (the match's deals, moves and hands' ends), and ``dealing``, given by whoever
-    makes the table (``MatchDealing`` by default; the arena's, ``server/table/arena.py``)."""
+    makes the table (``MatchDealing`` by default; the arena's, ``server/table/arena.py``)
+    from the ``TableParts`` and the table."""
 
     def __init__(
         self,
@@ -116,20 +120,15 @@ class Table:
         journal: GroupCommit,
         *,
         restored: bool = False,
-        dealing: Callable[[Table], Dealing] = MatchDealing,
+        dealing: Callable[[TableParts, Table], Dealing] = MatchDealing,
     ) -> None:
         self.state = state
         self.config = config
         self.lobby = lobby
         self.journal = journal
         self.id = state.id
-        self.policies: dict[int, bots.Policy] = {}
-        #: seats whose player asked for the next hand
-        self.ready: set[int] = set()
         self.closed = False
         self.restored = restored
-        #: the only way ``state`` changes (``Ledger.commit``), for the table's parts
-        self.ledger = Ledger(self.id, state, journal)
         #: a step failed (``_fail``): the table is closed for good, its log kept
         self.failed = False
         #: the table has ended for good (``_end``)
@@ -139,15 +138,16 @@ class Table:
         #: the lobby entry encoded per mode, until the next step (``listing_entry``)
         self._listed: dict[Mode, bytes] = {}
         self._options = state.options.to_dict(omit_defaults=False)
-        self.actions = 0
-        #: when a human last moved here (else when the table was made): the table idle longest
-        #: may be closed to make room on a full server (``Lobby.make_room``)
-        self.played_at = trio.current_time()
-        self.clock: Clock = Clock(state, config)
-        self.dealing: Dealing = dealing(self)
+        #: what the parts share; its ledger is the only way ``state`` changes
+        self.parts = TableParts(self.id, state, Ledger(self.id, state, journal),
+                                Clock(state, config), {}, set())
+        self.clock: Clock = self.parts.clock
+        self.dealing: Dealing = dealing(self.parts, self)
         self.audience: Audience = Audience(self.id, state, self.clock, self.dealing)
-        self.seating: Seating = Seating(self)
-        self.progression: Progression = Progression(self)
+        self.seating: Seating = Seating(self, self.parts, self.audience, self.dealing,
+                                        config.bot_policy)
+        self.progression: Progression = Progression(self, self.parts, self.audience,
+                                                    self.dealing, self.seating)
         self._send, self._inbox = trio.open_memory_channel[Request](math.inf)
         #: requests handed over (``_put``) and not yet taken by the table's task
         self._queued = 0
@@ -253,10 +253,20 @@ class Table:
     def forget_token(self, digest: str | None) -> None:
         self.lobby.forget_token(digest)
 
+    def start_match(self) -> None:
+        """Start the match (``Progression.start``): its seats are full and it starts then."""
+        self.progression.start()
+
+    @property
+    def played_at(self) -> float:
+        """When a human last moved here (else when the table was made): the table idle longest
+        may be closed to make room on a full server (``Lobby.make_room``)."""
+        return self.progression.played_at
+
     @property
     def broken(self) -> bool:
         """An entry could not be journaled: the table closes, its log as committed so far."""
-        return self.ledger.broken
+        return self.parts.ledger.broken
 
     # ----- the task -----------------------------------------------------------------------
 
@@ -287,8 +297,6 @@ class Table:
                     finally:
                         self.journal.hold(corked)
                         self._stepped(joinable)
-                    if not self.closed and self.dealing.deserted():
-                        self.closed = True
                     continue
                 request = await self._next_request()
                 if request is not None:
@@ -327,11 +335,14 @@ class Table:
             self._stepped(joinable)
 
     def _stepped(self, joinable: bool) -> None:
-        """After a step: the lobby entry may have changed, and with it the lobby's order; a
-        step that closed the table ends it now (``_end``)."""
+        """After a step: the lobby entry may have changed, and with it the lobby's order; the
+        table closes when the step ended its match or left it deserted (``Dealing.deserted``),
+        and a step that closed the table ends it now (``_end``)."""
         self._listed.clear()
         if self.joinable != joinable:
             self.lobby.listing_changed()
+        if not self.closed and (self.state.match_over is not None or self.dealing.deserted()):
+            self.closed = True
         if self.closed and not self.broken:
             self._end()
 
@@ -356,7 +367,7 @@ class Table:
         """After a restart (``Seating.restore``); a match that ended just before it is over,
         and a table nobody can come back to closes at once."""
         self.seating.restore()
-        if self.dealing.deserted() or self.state.match_over is not None:
+        if self.state.match_over is not None or self.dealing.deserted():
             self.closed = True
 
     def _handle(self, request: Request) -> None:
@@ -386,8 +397,6 @@ class Table:
             # Its connection ended while the request waited (it sat down a peer that had
             # gone): nothing else would ever tell the table.
             self.seating.leave(peer, disconnected=True)
-        if not self.closed and self.dealing.deserted():
-            self.closed = True
 
     def _dispatch(self, peer: Peer, msg: TableRequest) -> None:
         handler = _HANDLERS.get(type(msg))

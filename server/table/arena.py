@@ -49,9 +49,8 @@ from tongits.protocol import (
 
 from . import bots
 from .actor import Table
-from .dealing import UnratedEnd
+from .dealing import Dealing
 from .entries import DealEntry, StartEntry
-from .progression import MatchHost
 from .table import SEATS
 
 if TYPE_CHECKING:
@@ -59,6 +58,8 @@ if TYPE_CHECKING:
     from ..lobby import Lobby
     from ..net.peer import Peer
     from ..storage.commit import GroupCommit
+    from .audience import Audience
+    from .parts import TableParts
     from .table import TableLogState
 
 #: Timeouts in a row after which a program is reported as hung (the driver may stop it).
@@ -161,20 +162,15 @@ class _ArenaPlay(Protocol):
 
     def wake(self) -> None: ...
 
-    def autoplay(self, seat: int) -> None: ...
-
     def bot_move(self, seat: int) -> None: ...
 
 
-class ArenaHost(MatchHost, Protocol):
-    """What ``ArenaDealing`` needs of its table besides a ``MatchDealing``'s: its id, the
-    bots' policies, its seats, and its match to start and to play bots in."""
+class ArenaHost(Protocol):
+    """What ``ArenaDealing`` asks of its table besides its ``TableParts``: who is at it, its
+    seats to fill and give back, and its match to start and to play bots in."""
 
     @property
-    def id(self) -> str: ...
-
-    @property
-    def policies(self) -> dict[int, bots.Policy]: ...
+    def audience(self) -> Audience: ...
 
     @property
     def seating(self) -> _ArenaSeats: ...
@@ -182,13 +178,13 @@ class ArenaHost(MatchHost, Protocol):
     @property
     def progression(self) -> _ArenaPlay: ...
 
-    closed: bool
 
-
-class ArenaDealing(UnratedEnd):
+class ArenaDealing(Dealing):
     """The arena table's ``Dealing``: the driver's decks, bots and programs (see above)."""
 
-    def __init__(self, table: ArenaHost, driver: ArenaDriver, start_timeout: float) -> None:
+    def __init__(self, parts: TableParts, table: ArenaHost, driver: ArenaDriver,
+                 start_timeout: float) -> None:
+        self.parts = parts
         self.table = table
         self.driver = driver
         self.start_timeout = start_timeout
@@ -206,7 +202,7 @@ class ArenaDealing(UnratedEnd):
                 name = self.driver.bot_name(seat)
                 table.seating.sit_named_bot(seat, name, name)
         self._start_by = trio.current_time() + self.start_timeout
-        table.clock.turn_at = trio.current_time()
+        self.parts.clock.turn_at = trio.current_time()
 
     # ----- decks and hands ------------------------------------------------------------------
 
@@ -224,9 +220,9 @@ class ArenaDealing(UnratedEnd):
         self._reports = [SeatReport() for _ in SEATS]
         self._asked_at.clear()
         for seat in SEATS:
-            info = table.state.seats[seat]
+            info = self.parts.state.seats[seat]
             if seat not in self.driver.external:
-                table.policies[seat] = _Timed(self.driver.policy(seat), self._reports[seat])
+                self.parts.policies[seat] = _Timed(self.driver.policy(seat), self._reports[seat])
             elif info is None or info.is_bot:
                 peer = table.audience.seat_peers[seat]
                 if peer is not None and peer.token is not None:
@@ -243,14 +239,14 @@ class ArenaDealing(UnratedEnd):
         """Deal once every connected program asked for the next hand (at once if none is
         connected: the stand-ins need no turn timer) and no restarted program is on its way."""
         table = self.table
-        if table.state.hand_over and all(
-            table.audience.seat_peers[s] is None or s in table.ready for s in SEATS
+        if self.parts.state.hand_over and all(
+            table.audience.seat_peers[s] is None or s in self.parts.ready for s in SEATS
         ):
             self._deal_when_present()
 
     def _deal_when_present(self) -> None:
         if self._missing():
-            self.table.clock.turn_at = trio.current_time() + POLL
+            self.parts.clock.turn_at = trio.current_time() + POLL
         else:
             self.table.progression.deal()
 
@@ -261,8 +257,8 @@ class ArenaDealing(UnratedEnd):
 
     def _finish(self) -> None:
         if not self._finished:
-            self._finished = self.table.closed = True
-            self.table.clock.turn_at = math.inf
+            self._finished = True
+            self.parts.clock.turn_at = math.inf
             self.driver.finished()
 
     def deserted(self) -> bool:
@@ -273,8 +269,8 @@ class ArenaDealing(UnratedEnd):
 
     def wake(self) -> None:
         table = self.table
-        clock = table.clock
-        now, hand = trio.current_time(), table.state.hand
+        clock = self.parts.clock
+        now, hand = trio.current_time(), self.parts.state.hand
         if hand is None:
             if self._finished:
                 return
@@ -293,10 +289,10 @@ class ArenaDealing(UnratedEnd):
         # Play on while in-process bots (or stand-ins) are to act: their moves leave in one
         # write per program instead of one each, which spares the programs most wake-ups.
         for _ in range(_MAX_BOT_RUN):
-            hand = table.state.hand
+            hand = self.parts.state.hand
             if hand is None or hand.over or self._finished:
                 break
-            info = table.state.seats[hand.to_act]
+            info = self.parts.state.seats[hand.to_act]
             if info is None or not info.is_bot:
                 break
             clock.turn_at = math.inf
@@ -304,11 +300,11 @@ class ArenaDealing(UnratedEnd):
 
     def _start_without_the_missing(self) -> None:
         table = self.table
-        for seat in table.state.free_seats():
-            table.policies[seat] = self.driver.stand_in(seat)
+        for seat in self.parts.state.free_seats():
+            self.parts.policies[seat] = self.driver.stand_in(seat)
             table.seating.sit_named_bot(seat, f"stand-in-{seat}", "stand-in")
         table.seating.changed()
-        if not table.state.started:
+        if not self.parts.state.started:
             table.progression.start()
 
     def timed_out(self, seat: int) -> None:
@@ -327,9 +323,9 @@ class ArenaDealing(UnratedEnd):
         table = self.table
         self._reports[seat].stood_in = True
         table.seating.stand_in(seat, returnable=True)
-        table.policies[seat] = self.driver.stand_in(seat)
+        self.parts.policies[seat] = self.driver.stand_in(seat)
         table.seating.changed(seat, SeatChange.STAND_IN)
-        table.clock.schedule()
+        self.parts.clock.schedule()
 
     # ----- the programs ---------------------------------------------------------------------
 
@@ -345,7 +341,7 @@ class ArenaDealing(UnratedEnd):
     def _plays(self, seat: int) -> bool:
         """Whether the program of an external ``seat`` is the one playing it now."""
         table = self.table
-        info = table.state.seats[seat]
+        info = self.parts.state.seats[seat]
         return (seat in self.driver.external and info is not None and not info.is_bot
                 and table.audience.seat_peers[seat] is not None)
 
@@ -362,8 +358,7 @@ class ArenaDealing(UnratedEnd):
 
     @contextlib.contextmanager
     def _timed(self, seat: int) -> Iterator[None]:
-        table = self.table
-        hand, report = table.state.hand, self._reports[seat]
+        hand, report = self.parts.state.hand, self._reports[seat]
         asked = self._asked_at.pop(seat, None)
         if asked is not None:  # booked first: the move may end the hand and report it
             report.seconds.append(time.perf_counter() - asked)
@@ -372,7 +367,7 @@ class ArenaDealing(UnratedEnd):
         except Exception:
             if asked is not None:
                 report.seconds.pop()
-            if hand is not None and not hand.over and hand is table.state.hand:
+            if hand is not None and not hand.over and hand is self.parts.state.hand:
                 report.illegal += 1
                 if hand.to_act == seat:
                     self._replace(seat)
@@ -383,11 +378,11 @@ class ArenaDealing(UnratedEnd):
         """A program that disconnects (it crashed, or was stopped) loses its seat to a stand-in
         at once, not after a grace period: the arena restarts it, and it joins again."""
         table = self.table
-        if disconnected and seat in self.driver.external and seat in table.clock.away_until:
+        if disconnected and seat in self.driver.external and seat in self.parts.clock.away_until:
             table.seating.grace_over(seat)
-            if table.state.started:
-                table.policies[seat] = self.driver.stand_in(seat)
-                if table.state.hand is not None and not table.state.hand.over:
+            if self.parts.state.started:
+                self.parts.policies[seat] = self.driver.stand_in(seat)
+                if self.parts.state.hand is not None and not self.parts.state.hand.over:
                     self._reports[seat].stood_in = True
             self.deal_if_ready()
 
@@ -395,18 +390,18 @@ class ArenaDealing(UnratedEnd):
         """A restarted program takes its seat back (from the next deal) with the table's code."""
         table = self.table
         seat = msg.seat
-        if (not table.state.started or seat not in self.driver.external
+        if (not self.parts.state.started or seat not in self.driver.external
                 or table.audience.seat_peers[seat] is not None):
             return False
         table.seating.check_code(msg.code)
         token = table.seating.take_again(peer, seat)
-        peer.send(to_dict(Joined(id=msg.id, table=table.id, seat=seat, token=token,
+        peer.send(to_dict(Joined(id=msg.id, table=self.parts.id, seat=seat, token=token,
                                  spectator=False)))
-        if table.state.hand is not None:
+        if self.parts.state.hand is not None:
             seats = table.audience.seats_info()
             peer.send(table.audience.state_message(seat, None, seats))
         table.seating.changed(seat, SeatChange.BACK)
-        if table.state.hand_over:
+        if self.parts.state.hand_over:
             self.deal_if_ready()
         return True
 
@@ -422,4 +417,4 @@ def arena_table(
 ) -> Table:
     """A table dealt by ``driver`` (``Lobby.open``'s ``make``)."""
     return Table(state, config, lobby, journal,
-                 dealing=lambda table: ArenaDealing(table, driver, start_timeout))
+                 dealing=lambda parts, table: ArenaDealing(parts, table, driver, start_timeout))

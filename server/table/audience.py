@@ -37,11 +37,6 @@ _SHOWN_FIELDS = operator.attrgetter("name", "player", "policy", "stand_in", "tim
                                     "program", "token_hash")
 
 
-def seat_names(state: TableLogState) -> list[str]:
-    """The name in each seat (``""``: empty), as hand records carry them."""
-    return [s.name if s else "" for s in state.seats]
-
-
 class Audience:
     """The connections at one table (``seat_peers``, ``spectators``) and the fan-out to them."""
 
@@ -290,5 +285,5 @@ class Audience:
             next_deal = round(max(0.0, self.clock.turn_at - trio.current_time()), 3)
         return to_dict(HandResult(table=self.table_id, seq=state.seq, result=result,
                                   standings=standings, next_deal=next_deal,
-                                  record=hand_record(hand, seat_names(state)),
+                                  record=hand_record(hand, state.seat_names()),
                                   last=True if state.match_over is not None else None))

@@ -1,18 +1,23 @@
 """What differs between kinds of tables: where their hands come from and who plays a seat.
 
-A ``Table`` takes one ``Dealing``, which its parts ask at the few points where a lobby's table
-and the arena's own (``server/table/arena.py``) differ: the entry that deals each hand, what happens
-around a deal, a move asked for and a hand's end, when the next hand is dealt, when the table
-is deserted, what its timers do, whether a seat's connection is the one playing it, who sits in
-for a seat left before the start, what a seat lost during the match means, and what the
-table's end does.
-``MatchDealing`` is a lobby table's (``progression.py``): the match deals from its seed, and every
-seat is played by whoever sits in it; ``LadderDealing`` a rated ladder match's
-(``ladder/ladder_dealing.py``), ``ArenaDealing`` the arena's (``arena.py``).
+A ``Table`` takes one ``Dealing``, which its parts ask at the few points where a lobby's table,
+a rated ladder match's (``ladder/ladder_dealing.py``) and the arena's own (``arena.py``)
+differ. Five hooks every dealing says for itself (abstract here): the entry that deals each
+hand, when the next hand is dealt, when the table is deserted, what its clock does when it runs
+out, and what a human's turn run out means. Every other hook has a default here, a lobby
+table's, written once and documented on the hook: a dealing overrides only what it changes
+(the ladder: who sits in for a seat left before the start, what a lost seat means, what the
+end does; the arena: its programs' seats, the hands it reports), and a hook added for a new
+kind of table enters with its default, so no other dealing spells it out.
+
+``MatchDealing`` is a lobby table's: the match deals from its seed, every seat is played by
+whoever sits in it, and the table closes once nobody is at it.
 """
 
 from __future__ import annotations
 
+import contextlib
+from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
@@ -24,91 +29,157 @@ if TYPE_CHECKING:
     from tongits.engine import Hand
 
     from ..net.peer import Peer
+    from .parts import TableParts
 
 
-class Dealing(Protocol):
-    """How a table deals, and who plays its seats (the table calls it; it may call the
-    table's parts back)."""
+class Dealing(ABC):
+    """How a table deals, and who plays its seats (the table's parts call it; it may call
+    them back)."""
 
-    def opened(self) -> None:
-        """The table's task starts (before any request is taken)."""
+    __slots__ = ()
 
+    # ----- what every dealing says for itself ----------------------------------------------
+
+    @abstractmethod
     def entry(self, kind: type[StartEntry | DealEntry]) -> StartEntry | DealEntry | None:
         """The ``start`` or ``deal`` entry of the next hand; None: there is none."""
 
-    def dealt(self) -> None:
-        """A hand was dealt, and has not gone out yet."""
-
-    def hand_over(self, hand: Hand) -> None:
-        """``hand`` ended; its result has not gone out yet."""
-
+    @abstractmethod
     def deal_if_ready(self) -> None:
         """A hand is over, or someone asked for the next one or left: deal when it is time."""
 
+    @abstractmethod
     def deserted(self) -> bool:
         """Whether the table closes now for want of anyone at it."""
 
+    @abstractmethod
     def wake(self) -> None:
         """The table's clock ran out (``Clock.wake_at``)."""
 
+    @abstractmethod
     def timed_out(self, seat: int) -> None:
         """The human of ``seat`` let its turn run out."""
 
-    def offers(self, seat: int) -> bool:
-        """Whether the connection at ``seat`` is the one that plays it (is offered moves)."""
+    # ----- around the match: nothing more by default -----------------------------------------
 
-    def offered(self, seat: int) -> None:
+    def opened(self) -> None:  # noqa: B027 - a default: nothing
+        """The table's task starts (before any request is taken)."""
+
+    def dealt(self) -> None:  # noqa: B027 - a default: nothing
+        """A hand was dealt, and has not gone out yet."""
+
+    def hand_over(self, hand: Hand) -> None:  # noqa: B027 - a default: nothing
+        """``hand`` ended; its result has not gone out yet."""
+
+    # ----- who plays a seat: whoever sits in it, by default -----------------------------------
+
+    def offers(self, seat: int) -> bool:
+        """Whether the connection at ``seat`` is the one that plays it (is offered moves);
+        by default it is."""
+        return True
+
+    def offered(self, seat: int) -> None:  # noqa: B027 - a default: nothing
         """A state offering ``seat`` its moves went out (if ``offers(seat)``)."""
 
     def watching(self, seat: int) -> AbstractContextManager[None]:
         """Around a move asked by the connection at ``seat`` (``Progression.move_request``
         plays it): entered before the move is checked and played (raising refuses it), exited
-        once it was played, or with the refusal that the move met."""
+        once it was played, or with the refusal that the move met. By default it does nothing."""
+        return contextlib.nullcontext()
 
     def join(self, peer: Peer, msg: Join) -> bool:
-        """``peer`` asks to join: True if the dealing seated it, else the table does."""
+        """``peer`` asks to join: True if the dealing seated it; by default the table does
+        (``Seating.join``)."""
+        return False
 
-    def left(self, seat: int | None, *, disconnected: bool) -> None:
-        """The connection at ``seat`` (None: a spectator, or nobody) left it or dropped."""
+    def left(self, seat: int | None, *, disconnected: bool) -> None:  # noqa: B027 - a default: nothing
+        """The connection at ``seat`` (None: a spectator, or nobody) left it or dropped; the
+        table has already done what it does then (``Seating.leave``)."""
 
-    def listed(self) -> bool:
-        """Whether ``list_tables`` shows the table."""
-
-    def forfeits(self) -> list[int]:
-        """The seats that forfeited the match so far (``match_over.forfeits``)."""
-
-    def vacated(self, seat: int, name: str) -> bool:
-        """The human ``name`` left ``seat`` (or stayed away too long) before the match, and the
-        seat is free: True if the dealing sat someone in it (a stand-in), False to leave it
-        free for whoever joins."""
-
-    def forfeited(self, seat: int) -> None:
-        """The player of ``seat`` lost it during the match: it left, or its grace ran out."""
-
-    def ended(self) -> None:
-        """The table closed for good (its match over, deserted, or closed by the host); called
-        once, in the step that closed it, before anything that step said goes out."""
-
-
-class UnratedEnd:
-    """The last five hooks of ``Dealing`` for a table whose match is not rated (a lobby's, the
-    arena's): listed, no forfeits, a seat left before the start stays free for whoever joins,
-    a seat lost during the match means no more than its stand-in, and the end rates nothing.
-    ``LadderDealing`` overrides them all."""
-
-    __slots__ = ()
+    # ----- the match as a result: not rated, by default ---------------------------------------
 
     def listed(self) -> bool:
+        """Whether ``list_tables`` shows the table; by default it does."""
         return True
 
     def forfeits(self) -> list[int]:
+        """The seats that forfeited the match so far (``match_over.forfeits``); by default
+        none: a seat lost means no more than its stand-in."""
         return []
 
     def vacated(self, seat: int, name: str) -> bool:
+        """The human ``name`` left ``seat`` (or stayed away too long) before the match, and the
+        seat is free: True if the dealing sat someone in it (a stand-in); by default False, the
+        seat stays free for whoever joins."""
         return False
 
-    def forfeited(self, seat: int) -> None:
-        pass
+    def forfeited(self, seat: int) -> None:  # noqa: B027 - a default: nothing
+        """The player of ``seat`` lost it during the match: it left, or its grace ran out (a
+        stand-in plays it now)."""
 
-    def ended(self) -> None:
-        pass
+    def ended(self) -> None:  # noqa: B027 - a default: nothing
+        """The table closed for good (its match over, deserted, or closed by the host); called
+        once, in the step that closed it, before anything that step said goes out. By default
+        nothing is rated."""
+
+
+class _Deals(Protocol):
+    def deal(self) -> None: ...
+
+    def wake(self) -> None: ...
+
+    def autoplay(self, seat: int) -> None: ...
+
+
+class _Present(Protocol):
+    @property
+    def seat_peers(self) -> list[Peer | None]: ...
+
+    def empty(self) -> bool: ...
+
+
+class MatchHost(Protocol):
+    """What ``MatchDealing`` asks of its table besides its ``TableParts``: who is at it, and
+    its match to deal and wake (parts made after the dealing)."""
+
+    @property
+    def audience(self) -> _Present: ...
+
+    @property
+    def progression(self) -> _Deals: ...
+
+
+class MatchDealing(Dealing):
+    """A lobby table's ``Dealing``: hands are dealt from the match's seed when every
+    connected human asked for the next one (or the turn timer runs out), every seat is played
+    by whoever sits in it, and the table closes once nobody is at it."""
+
+    __slots__ = ("parts", "table")
+
+    def __init__(self, parts: TableParts, table: MatchHost) -> None:
+        self.parts = parts
+        self.table = table
+
+    def entry(self, kind: type[StartEntry | DealEntry]) -> StartEntry | DealEntry:
+        return kind()
+
+    def deal_if_ready(self) -> None:
+        """After a hand, deal once every connected human has asked for the next one (with no
+        human connected, the turn timer deals)."""
+        peers = self.table.audience.seat_peers
+        if not self.parts.state.hand_over or all(p is None for p in peers):
+            return
+        ready = self.parts.ready
+        if all(p is None or s in ready or p.auto_next for s, p in enumerate(peers)):
+            self.table.progression.deal()
+
+    def deserted(self) -> bool:
+        """A table closes once no human is connected to a seat, nobody watches, and no seat
+        waits for its human within the grace period."""
+        return self.table.audience.empty() and not self.parts.clock.away_until
+
+    def wake(self) -> None:
+        self.table.progression.wake()
+
+    def timed_out(self, seat: int) -> None:
+        self.table.progression.autoplay(seat)

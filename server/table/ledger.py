@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from tongits.engine import hand_record
 
 from ..storage.journal import FinishedHand
-from .audience import seat_names
 from .entries import Entry, MoveEntry
 
 if TYPE_CHECKING:
@@ -47,7 +46,7 @@ class Ledger:
         hand = state.hand
         if isinstance(entry, MoveEntry) and hand is not None and hand.over:
             assert state.match is not None
-            names = seat_names(state)
+            names = state.seat_names()
             finished = {"hand": state.match.hands_played, "names": names,
                         "record": hand_record(hand, names)}
         try:

@@ -40,13 +40,10 @@ from .entries import BackEntry, SitEntry, StandInEntry, VacateEntry
 from .table import SEATS, new_token, token_digest
 
 if TYPE_CHECKING:
-    from ..config import ServerConfig
     from ..net.peer import Peer
     from .audience import Audience
-    from .clock import Clock
     from .dealing import Dealing
-    from .ledger import Ledger
-    from .table import TableLogState
+    from .parts import TableParts
 
 log = logging.getLogger("tongits.server")
 
@@ -62,66 +59,56 @@ def _seat_number(seat: int) -> int:
     return seat
 
 
-class _Starts(Protocol):
-    def start(self) -> None: ...
-
-
 class SeatingHost(TableLink, Protocol):
-    """What ``Seating`` needs of its table (``actor.Table``): its state, settings and parts,
-    the ledger that changes its state, and its tokens in the lobby's index."""
-
-    state: TableLogState
-    config: ServerConfig
-    policies: dict[int, bots.Policy]
-    audience: Audience
-    clock: Clock
-    dealing: Dealing
-
-    @property
-    def progression(self) -> _Starts: ...
-
-    @property
-    def ledger(self) -> Ledger: ...
+    """What ``Seating`` asks of its table (``actor.Table``) besides its ``TableParts``: to be
+    the table its peers are at (``TableLink``), its seat tokens in the lobby's index, and its
+    match started once its seats are full (``Progression``, made after ``Seating``)."""
 
     def index_token(self, digest: str) -> None: ...
 
     def forget_token(self, digest: str | None) -> None: ...
 
+    def start_match(self) -> None: ...
+
 
 class Seating:
     """The seat requests of one table and the changes of who plays each seat."""
 
-    __slots__ = ("table",)
+    __slots__ = ("table", "parts", "audience", "dealing", "bot_policy")
 
-    def __init__(self, table: SeatingHost) -> None:
+    def __init__(self, table: SeatingHost, parts: TableParts, audience: Audience,
+                 dealing: Dealing, bot_policy: str) -> None:
         self.table = table
+        self.parts, self.audience, self.dealing = parts, audience, dealing
+        #: the policy of the server's bots and stand-ins when none is named
+        self.bot_policy = bot_policy
 
     def restore(self) -> None:
         """After a restart: bots get their policies back, every human is away (their grace
         period and the turn timer start now)."""
         table = self.table
-        until = trio.current_time() + table.clock.grace()
+        until = trio.current_time() + self.parts.clock.grace()
         for seat in SEATS:
-            info = table.state.seats[seat]
+            info = self.parts.state.seats[seat]
             if info is None:
                 continue
             if info.is_bot:
-                table.policies[seat] = bots.make_policy(info.policy, seed=self.bot_seed(seat))
+                self.parts.policies[seat] = bots.make_policy(info.policy, seed=self.bot_seed(seat))
             if info.token_hash is not None:
                 table.index_token(info.token_hash)
                 if not info.is_bot:
-                    table.clock.away_until[seat] = until
-        table.clock.schedule()
+                    self.parts.clock.away_until[seat] = until
+        self.parts.clock.schedule()
 
     def create(self, peer: Peer, msg: CreateTable) -> None:
-        self.sit_human(peer, 0, msg.id, code=self.table.state.code)
+        self.sit_human(peer, 0, msg.id, code=self.parts.state.code)
         for seat in SEATS[1 : 1 + msg.bots]:
             self.sit_bot(seat, None)
         self.changed()
 
     def join(self, peer: Peer, msg: Join) -> None:
         table = self.table
-        state = table.state
+        state = self.parts.state
         self.check_code(msg.code)
         if state.started:
             raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has started; spectate")
@@ -145,7 +132,7 @@ class Seating:
         never renamed."""
         assert peer.name is not None
         wanted = same_name_key(peer.name)
-        for info in self.table.state.seats:
+        for info in self.parts.state.seats:
             if info is not None and same_name_key(info.name) == wanted:
                 raise ProtocolError(ErrorCode.NAME_TAKEN,
                                     f"{info.name} already sits here: pick another name")
@@ -157,7 +144,7 @@ class Seating:
         token = new_token()
         digest = token_digest(token)
         assert peer.name is not None
-        table.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
+        self.parts.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest,
                               program=peer.kind is PlayerKind.BOT))
         self.attach(peer, seat, token)
         table.index_token(digest)
@@ -170,28 +157,27 @@ class Seating:
 
     def attach(self, peer: Peer, seat: int, token: str | None) -> None:
         """``peer``'s connection is the one at ``seat`` now, with ``token``."""
-        self.table.audience.seat_peers[seat] = peer
+        self.audience.seat_peers[seat] = peer
         peer.table, peer.seat, peer.token = self.table, seat, token
 
     def sit_bot(self, seat: int, policy: str | None, shown: str | None = None) -> None:
         """A server bot of ``policy`` sits in ``seat``, named ``shown`` (default
         ``POLICY-bot-SEAT``; the ladder's anchors sit under their accounts' names)."""
-        table = self.table
-        name = policy or table.config.bot_policy
-        table.policies[seat] = bots.make_policy(name, seed=self.bot_seed(seat))
-        table.ledger.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT,
+        name = policy or self.bot_policy
+        self.parts.policies[seat] = bots.make_policy(name, seed=self.bot_seed(seat))
+        self.parts.ledger.commit(SitEntry(seat, shown or f"{name}-bot-{seat}", PlayerKind.BOT,
                                      policy=name))
 
     def sit_named_bot(self, seat: int, name: str, policy: str) -> None:
         """A bot whose policy the table's dealing provides (``policies``) sits in ``seat``,
         named ``name``, its policy shown as ``policy`` (the arena's bots and stand-ins)."""
-        self.table.ledger.commit(SitEntry(seat, name, PlayerKind.BOT, policy=policy))
+        self.parts.ledger.commit(SitEntry(seat, name, PlayerKind.BOT, policy=policy))
 
     def take_again(self, peer: Peer, seat: int) -> str:
         """``peer`` (a program the arena restarted) is the connection at ``seat`` from now on,
         with a new token (the seat's old one no longer resumes it): the token."""
         table = self.table
-        info = table.state.seats[seat]
+        info = self.parts.state.seats[seat]
         if info is not None:
             table.forget_token(info.token_hash)
         token = new_token()
@@ -205,25 +191,25 @@ class Seating:
         assert peer.name is not None and peer.token is not None
         table = self.table
         digest = token_digest(peer.token)
-        table.policies.pop(seat, None)
-        table.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
+        self.parts.policies.pop(seat, None)
+        self.parts.ledger.commit(SitEntry(seat, peer.name, PlayerKind.HUMAN, digest))
         table.index_token(digest)
 
     def bot_seed(self, seat: int) -> int:
-        return random.Random(f"{self.table.state.seed}/bot/{seat}").getrandbits(32)
+        return random.Random(f"{self.parts.state.seed}/bot/{seat}").getrandbits(32)
 
     def spectate(self, peer: Peer, msg: Spectate) -> None:
         table = self.table
         self.check_code(msg.code)
-        table.audience.spectators.add(peer)
+        self.audience.spectators.add(peer)
         peer.table, peer.seat, peer.token = table, None, None
         peer.send(to_dict(Joined(id=msg.id, table=table.id, spectator=True)))
-        if table.state.hand is not None:
-            peer.send(table.audience.catch_up_state(None, table.audience.seats_info()))
+        if self.parts.state.hand is not None:
+            peer.send(self.audience.catch_up_state(None, self.audience.seats_info()))
         self.changed()
 
     def check_code(self, code: str | None) -> None:
-        state = self.table.state
+        state = self.parts.state
         expected = state.code
         if state.private and expected is not None and (
             code is None or not secrets.compare_digest(code.encode(), expected.encode())
@@ -236,39 +222,39 @@ class Seating:
         ``hand_result`` again if the hand ended meanwhile). A stand-in bot gives the seat back
         at once, so the human makes the seat's next decision."""
         table = self.table
-        state = table.state
+        state = self.parts.state
         seat = state.seat_of_token(token)
         if seat is None:
             raise ProtocolError(ErrorCode.BAD_TOKEN, "unknown or expired token")
-        old = table.audience.seat_peers[seat]
+        old = self.audience.seat_peers[seat]
         if old is not None and old is not peer:
             old.table = None
             old.kick(ErrorCode.REPLACED, "another connection resumed this seat", flush=False)
-        table.clock.away_until.pop(seat, None)
+        self.parts.clock.away_until.pop(seat, None)
         info = state.seats[seat]
         assert info is not None
         change = SeatChange.BACK
         if info.stand_in:
-            table.policies.pop(seat, None)
-            table.ledger.commit(BackEntry(seat))
+            self.parts.policies.pop(seat, None)
+            self.parts.ledger.commit(BackEntry(seat))
             hand = state.hand
             if hand is not None and not hand.over and hand.to_act == seat:
                 # The stand-in was about to play: the turn is the human's now, on the timer.
                 # Another seat's turn keeps its deadline (the others' screens count it down).
-                table.clock.schedule()
+                self.parts.clock.schedule()
         elif old is not None and old is not peer:
             change = SeatChange.REPLACED
         self.attach(peer, seat, token)
         peer.send(to_dict(Joined(table=table.id, seat=seat, token=token, spectator=False)))
         log.info("table %s: %r resumes seat %d", table.id, peer, seat)
-        seats = table.audience.seats_info()
+        seats = self.audience.seats_info()
         hand = state.hand
         if hand is not None:
-            message = table.audience.catch_up_state(seat, seats)
+            message = self.audience.catch_up_state(seat, seats)
             message["missed"] = message["view"]["history"][state.steps_since(seq):]
             peer.send(message)
             if hand.over and (seq is None or seq < state.seq):
-                peer.send(table.audience.hand_result_message(hand))
+                peer.send(self.audience.hand_result_message(hand))
         self.changed(seat, change)
 
     def leave(self, peer: Peer, *, disconnected: bool = False) -> None:
@@ -279,11 +265,11 @@ class Seating:
         table = self.table
         seat = peer.seat if peer.table is table else None
         self._leave(peer, disconnected=disconnected)
-        table.dealing.left(seat, disconnected=disconnected)
+        self.dealing.left(seat, disconnected=disconnected)
 
     def _leave(self, peer: Peer, *, disconnected: bool) -> None:
         table = self.table
-        audience = table.audience
+        audience = self.audience
         if peer.table is not table:
             if disconnected:
                 return
@@ -298,61 +284,59 @@ class Seating:
         if seat is None or audience.seat_peers[seat] is not peer:
             return
         audience.seat_peers[seat] = None
-        info = table.state.seats[seat]
+        info = self.parts.state.seats[seat]
         digest = info.token_hash if info is not None else None
         if disconnected:
-            table.clock.away_until[seat] = trio.current_time() + table.clock.grace()
+            self.parts.clock.away_until[seat] = trio.current_time() + self.parts.clock.grace()
             change = SeatChange.AWAY
-        elif not table.state.started:
+        elif not self.parts.state.started:
             table.forget_token(digest)
             change = self._free_before_start(seat)
         else:
             self.stand_in(seat)
             table.forget_token(digest)
-            table.dealing.forfeited(seat)
+            self.dealing.forfeited(seat)
             change = SeatChange.STAND_IN
         log.info("table %s: %r %s seat %d", table.id, peer,
                  "disconnected from" if disconnected else "left", seat)
         self.changed(seat, change)
-        if table.state.hand_over:
-            table.dealing.deal_if_ready()
+        if self.parts.state.hand_over:
+            self.dealing.deal_if_ready()
         else:
-            table.clock.schedule()
+            self.parts.clock.schedule()
 
     def stand_in(self, seat: int, *, returnable: bool = False) -> None:
         """A server bot plays ``seat`` from now on (until its human resumes it, if
         ``returnable``)."""
-        table = self.table
-        policy = table.config.bot_policy
-        table.policies[seat] = bots.make_policy(policy, seed=self.bot_seed(seat))
-        table.ledger.commit(StandInEntry(seat, policy, returnable))
+        policy = self.bot_policy
+        self.parts.policies[seat] = bots.make_policy(policy, seed=self.bot_seed(seat))
+        self.parts.ledger.commit(StandInEntry(seat, policy, returnable))
 
     def grace_over(self, seat: int) -> None:
         """The human of ``seat`` stayed away too long: free the seat before the match, or let a
         bot stand in (the token still brings the human back)."""
         table = self.table
-        del table.clock.away_until[seat]
-        info = table.state.seats[seat]
-        if info is None or info.is_bot or table.audience.seat_peers[seat] is not None:
+        del self.parts.clock.away_until[seat]
+        info = self.parts.state.seats[seat]
+        if info is None or info.is_bot or self.audience.seat_peers[seat] is not None:
             return
-        if table.state.started:
+        if self.parts.state.started:
             self.stand_in(seat, returnable=True)
-            table.dealing.forfeited(seat)
+            self.dealing.forfeited(seat)
             change = SeatChange.STAND_IN
             log.info("table %s: seat %d away too long; a bot stands in", table.id, seat)
         else:
             table.forget_token(info.token_hash)
             change = self._free_before_start(seat)
         self.changed(seat, change)
-        table.clock.schedule()
+        self.parts.clock.schedule()
 
     def _free_before_start(self, seat: int) -> SeatChange:
         """The human of ``seat`` left (or stayed away too long) before the match: the seat is
         free again, unless the dealing sits someone in it (``Dealing.vacated``)."""
-        table = self.table
-        info = table.state.seats[seat]
-        table.ledger.commit(VacateEntry(seat))
-        if info is not None and table.dealing.vacated(seat, info.name):
+        info = self.parts.state.seats[seat]
+        self.parts.ledger.commit(VacateEntry(seat))
+        if info is not None and self.dealing.vacated(seat, info.name):
             return SeatChange.STAND_IN
         return SeatChange.LEFT
 
@@ -360,11 +344,11 @@ class Seating:
         table = self.table
         if peer.table is not table or peer.seat is None:
             raise ProtocolError(ErrorCode.NOT_SEATED, "only a seated player may do this")
-        if peer.seat != table.audience.owner():
+        if peer.seat != self.audience.owner():
             raise ProtocolError(ErrorCode.NOT_TABLE_OWNER, "only the table's owner may do this")
 
     def add_bot(self, peer: Peer, msg: AddBot) -> None:
-        state = self.table.state
+        state = self.parts.state
         self.owner_check(peer)
         seat = _seat_number(msg.seat)
         if state.started:
@@ -379,16 +363,15 @@ class Seating:
         self.changed(seat, SeatChange.SAT)
 
     def remove_bot(self, peer: Peer, msg: RemoveBot) -> None:
-        table = self.table
         self.owner_check(peer)
         seat = _seat_number(msg.seat)
-        if table.state.started:
+        if self.parts.state.started:
             raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has started")
-        info = table.state.seats[seat]
+        info = self.parts.state.seats[seat]
         if info is None or not info.is_bot:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"seat {seat} holds no bot")
-        table.policies.pop(seat, None)
-        table.ledger.commit(VacateEntry(seat))
+        self.parts.policies.pop(seat, None)
+        self.parts.ledger.commit(VacateEntry(seat))
         peer.send(ok_message(msg.id))
         self.changed(seat, SeatChange.LEFT)
 
@@ -396,11 +379,11 @@ class Seating:
         """Tell everyone at the table who sits where (and what just happened to ``seat``);
         start a full table that auto-starts."""
         table = self.table
-        seats = table.audience.seats_info()
+        seats = self.audience.seats_info()
         what: SeatChangeMap | None = None
         if seat is not None and change:
             what = {"seat": seat, "change": change.value}
-        table.audience.tell(to_dict(SeatUpdate(table=table.id, seats=seats, change=what)))
-        state = table.state
+        self.audience.tell(to_dict(SeatUpdate(table=table.id, seats=seats, change=what)))
+        state = self.parts.state
         if state.full and not state.started and state.auto_start:
-            table.progression.start()
+            table.start_match()

@@ -134,6 +134,10 @@ class TableLogState:
             return 0
         return self.match.hands_played + (0 if self.hand_over else 1)
 
+    def seat_names(self) -> list[str]:
+        """The name in each seat (``""``: empty), as hand records carry them."""
+        return [s.name if s else "" for s in self.seats]
+
     def free_seats(self) -> list[int]:
         return [i for i in SEATS if self.seats[i] is None]
 

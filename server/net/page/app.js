@@ -838,17 +838,29 @@ function plural(count, noun, many) { return `${count} ${count === 1 ? noun : man
 
 function names(seats) { return seats.map(seatName).join(", "); }
 
+/** Who won the hand and how, in the phrasebook's words put together as the terminal puts them
+ * (client/tui/render.py `result_head`; tests/test_phrases_page.py compares the two). */
+function handHeadline(result, call) {
+  const mine = (seat) => seat === S.seat && !S.spectator;
+  if (result.winner === null || result.winner === undefined) return say("hand.void");
+  const won = mine(result.winner) ? say("hand.you_won") : say("hand.won", { who: seatName(result.winner) });
+  if (result.end !== "call") return `${won} ${S.phrases[`end.${result.end}`] || ""}`.trimEnd();
+  if (call && call.caller !== result.winner) {
+    const whose = mine(call.caller) ? say("whose.yours") : say("whose.theirs", { who: seatName(call.caller) });
+    return `${won}, ${say("hand.call_lost", { whose })}`;
+  }
+  const answer = result.challengers.length ? say("hand.challenged") : say("hand.unchallenged");
+  return `${won} ${S.phrases["end.call"]} ${answer}`;
+}
+
 /** How the hand ended, in the phrasebook's words, from its result and the history. */
 function handStory(result) {
   const winner = result.winner === null || result.winner === undefined ? null : seatName(result.winner);
-  const how = S.phrases[`end.${result.end}`] || "";
   const lines = [];
-  let title = winner === null ? "Hand over: nobody won (void hand)"
-    : `Hand over: ${winner} ${result.winner === S.seat && !S.spectator ? "win" : "wins"}${how ? " " + how : ""}`;
   const call = result.end === "call" && S.view ? answers(S.view.history || []) : null;
+  const title = handHeadline(result, call);
   if (call) {
     const caller = seatName(call.caller);
-    title += call.caller === result.winner ? "" : ` (${possessive(call.caller)} call lost)`;
     lines.push(`${caller} called with a count of ${result.counts[call.caller]}.`);
     lines.push(result.challengers.length ? say("call.challengers", { who: names(result.challengers) }) : say("call.nobody"));
     if (call.folders.length) lines.push(say("call.folders", { who: names(call.folders) }));
