@@ -97,7 +97,10 @@ def bgio(scenario: Scenario, seconds: float) -> dict[str, float]:
             if clients.stdout.readline().strip() != "ready":
                 raise RuntimeError("boardgame.io's clients could not seat their tables")
             cpu0 = _cpu(server.pid)
-            result = json.loads(clients.stdout.readline())
+            line = clients.stdout.readline()
+            if not line.startswith("{"):
+                raise RuntimeError("boardgame.io's clients stopped before the end of the window")
+            result = json.loads(line)
             cpu = _cpu(server.pid) - cpu0
         finally:
             for process in (clients, server):

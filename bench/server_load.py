@@ -24,6 +24,20 @@ in this process, on another core than the servers when there are two or more:
     python bench/server_load.py --only d              # the lobby scenario alone
     python bench/server_load.py --only a --only b --tls --tables 300 --seconds 10
     python bench/server_load.py --only b --tls --tls-rounds 3 --tables 300 --seconds 10
+    python bench/server_load.py --only b --transport both --contend   # TCP and WebSocket p99
+    python bench/server_load.py --only b --only c --db both --reps 3 --against /tmp/before
+
+(b) runs over TCP in binary mode by default; ``--transport ws`` seats the browser's way
+instead (JSON, one message per WebSocket text frame), and ``--transport both`` runs the two
+alternated, printing p99 and CPU per action of each beside the same echo floor. ``--contend``
+runs a busy process (a Python loop, nice 0, on whichever core the kernel gives it) for the
+whole run: latency under contention. The clients and servers are pinned to their own cores
+(below), so a busy process on the clients' core halves what the clients get: the clients'
+CPU is printed with every (b) run, and a run whose clients use most of what they got
+measures the clients. ``--against DIR`` runs (b) and (c) with the server of another checkout
+too (``git archive main | tar -x -C DIR``), alternated with this one's (``--reps`` times, each
+rep in the reverse order of the one before), and prints this checkout's figures over its:
+before and after a change, measured in the same minutes of a shared machine.
 
 With ``--tls`` (a) and (b) are run a second time with every client connection to the Tongits
 server in TLS (a self-signed ECDSA certificate, as ``--tls-self-signed`` makes; the handshakes
@@ -1185,7 +1199,9 @@ def main() -> None:
 
 def _contend() -> subprocess.Popen[bytes]:
     """``--contend``: a process that uses all the CPU it gets, as another program would."""
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    # it spins until its parent has gone (a killed bench leaves no busy loop behind)
+    busy = subprocess.Popen([sys.executable, "-c", "import os\nparent = os.getppid()\n"
+                             "while os.getppid() == parent: pass"])
     print(f"contention: a busy loop in process {busy.pid} (nice 0, any core)", flush=True)
     return busy
 

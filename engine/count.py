@@ -211,13 +211,27 @@ def melds_in(mask: int) -> list[int]:
     while threes:
         low = threes & -threes
         threes ^= low
-        have = [bit for bit in (low, low << 13, low << 26, low << 39) if mask & bit]
-        if len(have) == 3:
-            out.append(have[0] | have[1] | have[2])
-        else:
-            a, b, e, f = have
-            out += [a | b | e, a | b | f, a | e | f, b | e | f, a | b | e | f]
+        rank = low.bit_length() - 1
+        out += _SETS[rank][mask >> rank & 1 | mask >> (rank + 12) & 2 | mask >> (rank + 24) & 4
+                           | mask >> (rank + 36) & 8]
     return out
+
+
+def _sets_of(rank: int, suits: int) -> tuple[int, ...]:
+    """The sets (bitmasks) of the cards of ``rank`` (0 = ace) whose suits are the bits of
+    ``suits``: none under three cards; three cards, one set; four, its four sets of three,
+    then the four."""
+    have = [1 << (13 * suit + rank) for suit in range(4) if suits >> suit & 1]
+    if len(have) < 3:
+        return ()
+    if len(have) == 3:
+        return (have[0] | have[1] | have[2],)
+    a, b, e, f = have
+    return (a | b | e, a | b | f, a | e | f, b | e | f, a | b | e | f)
+
+
+#: Per rank (0 = ace), the sets of its cards by which suits are there (a 4-bit mask).
+_SETS = tuple(tuple(_sets_of(rank, suits) for suits in range(16)) for rank in range(13))
 
 
 def pick_partners(hand: int, top: int) -> list[int]:

@@ -14,14 +14,13 @@ from itertools import repeat
 from operator import is_
 from typing import Any
 
-from .cards import BITS, SET_MASKS, Card, mask_of, rank_suit_key
-from .count import hand_count, melds_in, pick_partners
+from .cards import BITS, SET_MASKS, Card, indices_of, mask_of, rank_suit_key
+from .count import count_mask, melds_in, pick_partners, points_of
 from .errors import IllegalMove, InvalidMove, RecordCode, RecordError, RuleCode
 from .melds import TableMeld, meld_kind
 from .moves import (
     CALL,
     CHALLENGE,
-    DISCARD_MOVES,
     DRAW,
     FOLD,
     MELD_MOVES,
@@ -29,6 +28,7 @@ from .moves import (
     PICK_SAPAW_MOVES,
     SAPAW_MOVES,
     SECRET_MOVES,
+    SUIT_DISCARDS,
     Action,
     Move,
 )
@@ -234,9 +234,11 @@ class Hand:
         self.deck = check_deck(deck)
         #: one card each in turn from the dealer: seat ``s`` gets the deck's positions
         #: ``i < DEALT`` with ``(dealer + i) % 3 == s``
-        self.hands: list[set[Card]] = [
-            set(self.deck[(seat - dealer) % 3 : DEALT : 3]) for seat in range(3)
-        ]
+        dealt = [self.deck[(seat - dealer) % 3 : DEALT : 3] for seat in range(3)]
+        self.hands: list[set[Card]] = [set(cards) for cards in dealt]
+        #: each seat's cards as a bitmask too, kept beside ``hands`` by every change: legal
+        #: moves and counts work on masks, and summing a hand's bits anew costs more
+        self._masks = [sum(map(BITS.__getitem__, cards)) for cards in dealt]
         self.stock: list[Card] = list(reversed(self.deck[DEALT:]))  # top of the stock is last
         self.discards: list[Card] = []  # top of the pile is last
         self.melds: list[TableMeld] = []
@@ -280,6 +282,7 @@ class Hand:
         hand = cls.__new__(cls)
         hand.options, hand.dealer, hand.deck = options, dealer, ()
         hand.hands = [set(h) for h in hands]
+        hand._masks = [mask_of(h) for h in hand.hands]
         hand.stock = list(stock)
         hand.discards = list(discards)
         hand.melds = list(melds)
@@ -299,6 +302,7 @@ class Hand:
         other = Hand.__new__(Hand)
         other.options, other.dealer, other.deck = self.options, self.dealer, self.deck
         other.hands = [set(h) for h in self.hands]
+        other._masks = list(self._masks)
         other.stock = list(self.stock)
         other.discards = list(self.discards)
         other.melds = [m.copy() for m in self.melds]
@@ -360,24 +364,24 @@ class Hand:
         return list(cached)
 
     def _start_moves(self, seat: int) -> list[Move]:
-        moves = [CALL, DRAW] if self._may_call(seat) else [DRAW]
+        moves = [CALL, DRAW] if self._opened[seat] and self._block_turn[seat] is None else [DRAW]
         if not self.discards:
             return moves
         top = self.discards[-1]
-        hand = sum(map(BITS.__getitem__, self.hands[seat]))
-        keep_one = self.options.tongits_needs_discard
-        size = len(self.hands[seat])
-        for used in pick_partners(hand, top):
-            if not keep_one or used.bit_count() < size:
-                moves.append(PICK_MOVES[used])
+        hand = self._masks[seat]
+        if self.options.tongits_needs_discard:
+            size = hand.bit_count()
+            moves += [PICK_MOVES[used] for used in pick_partners(hand, top)
+                      if used.bit_count() < size]
+        else:
+            moves += map(PICK_MOVES.__getitem__, pick_partners(hand, top))
         if self.options.pick_to_sapaw:
             moves += [PICK_SAPAW_MOVES[m.id] for m in self.melds if m.accept_mask >> top & 1]
         return moves
 
     def _play_moves(self, seat: int) -> list[Move]:
-        cards = sorted(self.hands[seat])
-        hand = sum(map(BITS.__getitem__, cards))  # the cards of a set are distinct
-        size = len(cards)
+        hand = self._masks[seat]
+        size = hand.bit_count()
         limit = size if self.options.tongits_needs_discard else size + 1
         moves: list[Move] = []
         if size >= 3:
@@ -393,13 +397,15 @@ class Hand:
         layable = hand & accept
         if layable and limit > 1:
             melds = self.melds
-            for card in cards:
-                if layable >> card & 1:
-                    moves += [SAPAW_MOVES[card, m.id] for m in melds if m.accept_mask >> card & 1]
+            for card in indices_of(layable):
+                moves += [SAPAW_MOVES[card, m.id] for m in melds if m.accept_mask >> card & 1]
         if self.options.no_sapawable_discard and layable and layable != hand:
-            moves += [DISCARD_MOVES[c] for c in cards if not layable >> c & 1]
-        else:
-            moves += map(DISCARD_MOVES.__getitem__, cards)
+            hand &= ~layable
+        clubs, diamonds, hearts, spades = SUIT_DISCARDS
+        moves += clubs[hand & 0x1FFF]
+        moves += diamonds[hand >> 13 & 0x1FFF]
+        moves += hearts[hand >> 26 & 0x1FFF]
+        moves += spades[hand >> 39]
         return moves
 
     def why_illegal(self, seat: int, move: Move) -> IllegalMove | None:
@@ -588,13 +594,17 @@ class Hand:
         action = move.action
         hand = self.hands[seat]
         if action is _DISCARD:  # the moves of nearly every turn first
-            assert move.card is not None
-            hand.discard(move.card)
-            self.discards.append(move.card)
+            card = move.card
+            assert card is not None
+            hand.discard(card)
+            self._masks[seat] ^= BITS[card]
+            self.discards.append(card)
             if hand:
                 self._end_turn(seat)
         elif action is _DRAW:
-            hand.add(self.stock.pop())
+            card = self.stock.pop()
+            hand.add(card)
+            self._masks[seat] |= BITS[card]
             self.phase = _PLAY
         elif action is _PICK:
             self._pick(seat, move)
@@ -603,6 +613,7 @@ class Hand:
         elif action is _SAPAW:
             assert move.card is not None and move.meld is not None
             hand.discard(move.card)
+            self._masks[seat] ^= BITS[move.card]
             self._lay_off(seat, move.card, move.meld)
         else:
             self._answer(seat, action)
@@ -630,6 +641,7 @@ class Hand:
         self, seat: int, cards: Sequence[Card], from_hand: Sequence[Card], *, secret: bool
     ) -> None:
         self.hands[seat].difference_update(from_hand)
+        self._masks[seat] &= ~mask_of(from_hand)
         ordered = sorted(cards, key=rank_suit_key)
         self.melds.append(TableMeld(len(self.melds), seat, ordered, secret))
         self._opened[seat] = True
@@ -690,9 +702,9 @@ class Hand:
 
     def count(self, seat: int) -> int:
         """The seat's hand count (§7) as it would be scored now."""
-        return hand_count(
-            self.hands[seat], concealed_melds_count=self.options.concealed_melds_count
-        )
+        if self.options.concealed_melds_count:
+            return points_of(self._masks[seat])
+        return count_mask(self._masks[seat])
 
     def _counts(self) -> tuple[int, int, int]:
         return (self.count(0), self.count(1), self.count(2))

@@ -171,6 +171,20 @@ class _CardsMoves(dict[int, Move]):
         return move
 
 
+class _SuitDiscards(dict[int, tuple[Move, ...]]):
+    """The discards of one suit's cards by their 13-bit mask (ace lowest), in card order, each
+    tuple made on first use: a hand's discards are four look-ups, not a sort of its cards."""
+
+    def __init__(self, suit: int) -> None:
+        super().__init__()
+        self.first = 13 * suit
+
+    def __missing__(self, bits: int) -> tuple[Move, ...]:
+        moves = self[bits] = tuple(DISCARD_MOVES[self.first + rank] for rank in range(13)
+                                   if bits >> rank & 1)
+        return moves
+
+
 class _PickSapawMoves(dict[int, Move]):
     """``pick MELD`` by the meld's id, each made on first use."""
 
@@ -209,6 +223,8 @@ PICK_SAPAW_MOVES = _PickSapawMoves()
 """``pick MELD`` (option ``pick_to_sapaw``) by the meld's id."""
 SAPAW_MOVES = _SapawMoves()
 """``sapaw CARD MELD`` by ``(card index, meld id)``."""
+SUIT_DISCARDS: tuple[_SuitDiscards, ...] = tuple(_SuitDiscards(suit) for suit in range(4))
+"""Per suit (clubs, diamonds, hearts, spades), the discards of its cards by their 13-bit mask."""
 
 
 #: ``Move.parse``: the action each command word names.

@@ -223,16 +223,8 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
     """The view of ``seat`` (``None``: a spectator). Everything is taken from ``seat``, never from
     the seat to act, so a view built for a waiting seat holds only that seat's knowledge."""
     over = hand.over
-    melds = tuple(
-        MeldView(
-            m.id,
-            m.owner,
-            tuple(m.cards) if _sees_meld(m.secret, m.owner, seat, over) else (),
-            m.secret,
-            tuple(m.laid_off.items()),
-        )
-        for m in hand.melds
-    )
+    melds = tuple([_meld_view(m, _sees_meld(m.secret, m.owner, seat, over))
+                   for m in hand.melds])
     return SeatView(
         seat=seat,
         dealer=hand.dealer,
@@ -253,6 +245,31 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
         result=hand.result,
         revealed=tuple(tuple(sorted(h)) for h in hand.hands) if over else None,
     )
+
+
+#: Bound on the memoized meld views (cleared when reached).
+_MELD_VIEWS_MAX = 20_000
+#: Per meld on the table, by its id: the meld (so that no other takes that id while it is
+#: here), its size, and its view with and without its cards. A meld changes only by growing
+#: (``TableMeld.add``), so its size says which state the views are of.
+_MELD_VIEWS: dict[int, tuple[TableMeld, int, MeldView, MeldView]] = {}
+
+
+def _meld_view(meld: TableMeld, sees: bool) -> MeldView:
+    """The view of ``meld``, with its cards if ``sees``; memoized: a meld stays the same for
+    many states, and every view of them (a training environment builds one per step) would
+    otherwise make its ``MeldView`` again."""
+    known = _MELD_VIEWS.get(id(meld))
+    if known is None or known[0] is not meld or known[1] != len(meld.cards):
+        if len(_MELD_VIEWS) >= _MELD_VIEWS_MAX:
+            _MELD_VIEWS.clear()
+        laid_off = tuple(meld.laid_off.items())
+        known = _MELD_VIEWS[id(meld)] = (
+            meld, len(meld.cards),
+            MeldView(meld.id, meld.owner, tuple(meld.cards), meld.secret, laid_off),
+            MeldView(meld.id, meld.owner, (), meld.secret, laid_off),
+        )
+    return known[2] if sees else known[3]
 
 
 def seat_view_dict(hand: Hand, seat: int | None) -> ViewMap:

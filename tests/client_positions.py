@@ -25,26 +25,30 @@ def position(
 ) -> SeatView:
     """Seat ``seat`` holds ``hand``; ``top`` is the discard; ``melds`` are (owner, cards);
     ``laid_off``: per meld index, the cards of it laid off and by which seat, in order."""
-    h = Hand(DECK, 0, options)
     mine = set(parse_cards(hand))
     table = [set(parse_cards(cards)) for _, cards in melds]
     used = mine | set().union(*table) | (set(parse_cards(top)) if top else set())
     rest = [c for c in DECK if c not in used]
-    h.hands = [set(), set(), set()]
-    h.hands[seat] = mine
-    h.hands[(seat + 1) % 3] = set(rest[:10])
-    h.hands[(seat + 2) % 3] = set(rest[10:20])
-    h.stock = rest[20:30]
-    h.discards = list(parse_cards(top)) if top else []
+    hands: list[set[Card]] = [set(), set(), set()]
+    hands[seat] = mine
+    hands[(seat + 1) % 3] = set(rest[:10])
+    hands[(seat + 2) % 3] = set(rest[10:20])
     laid = laid_off or {}
-    h.melds = [
-        TableMeld(i, owner, sorted(cards, key=lambda c: (c.rank, c.suit)), i in secret,
-                  {Card.parse(card): by for card, by in laid.get(i, ())})
-        for i, ((owner, _), cards) in enumerate(zip(melds, table, strict=True))
-    ]
     owners = {owner for owner, _ in melds}
-    h._opened = list(opened or tuple(s in owners for s in range(3)))
-    h.to_act = seat if to_act is None else to_act
-    h.phase = phase
-    h.turn = turn
+    h = Hand.restore(
+        options=options or Options(),
+        dealer=0,
+        hands=hands,
+        stock=rest[20:30],
+        discards=list(parse_cards(top)) if top else [],
+        melds=[
+            TableMeld(i, owner, sorted(cards, key=lambda c: (c.rank, c.suit)), i in secret,
+                      {Card.parse(card): by for card, by in laid.get(i, ())})
+            for i, ((owner, _), cards) in enumerate(zip(melds, table, strict=True))
+        ],
+        to_act=seat if to_act is None else to_act,
+        phase=phase,
+        turn=turn,
+        opened=opened or tuple(s in owners for s in range(3)),
+    )
     return seat_view(h, seat)

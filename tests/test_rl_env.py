@@ -35,6 +35,7 @@ from tongits.client.rl import (  # noqa: E402
     legal_actions,
 )
 from tongits.client.rl import actions as layout  # noqa: E402
+from tongits.client.rl.observation import DEADWOOD  # noqa: E402
 from tongits.engine import (  # noqa: E402
     DECK,
     Card,
@@ -42,6 +43,7 @@ from tongits.engine import (  # noqa: E402
     IllegalMove,
     Options,
     Scoring,
+    best_arrangement,
     deck_for,
     is_meld,
     seat_view,
@@ -265,3 +267,31 @@ def test_the_loop_of_bots_md_plays_a_hand_to_its_end() -> None:
     game = names["game"]
     assert isinstance(game, AECEnv) and not game.agents  # every agent finished
     assert game.unwrapped.hand.over
+
+
+@settings(max_examples=60, deadline=None)
+@given(SEEDS, st.integers(0, 2))
+def test_the_envs_observations_are_encode_of_the_seat_view_in_every_state(
+        seed: int, first: int) -> None:
+    """The environment encodes each hand's views incrementally (the history and the melds
+    read once): in every state of random hands under random options, every seat's
+    observation is exactly ``encode`` of its view made afresh, and the deadwood feature is
+    ``best_arrangement``'s."""
+    rng = random.Random(seed)
+    game = TongitsEnv(random_options(rng))
+    for _ in range(2):  # two hands: the second must not see the first's history
+        deck = list(DECK)
+        rng.shuffle(deck)
+        game.reset(options={"deck": deck, "dealer": rng.randrange(3)})
+        while True:
+            for rel in range(3):
+                seat = (first + rel) % 3
+                view = seat_view(game.hand, seat)
+                seen = game.observe(AGENTS[seat])["observation"]
+                assert np.array_equal(seen, encode(view))
+                dead = {Card(int(i)) for i in np.flatnonzero(seen[DEADWOOD:DEADWOOD + 52])}
+                if not game.hand.options.concealed_melds_count:
+                    assert dead == set(best_arrangement(view.hand).deadwood)
+            if game.hand.over:
+                break
+            game.step(rng.choice(list(game.legal())))

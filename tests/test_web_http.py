@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import socket
 import ssl
 from collections.abc import AsyncIterator
@@ -36,7 +37,7 @@ from tongits.server.net.web import (
 )
 from tongits.server.net.websocket import WebSocketCarrier, text_frame
 from web_support import WebSocketClient, WebSocketRefused, read_response
-from wsproto.events import BytesMessage, Message, Ping
+from wsproto.events import AcceptConnection, BytesMessage, Message, Ping
 
 HELLO = {"type": "hello", "id": 1, "version": 1, "name": "Ana", "kind": "human"}
 
@@ -529,6 +530,118 @@ def test_a_carrier_turns_any_chunking_of_frames_into_the_same_lines(
         start, i = start + size, i + 1
     assert text == b"".join(m.encode() + b"\n" for m in messages)
     assert not carrier.ended
+
+
+def _wsproto_lines(wire: bytes, cuts: list[int], budgets: list[float]) -> list[object]:
+    """What wsproto alone makes of ``wire`` cut into chunks (the carrier's inbound before it
+    parsed a browser's frames itself): per chunk (text, reply, controls, ended) or the
+    refusal's error code, which ends the list, as does the end of the connection."""
+    from wsproto import WSConnection
+    from wsproto.connection import ConnectionType
+
+    ws = WSConnection(ConnectionType.SERVER)
+    ws.initiate_upgrade_connection(_UPGRADE, b"/ws")
+    list(ws.events())
+    ws.send(AcceptConnection())
+    out: list[object] = []
+    ended, start, i = False, 0, 0
+    while start < len(wire) and not ended:
+        chunk, budget = wire[start:start + cuts[i % len(cuts)]], budgets[i % len(budgets)]
+        start, i = start + len(chunk), i + 1
+        got = _wsproto_chunk(ws, chunk, budget)
+        out.append(got)
+        if isinstance(got, str):
+            break
+        ended = got[3]
+    return out
+
+
+def _wsproto_chunk(ws: Any, chunk: bytes, budget: float,
+                   ) -> str | tuple[bytes, bytes, int, bool]:
+    """One chunk through wsproto: (text, reply, controls, ended), or the refusal's code."""
+    from wsproto.connection import ConnectionState
+    from wsproto.events import CloseConnection, Pong, TextMessage
+    from wsproto.utilities import LocalProtocolError, RemoteProtocolError
+
+    text, reply, controls, messages, ended = b"", b"", 0, 0, False
+    try:
+        ws.receive_data(chunk)
+        for event in ws.events():
+            finished = isinstance(event, TextMessage) and event.message_finished
+            messages += isinstance(event, Ping | Pong) or finished
+            if isinstance(event, BytesMessage):
+                return ErrorCode.MALFORMED_FRAME
+            if messages > budget:
+                return ErrorCode.RATE_LIMITED
+            controls += isinstance(event, Ping | Pong)
+            if isinstance(event, TextMessage):
+                text += event.data.replace("\n", " ").replace("\r", " ").encode()
+                text += b"\n" if finished else b""
+            elif isinstance(event, Ping):
+                reply += ws.send(event.response())
+            elif isinstance(event, CloseConnection):
+                if ws.state is not ConnectionState.CLOSED:
+                    reply += ws.send(event.response())
+                ended = True
+                break
+    except (RemoteProtocolError, LocalProtocolError):
+        ended = True
+    return (text, reply, controls, ended)
+
+
+_EVENTS = st.one_of(
+    st.tuples(st.just("text"), st.text(st.characters(codec="utf-8") | st.sampled_from("\n\r"),
+                                        max_size=200), st.integers(1, 300)),
+    st.tuples(st.just("ping"), st.binary(max_size=20), st.just(0)),
+    st.tuples(st.just("bytes"), st.binary(max_size=20), st.just(0)),
+    st.tuples(st.just("close"), st.just(b""), st.just(0)),
+    st.tuples(st.just("raw"), st.binary(min_size=1, max_size=12), st.just(0)),
+)
+
+
+@given(st.lists(_EVENTS, max_size=8),
+       st.lists(st.integers(1, 300), min_size=1, max_size=8) | st.just([1 << 20]),
+       st.lists(st.sampled_from([0, 1, 2, 5, math.inf]), min_size=1, max_size=4),
+       st.sampled_from([0, 1, 4, 0x10000]))
+@settings(deadline=None, max_examples=300)
+def test_a_carrier_reads_every_stream_as_wsproto_alone_does(
+    events: list[tuple[str, Any, int]], cuts: list[int], budgets: list[float], big: int,
+) -> None:
+    """The carrier takes a browser's whole text frames itself and hands everything else to
+    wsproto: whatever the frames (fragmented or whole, pings, binary, a close, bytes that are
+    no frame, a text of 64 KiB), however they are cut into chunks and whatever the rate
+    limit's budget, each chunk gives what wsproto alone gave."""
+    from wsproto.connection import Connection, ConnectionType
+    from wsproto.events import CloseConnection
+
+    client = Connection(ConnectionType.CLIENT)
+    wire = client.send(Message(data="x" * big)) if big else b""
+    for kind, value, fragment in events:
+        if kind == "text":
+            pieces = [value[i:i + fragment] for i in range(0, len(value), fragment)] or [""]
+            for j, piece in enumerate(pieces):
+                wire += client.send(Message(data=piece, message_finished=j == len(pieces) - 1))
+        elif kind == "ping":
+            wire += client.send(Ping(payload=value))
+        elif kind == "bytes":
+            wire += client.send(BytesMessage(data=value))
+        elif kind == "close":
+            wire += client.send(CloseConnection(code=1000))
+            client = Connection(ConnectionType.CLIENT)  # it may send again: the bytes still come
+        else:
+            wire += value
+    carrier, _ = WebSocketCarrier.accept(_UPGRADE, b"/ws")
+    got: list[object] = []
+    start, i = 0, 0
+    while start < len(wire) and not carrier.ended:
+        chunk, budget = wire[start:start + cuts[i % len(cuts)]], budgets[i % len(budgets)]
+        start, i = start + len(chunk), i + 1
+        inbound = carrier.inbound(chunk, budget)
+        if inbound.refusal is not None:
+            got.append(inbound.refusal[0])
+            break
+        got.append((inbound.text, inbound.reply, inbound.controls, carrier.ended))
+    assert got == _wsproto_lines(wire, cuts, budgets)
 
 
 def test_a_carrier_answers_pings_and_the_closing_handshake() -> None:

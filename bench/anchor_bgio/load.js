@@ -114,8 +114,8 @@ async function main() {
   }
   const elapsed = (performance.now() - begin) / 1000;
   const actions = all.reduce((n, t) => n + t.actions, 0) - before;
-  console.log(JSON.stringify({ actions, elapsed, samples }));
-  process.exit(0);
+  // exit once the line is written: a pipe takes it in parts, and exit would cut it short
+  process.stdout.write(`${JSON.stringify({ actions, elapsed, samples })}\n`, () => process.exit(0));
 }
 
 main();

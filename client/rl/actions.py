@@ -34,8 +34,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import IntEnum
+from typing import cast
 
 from tongits.engine import DECK, Action, Card, Move, SeatView, is_meld
+from tongits.engine.cards import mask_of
+from tongits.engine.moves import CALL as CALL_MOVE
+from tongits.engine.moves import CHALLENGE as CHALLENGE_MOVE
+from tongits.engine.moves import DISCARD_MOVES, MELD_MOVES, SECRET_MOVES
+from tongits.engine.moves import DRAW as DRAW_MOVE
+from tongits.engine.moves import FOLD as FOLD_MOVE
 
 
 class Place(IntEnum):
@@ -119,35 +126,38 @@ def legal_actions(view: SeatView) -> dict[int, Move]:
     legal = view.legal
     if not legal:
         return {}
+    indices: list[int | None] = list(map(_SHARED.get, map(id, legal)))
+    if None not in indices:  # the engine's shared moves that need no context: nearly always
+        return dict(zip(cast("list[int]", indices), legal, strict=True))
     out: dict[int, Move] = {}
     melds: list[tuple[Card, ...]] | None = None
-    known = _KNOWN.get
-    for move in legal:
-        hit = known(id(move))
-        if hit is not None and hit[0] is move:
-            out[hit[1]] = move
-            continue
-        if move.action in _IN_CONTEXT:
-            if melds is None:
-                melds = [m.cards for m in view.melds]
-            out[action_index(move, melds, view.top)] = move
-            continue
-        index = action_index(move, (), None)
-        if len(_KNOWN) >= _KNOWN_MAX:
-            _KNOWN.clear()
-        _KNOWN[id(move)] = (move, index)
+    for move, index in zip(legal, indices, strict=True):
+        if index is None:
+            if move.action in _IN_CONTEXT:
+                if melds is None:
+                    melds = [m.cards for m in view.melds]
+                index = action_index(move, melds, view.top)
+            else:
+                index = action_index(move, (), None)
         out[index] = move
     return out
 
 
 #: The moves whose index depends on the table (the meld a card goes to, the pile's top).
 _IN_CONTEXT = frozenset({Action.SAPAW, Action.PICK})
-#: Bound on ``_KNOWN`` (cleared when reached).
-_KNOWN_MAX = 20_000
-#: The index of each move seen that needs no context, by the id of the move, which each entry
-#: holds (so no other move takes its id): the engine lists the same draws, discards and melds
-#: state after state, and the lookup is cheaper than working the index out again.
-_KNOWN: dict[int, tuple[Move, int]] = {}
+
+
+def _shared_indices() -> dict[int, int]:
+    """The index of each of the engine's shared moves whose index needs no context, by the
+    move's id: those objects live as long as the engine (``tongits.engine.moves``), so an id
+    is theirs for good. A draw, the answers, every discard, meld and secret meld."""
+    moves = [DRAW_MOVE, CALL_MOVE, CHALLENGE_MOVE, FOLD_MOVE, *DISCARD_MOVES]
+    moves += [MELD_MOVES[mask_of(m)] for m in MELDS]
+    moves += [SECRET_MOVES[mask_of(m)] for m in MELDS if len(m) == 4 and m[0].rank == m[1].rank]
+    return {id(move): action_index(move, (), None) for move in moves}
+
+
+_SHARED = _shared_indices()
 
 
 def index_of(view: SeatView, move: Move) -> int:

@@ -31,9 +31,10 @@ from tongits.engine import Card, Hand, HandRecord, Move, Options, deck_for, hand
 from tongits.engine.match import first_dealer
 
 from .actions import ACTIONS, ActionError, describe, legal_actions
-from .observation import OBSERVATION_SIZE, encode
+from .observation import OBSERVATION_SIZE, Encoder
 
 AGENTS = ("seat_0", "seat_1", "seat_2")
+_SEATS = {agent: seat for seat, agent in enumerate(AGENTS)}
 ObservationDict = dict[str, npt.NDArray[Any]]
 
 
@@ -73,6 +74,9 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         self.hand = Hand(deck_for(self.match_seed, 0), first_dealer(self.match_seed),
                          self.options)
         self._legal: dict[int, Move] | None = None
+        #: the observations of ``hand`` (``_encoder_of``)
+        self._encoder = Encoder()
+        self._encoded = self.hand
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -104,12 +108,21 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         self.agent_selection = AGENTS[self.hand.to_act]
 
     def observe(self, agent: str) -> ObservationDict:
-        seat = AGENTS.index(agent)
-        view = seat_view(self.hand, seat)
+        seat = _SEATS[agent]
+        hand = self.hand
+        view = seat_view(hand, seat)
         legal = legal_actions(view)
-        if seat == self.hand.to_act and not self.hand.over:
+        if seat == hand.to_act and not hand.over:
             self._legal = legal
-        return {"observation": encode(view), "action_mask": mask_of(legal)}
+        return {"observation": self._encoder_of(hand).encode(view),
+                "action_mask": mask_of(legal)}
+
+    def _encoder_of(self, hand: Hand) -> Encoder:
+        """The encoder of ``hand``'s views: one per hand, since it reads each step once (a new
+        one when ``hand`` is not the hand it encoded, however it came to be set)."""
+        if hand is not self._encoded:
+            self._encoder, self._encoded = Encoder(), hand
+        return self._encoder
 
     def legal(self) -> dict[int, Move]:
         """The legal moves of the agent to act, by action index (the mask's ones)."""

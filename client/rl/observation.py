@@ -34,7 +34,6 @@ indices    feature (each a 0/1 flag per card of ``Card(i)`` order unless said)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import lru_cache
 
 import numpy as np
@@ -43,6 +42,7 @@ from tongits.engine import (
     Action,
     CallTie,
     Card,
+    MeldView,
     Options,
     Phase,
     SapawBlock,
@@ -50,9 +50,9 @@ from tongits.engine import (
     SeatView,
     StockoutNoneOpen,
     TableMeld,
-    best_arrangement,
-    hand_count,
 )
+from tongits.engine.cards import BITS
+from tongits.engine.count import arrangement_masks, meldable, points_of
 
 HAND, PILE, TOP, MELDED, DISCARDED, TAKEN, DEADWOOD = 0, 52, 104, 156, 312, 468, 520
 SIZES, STOCK, OPENED, BLOCKED, SECRETS, PHASE = 572, 575, 576, 579, 582, 585
@@ -60,17 +60,40 @@ DEALER, FIRST_TURN, CALLER, CHALLENGED, COUNT, OPTIONS = 588, 591, 592, 595, 598
 #: The length of an observation.
 OBSERVATION_SIZE = 608
 
-_BYTES = (OBSERVATION_SIZE + 7) // 8
+_BYTES = OBSERVATION_SIZE // 8
 _PHASES = {Phase.START: 0, Phase.PLAY: 1, Phase.ANSWER: 2}
 _DISCARD, _CHALLENGE = Action.DISCARD, Action.CHALLENGE
 Observation = npt.NDArray[np.float32]
 
+#: The eight 0/1 features of each byte value (bit 0 first), as float32: an observation is its
+#: bits' bytes looked up here, one array operation.
+_BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
+                             bitorder="little").astype(np.float32)
+#: Where the features that are not 0/1 go: hand sizes, secret melds, stock, count.
+_SCALED = np.array([SIZES, SIZES + 1, SIZES + 2, SECRETS, SECRETS + 1, SECRETS + 2, STOCK,
+                    COUNT])
 
-@lru_cache(maxsize=1 << 16)
-def _arrangement(hand: tuple[Card, ...]) -> tuple[int, int]:
-    """The deadwood of a best arrangement of ``hand`` (bitmask) and its count (§7)."""
-    arrangement = best_arrangement(hand)
-    return sum(1 << c for c in arrangement.deadwood), arrangement.count
+#: Bound on ``_DEAD`` (cleared when reached).
+_DEAD_MAX = 1 << 16
+#: The deadwood of a best arrangement of each set of meldable cards met (bitmasks).
+_DEAD: dict[int, int] = {}
+
+
+def deadwood(hand: int) -> int:
+    """The deadwood (a bitmask) of a best arrangement of the cards of ``hand`` (a bitmask):
+    ``best_arrangement``'s, bit for bit. Its cards in no meld at all are deadwood in every
+    arrangement, and the rest is arranged on its own (``arrangement_masks`` does the same), so
+    the answer is kept per set of meldable cards, which a step changes far less often than
+    the hand itself (a drawn or thrown card that fits no meld leaves it as it is)."""
+    melded = meldable(hand)
+    if not melded:
+        return hand
+    dead = _DEAD.get(melded)
+    if dead is None:
+        if len(_DEAD) >= _DEAD_MAX:
+            _DEAD.clear()
+        dead = _DEAD[melded] = arrangement_masks(melded)[1]
+    return hand & ~melded | dead
 
 
 @lru_cache(maxsize=64)
@@ -90,72 +113,111 @@ def _option_bits(options: Options) -> int:
 
 
 def encode(view: SeatView) -> Observation:
-    """The observation of ``view``'s seat (a player's view: ``view.seat`` is not None).
-
-    Every 0/1 feature is first set as a bit of one integer, turned into the array at once:
-    the environment makes one observation per step, and this is several times faster than
-    setting array entries one by one."""
-    me = view.seat
-    assert me is not None, "a spectator has no observation"
-    hand = _mask(view.hand)
-    cards, secrets = _table_bits(view, me)
-    deadwood, count = _arrangement(view.hand)
-    if view.options.concealed_melds_count:
-        deadwood, count = hand, hand_count(view.hand, concealed_melds_count=True)
-    bits = (hand << HAND | cards | deadwood << DEADWOOD | _history_bits(view, me)
-            | _state_bits(view, me) | _option_bits(view.options))
-    flags = np.frombuffer(bits.to_bytes(_BYTES, "little"), dtype=np.uint8)
-    out = np.unpackbits(flags, count=OBSERVATION_SIZE, bitorder="little").astype(np.float32)
-    sizes = view.hand_sizes
-    for rel in range(3):
-        out[SIZES + rel] = min(sizes[(me + rel) % 3] / 13, 1.0)
-        out[SECRETS + rel] = min(secrets[rel] / 4, 1.0)
-    out[STOCK] = view.stock / 15
-    out[COUNT] = min(count / 100, 1.0)
-    return out
+    """The observation of ``view``'s seat (a player's view: ``view.seat`` is not None)."""
+    return Encoder().encode(view)
 
 
-def _mask(cards: Iterable[Card]) -> int:
-    mask = 0
-    for c in cards:
-        mask |= 1 << c
-    return mask
+class Encoder:
+    """The observations of the views of one hand, in the order of its states: what stays
+    the same from one state to the next (the history read so far, the melds) is not read
+    again. ``encode`` is the same answer for any one view.
+
+    Every 0/1 feature is first set as a bit of one integer and seat by seat in table order
+    (seat 0, 1, 2), then turned to the observing seat's order and into the array at once: a
+    training environment makes one observation per step, and this is several times faster
+    than setting array entries one by one."""
+
+    __slots__ = ("_steps", "_discarded", "_challenged", "_melds", "_melded", "_taken",
+                 "_secrets")
+
+    def __init__(self) -> None:
+        #: history steps read so far, and what they say: the cards each seat discarded
+        #: (bitmasks) and who challenged the call (a bit per seat)
+        self._steps = 0
+        self._discarded = [0, 0, 0]
+        self._challenged = 0
+        #: the melds last read, and their face-up cards per owner, the cards they would
+        #: take, the secret melds per owner
+        self._melds: tuple[MeldView, ...] | None = None
+        self._melded = (0, 0, 0)
+        self._taken = 0
+        self._secrets = (0, 0, 0)
+
+    def encode(self, view: SeatView) -> Observation:
+        """The observation of ``view``'s seat; ``view`` is of the same hand as the views
+        before it, in a later state (or the same)."""
+        me = view.seat
+        assert me is not None, "a spectator has no observation"
+        nxt, after = (me + 1) % 3, (me + 2) % 3
+        hand = sum(map(BITS.__getitem__, view.hand))  # the cards of a hand are distinct
+        # (with concealed_melds_count every card counts: all of them are "deadwood")
+        dead = hand if view.options.concealed_melds_count else deadwood(hand)
+        self._read_history(view)
+        discarded = self._discarded
+        if view.melds != self._melds:
+            self._read_melds(view.melds)
+        melded = self._melded
+        bits = (hand << HAND | dead << DEADWOOD | self._taken << TAKEN
+                | melded[me] << MELDED | melded[nxt] << MELDED + 52
+                | melded[after] << MELDED + 104
+                | discarded[me] << DISCARDED | discarded[nxt] << DISCARDED + 52
+                | discarded[after] << DISCARDED + 104
+                | _pile_bits(view) | _state_bits(view, me, self._challenged)
+                | _option_bits(view.options))
+        flags = np.frombuffer(bits.to_bytes(_BYTES, "little"), dtype=np.uint8)
+        out: Observation = _BYTE_FLOATS.take(flags, axis=0).reshape(OBSERVATION_SIZE)
+        sizes, secrets = view.hand_sizes, self._secrets
+        out[_SCALED] = (min(sizes[me] / 13, 1.0), min(sizes[nxt] / 13, 1.0),
+                        min(sizes[after] / 13, 1.0), min(secrets[me] / 4, 1.0),
+                        min(secrets[nxt] / 4, 1.0), min(secrets[after] / 4, 1.0),
+                        view.stock / 15, min(points_of(dead) / 100, 1.0))
+        return out
+
+    def _read_history(self, view: SeatView) -> None:
+        """Who discarded which card and who challenged the call, from the steps not yet read
+        (only what every seat sees of them)."""
+        history = view.history
+        if len(history) < self._steps:
+            raise ValueError("a view of an earlier state than the last one encoded")
+        discarded = self._discarded
+        for step in history[self._steps:]:
+            action = step.move.action
+            if action is _DISCARD:
+                card = step.move.card
+                assert card is not None
+                discarded[step.seat] |= BITS[card]
+            elif action is _CHALLENGE:
+                self._challenged |= 1 << step.seat
+        self._steps = len(history)
+
+    def _read_melds(self, melds: tuple[MeldView, ...]) -> None:
+        """The melds' face-up cards per owner, the cards they would take, the secret melds."""
+        melded = [0, 0, 0]
+        secrets = [0, 0, 0]
+        taken = 0
+        for meld in melds:
+            if meld.secret:
+                secrets[meld.owner] += 1
+            elif meld.cards:
+                melded[meld.owner] |= sum(map(BITS.__getitem__, meld.cards))
+                taken |= _accepted(meld.cards)
+        self._melds = melds
+        self._melded = (melded[0], melded[1], melded[2])
+        self._secrets = (secrets[0], secrets[1], secrets[2])
+        self._taken = taken
 
 
-def _table_bits(view: SeatView, me: int) -> tuple[int, list[int]]:
-    """The pile, its top, the melds' face-up cards by owner and the cards they would take;
-    and the number of secret melds of each seat (relative to ``me``)."""
-    bits = _mask(view.discards) << PILE
-    if view.discards:
-        bits |= 1 << (TOP + view.discards[-1])
-    taken = 0
-    secrets = [0, 0, 0]
-    for meld in view.melds:
-        rel = (meld.owner - me) % 3
-        if meld.secret:
-            secrets[rel] += 1
-        elif meld.cards:
-            bits |= _mask(meld.cards) << (MELDED + 52 * rel)
-            taken |= _accepted(meld.cards)
-    return bits | taken << TAKEN, secrets
+def _pile_bits(view: SeatView) -> int:
+    """The discard pile and its top card."""
+    discards = view.discards
+    if not discards:
+        return 0
+    return sum(map(BITS.__getitem__, discards)) << PILE | 1 << (TOP + discards[-1])
 
 
-def _history_bits(view: SeatView, me: int) -> int:
-    """Who discarded which card, and who challenged the call, from the public history."""
-    bits = 0
-    for step in view.history:
-        action = step.move.action
-        if action is _DISCARD:
-            card = step.move.card
-            assert card is not None
-            bits |= 1 << (DISCARDED + 52 * ((step.seat - me) % 3) + card)
-        elif action is _CHALLENGE:
-            bits |= 1 << (CHALLENGED + (step.seat - me) % 3)
-    return bits
-
-
-def _state_bits(view: SeatView, me: int) -> int:
-    """Opened and blocked seats, the phase, the dealer, the first turn, the caller."""
+def _state_bits(view: SeatView, me: int, challenged: int) -> int:
+    """Opened and blocked seats, the phase, the dealer, the first turn, the caller and who
+    challenged it, relative to ``me``."""
     bits = 0
     for rel in range(3):
         seat = (me + rel) % 3
@@ -163,6 +225,8 @@ def _state_bits(view: SeatView, me: int) -> int:
             bits |= 1 << (OPENED + rel)
         if view.blocked[seat]:
             bits |= 1 << (BLOCKED + rel)
+        if challenged >> seat & 1:
+            bits |= 1 << (CHALLENGED + rel)
     phase = _PHASES.get(view.phase)
     if phase is not None:
         bits |= 1 << (PHASE + phase)

@@ -49,7 +49,7 @@ from tongits.protocol import (
 
 from . import bots
 from .actor import Table
-from .dealing import Dealing, MatchHost
+from .dealing import Dealing
 from .entries import DealEntry, StartEntry
 from .table import SEATS
 
@@ -162,12 +162,10 @@ class _ArenaPlay(Protocol):
 
     def wake(self) -> None: ...
 
-    def autoplay(self, seat: int) -> None: ...
-
     def bot_move(self, seat: int) -> None: ...
 
 
-class ArenaHost(MatchHost, Protocol):
+class ArenaHost(Protocol):
     """What ``ArenaDealing`` asks of its table besides its ``TableParts``: who is at it, its
     seats to fill and give back, and its match to start and to play bots in."""
 
