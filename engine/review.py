@@ -180,7 +180,7 @@ def _grade(
     played: Move,
     params: ExpertParams,
 ) -> Decision:
-    searched = search(view, None, params)
+    searched = search(view, params)
     found, ranked = searched.search, searched.values
     line = tongits_line(view)
     worlds = ranked[0].worlds

@@ -202,6 +202,23 @@ def test_strong_behind_the_protocol_plays_exactly_as_in_process(
     assert counts(hosted) == counts(inproc)
 
 
+def test_the_expert_behind_the_protocol_plays_exactly_as_in_process(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The expert deals its worlds from the position as its seat sees it (``world_rng``: its
+    place after the dealer, its cards, the history), never from seat numbers or the per-hand
+    seed only an in-process bot is given: as a program it searches the same worlds and plays
+    every rotation as the in-process expert does. Seeded with seat numbers, it chose other
+    moves where its search was close."""
+    argv = ["--hands", "12", "--seed", "7"]
+    inproc = arena_json(capsys, "--bots", "strong,greedy,expert", *argv)
+    hosted = arena_json(
+        capsys, "--bots", f"strong,greedy,cmd:{PYTHON} -m tongits.client.cli bot expert --name e2",
+        *argv,
+    )
+    assert counts(hosted) == counts(inproc)
+
+
 def test_a_crashing_bot_is_restarted_and_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

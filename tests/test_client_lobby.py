@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import cast
 
 import pytest
+import trio
+import trio.testing
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from server_support import memory_server, next_of
-from tongits.client.connection import ServerError
+from tongits.client.connection import Connection, ServerError
 from tongits.client.tui.app import TableScreen
 from tongits.client.tui.listing import LOBBY_COMMANDS, LOBBY_HELP, describe
 from tongits.client.tui.lobby import (
     CREATE_USAGE,
+    REFRESH,
     LobbyChoice,
     LobbyError,
     LobbyJoin,
@@ -315,3 +319,33 @@ async def test_a_private_table_asked_for_by_id_alone_says_how_to_get_in() -> Non
             assert cai.seat == 2
     with pytest.raises(LobbyError, match=r"usage: join TABLE \[SEAT\] \[CODE\]"):
         parse_lobby("join t1 2 code extra")
+
+
+class _SlowJoin:
+    """A connection whose server answers a join only after the table list is due again."""
+
+    def __init__(self) -> None:
+        self.joined: list[str] = []
+
+    async def list_tables(self) -> list[TableInfoMap]:
+        return []
+
+    async def join(self, table: str, seat: int | None = None, *, code: str | None = None) -> None:
+        await trio.sleep(REFRESH * 3)
+        self.joined.append(table)
+
+
+async def test_a_join_answered_after_the_lists_refresh_still_seats(
+        autojump_clock: trio.testing.MockClock) -> None:
+    """The list's refresh does not cut off a request in flight: a join typed just before the
+    refresh was due was cancelled there and lost (the player saw "asking the server…" and had
+    to type it again)."""
+    conn = _SlowJoin()
+    lobby = LobbyJoin()
+    lobby.session = NetSession("127.0.0.1", 1, SessionOptions(name="Ana", join=lobby))
+    with trio.fail_after(REFRESH * 20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lobby, cast(Connection, conn))
+            await trio.sleep(REFRESH - 0.1)
+            assert lobby.choose("join t1") is None
+    assert conn.joined == ["t1"]

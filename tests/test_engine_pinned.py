@@ -139,8 +139,8 @@ PINNED = {
     random_records: "b65603ad737c7aec",
     views: "852b62f2b002ba68",
     bot_records: "a076ca79d87592c3",
-    expert_decisions: "a4e23a4cea68dcc1",
-    worlds: "78d07ec2b3f042cb",
+    expert_decisions: "183cf706032d0f81",
+    worlds: "6bb0abcba394714d",
 }
 
 

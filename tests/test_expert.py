@@ -4,6 +4,7 @@ only beyond its search's noise, saying so in the hint."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from client_positions import position
@@ -25,7 +26,8 @@ from tongits.engine import (
 )
 from tongits.engine.advice import advise
 from tongits.engine.policies import ExpertParams, ExpertPolicy, get_policy
-from tongits.engine.policies.expert import search
+from tongits.engine.policies.doubt import doubt_of
+from tongits.engine.policies.expert import Search, search, world_rng
 from tongits.engine.policies.rollout import rollout_move
 from tongits.engine.policies.worlds import InferenceParams, WorldMaker
 
@@ -124,25 +126,52 @@ BOTH_OPENED = [(1, "9c 9d 9h"), (2, "Qs Qh Qd")]
 """Seat 1 may call; seat 2, opened too, may challenge."""
 
 
-def test_the_expert_calls_only_when_the_call_gains_beyond_the_searchs_noise() -> None:
-    """At the start of a turn, drawing (the search's best move but the call) is the default, and
-    the search calls only when calling gains over it by more than ``guard_z`` standard errors on
-    the same worlds. With count 34, calling averages about a chip more than drawing, within the
-    noise: no call, and the hint says so (left to pick by noise, the hint advised calls that were
-    coin flips). With count 19 the gain is well beyond the noise: call."""
-    close = position("Ac Ts 5c Kc 5s 3c", melds=BOTH_OPENED, top="7c")
-    found = search(close, None, ExpertParams())
+def test_the_expert_overrules_strongs_move_at_the_start_of_a_turn_only_beyond_the_noise() -> None:
+    """At the start of a turn the default is ``strong``'s move: here a draw (``strong`` never
+    calls above 25). The search calls instead only when calling gains over the draw by more
+    than ``guard_z`` standard errors on the same worlds. At count 41 in both positions: with
+    one hand the call's gain is within the noise, so the expert draws and the hint says so;
+    with the other it is well beyond: call. A call ``strong`` makes is kept when the search
+    agrees."""
+    close = position("6h 4h 4s 7h Jc 2h 8c", melds=BOTH_OPENED, top="7c")
+    found = search(close, ExpertParams())
+    assert found.default.move == Move(Action.DRAW) and close.count() == 41
     assert found.guard is not None and found.guard.rival.move == CALL
     assert 0 < found.guard.gain <= found.guard.z * found.guard.noise
     assert ExpertPolicy()(close) == Move(Action.DRAW)
     reason = advise(close).steps[0].reason()
     assert "call averages" in reason and "within the noise" in reason
 
-    clear = position("5s 2s Jc 2h", melds=BOTH_OPENED, top="7c")
-    found = search(clear, None, ExpertParams())
+    clear = position("8s Td 5h Kh 3h 4s Ah", melds=BOTH_OPENED, top="7c")
+    found = search(clear, ExpertParams())
+    assert found.default.move == Move(Action.DRAW) and clear.count() == 41
     assert found.guard is not None and found.guard.beyond_noise
     assert ExpertPolicy()(clear) == CALL
     assert "beyond the noise" in advise(clear).steps[0].reason()
+
+    low = position("5s 2s Jc 2h 6s", melds=BOTH_OPENED, top="7c")
+    found = search(low, ExpertParams())
+    assert found.default.move == CALL and found.guard is not None and found.guard.gain <= 0
+    assert "the search agrees" in advise(low).steps[0].reason()
+
+
+def test_a_call_is_valued_against_a_table_that_must_guess_the_callers_count() -> None:
+    """The seats facing the expert's call (in its search) read it as a player would: from the
+    caller's hand size and throws, believing a low count more than a high one. A caller
+    holding K♦ T♠ 5♣ (25) is folded to by a seat counting 24, which would win the showdown (the
+    rollouts' own answerers, who see the caller's cards, challenged it), and challenged by a
+    seat counting 9. The more a count, the fewer of the caller's imagined hands it beats."""
+    view = position("Kd Ts 5c", melds=BOTH_OPENED, top="7c")
+    doubt = doubt_of(view, InferenceParams())
+    assert all(a >= b for a, b in itertools.pairwise(doubt.beaten))
+    world = Search(view, world_rng(view), InferenceParams()).world(0)
+    world.apply(1, CALL)
+    answerer = world.to_act
+    world.hands[answerer] = set(parse_cards("Kh Jd 4c"))  # 24, less than the caller's 25
+    assert rollout_move(world) == Move(Action.CHALLENGE)
+    assert doubt.answer(world) == Move(Action.FOLD)
+    world.hands[answerer] = set(parse_cards("5h 4d"))  # 9
+    assert doubt.answer(world) == Move(Action.CHALLENGE)
 
 
 def test_the_hint_says_within_the_noise_only_when_the_other_move_gains() -> None:

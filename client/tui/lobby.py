@@ -154,19 +154,18 @@ class LobbyJoin:
         while True:
             self.tables = await conn.list_tables()
             sink(TablesListed(self.tables))
-            with trio.move_on_after(REFRESH):
+            choice: LobbyChoice | None = None
+            with trio.move_on_after(REFRESH):  # only the wait: a request is never cut off
                 choice = await self._receive.receive()
-                try:
-                    if choice.action == "queue":
-                        with trio.CancelScope(shield=True):  # the wait is not the refresh's
-                            seated = await self._queue(conn)
-                    else:
-                        seated = await self._take(conn, choice)
-                except ServerError as error:
-                    sink(ServerRefused(error.code, error.message))
-                    continue
-                if not seated:
-                    continue
+            if choice is None:
+                continue
+            try:
+                seated = await (self._queue(conn) if choice.action == "queue"
+                                else self._take(conn, choice))
+            except ServerError as error:
+                sink(ServerRefused(error.code, error.message))
+                continue
+            if seated:
                 sink(TablesListed(None))
                 return
 

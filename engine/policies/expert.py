@@ -10,28 +10,32 @@ For each decision with more than one legal move:
 3. **Choice.** Sequential halving over the candidates: every candidate is tried on the same
    worlds (common random numbers, so a comparison is not drowned by the luck of the deal), the
    worse half is dropped and the survivors get more worlds, until the rollout budget is spent.
-   The move with the best mean chips is played, with one guard: a default move, which the
-   search overrules only when its best other move gains over it by more than ``guard_z``
-   standard errors on the same worlds. While the seat plays its cards (melds, lay-offs,
-   discards) and while it answers a call, the default is the ``strong`` bot's move; at the
-   start of a turn, the search's best move but the call (or the call, when no opened seat may
-   challenge it): a call or a challenge is a bet of several chips that the noise must not
-   place. Between discards the search's noise (a few chips over a hundred
-   rollouts) dwarfs the differences (a fraction of a chip), and a search left to pick by noise
-   delayed its opening meld (the rollouts would place it next turn, the search again did not)
-   and kept high cards: it lost 0.59 chips a hand against two ``strong`` bots, and with the
-   guard it beats them (``docs/BOTS.md``).
+   The move with the best mean chips is played, with one guard: the ``strong`` bot's move is
+   the default, which the search overrules only when its best other move gains over it by
+   more than ``guard_z`` standard errors on the same worlds. Between discards the search's
+   noise (a few chips over a hundred rollouts) dwarfs the differences (a fraction of a chip),
+   and a search left to pick by noise delayed its opening meld (the rollouts would place it
+   next turn, the search again did not) and kept high cards: it lost 0.59 chips a hand against
+   two ``strong`` bots. A call or a challenge is a bet of several chips that the noise must not
+   place either.
+   **A call is valued against a table that must guess** (``doubt.py``): the rollouts' own
+   answerers see the caller's cards and challenge exactly when they win, the worst a caller
+   can meet; valued so, the search seldom overruled a draw with a call and overruled many of
+   ``strong``'s calls. The seats facing the seat's call answer as a player reading it from what
+   the table has seen of the caller, believing a low count more than a high one.
 4. **Reason.** ``decide`` says why in the search's own terms: the move's mean chips over the
    worlds it was played in, the runner-up's, and in how many of the worlds both were played the
    move did better or worse than the runner-up (``Choice``, cards in the reader's notation,
    seats by the players' names). A kept default gives its own reason and the guard's verdict:
    the search agrees, or the better move's gain is "within the noise", with the noise.
 
-The budget counts rollouts, not seconds, so the same seed and budget always give the same move
-whatever the machine's load. The worlds of a decision are seeded by the position itself
-(``world_rng``: the seat's cards and the public history) and the policy's seed, so the hint, the
-bot and ``tongits review`` (``engine/review.py``), which all call ``search``, deal the same
-worlds for the same position and find the same move.
+The budget counts rollouts, not seconds, so the same budget always gives the same move whatever
+the machine's load. The worlds of a decision are seeded by the position as the seat sees it
+(``world_rng``: its place after the dealer, its cards, the public history by the movers'
+places), never by seat numbers or the seed the policy is built with: the hint, the bot and
+``tongits review`` (``engine/review.py``), which all call ``search``, deal the same worlds for
+the same position and find the same move, and an expert behind the protocol plays as the
+in-process one.
 
 A Tongits available this turn (``tongits_line``) is played without a search: every meld that
 begins it ends the same way in every world, and the search would name the first of them.
@@ -48,9 +52,10 @@ from dataclasses import dataclass, field
 from ..cards import mask_of
 from ..count import best_arrangement
 from ..hand import Hand, Phase
-from ..moves import Action, Move
+from ..moves import CALL, Action, Move
 from ..view import SeatView
-from .common import Choice
+from .common import Choice, position_key
+from .doubt import Doubt, doubt_of
 from .rollout import plan, play_out, rollout_move
 from .strong import StrongPolicy
 from .worlds import InferenceParams, WorldMaker
@@ -79,13 +84,13 @@ class MoveValue:
     chips: tuple[int, ...] = ()
 
 
-def world_rng(view: SeatView, seed: int | str | None = None) -> random.Random:
-    """The random source of the worlds of ``view``'s decision: the position (the seat, the
-    dealer, the seat's cards, every public move so far) and ``seed``. The same position gets
-    the same worlds whoever asks: the bot, the hint, the review."""
-    history = " ".join(f"{step.seat}:{step.move}" for step in view.history)
-    cards = " ".join(map(str, view.hand))
-    return random.Random(f"worlds/{seed}/{view.seat}/{view.dealer}/{cards}/{history}")
+def world_rng(view: SeatView, salt: str | None = None) -> random.Random:
+    """The random source of the worlds of ``view``'s decision: the position as the seat sees it
+    (``position_key``: its place after the dealer, its cards, every public move by its mover's
+    place) and ``salt``. The same position gets the same worlds whoever asks (the bot, the hint,
+    the review) and whatever the seats' numbers: an expert behind the protocol, where the dealer
+    goes round instead of the bots, plays as the in-process one."""
+    return random.Random(f"worlds/{salt}/{position_key(view)}")
 
 
 def tongits_line(view: SeatView) -> tuple[Move, ...] | None:
@@ -112,9 +117,12 @@ def tongits_line(view: SeatView) -> tuple[Move, ...] | None:
     return tuple(line) if line[0] in view.legal else None
 
 
-def _rollout(world: Hand, seat: int, move: Move) -> int:
+def _rollout(world: Hand, seat: int, move: Move, doubt: Doubt | None = None) -> int:
     hand = world.copy()
     hand.apply_legal(seat, move)
+    if doubt is not None and move == CALL:
+        while hand.phase is Phase.ANSWER:
+            hand.apply_legal(hand.to_act, doubt.answer(hand))
     play_out(hand)
     assert hand.result is not None
     return hand.result.chips[seat]
@@ -123,12 +131,16 @@ def _rollout(world: Hand, seat: int, move: Move) -> int:
 class Search:
     """The worlds and rollouts of one decision (shared by the policy and the review)."""
 
-    def __init__(self, view: SeatView, rng: random.Random, params: InferenceParams):
+    def __init__(
+        self, view: SeatView, rng: random.Random, params: InferenceParams,
+        doubt: Doubt | None = None,
+    ):
         assert view.seat is not None
         self.seat = view.seat
         self.maker = WorldMaker(view, params)
         self.rng = rng
         self.worlds: list[Hand] = []
+        self.doubt = doubt
 
     def world(self, i: int) -> Hand:
         while len(self.worlds) <= i:
@@ -137,7 +149,7 @@ class Search:
 
     def chips(self, move: Move, worlds: int) -> tuple[int, ...]:
         """The seat's chips after ``move`` in each of the first ``worlds`` worlds."""
-        return tuple(_rollout(self.world(i), self.seat, move) for i in range(worlds))
+        return tuple(_rollout(self.world(i), self.seat, move, self.doubt) for i in range(worlds))
 
     def share_fed(self, discard: Move) -> float:
         """The share of the sampled worlds in which the next seat picks ``discard`` at once."""
@@ -168,7 +180,7 @@ class Search:
                 step = max(step, min(min_worlds, budget // len(alive)))
             for m in alive:
                 worlds = range(done, done + step)
-                chips[m] += [_rollout(self.world(i), self.seat, m) for i in worlds]
+                chips[m] += [_rollout(self.world(i), self.seat, m, self.doubt) for i in worlds]
             done += step
             for m in alive:
                 result[m] = MoveValue(m, sum(chips[m]) / done, done, tuple(chips[m]))
@@ -198,7 +210,8 @@ class ExpertPolicy:
     name = "expert"
 
     def __init__(self, seed: int | str | None = None, params: ExpertParams | None = None):
-        self.seed = seed
+        """``seed``: taken, as every policy takes one, and not used (the worlds come from the
+        position: see the module's docstring)."""
         self.params = params or ExpertParams()
 
     def __call__(self, view: SeatView) -> Move:
@@ -212,12 +225,10 @@ class ExpertPolicy:
         line = tongits_line(view)
         if line is not None:
             return Choice(line[0], "it begins a Tongits: " + " · ".join("{}" for _ in line), line)
-        found = search(view, self.seed, self.params)
-        if found.default is None or found.guard is None:
+        found = search(view, self.params)
+        if found.guard is None:
             return explain(found.values)
         if found.values[0].move == found.default.move:
-            if found.searched_default and found.guard.gain <= 0:
-                return explain(found.values)  # the search's own choice: say so in its terms
             return kept(found.default, found.guard)
         return overruled(found.values, found.guard)
 
@@ -243,60 +254,33 @@ class Guard:
 @dataclass(frozen=True, slots=True)
 class Searched:
     """One decision's search: its worlds (``search``), every searched move's value best first,
-    the default move the search had to beat (``None`` where there is none; ``searched_default``
-    when it is the search's own best move but the call) and the guard's verdict on it (``None``
-    when no other move was searched)."""
+    the default move the search had to beat (``strong``'s) and the guard's verdict on it
+    (``None`` when no other move was searched)."""
 
     search: Search
     values: list[MoveValue]
-    default: Choice | None
+    default: Choice
     guard: Guard | None = None
-    searched_default: bool = False
 
 
-CALL = Move(Action.CALL)
 
-
-def default_choice(view: SeatView, seed: int | str | None) -> Choice | None:
-    """The move the search must clearly beat, before the search: ``strong``'s while the seat
-    plays its cards and while it answers a call (a challenge, like a call, is a bet the
-    search's noise must not decide); at the start of a turn where no opened seat may
-    challenge, the call, which wins for sure. At the start of any other turn where the seat
-    may call, the default is the search's best move but the call (``search``)."""
-    if view.phase is Phase.PLAY or view.phase is Phase.ANSWER:
-        return StrongPolicy(seed).decide(view)
-    if view.phase is Phase.START and CALL in view.legal:
-        rivals = [s for s in range(3) if s != view.seat and view.opened[s]]
-        if not rivals:
-            return Choice(CALL, "no other seat has opened, so nobody may challenge: the call wins")
-    return None
-
-
-def search(view: SeatView, seed: int | str | None, params: ExpertParams) -> Searched:
-    """The expert's search of ``view``'s decision: its worlds (``world_rng(view, seed)``), the
-    sequential halving of its ``candidates`` (and the default move), best first, the default
-    put first unless the best beats it by ``guard_z`` standard errors. The bot, the hint and
-    the review all call this, so the same position and seed always give them the same answer.
-
-    A call is guarded too: at the start of a turn, unless the call wins for sure, the default
-    is the best move but the call, and the search calls only when calling gains over it beyond
-    the noise. Left to pick by noise, the hint advised calls at counts of 40 or more into an
-    opened seat counting less (coin flips: better in 42 % of the worlds, worse in 50 %)."""
-    found = Search(view, world_rng(view, seed), params.inference)
-    default = default_choice(view, seed)
+def search(view: SeatView, params: ExpertParams) -> Searched:
+    """The expert's search of ``view``'s decision: its worlds (``world_rng(view)``), the
+    sequential halving of its ``candidates`` and of ``strong``'s move, the default, best
+    first, the default put first unless the best beats it by ``guard_z`` standard errors.
+    Where the seat may call, a call is valued against the answers of a table that reads it
+    (``doubt_of``). The bot, the hint and the review all call this, so the same position
+    always gives them the same answer."""
+    answerers = [s for s in range(3) if s != view.seat and view.opened[s]]
+    doubt = doubt_of(view, params.inference) if CALL in view.legal and answerers else None
+    found = Search(view, world_rng(view), params.inference, doubt)
+    default = StrongPolicy().decide(view)
     moves = candidates(view)
-    if default is not None and default.move not in moves:
+    if default.move not in moves:
         moves.append(default.move)
     values = found.halving(moves, params.budget, params.min_worlds)
-    searched = default is None and CALL in moves and len(moves) > 1
-    if searched:
-        rest = next(v for v in values if v.move != CALL)
-        default = Choice(rest.move, "the search's best move but the call, which is not clearly "
-                         "better")
-    if default is None:
-        return Searched(found, values, None)
     values, guard = _guarded(found, values, default.move, params.guard_z)
-    return Searched(found, values, default, guard, searched)
+    return Searched(found, values, default, guard)
 
 
 def _guarded(

@@ -62,7 +62,7 @@ def infer(view: SeatView, params: InferenceParams) -> Inference:
     """Read the view's public history into card weights for the other two seats."""
     know = public_knowledge(view)
     seat = know.seat
-    others = [s for s in range(3) if s != seat]
+    others = [(seat + 1) % 3, (seat + 2) % 3]  # in play order: no seat numbers in the dealing
     weights = {s: [1.0] * 52 for s in others}
     if params.enabled:
         _weigh_throws_and_passes(view, weights, params)
@@ -197,7 +197,7 @@ class WorldMaker:
         cards = indices_of(pool)
         hands: list[set[Card]] = [set(), set(), set()]
         hands[inf.seat] = set(self.mine)
-        others = [s for s in range(3) if s != inf.seat]
+        others = [(inf.seat + 1) % 3, (inf.seat + 2) % 3]
         rand = rng.random
         for s in others:
             k = view.hand_sizes[s]
