@@ -248,7 +248,7 @@ def seat_view(hand: Hand, seat: int | None) -> SeatView:
 
 
 #: Bound on the memoized meld views (cleared when reached).
-_MELD_VIEWS_MAX = 20_000
+_MELD_VIEWS_MAX = 4096
 #: Per meld on the table, by its id: the meld (so that no other takes that id while it is
 #: here), its size, and its view with and without its cards. A meld changes only by growing
 #: (``TableMeld.add``), so its size says which state the views are of.

@@ -74,7 +74,7 @@ _SCALED = np.array([SIZES, SIZES + 1, SIZES + 2, SECRETS, SECRETS + 1, SECRETS +
                     COUNT])
 
 #: Bound on ``_DEAD`` (cleared when reached).
-_DEAD_MAX = 1 << 16
+_DEAD_MAX = 1 << 14
 #: The deadwood of a best arrangement of each set of meldable cards met (bitmasks).
 _DEAD: dict[int, int] = {}
 
