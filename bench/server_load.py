@@ -1049,9 +1049,7 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
         if variant.code is None:
             continue
         mine = variant.tag.removesuffix("_against")
-        for name in ("server_p99_us", "cpu_per_action_us"):
-            report[f"b{mine}_{name}_over_against"] = round(
-                report[f"b{mine}_{name}"] / report[f"b{variant.tag}_{name}"], 3)
+        _over_against(report, f"b{mine}", ("server_p99_us", "cpu_per_action_us"))
         print(f"(b) [{variant.db}, {variant.transport}] this checkout / --against: p99 "
               f"{report[f'b{mine}_server_p99_us_over_against']}, CPU per action "
               f"{report[f'b{mine}_cpu_per_action_us_over_against']}", flush=True)
@@ -1113,12 +1111,18 @@ def _flat_out_against(dbs: list[str], report: dict[str, Any]) -> None:
     """(c)'s figures of this checkout over ``--against``'s."""
     for db in dbs:
         tag = "" if len(dbs) == 1 else ("_memory" if db == ":memory:" else "_file")
-        for key in ("actions_per_s", "cpu_per_action_us"):
-            report[f"c{tag}_{key}_over_against"] = round(
-                report[f"c{tag}_{key}"] / report[f"c{tag}_against_{key}"], 3)
+        _over_against(report, f"c{tag}", ("actions_per_s", "cpu_per_action_us"))
         print(f"(c) [{db}] this checkout / --against: actions/s "
               f"{report[f'c{tag}_actions_per_s_over_against']}, CPU per action "
               f"{report[f'c{tag}_cpu_per_action_us_over_against']}", flush=True)
+
+
+def _over_against(report: dict[str, Any], prefix: str, names: tuple[str, ...]) -> None:
+    """Each figure ``prefix_NAME`` of this checkout over ``prefix_against_NAME``, the same
+    figure of ``--against``'s server, as ``prefix_NAME_over_against``."""
+    for name in names:
+        report[f"{prefix}_{name}_over_against"] = round(
+            report[f"{prefix}_{name}"] / report[f"{prefix}_against_{name}"], 3)
 
 
 def main() -> None:
