@@ -340,7 +340,7 @@ def ana_resumed() -> dict[str, Any]:
                                       if line.kind == "seat"]
                 seen["log"] = [line.text for line in screen.state.log() if line.kind != "seat"]
                 seen["events"] = [line.text for line in event_lines(
-                    screen.state.view.history, screen.state.names)]
+                    screen.state.view.history, screen.state.told_names)]
                 seen["screen"] = screen_for(screen.state)
 
     asyncio.run(main())
