@@ -112,6 +112,20 @@ def count_mask(mask: int) -> int:
     return points_of(mask & ~melded) + (_score(melded, _scores()) + 7) // 8
 
 
+def deadwood_mask(mask: int) -> int:
+    """The deadwood of a minimum-count arrangement of ``mask``: ``arrangement_masks(mask)[1]``,
+    bit for bit. Cards in no meld are deadwood in every arrangement and the rest is arranged on
+    its own, so the search is kept per set of meldable cards, which a step changes far less
+    often than the hand (a drawn or thrown card that fits no meld leaves it as it is)."""
+    melded = meldable(mask)
+    return mask & ~melded | _melded_deadwood(melded) if melded else mask
+
+
+@lru_cache(maxsize=1 << 14)
+def _melded_deadwood(melded: int) -> int:
+    return arrangement_masks(melded)[1]
+
+
 @dataclass(frozen=True, slots=True)
 class Arrangement:
     """A best arrangement of a hand: its melds, its leftover cards and their count."""

@@ -52,7 +52,7 @@ from tongits.engine import (
     TableMeld,
 )
 from tongits.engine.cards import BITS
-from tongits.engine.count import arrangement_masks, meldable, points_of
+from tongits.engine.count import deadwood_mask, points_of
 
 HAND, PILE, TOP, MELDED, DISCARDED, TAKEN, DEADWOOD = 0, 52, 104, 156, 312, 468, 520
 SIZES, STOCK, OPENED, BLOCKED, SECRETS, PHASE = 572, 575, 576, 579, 582, 585
@@ -72,29 +72,6 @@ _BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
 #: Where the features that are not 0/1 go: hand sizes, secret melds, stock, count.
 _SCALED = np.array([SIZES, SIZES + 1, SIZES + 2, SECRETS, SECRETS + 1, SECRETS + 2, STOCK,
                     COUNT])
-
-#: Bound on ``_DEAD`` (cleared when reached).
-_DEAD_MAX = 1 << 14
-#: The deadwood of a best arrangement of each set of meldable cards met (bitmasks).
-_DEAD: dict[int, int] = {}
-
-
-def deadwood(hand: int) -> int:
-    """The deadwood (a bitmask) of a best arrangement of the cards of ``hand`` (a bitmask):
-    ``best_arrangement``'s, bit for bit. Its cards in no meld at all are deadwood in every
-    arrangement, and the rest is arranged on its own (``arrangement_masks`` does the same), so
-    the answer is kept per set of meldable cards, which a step changes far less often than
-    the hand itself (a drawn or thrown card that fits no meld leaves it as it is)."""
-    melded = meldable(hand)
-    if not melded:
-        return hand
-    dead = _DEAD.get(melded)
-    if dead is None:
-        if len(_DEAD) >= _DEAD_MAX:
-            _DEAD.clear()
-        dead = _DEAD[melded] = arrangement_masks(melded)[1]
-    return hand & ~melded | dead
-
 
 @lru_cache(maxsize=64)
 def _option_bits(options: Options) -> int:
@@ -151,7 +128,7 @@ class Encoder:
         nxt, after = (me + 1) % 3, (me + 2) % 3
         hand = sum(map(BITS.__getitem__, view.hand))  # the cards of a hand are distinct
         # (with concealed_melds_count every card counts: all of them are "deadwood")
-        dead = hand if view.options.concealed_melds_count else deadwood(hand)
+        dead = hand if view.options.concealed_melds_count else deadwood_mask(hand)
         self._read_history(view)
         discarded = self._discarded
         if view.melds != self._melds:
