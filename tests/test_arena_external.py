@@ -193,13 +193,7 @@ def test_strong_behind_the_protocol_plays_exactly_as_in_process(
     the dealer, its cards, the history), not from seat numbers or a seed only the in-process
     bot is given: as a program it plays every rotation as in-process ``strong`` does, though
     there the bots change seats and here the dealer goes round."""
-    argv = ["--hands", "300", "--seed", "7"]
-    inproc = arena_json(capsys, "--bots", "strong,greedy,strong", *argv)
-    hosted = arena_json(
-        capsys, "--bots", f"strong,greedy,cmd:{PYTHON} -m tongits.client.cli bot strong --name s2",
-        *argv,
-    )
-    assert counts(hosted) == counts(inproc)
+    assert_plays_as_in_process(capsys, "strong", hands=300)
 
 
 def test_the_expert_behind_the_protocol_plays_exactly_as_in_process(
@@ -210,11 +204,18 @@ def test_the_expert_behind_the_protocol_plays_exactly_as_in_process(
     seed only an in-process bot is given: as a program it searches the same worlds and plays
     every rotation as the in-process expert does. Seeded with seat numbers, it chose other
     moves where its search was close."""
-    argv = ["--hands", "12", "--seed", "7"]
-    inproc = arena_json(capsys, "--bots", "strong,greedy,expert", *argv)
+    assert_plays_as_in_process(capsys, "expert", hands=12)
+
+
+def assert_plays_as_in_process(capsys: pytest.CaptureFixture[str], bot: str, *,
+                               hands: int) -> None:
+    """``bot`` in the third seat beside strong and greedy, run in process and as a ``cmd:``
+    program behind the protocol: both arenas count the same chips hand for hand."""
+    argv = ["--hands", str(hands), "--seed", "7"]
+    inproc = arena_json(capsys, "--bots", f"strong,greedy,{bot}", *argv)
     hosted = arena_json(
-        capsys, "--bots", f"strong,greedy,cmd:{PYTHON} -m tongits.client.cli bot expert --name e2",
-        *argv,
+        capsys, "--bots",
+        f"strong,greedy,cmd:{PYTHON} -m tongits.client.cli bot {bot} --name {bot[0]}2", *argv,
     )
     assert counts(hosted) == counts(inproc)
 
