@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .cards import BITS, POINTS, SET_MASKS, Card, cards_of, mask_of, rank_suit_key
+from .cards import BITS, POINTS, Card, cards_of, mask_of, rank_suit_key
 
 _BIG = 1  # weight of one 4+ card meld in the packed score: score = count * 8 - big_melds
 
@@ -76,11 +76,14 @@ def _score(mask: int, memo: dict[int, int]) -> int:
 
 def meldable(mask: int) -> int:
     """The cards of ``mask`` that belong to at least one meld within it; the others are
-    deadwood in every arrangement, so the search never needs to look at them."""
-    out = 0
-    for meld in melds_in(mask):
-        out |= meld
-    return out
+    deadwood in every arrangement, so the search never needs to look at them.
+
+    ``melds_in``'s melds joined, without listing them: a card is in a run when it lies in three
+    cards of its suit in a row, and in a set when three or four cards of its rank are there."""
+    starts = mask & (mask >> 1) & (mask >> 2) & _RUN_STARTS
+    c, d, h, s = mask & _SUIT, (mask >> 13) & _SUIT, (mask >> 26) & _SUIT, mask >> 39
+    threes = (c & d & (h | s)) | ((c | d) & h & s)
+    return starts | starts << 1 | starts << 2 | mask & threes * _EVERY_SUIT
 
 
 #: The points of each set of one suit's cards (a 13-bit mask, ace lowest): a hand's points are
@@ -200,38 +203,55 @@ def melds_within(mask: int) -> list[int]:
 
 _SUIT = 0x1FFF
 _RUN_STARTS = sum(((1 << 11) - 1) << (13 * suit) for suit in range(4))  # A..J of each suit
-_ACES = sum(1 << (13 * suit) for suit in range(5))  # a run never crosses into the next suit
 
 
 def melds_in(mask: int) -> list[int]:
     """Every valid meld within ``mask`` (as bitmasks): runs by suit, lowest first and shortest
     first, then sets by rank (the three-card sets of a four of a kind, then the four)."""
-    starts = mask & (mask >> 1) & (mask >> 2) & _RUN_STARTS
     c, d, h, s = mask & _SUIT, (mask >> 13) & _SUIT, (mask >> 26) & _SUIT, mask >> 39
+    clubs, diamonds, hearts, spades = SUIT_RUNS
+    out = [*clubs[c], *diamonds[d], *hearts[h], *spades[s]]
     threes = (c & d & (h | s)) | ((c | d) & h & s)
-    if not (starts or threes):
-        return []
-    out: list[int] = []
-    while starts:
-        low = starts & -starts
-        starts ^= low
-        run = low * 7
-        out.append(run)
-        nxt = low << 3
-        while mask & nxt and not nxt & _ACES:
-            run |= nxt
-            out.append(run)
-            nxt <<= 1
     while threes:
         low = threes & -threes
         threes ^= low
         rank = low.bit_length() - 1
-        out += _SETS[rank][mask >> rank & 1 | mask >> (rank + 12) & 2 | mask >> (rank + 24) & 4
-                           | mask >> (rank + 36) & 8]
+        out += _SETS[rank][c >> rank & 1 | (d >> rank & 1) << 1 | (h >> rank & 1) << 2
+                           | (s >> rank & 1) << 3]
     return out
 
 
-def _sets_of(rank: int, suits: int) -> tuple[int, ...]:
+class _SuitRuns(dict[int, tuple[int, ...]]):
+    """The runs (bitmasks) within one suit's cards by their 13-bit mask (ace lowest), lowest
+    first and shortest first, each tuple made on first use (at most 8,192 a suit): a hand's
+    runs are four look-ups, not a walk over its bits."""
+
+    def __init__(self, suit: int) -> None:
+        super().__init__()
+        self.shift = 13 * suit
+
+    def __missing__(self, bits: int) -> tuple[int, ...]:
+        runs: list[int] = []
+        for low in range(11):
+            run = 0
+            for rank in range(low, 13):
+                if not bits >> rank & 1:
+                    break
+                run |= 1 << rank
+                if rank - low >= 2:
+                    runs.append(run << self.shift)
+        found = self[bits] = tuple(runs)
+        return found
+
+
+#: Per suit (clubs, diamonds, hearts, spades), ``_SuitRuns``.
+SUIT_RUNS: tuple[_SuitRuns, ...] = tuple(_SuitRuns(suit) for suit in range(4))
+#: A rank's bit in each suit: ``threes * _EVERY_SUIT`` spreads a 13-bit mask of ranks over the
+#: four suits.
+_EVERY_SUIT = 1 | 1 << 13 | 1 << 26 | 1 << 39
+
+
+def sets_of_rank(rank: int, suits: int) -> tuple[int, ...]:
     """The sets (bitmasks) of the cards of ``rank`` (0 = ace) whose suits are the bits of
     ``suits``: none under three cards; three cards, one set; four, its four sets of three,
     then the four."""
@@ -245,22 +265,23 @@ def _sets_of(rank: int, suits: int) -> tuple[int, ...]:
 
 
 #: Per rank (0 = ace), the sets of its cards by which suits are there (a 4-bit mask).
-_SETS = tuple(tuple(_sets_of(rank, suits) for suits in range(16)) for rank in range(13))
+_SETS = tuple(tuple(sets_of_rank(rank, suits) for suits in range(16)) for rank in range(13))
 
 
 def pick_partners(hand: int, top: int) -> list[int]:
     """The sets of hand cards (bitmasks) that make a meld with the card ``top`` (RULES.md §4
     ``pick``): runs through it, then sets of its rank."""
-    same = hand & SET_MASKS[top]
-    beside = hand & _SUITED_NEIGHBOURS[top]
-    two_same = same.bit_count() >= 2
-    if not (beside or two_same):
-        return []
     rank = top % 13
-    out = _run_partners(hand, top, rank) if beside else []
-    if two_same:
-        out += _set_partners(same, rank)
-    return out
+    sets = _SET_PARTNERS[top][hand >> rank & 1 | hand >> (rank + 12) & 2
+                              | hand >> (rank + 24) & 4 | hand >> (rank + 36) & 8]
+    if not hand & _SUITED_NEIGHBOURS[top]:
+        return list(sets)
+    # the unbroken stretches of the hand's cards of the suit just below and just above ``top``
+    # (bit tricks: the highest card missing below it, the lowest missing above it)
+    below = min(rank, top - (((1 << top) - 1) & ~hand).bit_length())
+    gap = ~hand >> (top + 1)
+    above = min(12 - rank, (gap & -gap).bit_length() - 1)
+    return [*_RUN_PARTNERS[top << 8 | below << 4 | above], *sets]
 
 
 #: For each card index, the cards of its suit one rank below and above it (aces low: no
@@ -270,26 +291,36 @@ _SUITED_NEIGHBOURS: tuple[int, ...] = tuple(
 )
 
 
-def _run_partners(hand: int, top: int, rank: int) -> list[int]:
-    """``pick_partners``' runs: every stretch of the hand's suited neighbours of ``top``
-    that makes a run of three or more with it."""
-    below = 0
-    while below < rank and hand >> (top - below - 1) & 1:
-        below += 1
-    above = 0
-    while rank + above < 12 and hand >> (top + above + 1) & 1:
-        above += 1
-    return [
-        (((1 << (lo + hi + 1)) - 1) << (top - lo)) ^ (1 << top)
-        for lo in range(below, -1, -1)
-        for hi in range(max(0, 2 - lo), above + 1)
-    ]
+class _RunPartners(dict[int, tuple[int, ...]]):
+    """``pick_partners``' runs by ``top << 8 | below << 4 | above``, where ``below`` and
+    ``above`` are how many of the hand's cards of ``top``'s suit run on unbroken below and
+    above it: every stretch of them that makes a run of three or more with ``top``, the
+    longest reach below first. Each tuple is made on first use (a few thousand at most)."""
+
+    def __missing__(self, key: int) -> tuple[int, ...]:
+        top, below, above = key >> 8, key >> 4 & 15, key & 15
+        runs = self[key] = tuple(
+            (((1 << (lo + hi + 1)) - 1) << (top - lo)) ^ (1 << top)
+            for lo in range(below, -1, -1)
+            for hi in range(max(0, 2 - lo), above + 1)
+        )
+        return runs
 
 
-def _set_partners(same: int, rank: int) -> list[int]:
-    """``pick_partners``' sets: two of the hand's cards of the rank, or all three."""
-    bits = [1 << (s * 13 + rank) for s in range(4) if same >> (s * 13 + rank) & 1]
+_RUN_PARTNERS = _RunPartners()
+
+
+def _set_partners(top: int, suits: int) -> tuple[int, ...]:
+    """``pick_partners``' sets: two of the hand's cards of ``top``'s rank, or all three, where
+    ``suits`` has a bit for each suit of that rank in the hand (``top``'s own never set in a
+    hand, which holds no discard)."""
+    rank = top % 13
+    bits = [1 << (s * 13 + rank) for s in range(4) if suits >> s & 1]
     out = [bits[i] | bits[j] for i in range(len(bits)) for j in range(i + 1, len(bits))]
     if len(bits) == 3:
-        out.append(same)
-    return out
+        out.append(bits[0] | bits[1] | bits[2])
+    return tuple(out) if len(bits) >= 2 else ()
+
+
+#: Per card index, ``_set_partners`` by the 4-bit mask of the suits of its rank in the hand.
+_SET_PARTNERS = tuple(tuple(_set_partners(top, suits) for suits in range(16)) for top in range(52))

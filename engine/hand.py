@@ -14,8 +14,8 @@ from itertools import repeat
 from operator import is_
 from typing import Any
 
-from .cards import BITS, SET_MASKS, Card, indices_of, mask_of, rank_suit_key
-from .count import count_mask, melds_in, pick_partners, points_of
+from .cards import BITS, Card, indices_of, mask_of, rank_suit_key
+from .count import count_mask, pick_partners, points_of
 from .errors import IllegalMove, InvalidMove, RecordCode, RecordError, RuleCode
 from .melds import TableMeld, meld_kind
 from .moves import (
@@ -23,12 +23,12 @@ from .moves import (
     CHALLENGE,
     DRAW,
     FOLD,
-    MELD_MOVES,
     PICK_MOVES,
     PICK_SAPAW_MOVES,
+    RANK_SET_MELDS,
     SAPAW_MOVES,
-    SECRET_MOVES,
     SUIT_DISCARDS,
+    SUIT_RUN_MELDS,
     Action,
     Move,
 )
@@ -381,31 +381,40 @@ class Hand:
 
     def _play_moves(self, seat: int) -> list[Move]:
         hand = self._masks[seat]
-        size = hand.bit_count()
-        limit = size if self.options.tongits_needs_discard else size + 1
-        moves: list[Move] = []
-        if size >= 3:
-            for meld in melds_in(hand):
-                n = meld.bit_count()
-                if n < limit:
-                    moves.append(MELD_MOVES[meld])
-                    if n == 4 and meld & SET_MASKS[(meld & -meld).bit_length() - 1] == meld:
-                        moves.append(SECRET_MOVES[meld])
+        # the hand by suit (13-bit masks): its runs and its discards are per-suit look-ups
+        c, d, h, s = hand & 0x1FFF, hand >> 13 & 0x1FFF, hand >> 26 & 0x1FFF, hand >> 39
+        runs_c, runs_d, runs_h, runs_s = SUIT_RUN_MELDS
+        moves = [*runs_c[c], *runs_d[d], *runs_h[h], *runs_s[s]]
+        threes = (c & d & (h | s)) | ((c | d) & h & s)  # ranks of which 3 or 4 cards are here
+        while threes:
+            low = threes & -threes
+            threes ^= low
+            rank = low.bit_length() - 1
+            moves += RANK_SET_MELDS[rank << 4 | c >> rank & 1 | (d >> rank & 1) << 1
+                                    | (h >> rank & 1) << 2 | (s >> rank & 1) << 3]
+        options = self.options
+        limit = hand.bit_count() + 1
+        if options.tongits_needs_discard:
+            limit -= 1
+            if moves:
+                moves = [move for move in moves if len(move.cards) < limit]
         accept = 0
         for table_meld in self.melds:
             accept |= table_meld.accept_mask
         layable = hand & accept
-        if layable and limit > 1:
-            melds = self.melds
-            for card in indices_of(layable):
-                moves += [SAPAW_MOVES[card, m.id] for m in melds if m.accept_mask >> card & 1]
-        if self.options.no_sapawable_discard and layable and layable != hand:
-            hand &= ~layable
+        if layable:
+            if limit > 1:
+                melds = self.melds
+                for card in indices_of(layable):
+                    moves += [SAPAW_MOVES[card, m.id] for m in melds if m.accept_mask >> card & 1]
+            if options.no_sapawable_discard and layable != hand:
+                hand &= ~layable
+                c, d, h, s = hand & 0x1FFF, hand >> 13 & 0x1FFF, hand >> 26 & 0x1FFF, hand >> 39
         clubs, diamonds, hearts, spades = SUIT_DISCARDS
-        moves += clubs[hand & 0x1FFF]
-        moves += diamonds[hand >> 13 & 0x1FFF]
-        moves += hearts[hand >> 26 & 0x1FFF]
-        moves += spades[hand >> 39]
+        moves += clubs[c]
+        moves += diamonds[d]
+        moves += hearts[h]
+        moves += spades[s]
         return moves
 
     def why_illegal(self, seat: int, move: Move) -> IllegalMove | None:

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from .cards import DECK, Card, cards_of, parse_cards
+from .count import SUIT_RUNS, sets_of_rank
 from .errors import InvalidMove, RuleCode
 from .wire import MoveMap
 
@@ -185,6 +186,34 @@ class _SuitDiscards(dict[int, tuple[Move, ...]]):
         return moves
 
 
+class _SuitRunMelds(dict[int, tuple[Move, ...]]):
+    """``meld`` of each run within one suit's cards by their 13-bit mask, in the order of
+    ``count.SUIT_RUNS``, each tuple made on first use."""
+
+    def __init__(self, suit: int) -> None:
+        super().__init__()
+        self.runs = SUIT_RUNS[suit]
+
+    def __missing__(self, bits: int) -> tuple[Move, ...]:
+        moves = self[bits] = tuple(map(MELD_MOVES.__getitem__, self.runs[bits]))
+        return moves
+
+
+class _RankSetMelds(dict[int, tuple[Move, ...]]):
+    """The set melds of one rank by ``rank << 4 | suits`` (a bit for each suit of the rank in
+    the hand): ``meld`` of each set of ``count.sets_of_rank``, a four of a kind followed by
+    its ``secret``, each tuple made on first use."""
+
+    def __missing__(self, key: int) -> tuple[Move, ...]:
+        moves: list[Move] = []
+        for meld in sets_of_rank(key >> 4, key & 15):
+            moves.append(MELD_MOVES[meld])
+            if meld.bit_count() == 4:  # four of a kind: it may be melded in secret too
+                moves.append(SECRET_MOVES[meld])
+        found = self[key] = tuple(moves)
+        return found
+
+
 class _PickSapawMoves(dict[int, Move]):
     """``pick MELD`` by the meld's id, each made on first use."""
 
@@ -225,6 +254,10 @@ SAPAW_MOVES = _SapawMoves()
 """``sapaw CARD MELD`` by ``(card index, meld id)``."""
 SUIT_DISCARDS: tuple[_SuitDiscards, ...] = tuple(_SuitDiscards(suit) for suit in range(4))
 """Per suit (clubs, diamonds, hearts, spades), the discards of its cards by their 13-bit mask."""
+SUIT_RUN_MELDS: tuple[_SuitRunMelds, ...] = tuple(_SuitRunMelds(suit) for suit in range(4))
+"""Per suit, ``meld`` of each run within its cards by their 13-bit mask."""
+RANK_SET_MELDS = _RankSetMelds()
+"""The ``meld`` (and ``secret``) moves of one rank's sets by ``rank << 4 | suits``."""
 
 
 #: ``Move.parse``: the action each command word names.
