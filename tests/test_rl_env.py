@@ -321,10 +321,9 @@ def test_env_wraps_as_pettingzoos_own_wrappers_do() -> None:
             assert agent == other and ours.agents == theirs.agents
             mine, its = ours.last(), theirs.last()
             assert mine[1:] == its[1:]
-            if mine[0] is None or its[0] is None:
-                assert mine[0] is its[0] is None
-            else:
-                assert all(np.array_equal(mine[0][k], its[0][k]) for k in its[0])
+            seen = mine[0]
+            assert seen is not None and its[0] is not None
+            assert all(np.array_equal(seen[k], its[0][k]) for k in its[0])
             if mine[2]:
                 ours.step(None)
                 theirs.step(None)
@@ -333,7 +332,7 @@ def test_env_wraps_as_pettingzoos_own_wrappers_do() -> None:
                 for game in (ours, theirs):
                     with pytest.raises(AssertionError, match="not in action space"):
                         game.step(bad)
-            action = rng.choice([int(i) for i in np.flatnonzero(mine[0]["action_mask"])])
+            action = rng.choice([int(i) for i in np.flatnonzero(seen["action_mask"])])
             ours.step(action if rng.random() < 0.5 else np.int64(action))
             theirs.step(action)
         assert ours.unwrapped.record() == theirs.unwrapped.record()
