@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import struct
 from typing import Any
 
@@ -332,8 +333,11 @@ def test_a_template_filled_for_each_recipient_is_the_whole_map(
     """A message many recipients get alike but for a few entries of a nested map
     (``Codec.template``), filled with each recipient's entries (``Codec.fill``), reads back as
     the whole map for each, in either mode, with the shared entries given in groups (empty
-    ones too), across msgpack's header sizes."""
+    ones too), across msgpack's header sizes; and so does it with one more entry after the
+    nested map for one recipient (``Codec.extend``: the seat offered its legal moves)."""
     key = data.draw(st.text(max_size=8).filter(lambda k: k not in outer))
+    extra = data.draw(st.text(max_size=8).filter(lambda k: k not in outer and k != key))
+    extra_value = data.draw(json_values)
     tail = data.draw(st.dictionaries(st.text(max_size=8), json_values, max_size=2))
     tail = {k: v for k, v in tail.items() if k not in own_keys}
     inner = {k: v for k, v in inner.items() if k not in own_keys and k not in tail}
@@ -344,9 +348,29 @@ def test_a_template_filled_for_each_recipient_is_the_whole_map(
         [sender.entries(group) if group else b"" for group in _split(data, outer)], len(outer),
         key, [sender.entries(group) if group else b"" for group in _split(data, inner)],
         len(inner) + len(own_keys) + len(tail), sender.entries(tail) if tail else b"")
+    extended = sender.extend(template, len(outer) + 1, sender.entries({extra: extra_value}))
     for fill in fills:
         receiver.receive_data(sender.fill(template, sender.entries(fill)))
-    assert drain(receiver) == [{**outer, key: {**inner, **fill, **tail}} for fill in fills]
+        receiver.receive_data(sender.fill(extended, sender.entries(fill)))
+    assert drain(receiver) == [
+        message for fill in fills for whole in [{**outer, key: {**inner, **fill, **tail}}]
+        for message in (whole, {**whole, extra: extra_value})]
+
+
+@given(st.recursive(
+    json_scalars | st.integers(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(
+        st.text(max_size=4) | st.integers(-9, 9) | st.booleans() | st.none(), children,
+        max_size=3),
+    max_leaves=8))
+def test_text_mode_writes_what_the_standard_library_writes(value: Any) -> None:
+    """Text mode's JSON reads back as the standard library's JSON of the same message, keys
+    that are no strings and integers beyond 64 bits included (orjson refuses those: the
+    standard library writes them)."""
+    message = {"value": value}
+    receiver = Codec(Mode.TEXT)
+    receiver.receive_data(Codec(Mode.TEXT).encode(message))
+    assert drain(receiver) == [json.loads(json.dumps(message))]
 
 
 @given(st.sampled_from(list(Mode)), st.lists(json_maps, max_size=40), st.data())
