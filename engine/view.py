@@ -543,7 +543,7 @@ class _HandViews:
     through ``Hand.apply``, which always adds a step, so the number of steps identifies the
     state."""
 
-    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_acted", "_melds",
+    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "acted", "_melds",
                  "_meld_forms", "_cards", "_concealed", "_parts", "__weakref__")
 
     def __init__(self, hand: Hand) -> None:
@@ -561,7 +561,7 @@ class _HandViews:
         #: form without cards
         self._meld_forms: list[tuple[int, int, MeldMap, MeldMap]] = []
         #: the steps each seat has played so far
-        self._acted = [0, 0, 0]
+        self.acted = [0, 0, 0]
         #: per seat: its steps played when its cards' wire form was made, that form and the
         #: cards' count (made when first asked)
         self._cards: list[tuple[int, list[str], list[int]] | None] = [None, None, None]
@@ -577,7 +577,7 @@ class _HandViews:
                 seen.append(full if perspective == step.seat else public)
             if step.move.action in _MELD_CHANGES:
                 self._meld_steps += 1
-            self._acted[step.seat] += 1
+            self.acted[step.seat] += 1
         self.steps = len(steps)
 
     def history(self, seat: int | None, over: bool) -> list[StepMap]:
@@ -638,7 +638,7 @@ class _HandViews:
 
     def _known_cards(self, cards: set[Card], seat: int) -> tuple[int, list[str], list[int]]:
         known = self._cards[seat]
-        acted = self._acted[seat]
+        acted = self.acted[seat]
         if known is None or known[0] != acted:
             known = self._cards[seat] = (acted, [_CARD_STR[c] for c in sorted(cards)], [])
         return known
@@ -677,13 +677,16 @@ class ViewParts:
     Everything is read-only, made at most once per state, and only good while the hand is in
     that state (``own`` reads the cards then)."""
 
-    __slots__ = ("steps", "over", "fixed", "base", "melds", "history", "_views", "_hands",
-                 "_melds",
+    __slots__ = ("steps", "over", "acted", "fixed", "base", "melds", "history", "_views",
+                 "_hands", "_melds",
                  "_own", "_own_melds", "_histories", "_shared", "_legal")
 
     def __init__(self, hand: Hand, views: _HandViews) -> None:
         over = self.over = hand.over
         self.steps = len(hand.steps)
+        #: the steps each seat has played so far: its cards (``cards``, ``count``) are the same
+        #: as in an earlier state of the hand as long as this is
+        self.acted: tuple[int, ...] = tuple(views.acted)
         #: the hand's cards per seat (not the hand: the parts live as long as the hand)
         hands = hand.hands
         #: the views' parts are kept by the views (``_HandViews.parts``): a strong reference
