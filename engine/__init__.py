@@ -30,7 +30,7 @@ from .options import (
     option_choices,
 )
 from .record import FORMAT, HandRecord, hand_record
-from .view import MeldView, SeatView, seat_view
+from .view import LiveView, MeldView, SeatView, seat_view
 
 __all__ = [
     "DECK",
@@ -43,6 +43,7 @@ __all__ = [
     "Hand",
     "HandRecord",
     "IllegalMove",
+    "LiveView",
     "InvalidMove",
     "MeldKind",
     "MeldView",
