@@ -35,9 +35,13 @@ runs a busy process (a Python loop, nice 0, on whichever core the kernel gives i
 whole run: latency under contention. The clients and servers are pinned to their own cores
 (below), so a busy process on the clients' core halves what the clients get: the clients'
 CPU is printed with every (b) run, and a run whose clients use most of what they got
-measures the clients. ``--trace`` splits each (b) action's time where it accrues: the
-move waiting in the server's socket, the server's work until the answer is written, and the
-answer waiting in the client's socket (bench/latency_trace.py). ``--against DIR`` runs (b)
+measures the clients. A (b) run whose steps began a second or more behind their schedule
+says so (``NOT KEPT``, with the share of such steps): its p99 and CPU per action then say how
+far the machine let the server or the clients fall behind, not what an action costs (the CPU
+is divided by the actions timed, and those still queued at the end are not). ``--trace``
+splits each (b) action's time where it accrues: the move waiting in the server's socket, the
+server's work until the answer is written, and the answer waiting in the client's socket
+(bench/latency_trace.py). ``--against DIR`` runs (b)
 and (c) with the server of another checkout too (``git archive main | tar -x -C DIR``),
 alternated with this one's (``--reps`` times, each rep in the reverse order of the one
 before), and prints this checkout's figures over its: before and after a change, measured in
@@ -553,6 +557,8 @@ async def paced_tables(
     #: when (seconds into the window) each sample's action was played
     played: list[float] = []
     cpu_marks: list[tuple[float, float, float]] = []
+    #: how late each step of the schedule began, in seconds
+    late: list[float] = []
     async with trio.open_nursery() as nursery:
         groups = [await _seat_table(port, nursery, t, echo) for t in range(tables)]
         await trio.sleep(0.5)
@@ -585,6 +591,7 @@ async def paced_tables(
             tick = begin + index / tables
             while tick < begin + seconds:
                 await trio.sleep_until(tick)
+                late.append(trio.current_time() - tick)
                 if echo:
                     start = time.perf_counter()
                     await group[index % 3].request({"type": "move", "move": {"action": "draw"}})
@@ -605,6 +612,7 @@ async def paced_tables(
         traced = _trace_end(child, groups, window_ns) if not echo else {}
         nursery.cancel_scope.cancel()
     return {"samples": samples, "cpu": cpu, "clients_cpu": clients_cpu, "rss_ready_kb": rss_ready,
+            "behind": sum(lag >= 1.0 for lag in late) / max(1, len(late)),
             "series": _series(samples, played, cpu_marks), **traced, **extra_report()}
 
 
@@ -1061,6 +1069,7 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
                    "max": us(max(samples)) if samples else float("nan"),
                    "actions": len(samples), "cpu_pct": round(100 * paced["cpu"], 1),
                    "clients_cpu_pct": round(100 * paced["clients_cpu"], 1),
+                   "behind_pct": round(100 * paced["behind"], 1),
                    "cpu_us": us(paced["cpu"] * paced_s / max(1, len(samples))),
                    "memory_kb": round((paced["rss_ready_kb"] - rss0) / args.tables, 1)}
             run["p99_over_floor"] = round(run["p99"] / floor["p99"], 2)
@@ -1075,14 +1084,15 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
                   f"CPU {run['cpu_pct']} % of a core, {run['cpu_us']} µs per action "
                   f"({run['cpu_over_floor']}x an echoed message), the clients' process "
                   f"{run['clients_cpu_pct']} %; memory {run['memory_kb']} KB per table with 3 "
-                  "connections", flush=True)
+                  f"connections{_behind(run['behind_pct'])}", flush=True)
     middle = {key: _median(floors, key) for key in floors[0]}
     report.update({"b_floor_p50_us": middle["p50"], "b_floor_p99_us": middle["p99"],
                    "b_floor_p999_us": middle["p999"], "b_floor_cpu_pct": middle["cpu_pct"],
                    "b_floor_cpu_per_message_us": middle["cpu_us"]})
     names = {"p50": "server_p50_us", "p99": "server_p99_us", "p999": "server_p999_us",
              "max": "server_max_us", "actions": "actions", "cpu_pct": "server_cpu_pct",
-             "clients_cpu_pct": "clients_cpu_pct", "cpu_us": "cpu_per_action_us",
+             "clients_cpu_pct": "clients_cpu_pct", "behind_pct": "steps_behind_pct",
+             "cpu_us": "cpu_per_action_us",
              "memory_kb": "memory_per_table_kb", "p99_over_floor": "p99_over_floor_p99",
              "p999_over_floor": "p999_over_floor_p99",
              "cpu_over_floor": "cpu_per_action_over_floor"}
@@ -1106,6 +1116,17 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
         print(f"(b) [{variant.db}, {variant.transport}] this checkout / --against: p99 "
               f"{report[f'b{mine}_server_p99_us_over_against']}, CPU per action "
               f"{report[f'b{mine}_cpu_per_action_us_over_against']}", flush=True)
+
+
+def _behind(percent: float) -> str:
+    """What a (b) run says when the schedule was not kept: the steps that began a second or
+    more late were queued behind the others, in the server or in the clients, and the run's
+    p99 and CPU per action (per action timed: those still queued at its end are not) say how
+    far behind the machine let them fall, not what an action costs."""
+    if not percent:
+        return ""
+    return (f"; NOT KEPT: {percent} % of the steps began a second or more behind schedule "
+            "(see --trace for where they queued)")
 
 
 def _rep(args: argparse.Namespace, rep: int) -> str:
