@@ -49,7 +49,7 @@ def tongits_steps(game: AECEnv, seconds: float, rng: np.random.Generator) -> flo
             if done:
                 game.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
+            legal = obs["action_mask"].nonzero()[0]  # (np.flatnonzero: the same, 4 us slower)
             game.step(int(legal[rng.integers(len(legal))]))
             decisions += 1
     return decisions / elapsed

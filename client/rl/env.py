@@ -26,7 +26,6 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 from tongits.engine import (
     Card,
     Hand,
@@ -41,6 +40,7 @@ from tongits.engine.match import first_dealer
 
 from .actions import ACTIONS, ActionError, describe, legal_actions
 from .observation import OBSERVATION_SIZE, Encoder
+from .wrappers import InBounds, InOrder
 
 AGENTS = ("seat_0", "seat_1", "seat_2")
 _SEATS = {agent: seat for seat, agent in enumerate(AGENTS)}
@@ -192,7 +192,6 @@ def _live_views(hand: Hand) -> tuple[LiveView, ...]:
 def env(options: Options | None = None, seed: int | str | None = None) -> AECEnv[
         str, ObservationDict, int]:
     """``TongitsEnv`` in PettingZoo's usual wrappers (an action out of the space, or a call
-    out of order, is refused with the wrapper's message)."""
-    wrapped: AECEnv[str, ObservationDict, int] = TongitsEnv(options, seed)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    out of order, is refused with the wrapper's message); ``wrappers.py`` says why they are
+    subclasses of them."""
+    return InOrder(InBounds(TongitsEnv(options, seed), ACTIONS))
