@@ -1,9 +1,10 @@
-"""What one seat may know (RULES.md §11), built by one function from the seat argument alone.
+"""What one seat may know (RULES.md §11), decided in one class from the seat argument alone.
 
 ``seat_view(hand, seat)`` is what the server sends a seat, what a server-side bot decides from and
 what a remote bot receives (``SeatView.from_dict``); ``seat=None`` is a spectator. Until the hand
 ends nobody sees another seat's cards, the stock, or a secret meld's rank; afterwards all is
-revealed.
+revealed. Each field of a view is decided by ``LiveView``, which reads it from the live hand when
+asked (a training environment's view, read every step); ``seat_view`` is its value at one state.
 
 The wire form of a view (``to_dict``, ``seat_view_dict``) has no ``legal``: a seat's legal moves
 travel once per ``state``, beside the view (``state.legal``, ``seat_legal``), and

@@ -3,10 +3,11 @@
 The agents are ``seat_0``, ``seat_1``, ``seat_2``; the engine says whose turn it is (the
 answers to a call included; seats that have not opened fold on their own, RULES.md §6.2).
 Each observation is ``{"observation": encode(view), "action_mask": mask}`` from that seat's
-``seat_view`` (``observation.py``); the mask is its legal moves in the fixed action space of
-``actions.py``, all zeros when it is not the seat's turn. A hand is one episode: when it ends
-every agent gets its chips of the RULES.md §9 settlement as its reward (the ante's pot belongs
-to a match, not to a hand: it is not in the reward), and all three terminate.
+view (``observation.py``: the engine's ``LiveView``, which says what ``seat_view`` says); the
+mask is its legal moves in the fixed action space of ``actions.py``, all zeros when it is not
+the seat's turn. A hand is one episode: when it ends every agent gets its chips of the
+RULES.md §9 settlement as its reward (the ante's pot belongs to a match, not to a hand: it is
+not in the reward), and all three terminate.
 
 Chance is input: ``reset(seed=s)`` deals hand 0 of the match seed ``s`` (``deck_for(s, 0)``,
 the dealer of ``first_dealer``); a later ``reset()`` without a seed deals that match's next

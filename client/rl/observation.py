@@ -1,9 +1,12 @@
-"""The observation of one seat: a flat vector built from its ``SeatView`` alone.
+"""The observation of one seat: a flat vector built from its view alone.
 
-``seat_view`` is the one place that decides what a seat may know (RULES.md §11: the server
-sends exactly that), so an observation made from it cannot hold another seat's hidden card;
-``tests/test_rl_env.py`` checks it over random deals all the same. Seats are written relative
-to the observing seat: "me", then the next seat to play, then the one after.
+The engine's view of a seat is the one place that decides what it may know (RULES.md §11:
+the server sends exactly that): ``seat_view`` as a value, ``LiveView`` read from the live hand
+field by field (the environment's, one per seat, since building a whole ``SeatView`` every
+step cost more than the rest of the observation). An observation made from either cannot
+hold another seat's hidden card; ``tests/test_rl_env.py`` checks it over random deals all the
+same, and that the environment's observation is ``encode`` of a fresh ``seat_view``. Seats are
+written relative to the observing seat: "me", then the next seat to play, then the one after.
 
 =========  ===========================================================================
 indices    feature (each a 0/1 flag per card of ``Card(i)`` order unless said)
