@@ -29,6 +29,7 @@ import argparse
 import importlib.util
 import json
 import os
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,7 +39,7 @@ from pettingzoo import AECEnv
 from tongits.client.rl import TongitsEnv, env, vector_env
 
 
-def tongits_steps(game: AECEnv, seconds: float, rng: np.random.Generator) -> float:
+def tongits_steps(game: AECEnv, seconds: float, rng: random.Random) -> float:
     """Decisions per second of the AEC loop over whole hands for ``seconds``."""
     decisions = 0
     start = time.process_time()
@@ -49,13 +50,13 @@ def tongits_steps(game: AECEnv, seconds: float, rng: np.random.Generator) -> flo
             if done:
                 game.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            game.step(int(legal[rng.integers(len(legal))]))
+            legal = obs["action_mask"].nonzero()[0]  # (np.flatnonzero: the same, 4 us slower)
+            game.step(int(legal[rng.randrange(len(legal))]))
             decisions += 1
     return decisions / elapsed
 
 
-def rlcard_steps(seconds: float, rng: np.random.Generator) -> float:
+def rlcard_steps(seconds: float, rng: random.Random) -> float:
     """Decisions per second of RLCard's gin rummy over whole games for ``seconds``."""
     import rlcard
 
@@ -66,12 +67,12 @@ def rlcard_steps(seconds: float, rng: np.random.Generator) -> float:
         state, _ = game.reset()
         while not game.is_over():
             legal = list(state["legal_actions"])
-            state, _ = game.step(legal[rng.integers(len(legal))])
+            state, _ = game.step(legal[rng.randrange(len(legal))])
             decisions += 1
     return decisions / elapsed
 
 
-def vector_steps(n: int, processes: bool, seconds: float, rng: np.random.Generator) -> float:
+def vector_steps(n: int, processes: bool, seconds: float, rng: random.Random) -> float:
     """Learner decisions per second of ``vector_env(n)`` against two random bots."""
     envs = vector_env(n, processes=processes, opponents=("random", "random"), seed="bench")
     try:
@@ -82,7 +83,7 @@ def vector_steps(n: int, processes: bool, seconds: float, rng: np.random.Generat
             actions = []
             for mask in obs["action_mask"]:
                 legal = np.flatnonzero(mask)
-                actions.append(int(legal[rng.integers(len(legal))]) if len(legal) else 0)
+                actions.append(int(legal[rng.randrange(len(legal))]) if len(legal) else 0)
                 decisions += bool(len(legal))
             obs, *_ = envs.step(np.array(actions))
         return decisions / elapsed
@@ -98,7 +99,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds; the best one counts")
     parser.add_argument("--envs", type=int, default=4, help="environments of the vector path")
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
+    # Python's own generator in every loop: numpy's Generator.integers costs about as much
+    # per call as a tenth of a tongits step, the same in each loop, and it is no part of
+    # either environment
+    rng = random.Random(0)
     has_rlcard = importlib.util.find_spec("rlcard") is not None
     raw, wrapped = TongitsEnv(seed=0), env(seed=0)
     figures: dict[str, Any] = {}

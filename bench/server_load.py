@@ -25,6 +25,7 @@ in this process, on another core than the servers when there are two or more:
     python bench/server_load.py --only a --only b --tls --tables 300 --seconds 10
     python bench/server_load.py --only b --tls --tls-rounds 3 --tables 300 --seconds 10
     python bench/server_load.py --only b --transport both --contend   # TCP and WebSocket p99
+    python bench/server_load.py --only b --transport both --contend --trace  # where it accrues
     python bench/server_load.py --only b --only c --db both --reps 3 --against /tmp/before
 
 (b) runs over TCP in binary mode by default; ``--transport ws`` seats the browser's way
@@ -34,10 +35,17 @@ runs a busy process (a Python loop, nice 0, on whichever core the kernel gives i
 whole run: latency under contention. The clients and servers are pinned to their own cores
 (below), so a busy process on the clients' core halves what the clients get: the clients'
 CPU is printed with every (b) run, and a run whose clients use most of what they got
-measures the clients. ``--against DIR`` runs (b) and (c) with the server of another checkout
-too (``git archive main | tar -x -C DIR``), alternated with this one's (``--reps`` times, each
-rep in the reverse order of the one before), and prints this checkout's figures over its:
-before and after a change, measured in the same minutes of a shared machine.
+measures the clients. A (b) run whose steps began a second or more behind their schedule
+says so (``NOT KEPT``, with the share of such steps): its p99 and CPU per action then say how
+far the machine let the server or the clients fall behind, not what an action costs (the CPU
+is divided by the actions timed, and those still queued at the end are not). ``--trace``
+splits each (b) action's time where it accrues: the move waiting in the server's socket, the
+server's work until the answer is written, and the answer waiting in the client's socket
+(bench/latency_trace.py). ``--against DIR`` runs (b)
+and (c) with the server of another checkout too (``git archive main | tar -x -C DIR``),
+alternated with this one's (``--reps`` times, each rep in the reverse order of the one
+before), and prints this checkout's figures over its: before and after a change, measured in
+the same minutes of a shared machine.
 
 With ``--tls`` (a) and (b) are run a second time with every client connection to the Tongits
 server in TLS (a self-signed ECDSA certificate, as ``--tls-self-signed`` makes; the handshakes
@@ -69,6 +77,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import latency_trace
 import msgpack
 import trio
 from tongits.server import ServerConfig
@@ -109,7 +118,7 @@ async def _orphan_watch(parent: int) -> None:
 
 
 async def _serve_child(
-    kind: str, parent: int, db: str, gc_full: float, limited: bool, tls_dir: str
+    kind: str, parent: int, db: str, gc_full: float, limited: bool, tls_dir: str, trace: str
 ) -> None:
     if kind == "echo":
         async with trio.open_nursery() as nursery:
@@ -134,6 +143,8 @@ async def _serve_child(
     server = Server(config, SQLiteJournal(db), tls=tls)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_orphan_watch, parent)
+        if trace:
+            nursery.start_soon(latency_trace.trace_server(trace))
         nursery.start_soon(collector.run)
         listeners = await nursery.start(server.serve)
         print(listeners[0].socket.getsockname()[1], flush=True)
@@ -157,6 +168,8 @@ class Child:
     gets a new SQLite file (a table left by an earlier phase must not be restored)."""
 
     gc_full = ServerConfig().gc_full
+    #: ``--trace``: tongits servers stamp their reads and writes (``latency_trace``)
+    trace = False
 
     def __init__(
         self, kind: str, db: str = ":memory:", limited: bool = False, tls: bool = False,
@@ -164,6 +177,7 @@ class Child:
     ) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="tongits-bench-")
         db = os.path.join(self.tmp.name, "server.db") if db == "file" else db
+        self.stamps = os.path.join(self.tmp.name, "stamps.json")
         env = None
         if code is not None:  # ``--against``: the package ``tongits`` is that checkout
             shim = os.path.join(self.tmp.name, "tongits")
@@ -176,7 +190,8 @@ class Child:
             [sys.executable, __file__, "--child", kind, "--parent", str(os.getpid()),
              "--child-db", db, "--gc-full", str(self.gc_full),
              *(["--child-limited"] if limited else []),
-             *(["--child-tls", self.tmp.name] if tls else [])],
+             *(["--child-tls", self.tmp.name] if tls else []),
+             *(["--child-trace", self.stamps] if self.trace and kind == "tongits" else [])],
             stdout=subprocess.PIPE,
             text=True,
             env=env,
@@ -242,6 +257,11 @@ class Client:
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
         self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
+        #: ``--trace``: the socket read with the kernel's receive stamps, the stamp of the
+        #: chunk being read and of the one that brought the latest state
+        self._stamped = (latency_trace.stamped_socket(self._fd)
+                         if TRACE is not None and self._fd is not None else None)
+        self._chunk_at = self.state_at = 0
         self._sending = False  # a send is waiting for the socket: the next ones queue behind it
         self.buffer = b""
         self.state: dict[str, Any] | None = None
@@ -278,7 +298,10 @@ class Client:
         while True:
             await trio.lowlevel.wait_readable(self._fd)
             try:
-                return os.read(self._fd, 1 << 16)
+                if self._stamped is None:
+                    return os.read(self._fd, 1 << 16)
+                data, self._chunk_at = latency_trace.receive_stamped(self._stamped, 1 << 16)
+                return data
             except BlockingIOError:
                 continue
             except OSError:
@@ -316,6 +339,7 @@ class Client:
             self.seat = msg.get("seat")
         if kind == "state":
             self.state = msg
+            self.state_at = self._chunk_at
             if msg.get("event"):
                 self.events += 1
             self.states.set()
@@ -419,6 +443,9 @@ def choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
     return legal[-1]
 
 
+#: ``--trace``: (sent, the answer's kernel stamp, handled) in ns of each timed action of (b)
+TRACE: list[tuple[int, int, int]] | None = None
+
 #: the transport of the Tongits server's clients in (b): "tcp" (binary mode) or "ws" (the
 #: browser seat's JSON over a WebSocket); the echo floor's clients are TCP either way
 TRANSPORT = "tcp"
@@ -444,10 +471,14 @@ async def act_and_wait(client: Client) -> float:
     state = client.state
     assert state is not None and state.get("legal")
     seq = state["seq"]
+    sent = time.time_ns()
     start = time.perf_counter()
     await client.send({"type": "move", "move": choose(state["legal"])})
     await wait_newer(client, seq)
-    return time.perf_counter() - start
+    took = time.perf_counter() - start
+    if TRACE is not None:
+        TRACE.append((sent, client.state_at, time.time_ns()))
+    return took
 
 
 async def wait_newer(client: Client, seq: int) -> None:
@@ -526,6 +557,8 @@ async def paced_tables(
     #: when (seconds into the window) each sample's action was played
     played: list[float] = []
     cpu_marks: list[tuple[float, float, float]] = []
+    #: how late each step of the schedule began, in seconds
+    late: list[float] = []
     async with trio.open_nursery() as nursery:
         groups = [await _seat_table(port, nursery, t, echo) for t in range(tables)]
         await trio.sleep(0.5)
@@ -542,6 +575,7 @@ async def paced_tables(
 
         cpu0, wall0, own0 = child.cpu(), time.perf_counter(), _own_cpu()
         begin = trio.current_time()
+        window_ns = _trace_start()
 
         async def mark_cpu() -> None:
             while True:
@@ -557,6 +591,7 @@ async def paced_tables(
             tick = begin + index / tables
             while tick < begin + seconds:
                 await trio.sleep_until(tick)
+                late.append(trio.current_time() - tick)
                 if echo:
                     start = time.perf_counter()
                     await group[index % 3].request({"type": "move", "move": {"action": "draw"}})
@@ -574,9 +609,30 @@ async def paced_tables(
                 drivers.start_soon(drive, index, group)
         wall = time.perf_counter() - wall0
         cpu, clients_cpu = (child.cpu() - cpu0) / wall, (_own_cpu() - own0) / wall
+        traced = _trace_end(child, groups, window_ns) if not echo else {}
         nursery.cancel_scope.cancel()
     return {"samples": samples, "cpu": cpu, "clients_cpu": clients_cpu, "rss_ready_kb": rss_ready,
-            "series": _series(samples, played, cpu_marks), **extra_report()}
+            "behind": sum(lag >= 1.0 for lag in late) / max(1, len(late)),
+            "series": _series(samples, played, cpu_marks), **traced, **extra_report()}
+
+
+def _trace_start() -> int:
+    """``--trace``: forget the untimed actions' stamps; the window's start (ns)."""
+    if TRACE is not None:
+        TRACE.clear()
+    return time.time_ns()
+
+
+def _trace_end(child: Child, groups: list[list[Client]], window_ns: int) -> dict[str, Any]:
+    """``--trace``: where the time of the window's actions went (``latency_trace.summary``),
+    or nothing without ``--trace``."""
+    if TRACE is None:
+        return {}
+    stamps = latency_trace.server_stamps(child.proc.pid, child.stamps)
+    stream = groups[0][0].stream
+    assert isinstance(stream, trio.SocketStream)
+    return {"trace": latency_trace.summary(TRACE, stamps, (window_ns, time.time_ns()),
+                                           latency_trace.nodelay(stream.socket))}
 
 
 def _print_series(label: str, rows: list[dict[str, Any]], wanted: bool) -> None:
@@ -965,14 +1021,15 @@ def _variants(args: argparse.Namespace, dbs: list[str]) -> list[Variant]:
 
 def _paced_run(args: argparse.Namespace, variant: Variant, paced_s: float) -> tuple[
         dict[str, Any], int]:
-    global TRANSPORT
+    global TRANSPORT, TRACE
     TRANSPORT = variant.transport
+    TRACE = [] if args.trace else None
     try:
         return measure("tongits", lambda child: paced_tables(
             child, args.tables, paced_s, False, lock_step=args.lock_step), variant.db,
             code=variant.code)
     finally:
-        TRANSPORT = "tcp"
+        TRANSPORT, TRACE = "tcp", None
 
 
 def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
@@ -1003,11 +1060,16 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
             paced, rss0 = _paced_run(args, variant, paced_s)
             samples = paced["samples"]
             _print_series(variant.label, paced["series"], args.series)
+            if "trace" in paced:
+                print(f"(b) {variant.label}{_rep(args, rep)} where the time goes: "
+                      f"{latency_trace.describe(paced['trace'])}", flush=True)
+                report.setdefault(f"b{variant.tag}_trace", []).append(paced["trace"])
             run = {"p50": pct(samples, 0.5), "p99": pct(samples, 0.99),
                    "p999": pct(samples, 0.999),
                    "max": us(max(samples)) if samples else float("nan"),
                    "actions": len(samples), "cpu_pct": round(100 * paced["cpu"], 1),
                    "clients_cpu_pct": round(100 * paced["clients_cpu"], 1),
+                   "behind_pct": round(100 * paced["behind"], 1),
                    "cpu_us": us(paced["cpu"] * paced_s / max(1, len(samples))),
                    "memory_kb": round((paced["rss_ready_kb"] - rss0) / args.tables, 1)}
             run["p99_over_floor"] = round(run["p99"] / floor["p99"], 2)
@@ -1022,14 +1084,15 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
                   f"CPU {run['cpu_pct']} % of a core, {run['cpu_us']} µs per action "
                   f"({run['cpu_over_floor']}x an echoed message), the clients' process "
                   f"{run['clients_cpu_pct']} %; memory {run['memory_kb']} KB per table with 3 "
-                  "connections", flush=True)
+                  f"connections{_behind(run['behind_pct'])}", flush=True)
     middle = {key: _median(floors, key) for key in floors[0]}
     report.update({"b_floor_p50_us": middle["p50"], "b_floor_p99_us": middle["p99"],
                    "b_floor_p999_us": middle["p999"], "b_floor_cpu_pct": middle["cpu_pct"],
                    "b_floor_cpu_per_message_us": middle["cpu_us"]})
     names = {"p50": "server_p50_us", "p99": "server_p99_us", "p999": "server_p999_us",
              "max": "server_max_us", "actions": "actions", "cpu_pct": "server_cpu_pct",
-             "clients_cpu_pct": "clients_cpu_pct", "cpu_us": "cpu_per_action_us",
+             "clients_cpu_pct": "clients_cpu_pct", "behind_pct": "steps_behind_pct",
+             "cpu_us": "cpu_per_action_us",
              "memory_kb": "memory_per_table_kb", "p99_over_floor": "p99_over_floor_p99",
              "p999_over_floor": "p999_over_floor_p99",
              "cpu_over_floor": "cpu_per_action_over_floor"}
@@ -1053,6 +1116,17 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
         print(f"(b) [{variant.db}, {variant.transport}] this checkout / --against: p99 "
               f"{report[f'b{mine}_server_p99_us_over_against']}, CPU per action "
               f"{report[f'b{mine}_cpu_per_action_us_over_against']}", flush=True)
+
+
+def _behind(percent: float) -> str:
+    """What a (b) run says when the schedule was not kept: the steps that began a second or
+    more late were queued behind the others, in the server or in the clients, and the run's
+    p99 and CPU per action (per action timed: those still queued at its end are not) say how
+    far behind the machine let them fall, not what an action costs."""
+    if not percent:
+        return ""
+    return (f"; NOT KEPT: {percent} % of the steps began a second or more behind schedule "
+            "(see --trace for where they queued)")
 
 
 def _rep(args: argparse.Namespace, rep: int) -> str:
@@ -1140,6 +1214,12 @@ def main() -> None:
     parser.add_argument("--child-db", help=argparse.SUPPRESS)
     parser.add_argument("--child-limited", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child-tls", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--child-trace", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--trace", action="store_true",
+                        help="(b): where each action's time goes, from stamps taken in the "
+                        "server and the kernel's receive stamps (bench/latency_trace.py): "
+                        "the server's wait to read it, its work, the way to the client's "
+                        "socket, and the client's own queue")
     parser.add_argument("--tls", action="store_true",
                         help="run (a) and (b) again over TLS and print the ratios to plain")
     parser.add_argument("--tls-rounds", type=int, default=1,
@@ -1180,10 +1260,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         trio.run(_serve_child, args.child, args.parent, args.child_db, args.gc_full,
-                 args.child_limited, args.child_tls)
+                 args.child_limited, args.child_tls, args.child_trace)
         return
     only = set(args.only or "abcd")
     Child.gc_full = args.gc_full
+    Child.trace = args.trace
     dbs = [":memory:", "file"] if args.db == "both" else [args.db]
     paced_s = 60 * args.minutes if args.minutes else args.seconds
     if CLIENT_CPUS:

@@ -1,8 +1,8 @@
 """Tongits rules engine (RULES.md): pure and deterministic, no I/O, no clock.
 
 A hand is a pure function of ``(options, dealer, deck order)`` and its moves; ``Hand.legal_moves``
-is the single source of truth for what may be played, and ``seat_view`` the single place that
-decides what a seat may know.
+is the single source of truth for what may be played, and ``seat_view`` (``LiveView`` read at one
+state) the single place that decides what a seat may know.
 """
 
 from .cards import DECK, Card, Suit, cards_str, parse_cards
@@ -30,7 +30,7 @@ from .options import (
     option_choices,
 )
 from .record import FORMAT, HandRecord, hand_record
-from .view import MeldView, SeatView, seat_view
+from .view import LiveView, MeldView, SeatView, seat_view
 
 __all__ = [
     "DECK",
@@ -43,6 +43,7 @@ __all__ = [
     "Hand",
     "HandRecord",
     "IllegalMove",
+    "LiveView",
     "InvalidMove",
     "MeldKind",
     "MeldView",

@@ -326,6 +326,10 @@ class Hand:
         """A seat has opened once it owns a meld, face up or secret (§4)."""
         return self._opened[seat]
 
+    def cards_mask(self, seat: int) -> int:
+        """The seat's cards as a bitmask (card ``i`` is bit ``i``), read, not computed."""
+        return self._masks[seat]
+
     def call_blocked(self, seat: int) -> bool:
         """Whether a lay-off onto this seat's melds stops it calling now (§5)."""
         return self._block_turn[seat] is not None

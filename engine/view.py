@@ -1,9 +1,10 @@
-"""What one seat may know (RULES.md §11), built by one function from the seat argument alone.
+"""What one seat may know (RULES.md §11), decided in one class from the seat argument alone.
 
 ``seat_view(hand, seat)`` is what the server sends a seat, what a server-side bot decides from and
 what a remote bot receives (``SeatView.from_dict``); ``seat=None`` is a spectator. Until the hand
 ends nobody sees another seat's cards, the stock, or a secret meld's rank; afterwards all is
-revealed.
+revealed. Each field of a view is decided by ``LiveView``, which reads it from the live hand when
+asked (a training environment's view, read every step); ``seat_view`` is its value at one state.
 
 The wire form of a view (``to_dict``, ``seat_view_dict``) has no ``legal``: a seat's legal moves
 travel once per ``state``, beside the view (``state.legal``, ``seat_legal``), and
@@ -17,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .cards import DECK, Card
+from .cards import DECK, Card, mask_of
 from .count import hand_count
 from .errors import IllegalMove, RuleCode
 from .hand import Hand, Phase, Result, Step
@@ -98,6 +99,15 @@ class SeatView:
     @property
     def top(self) -> Card | None:
         return self.discards[-1] if self.discards else None
+
+    @property
+    def cards_mask(self) -> int:
+        """The seat's cards as a bitmask (card ``i`` is bit ``i``), as ``LiveView`` has it."""
+        return mask_of(self.hand)
+
+    def steps_since(self, start: int) -> tuple[Step, ...]:
+        """The history from its step ``start`` on, as ``LiveView`` has it."""
+        return self.history[start:]
 
     # ----- what the engine answers from this seat's knowledge alone ---------------------------
 
@@ -222,29 +232,152 @@ class SeatView:
 def seat_view(hand: Hand, seat: int | None) -> SeatView:
     """The view of ``seat`` (``None``: a spectator). Everything is taken from ``seat``, never from
     the seat to act, so a view built for a waiting seat holds only that seat's knowledge."""
-    over = hand.over
-    melds = tuple([_meld_view(m, _sees_meld(m.secret, m.owner, seat, over))
-                   for m in hand.melds])
-    return SeatView(
-        seat=seat,
-        dealer=hand.dealer,
-        options=hand.options,
-        hand=tuple(sorted(hand.hands[seat])) if seat is not None else (),
-        hand_sizes=(len(hand.hands[0]), len(hand.hands[1]), len(hand.hands[2])),
-        stock=len(hand.stock),
-        discards=tuple(hand.discards),
-        melds=melds,
-        opened=(hand.opened(0), hand.opened(1), hand.opened(2)),
-        blocked=(hand.call_blocked(0), hand.call_blocked(1), hand.call_blocked(2)),
-        to_act=None if over else hand.to_act,
-        phase=hand.phase,
-        turn=hand.turn,
-        caller=hand.caller,
-        history=_history(hand, seat, over),
-        legal=tuple(hand.legal_moves(seat)) if seat is not None else (),
-        result=hand.result,
-        revealed=tuple(tuple(sorted(h)) for h in hand.hands) if over else None,
-    )
+    return LiveView(hand, seat).now()
+
+
+class LiveView:
+    """``seat``'s view of ``hand`` while the hand is played: every field of ``SeatView``, by the
+    same name, read from the hand when it is asked for. This is where each field of a view is
+    decided (``seat_view`` is ``now()``), so at every moment a field says what
+    ``seat_view(hand, seat)`` would.
+
+    For a reader that wants a few fields at every step of many hands (a training environment
+    observes a seat once a step): nothing is built that is not read, and the melds' views are
+    kept until a step changes the melds. Two fields more for such a reader: ``cards_mask``
+    (the seat's cards as a bitmask) and ``steps_since(n)`` (the history from step ``n`` on).
+    ``SeatView`` has both as well, so that one reader takes either."""
+
+    __slots__ = ("_hand", "seat", "dealer", "options", "_melds")
+
+    def __init__(self, hand: Hand, seat: int | None) -> None:
+        self._hand = hand
+        self.seat = seat
+        self.dealer = hand.dealer
+        self.options = hand.options
+        #: the melds' views, and the steps and end of hand they were made at
+        self._melds: tuple[int, bool, tuple[MeldView, ...]] | None = None
+
+    def now(self) -> SeatView:
+        """The view as it is now, as a value that stays."""
+        return SeatView(
+            seat=self.seat,
+            dealer=self.dealer,
+            options=self.options,
+            hand=self.hand,
+            hand_sizes=self.hand_sizes,
+            stock=self.stock,
+            discards=self.discards,
+            melds=self.melds,
+            opened=self.opened,
+            blocked=self.blocked,
+            to_act=self.to_act,
+            phase=self.phase,
+            turn=self.turn,
+            caller=self.caller,
+            history=self.history,
+            legal=self.legal,
+            result=self.result,
+            revealed=self.revealed,
+        )
+
+    @property
+    def hand(self) -> tuple[Card, ...]:
+        seat = self.seat
+        return tuple(sorted(self._hand.hands[seat])) if seat is not None else ()
+
+    @property
+    def cards_mask(self) -> int:
+        """The seat's cards as a bitmask (card ``i`` is bit ``i``); 0 for a spectator."""
+        seat = self.seat
+        return self._hand.cards_mask(seat) if seat is not None else 0
+
+    @property
+    def hand_sizes(self) -> tuple[int, int, int]:
+        hands = self._hand.hands
+        return (len(hands[0]), len(hands[1]), len(hands[2]))
+
+    @property
+    def stock(self) -> int:
+        return len(self._hand.stock)
+
+    @property
+    def discards(self) -> tuple[Card, ...]:
+        return tuple(self._hand.discards)
+
+    @property
+    def top(self) -> Card | None:
+        discards = self._hand.discards
+        return discards[-1] if discards else None
+
+    @property
+    def melds(self) -> tuple[MeldView, ...]:
+        """The melds as the seat sees them: a secret meld of another seat without its cards
+        until the hand is over (§11). The same tuple until a step places a meld or adds to one,
+        or the hand ends."""
+        hand = self._hand
+        steps, over = len(hand.steps), hand.phase is Phase.OVER
+        known = self._melds
+        if known is not None and known[1] == over and (
+                known[0] == steps or _MELD_CHANGES.isdisjoint(
+                    [step.move.action for step in hand.steps[known[0]:]])):
+            melds = known[2]
+        else:
+            seat = self.seat
+            melds = tuple([_meld_view(m, _sees_meld(m.secret, m.owner, seat, over))
+                           for m in hand.melds])
+        self._melds = (steps, over, melds)
+        return melds
+
+    @property
+    def opened(self) -> tuple[bool, bool, bool]:
+        hand = self._hand
+        return (hand.opened(0), hand.opened(1), hand.opened(2))
+
+    @property
+    def blocked(self) -> tuple[bool, bool, bool]:
+        hand = self._hand
+        return (hand.call_blocked(0), hand.call_blocked(1), hand.call_blocked(2))
+
+    @property
+    def to_act(self) -> int | None:
+        hand = self._hand
+        return None if hand.over else hand.to_act
+
+    @property
+    def phase(self) -> Phase:
+        return self._hand.phase
+
+    @property
+    def turn(self) -> int:
+        return self._hand.turn
+
+    @property
+    def caller(self) -> int | None:
+        return self._hand.caller
+
+    @property
+    def history(self) -> tuple[Step, ...]:
+        return self.steps_since(0)
+
+    def steps_since(self, start: int) -> tuple[Step, ...]:
+        """The history from its step ``start`` on, as the seat sees it now."""
+        hand = self._hand
+        return _history(hand, self.seat, hand.over, start)
+
+    @property
+    def legal(self) -> tuple[Move, ...]:
+        seat = self.seat
+        return tuple(self._hand.legal_moves(seat)) if seat is not None else ()
+
+    @property
+    def result(self) -> Result | None:
+        return self._hand.result
+
+    @property
+    def revealed(self) -> tuple[tuple[Card, ...], ...] | None:
+        """Every seat's cards once the hand is over (None before)."""
+        hand = self._hand
+        return tuple(tuple(sorted(h)) for h in hand.hands) if hand.over else None
 
 
 #: Bound on the memoized meld views (cleared when reached).
@@ -386,10 +519,10 @@ def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
     return not secret or over or owner == seat
 
 
-def _history(hand: Hand, seat: int | None, over: bool) -> tuple[Step, ...]:
-    """The hand's steps as ``seat`` sees them: until the hand is over, another seat's secret
-    meld shows no cards (``Step.hidden``)."""
-    steps = hand.steps
+def _history(hand: Hand, seat: int | None, over: bool, start: int = 0) -> tuple[Step, ...]:
+    """The hand's steps from step ``start`` on as ``seat`` sees them: until the hand is over,
+    another seat's secret meld shows no cards (``Step.hidden``)."""
+    steps = hand.steps[start:] if start else hand.steps
     if over or not any(m.secret for m in hand.melds):
         return tuple(steps)
     return tuple(step if step.seat == seat else step.hidden() for step in steps)
@@ -411,7 +544,7 @@ class _HandViews:
     through ``Hand.apply``, which always adds a step, so the number of steps identifies the
     state."""
 
-    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "_acted", "_melds",
+    __slots__ = ("steps", "fixed", "full", "seen", "_meld_steps", "acted", "_melds",
                  "_meld_forms", "_cards", "_concealed", "_parts", "__weakref__")
 
     def __init__(self, hand: Hand) -> None:
@@ -429,7 +562,7 @@ class _HandViews:
         #: form without cards
         self._meld_forms: list[tuple[int, int, MeldMap, MeldMap]] = []
         #: the steps each seat has played so far
-        self._acted = [0, 0, 0]
+        self.acted = [0, 0, 0]
         #: per seat: its steps played when its cards' wire form was made, that form and the
         #: cards' count (made when first asked)
         self._cards: list[tuple[int, list[str], list[int]] | None] = [None, None, None]
@@ -445,7 +578,7 @@ class _HandViews:
                 seen.append(full if perspective == step.seat else public)
             if step.move.action in _MELD_CHANGES:
                 self._meld_steps += 1
-            self._acted[step.seat] += 1
+            self.acted[step.seat] += 1
         self.steps = len(steps)
 
     def history(self, seat: int | None, over: bool) -> list[StepMap]:
@@ -506,7 +639,7 @@ class _HandViews:
 
     def _known_cards(self, cards: set[Card], seat: int) -> tuple[int, list[str], list[int]]:
         known = self._cards[seat]
-        acted = self._acted[seat]
+        acted = self.acted[seat]
         if known is None or known[0] != acted:
             known = self._cards[seat] = (acted, [_CARD_STR[c] for c in sorted(cards)], [])
         return known
@@ -545,13 +678,16 @@ class ViewParts:
     Everything is read-only, made at most once per state, and only good while the hand is in
     that state (``own`` reads the cards then)."""
 
-    __slots__ = ("steps", "over", "fixed", "base", "melds", "history", "_views", "_hands",
-                 "_melds",
+    __slots__ = ("steps", "over", "acted", "fixed", "base", "melds", "history", "_views",
+                 "_hands", "_melds",
                  "_own", "_own_melds", "_histories", "_shared", "_legal")
 
     def __init__(self, hand: Hand, views: _HandViews) -> None:
         over = self.over = hand.over
         self.steps = len(hand.steps)
+        #: the steps each seat has played so far: its cards (``cards``, ``count``) are the same
+        #: as in an earlier state of the hand as long as this is
+        self.acted: tuple[int, ...] = tuple(views.acted)
         #: the hand's cards per seat (not the hand: the parts live as long as the hand)
         hands = hand.hands
         #: the views' parts are kept by the views (``_HandViews.parts``): a strong reference

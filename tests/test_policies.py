@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import random
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine_support import OPTION_SETS
@@ -233,3 +236,26 @@ def imagined_count(view: SeatView, caller: int, params: InferenceParams) -> int:
     maker, rng = WorldMaker(view, params), random.Random(5)
     counts = sorted(hand_count(maker.sample(rng).hands[caller]) for _ in range(40))
     return counts[len(counts) // 2]
+
+
+def _exploiters_module() -> object:
+    spec = importlib.util.spec_from_file_location("bench_exploiters", EXPLOITERS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["challenge_at_20", "call_after_1"])
+def test_explained_divergences_add_up_to_the_arena_result(name: str) -> None:
+    """``bench/exploiters.py --explain`` attributes an exploiter's chips against two ``strong``
+    to the hands where its rule overruled ``strong``: what it gained there, with its rule's move
+    rather than ``strong``'s, must be its arena result on the same deals to the chip, or the
+    explanation explains something else."""
+    module: Any = _exploiters_module()
+    found = list(module.divergences(name, "explain", 8))
+    assert found, "the rule never overruled strong: nothing was checked"
+    gained = sum(d.chips_rule - d.chips_strong for d in found)
+    config = ArenaConfig((f"py:{EXPLOITERS}:{name}", "strong", "strong"), "explain")
+    assert run_arena(config, 24).bots[0].tally.chips == gained

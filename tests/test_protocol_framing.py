@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import struct
 from typing import Any
 
@@ -347,6 +348,43 @@ def test_a_template_filled_for_each_recipient_is_the_whole_map(
     for fill in fills:
         receiver.receive_data(sender.fill(template, sender.entries(fill)))
     assert drain(receiver) == [{**outer, key: {**inner, **fill, **tail}} for fill in fills]
+
+
+@given(st.sampled_from(list(Mode)), st.integers(0, 20), st.integers(0, 3), json_values,
+       json_values)
+def test_a_template_extended_for_one_recipient_is_the_whole_map(
+    mode: Mode, outer_count: int, inner_count: int, value: Any, extra: Any,
+) -> None:
+    """A template (``Codec.template``) with one more entry after its nested map
+    (``Codec.extend``: the seat offered its legal moves gets the others' frame and its
+    ``legal``) reads back as the whole map, in either mode, across msgpack's header sizes (15
+    entries and 16 take headers of different lengths)."""
+    outer = {f"o{i}": i for i in range(outer_count)}
+    inner = {f"i{i}": i for i in range(inner_count)}
+    sender, receiver = Codec(mode), Codec(mode)
+    template = sender.template([sender.entries(outer) if outer else b""], outer_count, "view",
+                               [sender.entries(inner) if inner else b""], inner_count + 1, b"")
+    extended = sender.extend(template, outer_count + 1, sender.entries({"legal": extra}))
+    receiver.receive_data(sender.fill(extended, sender.entries({"own": value})))
+    receiver.receive_data(sender.fill(template, sender.entries({"own": value})))
+    whole = {**outer, "view": {**inner, "own": value}}
+    assert drain(receiver) == [{**whole, "legal": extra}, whole]
+
+
+@given(st.recursive(
+    json_scalars | st.integers(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(
+        st.text(max_size=4) | st.integers(-9, 9) | st.booleans() | st.none(), children,
+        max_size=3),
+    max_leaves=8))
+def test_text_mode_writes_what_the_standard_library_writes(value: Any) -> None:
+    """Text mode's JSON reads back as the standard library's JSON of the same message, keys
+    that are no strings and integers beyond 64 bits included (orjson refuses those: the
+    standard library writes them)."""
+    message = {"value": value}
+    receiver = Codec(Mode.TEXT)
+    receiver.receive_data(Codec(Mode.TEXT).encode(message))
+    assert drain(receiver) == [json.loads(json.dumps(message))]
 
 
 @given(st.sampled_from(list(Mode)), st.lists(json_maps, max_size=40), st.data())

@@ -295,3 +295,44 @@ def test_the_envs_observations_are_encode_of_the_seat_view_in_every_state(
             if game.hand.over:
                 break
             game.step(rng.choice(list(game.legal())))
+
+
+def test_env_wraps_as_pettingzoos_own_wrappers_do() -> None:
+    """``env()``'s wrappers (``wrappers.py``: PettingZoo's, with a faster path for what a loop
+    reads every step) give what PettingZoo's own give: the same name, the same errors before
+    ``reset`` and for an action out of the space, and the same ``last()`` at every step of
+    whole hands, actions as ints, numpy ints and None."""
+    from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper
+
+    ours = env(seed=4)
+    theirs = OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TongitsEnv(seed=4)))
+    assert str(ours) == str(theirs) == "tongits_v0"
+    for game in (ours, theirs):
+        for name in ("agents", "agent_selection"):
+            with pytest.raises(AttributeError, match=f"{name} cannot be accessed before reset"):
+                getattr(game, name)
+        with pytest.raises(AttributeError, match="cannot be accessed before reset"):
+            game.last()
+    rng = random.Random(4)
+    for _ in range(20):
+        ours.reset()
+        theirs.reset()
+        for agent, other in zip(ours.agent_iter(), theirs.agent_iter(), strict=True):
+            assert agent == other and ours.agents == theirs.agents
+            mine, its = ours.last(), theirs.last()
+            assert mine[1:] == its[1:]
+            seen = mine[0]
+            assert seen is not None and its[0] is not None
+            assert all(np.array_equal(seen[k], its[0][k]) for k in its[0])
+            if mine[2]:
+                ours.step(None)
+                theirs.step(None)
+                continue
+            for bad in (-1, ACTIONS, 2.0, np.int64(ACTIONS)):
+                for game in (ours, theirs):
+                    with pytest.raises(AssertionError, match="not in action space"):
+                        game.step(bad)
+            action = rng.choice([int(i) for i in np.flatnonzero(seen["action_mask"])])
+            ours.step(action if rng.random() < 0.5 else np.int64(action))
+            theirs.step(action)
+        assert ours.unwrapped.record() == theirs.unwrapped.record()

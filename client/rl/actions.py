@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from enum import IntEnum
 from typing import cast
 
-from tongits.engine import DECK, Action, Card, Move, SeatView, is_meld
+from tongits.engine import DECK, Action, Card, LiveView, Move, SeatView, is_meld
 from tongits.engine.cards import mask_of
 from tongits.engine.moves import CALL as CALL_MOVE
 from tongits.engine.moves import CHALLENGE as CHALLENGE_MOVE
@@ -121,7 +121,7 @@ def action_index(move: Move, melds: Sequence[Sequence[Card]], top: Card | None) 
     return PICK + _MELD_INDEX[frozenset((*move.cards, top))]
 
 
-def legal_actions(view: SeatView) -> dict[int, Move]:
+def legal_actions(view: SeatView | LiveView) -> dict[int, Move]:
     """The seat's legal moves by action index: its keys are the mask's ones."""
     legal = view.legal
     if not legal:

@@ -3,10 +3,11 @@
 The agents are ``seat_0``, ``seat_1``, ``seat_2``; the engine says whose turn it is (the
 answers to a call included; seats that have not opened fold on their own, RULES.md §6.2).
 Each observation is ``{"observation": encode(view), "action_mask": mask}`` from that seat's
-``seat_view`` (``observation.py``); the mask is its legal moves in the fixed action space of
-``actions.py``, all zeros when it is not the seat's turn. A hand is one episode: when it ends
-every agent gets its chips of the RULES.md §9 settlement as its reward (the ante's pot belongs
-to a match, not to a hand: it is not in the reward), and all three terminate.
+view (``observation.py``: the engine's ``LiveView``, which says what ``seat_view`` says); the
+mask is its legal moves in the fixed action space of ``actions.py``, all zeros when it is not
+the seat's turn. A hand is one episode: when it ends every agent gets its chips of the
+RULES.md §9 settlement as its reward (the ante's pot belongs to a match, not to a hand: it is
+not in the reward), and all three terminate.
 
 Chance is input: ``reset(seed=s)`` deals hand 0 of the match seed ``s`` (``deck_for(s, 0)``,
 the dealer of ``first_dealer``); a later ``reset()`` without a seed deals that match's next
@@ -26,16 +27,26 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
-from tongits.engine import Card, Hand, HandRecord, Move, Options, deck_for, hand_record, seat_view
+from tongits.engine import (
+    Card,
+    Hand,
+    HandRecord,
+    LiveView,
+    Move,
+    Options,
+    deck_for,
+    hand_record,
+)
 from tongits.engine.match import first_dealer
 
 from .actions import ACTIONS, ActionError, describe, legal_actions
 from .observation import OBSERVATION_SIZE, Encoder
+from .wrappers import InBounds, InOrder
 
 AGENTS = ("seat_0", "seat_1", "seat_2")
 _SEATS = {agent: seat for seat, agent in enumerate(AGENTS)}
 ObservationDict = dict[str, npt.NDArray[Any]]
+_INT8 = np.dtype(np.int8)
 
 
 def observation_space() -> spaces.Dict:
@@ -51,7 +62,7 @@ def mask_of(legal: dict[int, Move]) -> npt.NDArray[np.int8]:
     ones = bytearray(ACTIONS)
     for index in legal:
         ones[index] = 1
-    return np.frombuffer(ones, dtype=np.int8)
+    return np.frombuffer(ones, _INT8)  # (positional: numpy parses keywords slowly)
 
 
 class TongitsEnv(AECEnv[str, ObservationDict, int]):
@@ -74,9 +85,10 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         self.hand = Hand(deck_for(self.match_seed, 0), first_dealer(self.match_seed),
                          self.options)
         self._legal: dict[int, Move] | None = None
-        #: the observations of ``hand`` (``_encoder_of``)
-        self._encoder = Encoder()
+        #: the observations of ``hand`` and each seat's live view of it (``_readers_of``)
         self._encoded = self.hand
+        self._encoder = Encoder()
+        self._views = _live_views(self.hand)
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -110,24 +122,26 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
     def observe(self, agent: str) -> ObservationDict:
         seat = _SEATS[agent]
         hand = self.hand
-        view = seat_view(hand, seat)
+        encoder, views = self._readers_of(hand)
+        view = views[seat]
         legal = legal_actions(view)
         if seat == hand.to_act and not hand.over:
             self._legal = legal
-        return {"observation": self._encoder_of(hand).encode(view),
-                "action_mask": mask_of(legal)}
+        return {"observation": encoder.encode(view), "action_mask": mask_of(legal)}
 
-    def _encoder_of(self, hand: Hand) -> Encoder:
-        """The encoder of ``hand``'s views: one per hand, since it reads each step once (a new
-        one when ``hand`` is not the hand it encoded, however it came to be set)."""
+    def _readers_of(self, hand: Hand) -> tuple[Encoder, tuple[LiveView, ...]]:
+        """The encoder of ``hand``'s views and the seats' live views: one each per hand,
+        since the encoder reads each step once (new ones when ``hand`` is not the hand they
+        read, however it came to be set)."""
         if hand is not self._encoded:
-            self._encoder, self._encoded = Encoder(), hand
-        return self._encoder
+            self._encoded, self._encoder, self._views = hand, Encoder(), _live_views(hand)
+        return self._encoder, self._views
 
     def legal(self) -> dict[int, Move]:
         """The legal moves of the agent to act, by action index (the mask's ones)."""
         if self._legal is None:
-            self._legal = legal_actions(seat_view(self.hand, self.hand.to_act))
+            hand = self.hand
+            self._legal = legal_actions(self._readers_of(hand)[1][hand.to_act])
         return self._legal
 
     def step(self, action: int | None) -> None:
@@ -172,10 +186,13 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         return HandRecord.from_dict(hand_record(self.hand))
 
 
+def _live_views(hand: Hand) -> tuple[LiveView, ...]:
+    return (LiveView(hand, 0), LiveView(hand, 1), LiveView(hand, 2))
+
+
 def env(options: Options | None = None, seed: int | str | None = None) -> AECEnv[
         str, ObservationDict, int]:
     """``TongitsEnv`` in PettingZoo's usual wrappers (an action out of the space, or a call
-    out of order, is refused with the wrapper's message)."""
-    wrapped: AECEnv[str, ObservationDict, int] = TongitsEnv(options, seed)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    out of order, is refused with the wrapper's message); ``wrappers.py`` says why they are
+    subclasses of them."""
+    return InOrder(InBounds(TongitsEnv(options, seed), ACTIONS))

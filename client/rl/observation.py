@@ -1,9 +1,12 @@
-"""The observation of one seat: a flat vector built from its ``SeatView`` alone.
+"""The observation of one seat: a flat vector built from its view alone.
 
-``seat_view`` is the one place that decides what a seat may know (RULES.md §11: the server
-sends exactly that), so an observation made from it cannot hold another seat's hidden card;
-``tests/test_rl_env.py`` checks it over random deals all the same. Seats are written relative
-to the observing seat: "me", then the next seat to play, then the one after.
+The engine's view of a seat is the one place that decides what it may know (RULES.md §11:
+the server sends exactly that): ``seat_view`` as a value, ``LiveView`` read from the live hand
+field by field (the environment's, one per seat, since building a whole ``SeatView`` every
+step cost more than the rest of the observation). An observation made from either cannot
+hold another seat's hidden card; ``tests/test_rl_env.py`` checks it over random deals all the
+same, and that the environment's observation is ``encode`` of a fresh ``seat_view``. Seats are
+written relative to the observing seat: "me", then the next seat to play, then the one after.
 
 =========  ===========================================================================
 indices    feature (each a 0/1 flag per card of ``Card(i)`` order unless said)
@@ -42,6 +45,7 @@ from tongits.engine import (
     Action,
     CallTie,
     Card,
+    LiveView,
     MeldView,
     Options,
     Phase,
@@ -51,7 +55,7 @@ from tongits.engine import (
     StockoutNoneOpen,
     TableMeld,
 )
-from tongits.engine.cards import BITS
+from tongits.engine.cards import BITS, mask_of
 from tongits.engine.count import deadwood_mask, points_of
 
 HAND, PILE, TOP, MELDED, DISCARDED, TAKEN, DEADWOOD = 0, 52, 104, 156, 312, 468, 520
@@ -61,19 +65,17 @@ DEALER, FIRST_TURN, CALLER, CHALLENGED, COUNT, OPTIONS = 588, 591, 592, 595, 598
 OBSERVATION_SIZE = 608
 
 _BYTES = OBSERVATION_SIZE // 8
-_PHASES = {Phase.START: 0, Phase.PLAY: 1, Phase.ANSWER: 2}
 _DISCARD, _CHALLENGE = Action.DISCARD, Action.CHALLENGE
 Observation = npt.NDArray[np.float32]
+#: What an observation is made from: a seat's view, a value or live.
+View = SeatView | LiveView
 
 #: The eight 0/1 features of each byte value (bit 0 first), as float32: an observation is its
 #: bits' bytes looked up here, one array operation.
 _BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
                              bitorder="little").astype(np.float32)
-#: Where the features that are not 0/1 go: hand sizes, secret melds, stock, count.
-_SCALED = np.array([SIZES, SIZES + 1, SIZES + 2, SECRETS, SECRETS + 1, SECRETS + 2, STOCK,
-                    COUNT])
+_UINT8 = np.dtype(np.uint8)
 
-@lru_cache(maxsize=64)
 def _option_bits(options: Options) -> int:
     flags = (
         options.pick_to_sapaw,
@@ -89,25 +91,29 @@ def _option_bits(options: Options) -> int:
     return sum(1 << (OPTIONS + i) for i, on in enumerate(flags) if on)
 
 
-def encode(view: SeatView) -> Observation:
+def encode(view: View) -> Observation:
     """The observation of ``view``'s seat (a player's view: ``view.seat`` is not None)."""
     return Encoder().encode(view)
 
 
 class Encoder:
     """The observations of the views of one hand, in the order of its states: what stays
-    the same from one state to the next (the history read so far, the melds) is not read
-    again. ``encode`` is the same answer for any one view.
+    the same from one state to the next (the history read so far, the melds, a seat's
+    deadwood while its cards stay the same) is not read again. ``encode`` is the same answer
+    for any one view; a ``LiveView`` (a training environment's) is read without building the
+    fields it does not need.
 
     Every 0/1 feature is first set as a bit of one integer and seat by seat in table order
     (seat 0, 1, 2), then turned to the observing seat's order and into the array at once: a
     training environment makes one observation per step, and this is several times faster
     than setting array entries one by one."""
 
-    __slots__ = ("_steps", "_discarded", "_challenged", "_melds", "_melded", "_taken",
-                 "_secrets")
+    __slots__ = ("_options", "_steps", "_discarded", "_challenged", "_melds", "_melded",
+                 "_taken", "_secrets", "_cards")
 
     def __init__(self) -> None:
+        #: the options' features (the hand's options never change)
+        self._options: int | None = None
         #: history steps read so far, and what they say: the cards each seat discarded
         #: (bitmasks) and who challenged the call (a bit per seat)
         self._steps = 0
@@ -119,53 +125,75 @@ class Encoder:
         self._melded = (0, 0, 0)
         self._taken = 0
         self._secrets = (0, 0, 0)
+        #: per seat, its cards last encoded, their deadwood and the count feature
+        self._cards: list[tuple[int, int, float]] = [(-1, 0, 0.0)] * 3
 
-    def encode(self, view: SeatView) -> Observation:
+    def encode(self, view: View) -> Observation:
         """The observation of ``view``'s seat; ``view`` is of the same hand as the views
         before it, in a later state (or the same)."""
         me = view.seat
         assert me is not None, "a spectator has no observation"
-        nxt, after = (me + 1) % 3, (me + 2) % 3
-        hand = sum(map(BITS.__getitem__, view.hand))  # the cards of a hand are distinct
-        # (with concealed_melds_count every card counts: all of them are "deadwood")
-        dead = hand if view.options.concealed_melds_count else deadwood_mask(hand)
+        nxt, after = _NEXT[me], _AFTER[me]
+        hand = view.cards_mask
+        known = self._cards[me]
+        if known[0] == hand:
+            dead, count = known[1], known[2]
+        else:
+            # (with concealed_melds_count every card counts: all of them are "deadwood")
+            dead = hand if view.options.concealed_melds_count else deadwood_mask(hand)
+            count = min(points_of(dead) / 100, 1.0)
+            self._cards[me] = (hand, dead, count)
         self._read_history(view)
         discarded = self._discarded
-        if view.melds != self._melds:
-            self._read_melds(view.melds)
+        melds = view.melds
+        if melds is not self._melds and melds != self._melds:
+            self._read_melds(melds)
         melded = self._melded
-        bits = (hand << HAND | dead << DEADWOOD | self._taken << TAKEN
+        discards = view.discards
+        options = self._options
+        if options is None:
+            options = self._options = _option_bits(view.options)
+        bits = (options | hand << HAND | dead << DEADWOOD | self._taken << TAKEN
                 | melded[me] << MELDED | melded[nxt] << MELDED + 52
                 | melded[after] << MELDED + 104
                 | discarded[me] << DISCARDED | discarded[nxt] << DISCARDED + 52
                 | discarded[after] << DISCARDED + 104
-                | _pile_bits(view) | _state_bits(view, me, self._challenged)
-                | _option_bits(view.options))
-        flags = np.frombuffer(bits.to_bytes(_BYTES, "little"), dtype=np.uint8)
-        out: Observation = _BYTE_FLOATS.take(flags, axis=0).reshape(OBSERVATION_SIZE)
+                | _state_bits(view, me, self._challenged))
+        if discards:
+            bits |= mask_of(discards) << PILE | 1 << (TOP + discards[-1])
+        # (positional arguments: numpy parses keywords slowly, and this runs once a step)
+        flags = np.frombuffer(bits.to_bytes(_BYTES, "little"), _UINT8)
+        out: Observation = _BYTE_FLOATS.take(flags, 0).reshape(OBSERVATION_SIZE)
         sizes, secrets = view.hand_sizes, self._secrets
-        out[_SCALED] = (min(sizes[me] / 13, 1.0), min(sizes[nxt] / 13, 1.0),
-                        min(sizes[after] / 13, 1.0), min(secrets[me] / 4, 1.0),
-                        min(secrets[nxt] / 4, 1.0), min(secrets[after] / 4, 1.0),
-                        view.stock / 15, min(points_of(dead) / 100, 1.0))
+        out[SIZES] = _SIZE[sizes[me]]
+        out[SIZES + 1] = _SIZE[sizes[nxt]]
+        out[SIZES + 2] = _SIZE[sizes[after]]
+        out[STOCK] = view.stock / 15
+        if any(secrets):
+            out[SECRETS] = _SECRET[secrets[me]]
+            out[SECRETS + 1] = _SECRET[secrets[nxt]]
+            out[SECRETS + 2] = _SECRET[secrets[after]]
+        out[COUNT] = count
         return out
 
-    def _read_history(self, view: SeatView) -> None:
+    def _read_history(self, view: View) -> None:
         """Who discarded which card and who challenged the call, from the steps not yet read
         (only what every seat sees of them)."""
-        history = view.history
-        if len(history) < self._steps:
-            raise ValueError("a view of an earlier state than the last one encoded")
+        read = self._steps
+        steps = view.steps_since(read)
+        if not steps:
+            return
         discarded = self._discarded
-        for step in history[self._steps:]:
-            action = step.move.action
+        for step in steps:
+            move = step.move
+            action = move.action
             if action is _DISCARD:
-                card = step.move.card
+                card = move.card
                 assert card is not None
                 discarded[step.seat] |= BITS[card]
             elif action is _CHALLENGE:
                 self._challenged |= 1 << step.seat
-        self._steps = len(history)
+        self._steps = read + len(steps)
 
     def _read_melds(self, melds: tuple[MeldView, ...]) -> None:
         """The melds' face-up cards per owner, the cards they would take, the secret melds."""
@@ -176,7 +204,7 @@ class Encoder:
             if meld.secret:
                 secrets[meld.owner] += 1
             elif meld.cards:
-                melded[meld.owner] |= sum(map(BITS.__getitem__, meld.cards))
+                melded[meld.owner] |= mask_of(meld.cards)
                 taken |= _accepted(meld.cards)
         self._melds = melds
         self._melded = (melded[0], melded[1], melded[2])
@@ -184,34 +212,32 @@ class Encoder:
         self._taken = taken
 
 
-def _pile_bits(view: SeatView) -> int:
-    """The discard pile and its top card."""
-    discards = view.discards
-    if not discards:
-        return 0
-    return sum(map(BITS.__getitem__, discards)) << PILE | 1 << (TOP + discards[-1])
+_NEXT, _AFTER = (1, 2, 0), (2, 0, 1)
+#: A hand size and a number of secret melds as features (/ 13 and / 4, at most 1).
+_SIZE = tuple(min(n / 13, 1.0) for n in range(53))
+_SECRET = tuple(min(n / 4, 1.0) for n in range(14))
+#: Per observing seat, a bit per seat in table order (0-7) turned to "me, next, after" order.
+_RELATIVE = tuple(tuple(sum(1 << (seat - me) % 3 for seat in range(3) if bits >> seat & 1)
+                        for bits in range(8)) for me in range(3))
+_PHASE_BITS = {Phase.START: 1 << PHASE, Phase.PLAY: 1 << (PHASE + 1),
+               Phase.ANSWER: 1 << (PHASE + 2)}
 
 
-def _state_bits(view: SeatView, me: int, challenged: int) -> int:
+def _state_bits(view: View, me: int, challenged: int) -> int:
     """Opened and blocked seats, the phase, the dealer, the first turn, the caller and who
     challenged it, relative to ``me``."""
-    bits = 0
-    for rel in range(3):
-        seat = (me + rel) % 3
-        if view.opened[seat]:
-            bits |= 1 << (OPENED + rel)
-        if view.blocked[seat]:
-            bits |= 1 << (BLOCKED + rel)
-        if challenged >> seat & 1:
-            bits |= 1 << (CHALLENGED + rel)
-    phase = _PHASES.get(view.phase)
-    if phase is not None:
-        bits |= 1 << (PHASE + phase)
-    bits |= 1 << (DEALER + (view.dealer - me) % 3)
+    relative = _RELATIVE[me]
+    opened, blocked = view.opened, view.blocked
+    bits = (relative[opened[0] | opened[1] << 1 | opened[2] << 2] << OPENED
+            | relative[blocked[0] | blocked[1] << 1 | blocked[2] << 2] << BLOCKED
+            | relative[challenged] << CHALLENGED
+            | _PHASE_BITS.get(view.phase, 0)
+            | 1 << (DEALER + (view.dealer - me) % 3))
     if view.turn == 0:
         bits |= 1 << FIRST_TURN
-    if view.caller is not None:
-        bits |= 1 << (CALLER + (view.caller - me) % 3)
+    caller = view.caller
+    if caller is not None:
+        bits |= 1 << (CALLER + (caller - me) % 3)
     return bits
 
 

@@ -210,3 +210,26 @@ def _meld_neighbours(card: int) -> int:
 
 
 NEIGHBOURS: tuple[int, ...] = tuple(_meld_neighbours(c) for c in range(52))
+
+
+@dataclass(frozen=True, slots=True)
+class Stakes:
+    """What answering a call is worth to one seat (RULES.md §9, ``payments``): ``gain``, the
+    chips it wins by winning the challenge (both others pay 3 and its aces); ``caller_aces``,
+    the aces in the caller's melds, which it pays on top of 1 chip for a fold or 3 for a lost
+    challenge."""
+
+    gain: int
+    caller_aces: int
+
+    def challenge_pays(self, p_win: float) -> bool:
+        """Whether challenging the caller alone beats folding, with the chance ``p_win`` of
+        beating it."""
+        lost, folded = 3 + self.caller_aces, 1 + self.caller_aces
+        return p_win * self.gain - (1 - p_win) * lost > -folded
+
+
+def melded_aces(view: SeatView, seat: int) -> int:
+    """The aces in ``seat``'s face-up melds (laid-off ones included): what a loser pays it on
+    top of the stake if it wins (RULES.md §9)."""
+    return sum(c.rank == 1 for m in view.melds if m.owner == seat for c in m.cards)

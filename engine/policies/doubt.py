@@ -24,7 +24,7 @@ from ..hand import Hand
 from ..moves import CHALLENGE, FOLD, Action, Move
 from ..options import CallTie
 from ..view import SeatView
-from .common import count_of, position_key, public_knowledge
+from .common import Stakes, count_of, melded_aces, position_key, public_knowledge
 from .worlds import InferenceParams
 
 SAMPLES = 96
@@ -50,13 +50,16 @@ class Doubt:
         seat = hand.to_act
         cards = hand.hands[seat]
         mine = count_of(mask_of(cards), concealed_melds_count=hand.options.concealed_melds_count)
-        p = self.beaten[mine] if mine < len(self.beaten) else 0.0
         aces = sum(c.rank == 1 for c in cards) + sum(
             c.rank == 1 for m in hand.melds if m.owner == seat for c in m.cards
         )
-        gain = 2 * (3 + aces)
-        challenged, folded = 3 + self.caller_aces, 1 + self.caller_aces
-        return CHALLENGE if p * gain - (1 - p) * challenged > -folded else FOLD
+        return CHALLENGE if self.challenges(mine, aces) else FOLD
+
+    def challenges(self, count: int, aces: int = 0) -> bool:
+        """Whether a seat holding ``count`` and ``aces`` aces (in hand and in its melds)
+        challenges the call, the call not yet challenged."""
+        p = self.beaten[count] if count < len(self.beaten) else 0.0
+        return Stakes(2 * (3 + aces), self.caller_aces).challenge_pays(p)
 
 
 def doubt_of(view: SeatView, params: InferenceParams) -> Doubt:
@@ -85,5 +88,4 @@ def doubt_of(view: SeatView, params: InferenceParams) -> Doubt:
         sum(w for c, w in weighted if c > m or (not strict and c == m)) / total
         for m in range(top + 1)
     )
-    aces = sum(c.rank == 1 for m in view.melds if m.owner == me for c in m.cards)
-    return Doubt(me, beaten, aces)
+    return Doubt(me, beaten, melded_aces(view, me))

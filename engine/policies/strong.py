@@ -49,9 +49,11 @@ from .common import (
     Choice,
     PublicKnowledge,
     SeatRef,
+    Stakes,
     best_pick,
     count_of,
     find,
+    melded_aces,
     of_action,
     place,
     plan_melds,
@@ -294,17 +296,12 @@ class StrongPolicy:
         )
         caller = view.caller
         p_win = self._beat_chance(view, know, caller, mine)
-        my_aces = sum(1 for c in view.hand if c.rank == 1) + sum(
-            1 for m in view.melds if m.owner == know.seat for c in m.cards if c.rank == 1
+        stakes = Stakes(
+            gain=2 * (3 + melded_aces(view, know.seat) + sum(c.rank == 1 for c in view.hand)),
+            caller_aces=melded_aces(view, caller),
         )
-        caller_aces = sum(
-            1 for m in view.melds if m.owner == caller for c in m.cards if c.rank == 1
-        )
-        gain = 2 * (3 + my_aces)
-        loss_challenged = 3 + caller_aces
-        loss_folded = 1 + caller_aces
         odds = (mine, round(100 * p_win))
-        if p_win * gain - (1 - p_win) * loss_challenged > -loss_folded:
+        if stakes.challenge_pays(p_win):
             return Choice(challenge, "your count {} beats the caller's about {}% of the time: "
                           "worth more than folding", odds)
         return Choice(fold, "your count {} beats the caller's only about {}% of the time: "

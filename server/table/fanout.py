@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from tongits.engine import Hand
+from tongits.engine import Hand, Move
 from tongits.engine.view import ViewParts, view_parts
-from tongits.engine.wire import MoveMap, StepMap
+from tongits.engine.wire import StepMap
 from tongits.protocol import Codec, ItemCache, Mode
 from tongits.protocol.maps import SeatMap, StateHead
 
@@ -40,10 +40,12 @@ class HandCache:
         self._items: dict[int | str | None, ItemCache] = {}
         self._marked: dict[int, tuple[StepMap, StepMap]] = {}
         self._kept: dict[tuple[Mode | None, str], tuple[Any, bytes]] = {}
-        self._own: dict[tuple[Mode | None, int | None], tuple[Any, Any, bytes]] = {}
-        #: the ``legal`` entries by mode and the ids of the moves' maps, with the list of them
-        #: (held, so that no other map takes their ids while the entry is kept)
-        self._legal: dict[tuple[Any, ...], tuple[list[MoveMap], bytes]] = {}
+        #: per mode and recipient: the steps the seat had played and its melds (while a secret
+        #: meld is out) when its own entries were encoded, and those entries
+        self._own: dict[tuple[Mode | None, int | None], tuple[int, Any, bytes]] = {}
+        #: the ``legal`` entries by mode and the ids of the engine's moves, with the list of
+        #: them (held, so that no other object takes their ids while the entry is kept)
+        self._legal: dict[tuple[Any, ...], tuple[list[Move], bytes]] = {}
 
     def items(self, list_of: int | str | None) -> ItemCache:
         """The cache of one kind of list: a history as a seat (or None: the spectators, or
@@ -68,26 +70,34 @@ class HandCache:
         return told
 
     def own_entries(self, codec: Codec, seat: int | None, parts: ViewParts) -> bytes:
-        """``codec.entries(parts.own(seat))``, made again only when the seat's cards or (while
-        a secret meld is out) its melds are other lists than last time (the engine gives the
-        same lists while they are the same)."""
+        """``codec.entries(parts.own(seat))``, made again only when the seat has played a step
+        since (only its own steps change its cards) or, while a secret meld is out, its melds
+        are another list than last time (made once per state)."""
         key = (codec.mode, seat)
-        cards, melds = parts.cards(seat), parts.own_melds(seat)
+        acted = 0 if seat is None else parts.acted[seat]
+        melds = None if parts.history is not None else parts.own_melds(seat)
         known = self._own.get(key)
-        if known is None or known[0] is not cards or known[1] is not melds:
-            known = self._own[key] = (cards, melds, codec.entries(parts.own(seat)))
+        if known is None or known[0] != acted or known[1] is not melds:
+            known = self._own[key] = (acted, melds, codec.entries(parts.own(seat)))
         return known[2]
 
-    def legal_entry(self, codec: Codec, legal: list[MoveMap]) -> bytes:
-        """The ``legal`` entry of ``legal`` (the engine's shared move maps), kept for each list
-        of moves offered in the hand: a seat that may only draw, or answer a call, is offered
-        the same moves state after state. A list met for the first time is encoded whole, in
-        one call: the discards and melds offered change with every card drawn, and looking up
-        each move's own encoding cost three times as much as encoding them all."""
-        key = (codec.mode, *map(id, legal))
+    def legal_entry(self, codec: Codec, hand: Hand, parts: ViewParts) -> bytes:
+        """The ``legal`` entry of the seat to act (``parts.legal``; b"" when it has none), kept
+        for each list of moves offered in the hand, known by the engine's moves (shared
+        objects, held by the entry so that no other object takes their ids): a seat that may
+        only draw, or answer a call, is offered the same moves state after state, and is then
+        sent them without their maps being looked up. A list met for the first time is
+        encoded whole, in one call: the discards and melds offered change with every card
+        drawn, and looking up each move's own encoding cost three times as much as encoding
+        them all."""
+        moves = hand.legal_moves()
+        if not moves:
+            return b""
+        key = (codec.mode, *map(id, moves))
         known = self._legal.get(key)
         if known is None:
-            known = self._legal[key] = (legal, codec.entry("legal", codec.value(legal)))
+            known = self._legal[key] = (moves, codec.entry("legal", codec.value(
+                parts.legal(hand))))
         return known[1]
 
     def entries(self, codec: Codec, name: str, items: Mapping[str, Any], value: Any) -> bytes:
@@ -179,21 +189,23 @@ class StateFrames:
         encoded = self._encoded.get(codec.mode) or self._encode(codec)
         template = encoded.common
         offered = seat is not None and seat == self._to_offer
-        if template is None or offered:
+        if template is None:  # a secret meld on the table: each seat's own history, event
             outer = [encoded.head]
             count = encoded.heads
-            history = encoded.history
-            if history is None:  # a secret meld on the table: each seat's own history, event
-                seen = parts.history_of(seat)
-                if self.index is not None:
-                    outer.append(codec.entries({"event": self._event(seen)}))
-                    count += 1
-                history = codec.entry("history", codec.encode_list(
-                    cache.told(seen, self._marked), cache.items(seat)))
-            legal = parts.legal(self.hand) if offered else []
+            seen = parts.history_of(seat)
+            if self.index is not None:
+                outer.append(codec.entries({"event": self._event(seen)}))
+                count += 1
+            history = codec.entry("history", codec.encode_list(
+                cache.told(seen, self._marked), cache.items(seat)))
+            legal = cache.legal_entry(codec, self.hand, parts) if offered else b""
             if legal:
-                outer.append(cache.legal_entry(codec, legal))
+                outer.append(legal)
                 count += 1
             template = codec.template(outer, count, "view", encoded.view, encoded.views,
                                       history)
+        elif offered:
+            legal = cache.legal_entry(codec, self.hand, parts)
+            if legal:
+                template = codec.extend(template, encoded.heads + 1, legal)
         return codec.fill(template, cache.own_entries(codec, seat, parts))
