@@ -22,52 +22,14 @@ ObservationDict = dict[str, Any]
 Last = tuple[ObservationDict | None, float, bool, bool, dict[str, Any]]
 
 
-class InBounds(AssertOutOfBoundsWrapper[str, ObservationDict, int]):
-    """``AssertOutOfBoundsWrapper`` for an environment whose action space is
-    ``Discrete(actions)`` for every agent."""
+class Straight:
+    """What a training loop reads every step, answered by the environment itself rather than
+    through the wrapper's ``__getattr__``; ``_before_reset`` is where a wrapper checks first."""
 
-    def __init__(self, env: AECEnv[str, ObservationDict, int], actions: int) -> None:
-        super().__init__(env)
-        self._actions = actions
-
-    def step(self, action: int | None) -> None:
-        if type(action) is int and 0 <= action < self._actions:
-            self.env.step(action)  # Discrete.contains would say yes
-        else:
-            super().step(action)
-
-    def last(self, observe: bool = True) -> Last:
-        last: Last = self.env.last(observe)
-        return last
-
-    @property
-    def agents(self) -> list[str]:
-        agents: list[str] = self.env.agents
-        return agents
-
-    @agents.setter
-    def agents(self, agents: list[str]) -> None:
-        self.env.agents = agents
-
-    @property
-    def agent_selection(self) -> str:
-        agent: str = self.env.agent_selection
-        return agent
-
-    @agent_selection.setter
-    def agent_selection(self, agent: str) -> None:
-        self.env.agent_selection = agent
-
-
-class InOrder(OrderEnforcingWrapper[str, ObservationDict, int]):
-    """``OrderEnforcingWrapper``, with the same ``AttributeError`` before ``reset``."""
-
-    def __str__(self) -> str:
-        return str(self.env)  # as the wrapper itself shows, not as a subclass of it
+    env: AECEnv[str, ObservationDict, int]
 
     def _before_reset(self, name: str) -> None:
-        if not self._has_reset:
-            raise AttributeError(f"{name} cannot be accessed before reset")
+        """Nothing to check unless the wrapper says otherwise."""
 
     def last(self, observe: bool = True) -> Last:
         self._before_reset("agent_selection")
@@ -93,3 +55,29 @@ class InOrder(OrderEnforcingWrapper[str, ObservationDict, int]):
     @agent_selection.setter
     def agent_selection(self, agent: str) -> None:
         self.env.agent_selection = agent
+
+
+class InBounds(Straight, AssertOutOfBoundsWrapper[str, ObservationDict, int]):
+    """``AssertOutOfBoundsWrapper`` for an environment whose action space is
+    ``Discrete(actions)`` for every agent."""
+
+    def __init__(self, env: AECEnv[str, ObservationDict, int], actions: int) -> None:
+        super().__init__(env)
+        self._actions = actions
+
+    def step(self, action: int | None) -> None:
+        if type(action) is int and 0 <= action < self._actions:
+            self.env.step(action)  # Discrete.contains would say yes
+        else:
+            super().step(action)
+
+
+class InOrder(Straight, OrderEnforcingWrapper[str, ObservationDict, int]):
+    """``OrderEnforcingWrapper``, with the same ``AttributeError`` before ``reset``."""
+
+    def __str__(self) -> str:
+        return str(self.env)  # as the wrapper itself shows, not as a subclass of it
+
+    def _before_reset(self, name: str) -> None:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
