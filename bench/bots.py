@@ -13,6 +13,18 @@ work on a shared machine does not inflate it; wall time beside it), then chips p
 its 95 % interval against ``--against`` over ``--hands`` duplicate-deal hands: the strength
 curve. ``--timing-hands`` hands are played once, single-threaded, for the timings.
 
+``explain`` says where the expert's chips against two ``strong`` come from. The expert plays
+``strong``'s move unless its search overrules it, and both decide by the position alone, so each
+hand is the hand three ``strong`` bots play on the same deck until the expert's first decision
+that differs; the expert's chips less ``strong``'s in that seat, summed over every hand, are
+exactly its arena result against two ``strong`` (the chips of a hand add up to zero). Each such
+hand is summed by the kind of that first decision (``--log``: one JSON line each):
+
+    python bench/bots.py --seed e1 --jobs 2 explain --hands 600 --log expert.jsonl
+
+``--set`` gives the expert's parameters there and in ``expert`` (``budget=192``,
+``inference.passed=0.3``).
+
 ``hint`` prints the same timings for the terminal client's whole ``hint`` (``engine.advice``:
 the expert's decision and the rest of the turn it suggests, e.g. a meld then a discard) at
 every turn of ``--timing-hands`` hands of strong bots where the seat has a choice.
@@ -24,9 +36,11 @@ import argparse
 import dataclasses
 import json
 import math
+import multiprocessing
 import statistics
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +82,119 @@ def strong_variant(args: argparse.Namespace) -> int:
     result = run_arena(config, args.hands, jobs=args.jobs, progress=bar.update)
     print(" ".join(args.set) or "defaults")
     print(result.table())
+    return 0
+
+
+def expert_variant(overrides: list[str], budget: int | None = None) -> ExpertParams:
+    """``ExpertParams`` with each ``NAME=VALUE`` of ``overrides`` (``inference.NAME`` for the
+    inference's), and ``budget`` if given."""
+    params = ExpertParams() if budget is None else ExpertParams(budget=budget)
+    for item in overrides:
+        key, _, raw = item.partition("=")
+        head, _, tail = key.partition(".")
+        target = params.inference if tail else params
+        name = tail or head
+        known = {f.name for f in dataclasses.fields(target)}
+        if name not in known or (tail and head != "inference"):
+            raise SystemExit(f"unknown expert parameter {key!r}")
+        if tail:
+            params = dataclasses.replace(
+                params, inference=dataclasses.replace(params.inference, **{name: json.loads(raw)}))
+        else:
+            params = dataclasses.replace(params, **{name: json.loads(raw)})
+    return params
+
+
+def _play_on(hand: Hand, policies: list[Policy]) -> Hand:
+    while not hand.over:
+        seat = hand.to_act
+        hand.apply(seat, policies[seat](seat_view(hand, seat)))
+    return hand
+
+
+def _divergences(task: tuple[str, int, int, ExpertParams]) -> list[dict[str, Any]]:
+    """The hands of deals ``start..stop-1`` of ``seed`` (the expert in every seat against two
+    ``strong``) where the expert's move differed from ``strong``'s: the first such decision,
+    and the expert's chips with the expert playing on and with ``strong`` in its seat."""
+    seed, start, stop, params = task
+    strong = StrongPolicy()
+    out: list[dict[str, Any]] = []
+    for index in range(start, stop):
+        deck, dealer = deck_for(seed, index), index % 3
+        for seat in range(3):
+            hand = Hand(deck, dealer)
+            while not hand.over:
+                mover = hand.to_act
+                view = seat_view(hand, mover)
+                move = strong(view)
+                if mover == seat and len(view.legal) > 1:
+                    expert = ExpertPolicy(None, params)
+                    mine = expert(view)
+                    if mine != move:
+                        policies: list[Policy] = [strong, strong, strong]
+                        policies[seat] = expert
+                        ruled, kept = hand.copy(), hand.copy()
+                        ruled.apply(mover, mine)
+                        kept.apply(mover, move)
+                        _play_on(ruled, policies)
+                        _play_on(kept, [strong] * 3)
+                        assert ruled.result is not None and kept.result is not None
+                        caller = view.caller
+                        out.append({
+                            "deal": index, "seat": seat, "phase": view.phase.value,
+                            "expert": str(mine), "strong": str(move), "count": view.count(),
+                            "hand_cards": len(view.hand), "stock": view.stock,
+                            "caller_count": None if caller is None else hand.count(caller),
+                            "chips_expert": ruled.result.chips[seat],
+                            "chips_strong": kept.result.chips[seat],
+                            "end_expert": ruled.result.end.value,
+                            "end_strong": kept.result.end.value,
+                        })
+                        break
+                hand.apply(mover, move)
+    return out
+
+
+def _kind(entry: dict[str, Any]) -> str:
+    """A divergence's kind: the phase and the two moves' actions (a discard's card class)."""
+    mine, theirs = entry["expert"].split()[0], entry["strong"].split()[0]
+    return f"{entry['phase']}: {mine} for {theirs}"
+
+
+def explain_expert(args: argparse.Namespace) -> int:
+    """Print where the expert's chips against two ``strong`` come from (``_divergences``)."""
+    params = expert_variant(args.set, args.budget)
+    deals = -(-args.hands // 3)
+    size = max(1, min(25, deals // (4 * args.jobs)))
+    tasks = [(args.seed, a, min(a + size, deals), params) for a in range(0, deals, size)]
+    per_deal = [0.0] * deals
+    groups: dict[str, list[float]] = {}
+    start = time.monotonic()
+    with (args.log.open("w", encoding="utf-8") if args.log else nullcontext()) as log:
+        pool = multiprocessing.Pool(args.jobs) if args.jobs > 1 else None
+        results = pool.imap(_divergences, tasks) if pool else map(_divergences, tasks)
+        for chunk in results:
+            for entry in chunk:
+                if log is not None:
+                    log.write(json.dumps(entry) + "\n")
+                gained = entry["chips_expert"] - entry["chips_strong"]
+                per_deal[entry["deal"]] += gained / 3
+                group = groups.setdefault(_kind(entry), [0, 0.0, 0.0])
+                group[0] += 1
+                group[1] += gained
+                group[2] += gained * gained
+        if pool:
+            pool.close()
+    mean = statistics.fmean(per_deal)
+    half = 1.96 * statistics.stdev(per_deal) / math.sqrt(deals) if deals > 1 else 0.0
+    print(f"expert ({params}) vs strongx2, seed {args.seed}, {3 * deals} hands: {mean:+.3f} "
+          f"chips a hand [{mean - half:+.3f}, {mean + half:+.3f}] "
+          f"({time.monotonic() - start:.0f} s); by its first move that differs from strong's:")
+    print(f"  {'kind':<32}{'hands':>7}{'chips':>8}{'per hand':>10}{'±95%':>7}")
+    for kind, (n, chips, squares) in sorted(groups.items(), key=lambda kv: kv[1][1]):
+        var = max(0.0, squares / n - (chips / n) ** 2) if n > 1 else 0.0
+        print(f"  {kind:<32}{n:>7}{chips:>+8.0f}{chips / n:>+10.2f}"
+              f"{1.96 * math.sqrt(var / n):>7.2f}")
     return 0
 
 
@@ -213,6 +340,10 @@ def main() -> int:
     hint = sub.add_parser("hint", help="the latency of the client's hint (the expert's advice)")
     hint.add_argument("--budget", type=int, default=ExpertParams().budget)
     hint.add_argument("--timing-hands", type=int, default=6)
+    why = sub.add_parser("explain", help="where the expert's chips against strong come from")
+    why.add_argument("--hands", type=int, default=600)
+    why.add_argument("--budget", type=int)
+    why.add_argument("--log", type=Path, help="each hand where the expert overruled strong")
     long_run = sub.add_parser("measure", help="a long arena run, logged deal by deal")
     long_run.add_argument("--bots", default="expert,strong,strong")
     long_run.add_argument("--hands", type=int, default=3000)
@@ -222,6 +353,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.command == "expert":
         return expert_curve(args)
+    if args.command == "explain":
+        return explain_expert(args)
     if args.command == "hint":
         return hint_latency(args)
     if args.command == "measure":

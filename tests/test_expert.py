@@ -196,3 +196,21 @@ def test_the_hint_names_seats_by_the_players_names() -> None:
     assert first.move == Move(Action.SAPAW, card=Card.parse("Qc"), meld=1)
     assert "blocks Cy's next call" in first.reason(str, ["Ana", "Ben", "Cy"])
     assert "blocks seat 2's next call" in first.reason()
+
+
+def test_playing_its_cards_the_expert_keeps_strongs_kind_of_move() -> None:
+    """The search's rollouts meld and lay off by rote, so it misjudges a lay-off or a meld
+    traded for a discard (and back): on duplicate deals against two ``strong`` the hands where
+    it made such a trade lost chips (docs/BOTS.md). Here its search finds throwing 7♣ better
+    than laying it off, beyond the noise; the expert lays it off, as ``strong`` does, and the
+    hint says why. Allowed to trade (``switch_kinds``), it throws the card."""
+    hand = positions(Options(), 5, 24)
+    view = seat_view(hand, hand.to_act)
+    found = search(view, ExpertParams())
+    lay_off = Move(Action.SAPAW, card=Card.parse("7c"), meld=1)
+    throw = Move(Action.DISCARD, card=Card.parse("7c"))
+    assert found.default.move == lay_off and found.guard is not None
+    assert found.guard.rival.move == throw and found.guard.beyond_noise
+    assert ExpertPolicy()(view) == lay_off
+    assert "misjudges a discard played for a sapaw" in ExpertPolicy().decide(view).reason()
+    assert ExpertPolicy(params=ExpertParams(switch_kinds=True))(view) == throw

@@ -70,6 +70,8 @@ class ExpertParams:
     budget: int = DEFAULT_BUDGET
     min_worlds: int = 6  # worlds per candidate in the first round of halving
     guard_z: float = 2.0  # standard errors by which the search must beat the default move
+    switch_kinds: bool = False  # may the search trade strong's meld, lay-off or discard for
+    # a move of another kind of these (see ``_guarded``)
     inference: InferenceParams = field(default_factory=InferenceParams)
 
 
@@ -279,12 +281,12 @@ def search(view: SeatView, params: ExpertParams) -> Searched:
     if default.move not in moves:
         moves.append(default.move)
     values = found.halving(moves, params.budget, params.min_worlds)
-    values, guard = _guarded(found, values, default.move, params.guard_z)
+    values, guard = _guarded(found, values, default.move, params)
     return Searched(found, values, default, guard)
 
 
 def _guarded(
-    found: Search, values: list[MoveValue], default: Move, z: float
+    found: Search, values: list[MoveValue], default: Move, params: ExpertParams
 ) -> tuple[list[MoveValue], Guard | None]:
     """``values`` with the default move first, valued on the rival's worlds, unless the rival
     (the best other move) gains over it by more than ``z`` standard errors of the paired
@@ -303,16 +305,29 @@ def _guarded(
         MoveValue(rival.move, statistics.fmean(rivals), n, rivals),
         statistics.fmean(diffs),
         noise,
-        z,
+        params.guard_z,
     )
-    if guard.beyond_noise:
+    if guard.beyond_noise and (params.switch_kinds or not _switches(default, rival.move)):
         return values, guard
     return [guard.default, *(v for v in values if v.move != default)], guard
 
 
+def _switches(default: Move, rival: Move) -> bool:
+    """Whether ``rival`` plays the seat's cards otherwise than ``default`` does: a discard for
+    a meld or a lay-off, a meld for a discard, .... The search's rollouts lay off and meld by
+    rote, so it values these trades worse than it values two discards: on duplicate deals
+    against two ``strong``, the hands where it made one lost 54 chips over 1,500 hands
+    (``bench/bots.py explain``, seed e1)."""
+    return rival.action is not default.action and rival.action in _PLAYING
+
+
+_PLAYING = frozenset({Action.MELD, Action.SECRET, Action.SAPAW, Action.DISCARD})
+
+
 def kept(default: Choice, guard: Guard) -> Choice:
     """The default move, kept because no searched move was clearly better: its own reason and
-    the search's verdict on the best other move: worse, or better only within the noise."""
+    the search's verdict on the best other move: worse, better only within the noise, or
+    better beyond it but another kind of move (``_switches``)."""
     rival, mine = guard.rival, guard.default
     if guard.gain <= 0:
         return Choice(
@@ -320,6 +335,17 @@ def kept(default: Choice, guard: Guard) -> Choice:
             default.why + "; over {} dealt worlds the search agrees (next best {} averages {} "
             "chips, this {})",
             (*default.args, mine.worlds, rival.move, _signed(rival.mean), _signed(mine.mean)),
+        )
+    if guard.beyond_noise:  # a trade of another kind of move, which the search misjudges
+        return Choice(
+            default.move,
+            default.why + "; over {} dealt worlds {} averages {} chips, this {}: a gain of {} "
+            "beyond the noise (±{}), but the search misjudges a {} played for a {}",
+            (
+                *default.args, mine.worlds, rival.move, _signed(rival.mean), _signed(mine.mean),
+                f"{guard.gain:.1f}", f"{guard.z * guard.noise:.1f}", rival.move.action.value,
+                mine.move.action.value,
+            ),
         )
     return Choice(
         default.move,
