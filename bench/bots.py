@@ -112,7 +112,7 @@ def _play_on(hand: Hand, policies: list[Policy]) -> Hand:
     return hand
 
 
-def _divergences(task: tuple[str, int, int, ExpertParams]) -> list[dict[str, Any]]:
+def expert_divergences(task: tuple[str, int, int, ExpertParams]) -> list[dict[str, Any]]:
     """The hands of deals ``start..stop-1`` of ``seed`` (the expert in every seat against two
     ``strong``) where the expert's move differed from ``strong``'s: the first such decision,
     and the expert's chips with the expert playing on and with ``strong`` in its seat."""
@@ -162,7 +162,7 @@ def _kind(entry: dict[str, Any]) -> str:
 
 
 def explain_expert(args: argparse.Namespace) -> int:
-    """Print where the expert's chips against two ``strong`` come from (``_divergences``)."""
+    """Print where the expert's chips against two ``strong`` come from (``expert_divergences``)."""
     params = expert_variant(args.set, args.budget)
     deals = -(-args.hands // 3)
     size = max(1, min(25, deals // (4 * args.jobs)))
@@ -172,7 +172,7 @@ def explain_expert(args: argparse.Namespace) -> int:
     start = time.monotonic()
     with (args.log.open("w", encoding="utf-8") if args.log else nullcontext()) as log:
         pool = multiprocessing.Pool(args.jobs) if args.jobs > 1 else None
-        results = pool.imap(_divergences, tasks) if pool else map(_divergences, tasks)
+        results = pool.imap(expert_divergences, tasks) if pool else map(expert_divergences, tasks)
         for chunk in results:
             for entry in chunk:
                 if log is not None:

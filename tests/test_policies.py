@@ -16,6 +16,7 @@ from tongits.engine import Action, Hand, Move, Options, Phase, SeatView, deck_fo
 from tongits.engine.count import hand_count
 from tongits.engine.policies import (
     POLICIES,
+    ExpertParams,
     Policy,
     StrongPolicy,
     autoplay_move,
@@ -238,8 +239,8 @@ def imagined_count(view: SeatView, caller: int, params: InferenceParams) -> int:
     return counts[len(counts) // 2]
 
 
-def _exploiters_module() -> object:
-    spec = importlib.util.spec_from_file_location("bench_exploiters", EXPLOITERS)
+def _bench_module(name: str, path: Path) -> object:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
@@ -248,14 +249,26 @@ def _exploiters_module() -> object:
 
 
 @pytest.mark.parametrize("name", ["challenge_at_20", "call_after_1"])
-def test_explained_divergences_add_up_to_the_arena_result(name: str) -> None:
+def test_explainedexpert_divergences_add_up_to_the_arena_result(name: str) -> None:
     """``bench/exploiters.py --explain`` attributes an exploiter's chips against two ``strong``
     to the hands where its rule overruled ``strong``: what it gained there, with its rule's move
     rather than ``strong``'s, must be its arena result on the same deals to the chip, or the
     explanation explains something else."""
-    module: Any = _exploiters_module()
+    module: Any = _bench_module("bench_exploiters", EXPLOITERS)
     found = list(module.divergences(name, "explain", 8))
     assert found, "the rule never overruled strong: nothing was checked"
     gained = sum(d.chips_rule - d.chips_strong for d in found)
     config = ArenaConfig((f"py:{EXPLOITERS}:{name}", "strong", "strong"), "explain")
     assert run_arena(config, 24).bots[0].tally.chips == gained
+
+
+def test_the_experts_explained_hands_add_up_to_its_arena_result() -> None:
+    """``bench/bots.py explain`` attributes the expert's chips against two ``strong`` to the
+    hands where it first played otherwise than ``strong``: what it gained there must be its
+    arena result on the same deals to the chip."""
+    module: Any = _bench_module("bench_bots", EXPLOITERS.parent / "bots.py")
+    found = module.expert_divergences(("explain", 0, 3, ExpertParams()))
+    assert found, "the expert never overruled strong: nothing was checked"
+    gained = sum(d["chips_expert"] - d["chips_strong"] for d in found)
+    config = ArenaConfig(("expert", "strong", "strong"), "explain")
+    assert run_arena(config, 9).bots[0].tally.chips == gained

@@ -316,7 +316,7 @@ def _switches(default: Move, rival: Move) -> bool:
     """Whether ``rival`` plays the seat's cards otherwise than ``default`` does: a discard for
     a meld or a lay-off, a meld for a discard, .... The search's rollouts lay off and meld by
     rote, so it values these trades worse than it values two discards: on duplicate deals
-    against two ``strong``, the hands where it made one lost 54 chips over 1,500 hands
+    against two ``strong``, the hands where it made one lost 55 chips over 1,500 hands
     (``bench/bots.py explain``, seed e1)."""
     return rival.action is not default.action and rival.action in _PLAYING
 
