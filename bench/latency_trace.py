@@ -193,7 +193,7 @@ def summary(client_rows: list[tuple[int, int, int]], server: dict[str, Any],
                      "mean": round(statistics.fmean(values) / 1e3, 1) if values else None}
     answered = max(1, len(server["rows"]) - len(before["rows"]))
     out["task_steps_per_request"] = round((server["steps"] - before["steps"]) / answered, 2)
-    out["loop_passes_per_request"] = round((server["passes"] - before["passes"]) / answered, 2)
+    out["loop_passes_per_request"] = round((server["passes"] - before["passes"]) / answered, 3)
     out["server_sockets_nodelay"] = f"{server['nodelay']}/{server['sockets']}"
     out["client_nodelay"] = client_nodelay
     return out

@@ -36,11 +36,12 @@ alternated, printing p99 and CPU per action of each beside the same echo floor;
 and prints each transport's p50 and p99: the two served at the same moments of the machine
 (alternated runs see different moments: on a shared machine the CPU a run's server gets
 moves its p99 more than anything the transport does). ``--contend``
-runs a busy process (a Python loop, nice 0, on whichever core the kernel gives it) for the
-whole run: latency under contention. The clients and servers are pinned to their own cores
-(below), so a busy process on the clients' core halves what the clients get: the clients'
-CPU is printed with every (b) run, and a run whose clients use most of what they got
-measures the clients. A (b) run whose steps began a second or more behind their schedule
+runs a busy process (a Python loop, nice 0) on the servers' core for the whole run: latency
+under contention. The clients and servers are pinned to their own cores (below); the clients'
+CPU is printed with every (b) run (a run whose clients use most of what they got measures
+the clients), and so is the share of the window the server was ready to run but waiting for
+a CPU (the kernel's ``schedstat``): other programs on its core, the contention that makes
+its moves wait in its sockets. A (b) run whose steps began a second or more behind their schedule
 says so (``NOT KEPT``, with the share of such steps): its p99 and CPU per action then say how
 far the machine let the server or the clients fall behind, not what an action costs (the CPU
 is divided by the actions timed, and those still queued at the end are not). ``--trace``
@@ -210,6 +211,12 @@ class Child:
         with open(f"/proc/{self.proc.pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def waited(self) -> float:
+        """Seconds the server has been ready to run but waiting for a CPU (the kernel's
+        ``schedstat``): under contention, what it did not get of its core."""
+        with open(f"/proc/{self.proc.pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
 
     def rss_kb(self) -> int:
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -597,6 +604,7 @@ async def paced_tables(
                     warm.start_soon(_warm_up, group, index % 60)
 
         cpu0, wall0, own0 = child.cpu(), time.perf_counter(), _own_cpu()
+        waited0 = child.waited()
         begin = trio.current_time()
         window = _trace_start(child)
 
@@ -634,11 +642,12 @@ async def paced_tables(
                 drivers.start_soon(drive, index, group)
         wall = time.perf_counter() - wall0
         cpu, clients_cpu = (child.cpu() - cpu0) / wall, (_own_cpu() - own0) / wall
+        waited = (child.waited() - waited0) / wall
         traced = _trace_end(child, groups, window) if not echo else {}
         nursery.cancel_scope.cancel()
     return {"samples": samples, "by_transport": by_transport, "cpu": cpu,
             "clients_cpu": clients_cpu, "rss_ready_kb": rss_ready,
-            "behind": sum(lag >= 1.0 for lag in late) / max(1, len(late)),
+            "behind": sum(lag >= 1.0 for lag in late) / max(1, len(late)), "waited": waited,
             "series": _series(samples, played, cpu_marks), **traced, **extra_report()}
 
 
@@ -1096,6 +1105,7 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
     names = {"p50": "server_p50_us", "p99": "server_p99_us", "p999": "server_p999_us",
              "max": "server_max_us", "actions": "actions", "cpu_pct": "server_cpu_pct",
              "clients_cpu_pct": "clients_cpu_pct", "behind_pct": "steps_behind_pct",
+             "waited_pct": "server_waited_for_cpu_pct",
              "cpu_us": "cpu_per_action_us",
              "memory_kb": "memory_per_table_kb", "p99_over_floor": "p99_over_floor_p99",
              "p999_over_floor": "p999_over_floor_p99",
@@ -1140,6 +1150,7 @@ def _paced_variant(args: argparse.Namespace, variant: Variant, paced_s: float, r
            "actions": len(samples), "cpu_pct": round(100 * paced["cpu"], 1),
            "clients_cpu_pct": round(100 * paced["clients_cpu"], 1),
            "behind_pct": round(100 * paced["behind"], 1),
+           "waited_pct": round(100 * paced["waited"], 1),
            "cpu_us": us(paced["cpu"] * paced_s / max(1, len(samples))),
            "memory_kb": round((paced["rss_ready_kb"] - rss0) / args.tables, 1)}
     run["p99_over_floor"] = round(run["p99"] / floor["p99"], 2)
@@ -1150,7 +1161,8 @@ def _paced_variant(args: argparse.Namespace, variant: Variant, paced_s: float, r
           f"{' in lock-step' if args.lock_step else ''}: p50 {run['p50']} µs, p99 "
           f"{run['p99']} µs ({run['p99_over_floor']}x the floor's p99), p99.9 "
           f"{run['p999']} µs ({run['p999_over_floor']}x), max {run['max']} µs; server "
-          f"CPU {run['cpu_pct']} % of a core, {run['cpu_us']} µs per action "
+          f"CPU {run['cpu_pct']} % of a core (ready but waiting for one {run['waited_pct']} %"
+          f" of the time), {run['cpu_us']} µs per action "
           f"({run['cpu_over_floor']}x an echoed message), the clients' process "
           f"{run['clients_cpu_pct']} %; memory {run['memory_kb']} KB per table with 3 "
           f"connections{_behind(run['behind_pct'])}", flush=True)
@@ -1310,7 +1322,7 @@ def main() -> None:
                         "-C DIR`): (b) and (c) run its server too, alternated with this one's, "
                         "and print this one's figures over its")
     parser.add_argument("--contend", action="store_true",
-                        help="a busy process (a Python loop, nice 0, on no particular core) "
+                        help="a busy process (a Python loop, nice 0, on the servers' core) "
                         "competes for the CPU during the whole run")
     args = parser.parse_args()
     if args.child:
@@ -1342,7 +1354,11 @@ def _contend() -> subprocess.Popen[bytes]:
     # it spins until its parent has gone (a killed bench leaves no busy loop behind)
     busy = subprocess.Popen([sys.executable, "-c", "import os\nparent = os.getppid()\n"
                              "while os.getppid() == parent: pass"])
-    print(f"contention: a busy loop in process {busy.pid} (nice 0, any core)", flush=True)
+    # on the servers' core: it would inherit the clients' (this process's) otherwise
+    if SERVER_CPUS:
+        os.sched_setaffinity(busy.pid, SERVER_CPUS)
+    print(f"contention: a busy loop in process {busy.pid} (nice 0, on the servers' core)",
+          flush=True)
     return busy
 
 
