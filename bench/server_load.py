@@ -218,6 +218,10 @@ class Child:
         with open(f"/proc/{self.proc.pid}/schedstat") as f:
             return int(f.read().split()[1]) / 1e9
 
+    def wakes(self) -> int:
+        """How many times the server's event loop has gone to sleep (``wakes``)."""
+        return wakes(self.proc.pid)
+
     def rss_kb(self) -> int:
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
@@ -229,6 +233,20 @@ class Child:
         self.proc.terminate()
         self.proc.wait(10)
         self.tmp.cleanup()
+
+
+def wakes(pid: int) -> int:
+    """How many times process ``pid``'s main thread (the event loop of the servers measured
+    here, ours and boardgame.io's) has slept waiting and been woken: its voluntary context
+    switches. An action that finds the loop asleep pays for the wake-up and for caches other
+    work has since taken over, so the CPU per action of paced runs, at a few hundred actions a
+    second, depends on how many of them did (1,000 paced tables, whose actions find the
+    loop still busy with the one before, cost less per action than 300)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    return 0
 
 
 # ----- clients ----------------
@@ -573,7 +591,8 @@ async def paced_tables(
     lock_step: bool = False,
 ) -> dict[str, Any]:
     """``tables`` x 3 connections; each table acts once per second for ``seconds``. The server's
-    CPU is measured over the paced window only, its memory once every table is seated.
+    CPU is measured over the paced window only, its memory once every table is seated; its
+    loop's sleeps per timed action (``wakes``) too.
     ``extra(port, nursery)``, once the tables are seated, starts more clients for the window
     and returns what reports their figures. With ``lock_step`` every table starts its first
     hand in the same second (no untimed warm-up), so their hands keep ending, and new ones
@@ -603,7 +622,7 @@ async def paced_tables(
                 for index, group in enumerate(groups):
                     warm.start_soon(_warm_up, group, index % 60)
 
-        cpu0, wall0, own0 = child.cpu(), time.perf_counter(), _own_cpu()
+        cpu0, wall0, own0, wakes0 = child.cpu(), time.perf_counter(), _own_cpu(), child.wakes()
         waited0 = child.waited()
         begin = trio.current_time()
         window = _trace_start(child)
@@ -643,10 +662,12 @@ async def paced_tables(
         wall = time.perf_counter() - wall0
         cpu, clients_cpu = (child.cpu() - cpu0) / wall, (_own_cpu() - own0) / wall
         waited = (child.waited() - waited0) / wall
+        slept = child.wakes() - wakes0
         traced = _trace_end(child, groups, window) if not echo else {}
         nursery.cancel_scope.cancel()
     return {"samples": samples, "by_transport": by_transport, "cpu": cpu,
             "clients_cpu": clients_cpu, "rss_ready_kb": rss_ready,
+            "wakes": slept / max(1, len(samples)),
             "behind": sum(lag >= 1.0 for lag in late) / max(1, len(late)), "waited": waited,
             "series": _series(samples, played, cpu_marks), **traced, **extra_report()}
 
@@ -779,15 +800,17 @@ async def flat_out(child: Child, tables: int, seconds: float) -> dict[str, Any]:
             await client.send({"type": "create_table", "name": f"c{t}", "bots": 2, "timer": 0})
         await trio.sleep(1.0)
         before = sum(c.events for c in clients)
-        start, cpu0 = time.perf_counter(), child.cpu()
+        start, cpu0, wakes0 = time.perf_counter(), child.cpu(), child.wakes()
         await trio.sleep(seconds)
         actions = sum(c.events for c in clients) - before
         elapsed = time.perf_counter() - start
         cpu = (child.cpu() - cpu0) / elapsed
+        slept = child.wakes() - wakes0
         rss = child.rss_kb()
         hands = sum(c.results for c in clients)
         nursery.cancel_scope.cancel()
-    return {"actions": actions, "elapsed": elapsed, "hands": hands, "cpu": cpu, "rss_kb": rss}
+    return {"actions": actions, "elapsed": elapsed, "hands": hands, "cpu": cpu, "rss_kb": rss,
+            "wakes": slept / max(1, actions)}
 
 
 async def _flat_out_player(todo: trio.MemoryReceiveChannel[Client]) -> None:
@@ -1091,17 +1114,20 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
                  "p999": pct(samples, 0.999), "cpu_pct": round(100 * floor_b["cpu"], 1),
                  # what one echoed message costs this machine now: the yardstick of the
                  # server's CPU per action on a machine whose speed varies from hour to hour
-                 "cpu_us": us(floor_b["cpu"] * floor_s / max(1, len(samples)))}
+                 "cpu_us": us(floor_b["cpu"] * floor_s / max(1, len(samples))),
+                 "wakes": round(floor_b["wakes"], 2)}
         floors.append(floor)
         print(f"(b) echo floor{_rep(args, rep)}, {3 * args.tables} connections: p50 "
               f"{floor['p50']} µs, p99 {floor['p99']} µs, p99.9 {floor['p999']} µs; CPU "
-              f"{floor['cpu_pct']} %, {floor['cpu_us']} µs per message", flush=True)
+              f"{floor['cpu_pct']} %, {floor['cpu_us']} µs per message, {floor['wakes']} "
+              "wake-ups per message", flush=True)
         for variant in variants if rep % 2 == 0 else variants[::-1]:
             runs[variant].append(_paced_variant(args, variant, paced_s, rep, floor, report))
     middle = {key: _median(floors, key) for key in floors[0]}
     report.update({"b_floor_p50_us": middle["p50"], "b_floor_p99_us": middle["p99"],
                    "b_floor_p999_us": middle["p999"], "b_floor_cpu_pct": middle["cpu_pct"],
-                   "b_floor_cpu_per_message_us": middle["cpu_us"]})
+                   "b_floor_cpu_per_message_us": middle["cpu_us"],
+                   "b_floor_wakes_per_message": middle["wakes"]})
     names = {"p50": "server_p50_us", "p99": "server_p99_us", "p999": "server_p999_us",
              "max": "server_max_us", "actions": "actions", "cpu_pct": "server_cpu_pct",
              "clients_cpu_pct": "clients_cpu_pct", "behind_pct": "steps_behind_pct",
@@ -1109,8 +1135,9 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
              "cpu_us": "cpu_per_action_us",
              "memory_kb": "memory_per_table_kb", "p99_over_floor": "p99_over_floor_p99",
              "p999_over_floor": "p999_over_floor_p99",
-             "cpu_over_floor": "cpu_per_action_over_floor", "tcp_p99": "tcp_seats_p99_us",
-             "ws_p99": "ws_seats_p99_us", "ws_over_tcp_p99": "ws_over_tcp_p99"}
+             "cpu_over_floor": "cpu_per_action_over_floor", "wakes": "wakes_per_action",
+             "tcp_p99": "tcp_seats_p99_us", "ws_p99": "ws_seats_p99_us",
+             "ws_over_tcp_p99": "ws_over_tcp_p99"}
     for variant, reps in runs.items():
         for key, name in names.items():
             if key in reps[0]:
@@ -1152,7 +1179,8 @@ def _paced_variant(args: argparse.Namespace, variant: Variant, paced_s: float, r
            "behind_pct": round(100 * paced["behind"], 1),
            "waited_pct": round(100 * paced["waited"], 1),
            "cpu_us": us(paced["cpu"] * paced_s / max(1, len(samples))),
-           "memory_kb": round((paced["rss_ready_kb"] - rss0) / args.tables, 1)}
+           "memory_kb": round((paced["rss_ready_kb"] - rss0) / args.tables, 1),
+           "wakes": round(paced["wakes"], 2)}
     run["p99_over_floor"] = round(run["p99"] / floor["p99"], 2)
     run["p999_over_floor"] = round(run["p999"] / floor["p99"], 2)
     run["cpu_over_floor"] = round(run["cpu_us"] / max(floor["cpu_us"], 0.1), 2)
@@ -1163,7 +1191,8 @@ def _paced_variant(args: argparse.Namespace, variant: Variant, paced_s: float, r
           f"{run['p999']} µs ({run['p999_over_floor']}x), max {run['max']} µs; server "
           f"CPU {run['cpu_pct']} % of a core (ready but waiting for one {run['waited_pct']} %"
           f" of the time), {run['cpu_us']} µs per action "
-          f"({run['cpu_over_floor']}x an echoed message), the clients' process "
+          f"({run['cpu_over_floor']}x an echoed message), {run['wakes']} wake-ups "
+          f"per action (the echo's {floor['wakes']}), the clients' process "
           f"{run['clients_cpu_pct']} %; memory {run['memory_kb']} KB per table with 3 "
           f"connections{_behind(run['behind_pct'])}", flush=True)
     if variant.transport == "mixed":
