@@ -9,7 +9,13 @@ traffic on both: paced (each table acts once a second on a fixed schedule spread
 second, after an untimed warm-up) and flat out (every table's player to move acts the moment
 it hears its turn; ours has one client and two server bots a table). Each server runs in a
 child process on the servers' core, the clients on the other (as in server_load.py); its
-CPU time (user + system, from /proc) over the window, divided by the actions played there.
+CPU time (user + system, from /proc) over the window, divided by the actions played there,
+and how many times its event loop slept per action (``server_load.wakes``, the voluntary
+context switches of its main thread: Node's loop and ours alike). Paced, a server at a few
+hundred actions a second sleeps between most of them and each action pays for waking to cold
+caches, so its CPU per action is higher at 300 tables than at 1,000, where the loop is more
+often still awake: the figure to read beside the CPU, for both servers, when the two scenarios
+disagree.
 
 Every scenario's runs are alternated (boardgame.io, ours over TCP, ours over a WebSocket,
 then the reverse order in the next rep), and each ratio is the median of the reps' ratios:
@@ -96,12 +102,12 @@ def bgio(scenario: Scenario, seconds: float) -> dict[str, float]:
             assert clients.stdout is not None
             if clients.stdout.readline().strip() != "ready":
                 raise RuntimeError("boardgame.io's clients could not seat their tables")
-            cpu0 = _cpu(server.pid)
+            cpu0, wakes0 = _cpu(server.pid), load.wakes(server.pid)
             line = clients.stdout.readline()
             if not line.startswith("{"):
                 raise RuntimeError("boardgame.io's clients stopped before the end of the window")
             result = json.loads(line)
-            cpu = _cpu(server.pid) - cpu0
+            cpu, slept = _cpu(server.pid) - cpu0, load.wakes(server.pid) - wakes0
         finally:
             for process in (clients, server):
                 if process is not None:
@@ -109,7 +115,7 @@ def bgio(scenario: Scenario, seconds: float) -> dict[str, float]:
                     process.wait(10)
     actions = max(1, result["actions"])
     return {"cpu_us": load.us(cpu / actions), "actions": result["actions"],
-            "p99_us": load.pct(result["samples"], 0.99)}
+            "p99_us": load.pct(result["samples"], 0.99), "wakes": round(slept / actions, 2)}
 
 
 def _cpu(pid: int) -> float:
@@ -128,12 +134,13 @@ def ours(scenario: Scenario, transport: str, seconds: float) -> dict[str, float]
                 child, scenario.tables, seconds, False), db)
             samples = paced["samples"]
             return {"cpu_us": load.us(paced["cpu"] * seconds / max(1, len(samples))),
-                    "actions": len(samples), "p99_us": load.pct(samples, 0.99)}
+                    "actions": len(samples), "p99_us": load.pct(samples, 0.99),
+                    "wakes": round(paced["wakes"], 2)}
         flat, _ = load.measure("tongits", lambda child: load.flat_out(
             child, scenario.tables, seconds), db)
         rate = flat["actions"] / flat["elapsed"]
         return {"cpu_us": load.us(flat["cpu"] / max(rate, 1e-9)), "actions": flat["actions"],
-                "p99_us": float("nan")}
+                "p99_us": float("nan"), "wakes": round(flat["wakes"], 2)}
     finally:
         load.TRANSPORT = "tcp"
 
@@ -156,13 +163,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 runs[scenario, side].append(figures)
                 print(f"{scenario.label} rep {rep + 1}/{args.reps} {side:>4}: "
                       f"{figures['cpu_us']} µs of server CPU per action, "
-                      f"{figures['actions']} actions, p99 {figures['p99_us']} µs", flush=True)
+                      f"{figures['actions']} actions, {figures['wakes']} wake-ups of its "
+                      f"loop per action, p99 {figures['p99_us']} µs", flush=True)
     report: dict[str, Any] = {"reps": args.reps, "seconds": args.seconds}
     for scenario in scenarios:
         key = f"{scenario.mode}{scenario.tables}{'_file' if scenario.durable else ''}"
         for side in sides[scenario]:
-            report[f"{key}_{side}_cpu_us"] = statistics.median(
-                r["cpu_us"] for r in runs[scenario, side])
+            for figure in ("cpu_us", "wakes"):
+                report[f"{key}_{side}_{figure}"] = statistics.median(
+                    r[figure] for r in runs[scenario, side])
         for side in sides[scenario][1:]:
             ratios = [b["cpu_us"] / o["cpu_us"] for b, o in zip(
                 runs[scenario, "bgio"], runs[scenario, side], strict=True)]

@@ -63,11 +63,27 @@ def nodelay(sock: socket.socket | trio.socket.SocketType) -> bool:
     return bool(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
 
 
-class _ServerStamps:
-    """The stamps of one server process (``trace_server``): per request, (arrived, read,
-    written) in ns, and how many of its sockets have ``TCP_NODELAY``."""
+class _LoopCount(trio.abc.Instrument):
+    """How often Trio's loop runs a task step and passes through its I/O wait (one pass
+    wakes every task whose socket became readable): what an action costs the scheduler."""
 
     def __init__(self) -> None:
+        self.steps = self.passes = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        self.steps += 1
+
+    def before_io_wait(self, timeout: float) -> None:
+        self.passes += 1
+
+
+class _ServerStamps:
+    """The stamps of one server process (``trace_server``): per request, (arrived, read,
+    written) in ns, how many of its sockets have ``TCP_NODELAY``, and its loop's task steps
+    and passes so far."""
+
+    def __init__(self) -> None:
+        self.loop = _LoopCount()
         self.rows: list[tuple[int, int, int]] = []
         self.sockets = self.nodelay = 0
         self._stamped: dict[int, socket.socket] = {}
@@ -95,7 +111,8 @@ class _ServerStamps:
 
     def dump(self, path: str) -> None:
         with open(path + ".part", "w") as f:
-            json.dump({"rows": self.rows, "sockets": self.sockets, "nodelay": self.nodelay}, f)
+            json.dump({"rows": self.rows, "sockets": self.sockets, "nodelay": self.nodelay,
+                       "steps": self.loop.steps, "passes": self.loop.passes}, f)
         os.replace(path + ".part", path)
 
 
@@ -132,6 +149,7 @@ def trace_server(path: str) -> Callable[[], Awaitable[None]]:
     Peer._push = _push  # type: ignore[method-assign]
 
     async def dump_on_signal() -> None:
+        trio.lowlevel.add_instrument(stamps.loop)
         with trio.open_signal_receiver(signal.SIGUSR1) as signals:
             async for _ in signals:
                 stamps.dump(path)
@@ -153,10 +171,12 @@ def server_stamps(pid: int, path: str) -> dict[str, Any]:
 
 
 def summary(client_rows: list[tuple[int, int, int]], server: dict[str, Any],
-            window: tuple[int, int], client_nodelay: bool) -> dict[str, Any]:
+            window: tuple[int, int], client_nodelay: bool,
+            before: dict[str, Any]) -> dict[str, Any]:
     """p50/p99 (µs) of each part of an action's time: ``client_rows`` are (sent, arrived,
     handled) per timed action, the server's rows (arrived, read, written) per request, those
-    whose move arrived within ``window`` (ns) only."""
+    whose move arrived within ``window`` (ns) only. ``before``: the server's stamps at the
+    window's start, for its loop's task steps and passes per request answered since."""
     start, end = window
     rows = [row for row in server["rows"] if start <= row[0] <= end]
     parts = {
@@ -171,6 +191,9 @@ def summary(client_rows: list[tuple[int, int, int]], server: dict[str, Any],
         values.sort()
         out[name] = {"p50": _quantile(values, 0.5), "p99": _quantile(values, 0.99),
                      "mean": round(statistics.fmean(values) / 1e3, 1) if values else None}
+    answered = max(1, len(server["rows"]) - len(before["rows"]))
+    out["task_steps_per_request"] = round((server["steps"] - before["steps"]) / answered, 2)
+    out["loop_passes_per_request"] = round((server["passes"] - before["passes"]) / answered, 3)
     out["server_sockets_nodelay"] = f"{server['nodelay']}/{server['sockets']}"
     out["client_nodelay"] = client_nodelay
     return out
@@ -186,6 +209,8 @@ def describe(parts: dict[str, Any]) -> str:
     """One line of ``summary``."""
     said = [f"{name} {parts[name]['p50']}/{parts[name]['p99']}" for name in (
         "server_wait", "server_work", "to_client_kernel", "client_queue", "client_total")]
-    return (f"p50/p99 µs: {', '.join(said)}; TCP_NODELAY on "
+    return (f"p50/p99 µs: {', '.join(said)}; per request answered, the server's loop took "
+            f"{parts['task_steps_per_request']} task steps in "
+            f"{parts['loop_passes_per_request']} passes; TCP_NODELAY on "
             f"{parts['server_sockets_nodelay']} server sockets, on the clients' "
             f"{'yes' if parts['client_nodelay'] else 'no'}")

@@ -13,7 +13,14 @@ machine other work does not inflate them; the two environments' rounds alternate
   same through PettingZoo's wrappers (``tongits.client.rl.env()``);
 * ``rlcard gin-rummy``: decisions per second of ``rlcard.make("gin-rummy")``, whose
   ``env.step(action)`` returns the next state (observation and legal actions), the action
-  drawn uniformly from the legal ones; and the ratio;
+  drawn uniformly from the legal ones; and the ratio.
+
+Both loops do the same work per hand: a reset (a new deal), then per decision the state of
+the player to act (observation and legal actions), a uniform draw among the legal actions and
+the step, then the hand's rewards (ours come with the last steps: ``last()`` of each finished
+agent, an observation and a ``step(None)`` each; RLCard's from ``get_payoffs()``). Only
+decisions are counted, resets and ends of hands included in the time. Each side takes its
+legal actions in its own form (our int8 mask's ``nonzero()``, RLCard's list of ids).
 * ``vector``: learner decisions per second of ``vector_env(--envs)`` (``SeatEnv`` against two
   ``random`` bots, whose moves are not counted), stepped together in this process and with a
   worker process per environment (Gymnasium's ``SyncVectorEnv`` and ``AsyncVectorEnv``); in
@@ -69,6 +76,7 @@ def rlcard_steps(seconds: float, rng: random.Random) -> float:
             legal = list(state["legal_actions"])
             state, _ = game.step(legal[rng.randrange(len(legal))])
             decisions += 1
+        game.get_payoffs()
     return decisions / elapsed
 
 
@@ -89,8 +97,6 @@ def vector_steps(n: int, processes: bool, seconds: float, rng: random.Random) ->
         return decisions / elapsed
     finally:
         envs.close()
-
-
 
 
 def main() -> None:

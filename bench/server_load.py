@@ -26,16 +26,22 @@ in this process, on another core than the servers when there are two or more:
     python bench/server_load.py --only b --tls --tls-rounds 3 --tables 300 --seconds 10
     python bench/server_load.py --only b --transport both --contend   # TCP and WebSocket p99
     python bench/server_load.py --only b --transport both --contend --trace  # where it accrues
+    python bench/server_load.py --only b --transport mixed --contend  # both in one server
     python bench/server_load.py --only b --only c --db both --reps 3 --against /tmp/before
 
 (b) runs over TCP in binary mode by default; ``--transport ws`` seats the browser's way
 instead (JSON, one message per WebSocket text frame), and ``--transport both`` runs the two
-alternated, printing p99 and CPU per action of each beside the same echo floor. ``--contend``
-runs a busy process (a Python loop, nice 0, on whichever core the kernel gives it) for the
-whole run: latency under contention. The clients and servers are pinned to their own cores
-(below), so a busy process on the clients' core halves what the clients get: the clients'
-CPU is printed with every (b) run, and a run whose clients use most of what they got
-measures the clients. A (b) run whose steps began a second or more behind their schedule
+alternated, printing p99 and CPU per action of each beside the same echo floor;
+``--transport mixed`` seats every other table the browser's way in one run of one server,
+and prints each transport's p50 and p99: the two served at the same moments of the machine
+(alternated runs see different moments: on a shared machine the CPU a run's server gets
+moves its p99 more than anything the transport does). ``--contend``
+runs a busy process (a Python loop, nice 0) on the servers' core for the whole run: latency
+under contention. The clients and servers are pinned to their own cores (below); the clients'
+CPU is printed with every (b) run (a run whose clients use most of what they got measures
+the clients), and so is the share of the window the server was ready to run but waiting for
+a CPU (the kernel's ``schedstat``): other programs on its core, the contention that makes
+its moves wait in its sockets. A (b) run whose steps began a second or more behind their schedule
 says so (``NOT KEPT``, with the share of such steps): its p99 and CPU per action then say how
 far the machine let the server or the clients fall behind, not what an action costs (the CPU
 is divided by the actions timed, and those still queued at the end are not). ``--trace``
@@ -206,6 +212,16 @@ class Child:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def waited(self) -> float:
+        """Seconds the server has been ready to run but waiting for a CPU (the kernel's
+        ``schedstat``): under contention, what it did not get of its core."""
+        with open(f"/proc/{self.proc.pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+
+    def wakes(self) -> int:
+        """How many times the server's event loop has gone to sleep (``wakes``)."""
+        return wakes(self.proc.pid)
+
     def rss_kb(self) -> int:
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
@@ -217,6 +233,20 @@ class Child:
         self.proc.terminate()
         self.proc.wait(10)
         self.tmp.cleanup()
+
+
+def wakes(pid: int) -> int:
+    """How many times process ``pid``'s main thread (the event loop of the servers measured
+    here, ours and boardgame.io's) has slept waiting and been woken: its voluntary context
+    switches. An action that finds the loop asleep pays for the wake-up and for caches other
+    work has since taken over, so the CPU per action of paced runs, at a few hundred actions a
+    second, depends on how many of them did (1,000 paced tables, whose actions find the
+    loop still busy with the one before, cost less per action than 300)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    return 0
 
 
 # ----- clients ----------------
@@ -446,13 +476,29 @@ def choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
 #: ``--trace``: (sent, the answer's kernel stamp, handled) in ns of each timed action of (b)
 TRACE: list[tuple[int, int, int]] | None = None
 
-#: the transport of the Tongits server's clients in (b): "tcp" (binary mode) or "ws" (the
-#: browser seat's JSON over a WebSocket); the echo floor's clients are TCP either way
+#: the transport of the Tongits server's clients in (b): "tcp" (binary mode), "ws" (the
+#: browser seat's JSON over a WebSocket) or "mixed" (half the tables each,
+#: ``table_transport``); the echo floor's clients are TCP either way
 TRANSPORT = "tcp"
 
 
-async def connect(port: int, nursery: trio.Nursery, name: str) -> Client:
-    client = await WebSocketClient.open(port) if TRANSPORT == "ws" else Client(await dial(port))
+def table_transport(t: int) -> str:
+    """The transport of table ``t``'s clients in (b): ``TRANSPORT``, but under "mixed" every
+    other table's are WebSocket seats and the rest TCP, served by one server at the same
+    moments of the machine."""
+    if TRANSPORT == "mixed":
+        return "ws" if t % 2 else "tcp"
+    return TRANSPORT
+
+
+async def connect(port: int, nursery: trio.Nursery, name: str,
+                  transport: str | None = None) -> Client:
+    """A client of the Tongits server, said ``hello``: over ``transport`` ("tcp" or "ws";
+    None: ``TRANSPORT``)."""
+    if (transport or TRANSPORT) == "ws":
+        client: Client = await WebSocketClient.open(port)
+    else:
+        client = Client(await dial(port))
     nursery.start_soon(client.read)
     await client.request({"type": "hello", "version": 1, "name": name, "kind": "bot"})
     return client
@@ -545,7 +591,8 @@ async def paced_tables(
     lock_step: bool = False,
 ) -> dict[str, Any]:
     """``tables`` x 3 connections; each table acts once per second for ``seconds``. The server's
-    CPU is measured over the paced window only, its memory once every table is seated.
+    CPU is measured over the paced window only, its memory once every table is seated; its
+    loop's sleeps per timed action (``wakes``) too.
     ``extra(port, nursery)``, once the tables are seated, starts more clients for the window
     and returns what reports their figures. With ``lock_step`` every table starts its first
     hand in the same second (no untimed warm-up), so their hands keep ending, and new ones
@@ -556,6 +603,8 @@ async def paced_tables(
     samples: list[float] = []
     #: when (seconds into the window) each sample's action was played
     played: list[float] = []
+    #: the samples again, by the transport of the table that played them ("tcp", "ws")
+    by_transport: dict[str, list[float]] = {}
     cpu_marks: list[tuple[float, float, float]] = []
     #: how late each step of the schedule began, in seconds
     late: list[float] = []
@@ -573,9 +622,10 @@ async def paced_tables(
                 for index, group in enumerate(groups):
                     warm.start_soon(_warm_up, group, index % 60)
 
-        cpu0, wall0, own0 = child.cpu(), time.perf_counter(), _own_cpu()
+        cpu0, wall0, own0, wakes0 = child.cpu(), time.perf_counter(), _own_cpu(), child.wakes()
+        waited0 = child.waited()
         begin = trio.current_time()
-        window_ns = _trace_start()
+        window = _trace_start(child)
 
         async def mark_cpu() -> None:
             while True:
@@ -589,6 +639,7 @@ async def paced_tables(
             # the table's next one (pacing from each action's end would bunch up, after any
             # stall, the tables it delayed: bursts no real room of players would make).
             tick = begin + index / tables
+            kind = "ws" if isinstance(group[0], WebSocketClient) else "tcp"
             while tick < begin + seconds:
                 await trio.sleep_until(tick)
                 late.append(trio.current_time() - tick)
@@ -602,6 +653,7 @@ async def paced_tables(
                     if took is not None:
                         samples.append(took)
                         played.append(tick - begin)
+                        by_transport.setdefault(kind, []).append(took)
                 tick += 1.0
 
         async with trio.open_nursery() as drivers:
@@ -609,21 +661,28 @@ async def paced_tables(
                 drivers.start_soon(drive, index, group)
         wall = time.perf_counter() - wall0
         cpu, clients_cpu = (child.cpu() - cpu0) / wall, (_own_cpu() - own0) / wall
-        traced = _trace_end(child, groups, window_ns) if not echo else {}
+        waited = (child.waited() - waited0) / wall
+        slept = child.wakes() - wakes0
+        traced = _trace_end(child, groups, window) if not echo else {}
         nursery.cancel_scope.cancel()
-    return {"samples": samples, "cpu": cpu, "clients_cpu": clients_cpu, "rss_ready_kb": rss_ready,
-            "behind": sum(lag >= 1.0 for lag in late) / max(1, len(late)),
+    return {"samples": samples, "by_transport": by_transport, "cpu": cpu,
+            "clients_cpu": clients_cpu, "rss_ready_kb": rss_ready,
+            "wakes": slept / max(1, len(samples)),
+            "behind": sum(lag >= 1.0 for lag in late) / max(1, len(late)), "waited": waited,
             "series": _series(samples, played, cpu_marks), **traced, **extra_report()}
 
 
-def _trace_start() -> int:
-    """``--trace``: forget the untimed actions' stamps; the window's start (ns)."""
-    if TRACE is not None:
-        TRACE.clear()
-    return time.time_ns()
+def _trace_start(child: Child) -> tuple[int, dict[str, Any]]:
+    """``--trace``: forget the untimed actions' stamps; the window's start (ns) and the
+    server's stamps then (its loop's counts so far); nothing of the server without it."""
+    if TRACE is None:
+        return time.time_ns(), {}
+    TRACE.clear()
+    return time.time_ns(), latency_trace.server_stamps(child.proc.pid, child.stamps)
 
 
-def _trace_end(child: Child, groups: list[list[Client]], window_ns: int) -> dict[str, Any]:
+def _trace_end(child: Child, groups: list[list[Client]],
+               window: tuple[int, dict[str, Any]]) -> dict[str, Any]:
     """``--trace``: where the time of the window's actions went (``latency_trace.summary``),
     or nothing without ``--trace``."""
     if TRACE is None:
@@ -631,8 +690,9 @@ def _trace_end(child: Child, groups: list[list[Client]], window_ns: int) -> dict
     stamps = latency_trace.server_stamps(child.proc.pid, child.stamps)
     stream = groups[0][0].stream
     assert isinstance(stream, trio.SocketStream)
-    return {"trace": latency_trace.summary(TRACE, stamps, (window_ns, time.time_ns()),
-                                           latency_trace.nodelay(stream.socket))}
+    start, before = window
+    return {"trace": latency_trace.summary(TRACE, stamps, (start, time.time_ns()),
+                                           latency_trace.nodelay(stream.socket), before)}
 
 
 def _print_series(label: str, rows: list[dict[str, Any]], wanted: bool) -> None:
@@ -683,11 +743,12 @@ async def _seat_table(port: int, nursery: trio.Nursery, t: int, echo: bool) -> l
             nursery.start_soon(client.read)
             group.append(client)
         return group
-    owner = await connect(port, nursery, f"o{t}")
+    transport = table_transport(t)
+    owner = await connect(port, nursery, f"o{t}", transport)
     await owner.request({"type": "create_table", "name": f"b{t}", "timer": 0})
     group = [owner]
     for s in (1, 2):
-        other = await connect(port, nursery, f"p{t}{s}")
+        other = await connect(port, nursery, f"p{t}{s}", transport)
         await other.request({"type": "join", "table": f"t{t + 1}"})
         group.append(other)
     return group
@@ -739,15 +800,17 @@ async def flat_out(child: Child, tables: int, seconds: float) -> dict[str, Any]:
             await client.send({"type": "create_table", "name": f"c{t}", "bots": 2, "timer": 0})
         await trio.sleep(1.0)
         before = sum(c.events for c in clients)
-        start, cpu0 = time.perf_counter(), child.cpu()
+        start, cpu0, wakes0 = time.perf_counter(), child.cpu(), child.wakes()
         await trio.sleep(seconds)
         actions = sum(c.events for c in clients) - before
         elapsed = time.perf_counter() - start
         cpu = (child.cpu() - cpu0) / elapsed
+        slept = child.wakes() - wakes0
         rss = child.rss_kb()
         hands = sum(c.results for c in clients)
         nursery.cancel_scope.cancel()
-    return {"actions": actions, "elapsed": elapsed, "hands": hands, "cpu": cpu, "rss_kb": rss}
+    return {"actions": actions, "elapsed": elapsed, "hands": hands, "cpu": cpu, "rss_kb": rss,
+            "wakes": slept / max(1, actions)}
 
 
 async def _flat_out_player(todo: trio.MemoryReceiveChannel[Client]) -> None:
@@ -1051,54 +1114,34 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
                  "p999": pct(samples, 0.999), "cpu_pct": round(100 * floor_b["cpu"], 1),
                  # what one echoed message costs this machine now: the yardstick of the
                  # server's CPU per action on a machine whose speed varies from hour to hour
-                 "cpu_us": us(floor_b["cpu"] * floor_s / max(1, len(samples)))}
+                 "cpu_us": us(floor_b["cpu"] * floor_s / max(1, len(samples))),
+                 "wakes": round(floor_b["wakes"], 2)}
         floors.append(floor)
         print(f"(b) echo floor{_rep(args, rep)}, {3 * args.tables} connections: p50 "
               f"{floor['p50']} µs, p99 {floor['p99']} µs, p99.9 {floor['p999']} µs; CPU "
-              f"{floor['cpu_pct']} %, {floor['cpu_us']} µs per message", flush=True)
+              f"{floor['cpu_pct']} %, {floor['cpu_us']} µs per message, {floor['wakes']} "
+              "wake-ups per message", flush=True)
         for variant in variants if rep % 2 == 0 else variants[::-1]:
-            paced, rss0 = _paced_run(args, variant, paced_s)
-            samples = paced["samples"]
-            _print_series(variant.label, paced["series"], args.series)
-            if "trace" in paced:
-                print(f"(b) {variant.label}{_rep(args, rep)} where the time goes: "
-                      f"{latency_trace.describe(paced['trace'])}", flush=True)
-                report.setdefault(f"b{variant.tag}_trace", []).append(paced["trace"])
-            run = {"p50": pct(samples, 0.5), "p99": pct(samples, 0.99),
-                   "p999": pct(samples, 0.999),
-                   "max": us(max(samples)) if samples else float("nan"),
-                   "actions": len(samples), "cpu_pct": round(100 * paced["cpu"], 1),
-                   "clients_cpu_pct": round(100 * paced["clients_cpu"], 1),
-                   "behind_pct": round(100 * paced["behind"], 1),
-                   "cpu_us": us(paced["cpu"] * paced_s / max(1, len(samples))),
-                   "memory_kb": round((paced["rss_ready_kb"] - rss0) / args.tables, 1)}
-            run["p99_over_floor"] = round(run["p99"] / floor["p99"], 2)
-            run["p999_over_floor"] = round(run["p999"] / floor["p99"], 2)
-            run["cpu_over_floor"] = round(run["cpu_us"] / max(floor["cpu_us"], 0.1), 2)
-            runs[variant].append(run)
-            print(f"(b) {variant.label}{_rep(args, rep)} {args.tables} tables, "
-                  f"{3 * args.tables} connections, 1 action/table/s for {paced_s:g} s"
-                  f"{' in lock-step' if args.lock_step else ''}: p50 {run['p50']} µs, p99 "
-                  f"{run['p99']} µs ({run['p99_over_floor']}x the floor's p99), p99.9 "
-                  f"{run['p999']} µs ({run['p999_over_floor']}x), max {run['max']} µs; server "
-                  f"CPU {run['cpu_pct']} % of a core, {run['cpu_us']} µs per action "
-                  f"({run['cpu_over_floor']}x an echoed message), the clients' process "
-                  f"{run['clients_cpu_pct']} %; memory {run['memory_kb']} KB per table with 3 "
-                  f"connections{_behind(run['behind_pct'])}", flush=True)
+            runs[variant].append(_paced_variant(args, variant, paced_s, rep, floor, report))
     middle = {key: _median(floors, key) for key in floors[0]}
     report.update({"b_floor_p50_us": middle["p50"], "b_floor_p99_us": middle["p99"],
                    "b_floor_p999_us": middle["p999"], "b_floor_cpu_pct": middle["cpu_pct"],
-                   "b_floor_cpu_per_message_us": middle["cpu_us"]})
+                   "b_floor_cpu_per_message_us": middle["cpu_us"],
+                   "b_floor_wakes_per_message": middle["wakes"]})
     names = {"p50": "server_p50_us", "p99": "server_p99_us", "p999": "server_p999_us",
              "max": "server_max_us", "actions": "actions", "cpu_pct": "server_cpu_pct",
              "clients_cpu_pct": "clients_cpu_pct", "behind_pct": "steps_behind_pct",
+             "waited_pct": "server_waited_for_cpu_pct",
              "cpu_us": "cpu_per_action_us",
              "memory_kb": "memory_per_table_kb", "p99_over_floor": "p99_over_floor_p99",
              "p999_over_floor": "p999_over_floor_p99",
-             "cpu_over_floor": "cpu_per_action_over_floor"}
+             "cpu_over_floor": "cpu_per_action_over_floor", "wakes": "wakes_per_action",
+             "tcp_p99": "tcp_seats_p99_us", "ws_p99": "ws_seats_p99_us",
+             "ws_over_tcp_p99": "ws_over_tcp_p99"}
     for variant, reps in runs.items():
         for key, name in names.items():
-            report[f"b{variant.tag}_{name}"] = _median(reps, key)
+            if key in reps[0]:
+                report[f"b{variant.tag}_{name}"] = _median(reps, key)
     if args.reps > 1 or len(variants) > 1:
         for variant in variants:
             tag = variant.tag
@@ -1107,7 +1150,9 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
                   f"{report[f'b{tag}_p99_over_floor_p99']}x the floor's p99 (floor "
                   f"{middle['p99']} µs); {report[f'b{tag}_cpu_per_action_us']} µs per action ="
                   f" {report[f'b{tag}_cpu_per_action_over_floor']}x an echoed message; the "
-                  f"clients' process {report[f'b{tag}_clients_cpu_pct']} %", flush=True)
+                  f"clients' process {report[f'b{tag}_clients_cpu_pct']} %; the server ready "
+                  f"but waiting for a CPU {report[f'b{tag}_server_waited_for_cpu_pct']} % of "
+                  "the time", flush=True)
     for variant in variants:
         if variant.code is None:
             continue
@@ -1116,6 +1161,58 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
         print(f"(b) [{variant.db}, {variant.transport}] this checkout / --against: p99 "
               f"{report[f'b{mine}_server_p99_us_over_against']}, CPU per action "
               f"{report[f'b{mine}_cpu_per_action_us_over_against']}", flush=True)
+
+
+def _paced_variant(args: argparse.Namespace, variant: Variant, paced_s: float, rep: int,
+                   floor: dict[str, float], report: dict[str, Any]) -> dict[str, float]:
+    """One (b) run of ``variant``, printed beside its rep's echo ``floor``: its figures."""
+    paced, rss0 = _paced_run(args, variant, paced_s)
+    samples = paced["samples"]
+    _print_series(variant.label, paced["series"], args.series)
+    if "trace" in paced:
+        print(f"(b) {variant.label}{_rep(args, rep)} where the time goes: "
+              f"{latency_trace.describe(paced['trace'])}", flush=True)
+        report.setdefault(f"b{variant.tag}_trace", []).append(paced["trace"])
+    run = {"p50": pct(samples, 0.5), "p99": pct(samples, 0.99),
+           "p999": pct(samples, 0.999),
+           "max": us(max(samples)) if samples else float("nan"),
+           "actions": len(samples), "cpu_pct": round(100 * paced["cpu"], 1),
+           "clients_cpu_pct": round(100 * paced["clients_cpu"], 1),
+           "behind_pct": round(100 * paced["behind"], 1),
+           "waited_pct": round(100 * paced["waited"], 1),
+           "cpu_us": us(paced["cpu"] * paced_s / max(1, len(samples))),
+           "memory_kb": round((paced["rss_ready_kb"] - rss0) / args.tables, 1),
+           "wakes": round(paced["wakes"], 2)}
+    run["p99_over_floor"] = round(run["p99"] / floor["p99"], 2)
+    run["p999_over_floor"] = round(run["p999"] / floor["p99"], 2)
+    run["cpu_over_floor"] = round(run["cpu_us"] / max(floor["cpu_us"], 0.1), 2)
+    print(f"(b) {variant.label}{_rep(args, rep)} {args.tables} tables, "
+          f"{3 * args.tables} connections, 1 action/table/s for {paced_s:g} s"
+          f"{' in lock-step' if args.lock_step else ''}: p50 {run['p50']} µs, p99 "
+          f"{run['p99']} µs ({run['p99_over_floor']}x the floor's p99), p99.9 "
+          f"{run['p999']} µs ({run['p999_over_floor']}x), max {run['max']} µs; server "
+          f"CPU {run['cpu_pct']} % of a core (ready but waiting for one {run['waited_pct']} %"
+          f" of the time), {run['cpu_us']} µs per action "
+          f"({run['cpu_over_floor']}x an echoed message), {run['wakes']} wake-ups "
+          f"per action (the echo's {floor['wakes']}), the clients' process "
+          f"{run['clients_cpu_pct']} %; memory {run['memory_kb']} KB per table with 3 "
+          f"connections{_behind(run['behind_pct'])}", flush=True)
+    if variant.transport == "mixed":
+        _print_mixed(variant.label + _rep(args, rep), paced["by_transport"], run)
+    return run
+
+
+def _print_mixed(label: str, by_transport: dict[str, list[float]],
+                 run: dict[str, float]) -> None:
+    """``--transport mixed``: each transport's p50 and p99 (into ``run`` too), its tables
+    served by the same server at the same moments."""
+    for kind in ("tcp", "ws"):
+        run[f"{kind}_p99"] = pct(by_transport.get(kind, []), 0.99)
+    run["ws_over_tcp_p99"] = round(run["ws_p99"] / run["tcp_p99"], 2)
+    said = [f"{name} seats p50 {pct(by_transport.get(kind, []), 0.5)} µs, p99 "
+            f"{run[f'{kind}_p99']} µs" for kind, name in (("tcp", "TCP"), ("ws", "WebSocket"))]
+    print(f"(b) {label} in the same server at the same moments: {'; '.join(said)}; "
+          f"WebSocket p99 / TCP p99 {run['ws_over_tcp_p99']}", flush=True)
 
 
 def _behind(percent: float) -> str:
@@ -1244,9 +1341,10 @@ def main() -> None:
                         help="(b) second by second too: the actions, p50, p99, max and the CPU "
                         "of the server and of the clients in each second of the window")
     parser.add_argument("--flat-tables", type=int, default=300, help="tables in (c)")
-    parser.add_argument("--transport", choices=["tcp", "ws", "both"], default="tcp",
+    parser.add_argument("--transport", choices=["tcp", "ws", "both", "mixed"], default="tcp",
                         help="(b)'s clients: binary mode over TCP, the browser seat's JSON over "
-                        "a WebSocket, or both (alternated)")
+                        "a WebSocket, both (alternated runs), or mixed (half the tables each, in "
+                        "one run of one server: the two at the same moments of the machine)")
     parser.add_argument("--reps", type=int, default=1,
                         help="(b) and (c): run every variant this many times, alternated, and "
                         "report the medians")
@@ -1255,7 +1353,7 @@ def main() -> None:
                         "-C DIR`): (b) and (c) run its server too, alternated with this one's, "
                         "and print this one's figures over its")
     parser.add_argument("--contend", action="store_true",
-                        help="a busy process (a Python loop, nice 0, on no particular core) "
+                        help="a busy process (a Python loop, nice 0, on the servers' core) "
                         "competes for the CPU during the whole run")
     args = parser.parse_args()
     if args.child:
@@ -1287,7 +1385,11 @@ def _contend() -> subprocess.Popen[bytes]:
     # it spins until its parent has gone (a killed bench leaves no busy loop behind)
     busy = subprocess.Popen([sys.executable, "-c", "import os\nparent = os.getppid()\n"
                              "while os.getppid() == parent: pass"])
-    print(f"contention: a busy loop in process {busy.pid} (nice 0, any core)", flush=True)
+    # on the servers' core: it would inherit the clients' (this process's) otherwise
+    if SERVER_CPUS:
+        os.sched_setaffinity(busy.pid, SERVER_CPUS)
+    print(f"contention: a busy loop in process {busy.pid} (nice 0, on the servers' core)",
+          flush=True)
     return busy
 
 

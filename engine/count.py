@@ -80,10 +80,11 @@ def meldable(mask: int) -> int:
 
     ``melds_in``'s melds joined, without listing them: a card is in a run when it lies in three
     cards of its suit in a row, and in a set when three or four cards of its rank are there."""
-    starts = mask & (mask >> 1) & (mask >> 2) & _RUN_STARTS
     c, d, h, s = mask & _SUIT, (mask >> 13) & _SUIT, (mask >> 26) & _SUIT, mask >> 39
     threes = (c & d & (h | s)) | ((c | d) & h & s)
-    return starts | starts << 1 | starts << 2 | mask & threes * _EVERY_SUIT
+    # (suit by suit: 13-bit numbers are small ints, much cheaper than the 52-bit mask)
+    return (_IN_RUNS[c] | c & threes | (_IN_RUNS[d] | d & threes) << 13
+            | (_IN_RUNS[h] | h & threes) << 26 | (_IN_RUNS[s] | s & threes) << 39)
 
 
 #: The points of each set of one suit's cards (a 13-bit mask, ace lowest): a hand's points are
@@ -202,7 +203,16 @@ def melds_within(mask: int) -> list[int]:
 
 
 _SUIT = 0x1FFF
-_RUN_STARTS = sum(((1 << 11) - 1) << (13 * suit) for suit in range(4))  # A..J of each suit
+
+
+def _in_runs(bits: int) -> int:
+    """The cards of one suit's 13-bit mask that lie in three of the suit in a row."""
+    starts = bits & bits >> 1 & bits >> 2
+    return starts | starts << 1 | starts << 2
+
+
+#: ``_in_runs`` of every 13-bit mask.
+_IN_RUNS = tuple(map(_in_runs, range(1 << 13)))
 
 
 def melds_in(mask: int) -> list[int]:

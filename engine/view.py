@@ -318,7 +318,7 @@ class LiveView:
         steps, over = len(hand.steps), hand.phase is Phase.OVER
         known = self._melds
         if known is not None and known[1] == over and (
-                known[0] == steps or _MELD_CHANGES.isdisjoint(
+                known[0] == steps or MELD_CHANGES.isdisjoint(
                     [step.move.action for step in hand.steps[known[0]:]])):
             melds = known[2]
         else:
@@ -509,8 +509,9 @@ _PHASES: dict[Phase, str] = {phase: phase.value for phase in Phase}
 #: A spectator's cards (shared, read-only).
 _NO_CARDS: list[str] = []
 _SECRET = Action.SECRET
-#: The moves that place a meld or add to one: the only ones that change the melds.
-_MELD_CHANGES = frozenset({Action.MELD, Action.SECRET, Action.PICK, Action.SAPAW})
+#: The moves that place a meld or add to one: the only ones that change the melds (a reader
+#: of the history knows from it when the melds it read are out of date).
+MELD_CHANGES = frozenset({Action.MELD, Action.SECRET, Action.PICK, Action.SAPAW})
 
 
 def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
@@ -523,9 +524,11 @@ def _history(hand: Hand, seat: int | None, over: bool, start: int = 0) -> tuple[
     """The hand's steps from step ``start`` on as ``seat`` sees them: until the hand is over,
     another seat's secret meld shows no cards (``Step.hidden``)."""
     steps = hand.steps[start:] if start else hand.steps
-    if over or not any(m.secret for m in hand.melds):
-        return tuple(steps)
-    return tuple(step if step.seat == seat else step.hidden() for step in steps)
+    if not over:
+        for meld in hand.melds:  # (a loop: a training environment reads a step or two a time)
+            if meld.secret:
+                return tuple(step if step.seat == seat else step.hidden() for step in steps)
+    return tuple(steps)
 
 
 def _step_forms(step: Step) -> tuple[StepMap, StepMap]:
@@ -576,7 +579,7 @@ class _HandViews:
             self.full.append(full)
             for perspective, seen in enumerate(self.seen):
                 seen.append(full if perspective == step.seat else public)
-            if step.move.action in _MELD_CHANGES:
+            if step.move.action in MELD_CHANGES:
                 self._meld_steps += 1
             self.acted[step.seat] += 1
         self.steps = len(steps)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tongits.engine import DECK, best_arrangement, hand_count, is_meld, parse_cards
 from tongits.engine.cards import cards_of, mask_of
-from tongits.engine.count import melds_in, melds_within, pick_partners
+from tongits.engine.count import meldable, melds_in, melds_within, pick_partners
 
 RANKS = "A23456789TJQK"
 
@@ -155,6 +155,10 @@ def test_meld_and_pick_generators_agree_with_the_search(cards: list, top) -> Non
     assert {frozenset(str(c) for c in cards_of(m)) for m in found} == set(
         _reference_melds([str(c) for c in cards])
     )
+    joined = 0
+    for meld in found:
+        joined |= meld
+    assert meldable(mask) == joined  # the cards in some meld, found without listing them
     hand = mask & ~top.bit
     partners = pick_partners(hand, top)
     assert len(partners) == len(set(partners))

@@ -297,6 +297,34 @@ def test_the_envs_observations_are_encode_of_the_seat_view_in_every_state(
             game.step(rng.choice(list(game.legal())))
 
 
+@settings(max_examples=60, deadline=None)
+@given(SEEDS, st.floats(0.0, 1.0))
+def test_observations_read_now_and_then_are_encode_of_the_seat_view(
+        seed: int, skip: float) -> None:
+    """A training loop observes the seat to act, and some loops not every state: the
+    environment reads what changed since the last observation of the hand (the steps, the
+    melds when a step changed them), whoever made it. Observing only some seats in only some
+    states of random hands, each observation is ``encode`` of the view made afresh, to the
+    ends of the hands."""
+    rng = random.Random(seed)
+    game = TongitsEnv(random_options(rng))
+    for _ in range(3):
+        deck = list(DECK)
+        rng.shuffle(deck)
+        game.reset(options={"deck": deck, "dealer": rng.randrange(3)})
+        while not game.hand.over:
+            if rng.random() >= skip:
+                seat = game.hand.to_act if rng.random() < 0.8 else rng.randrange(3)
+                seen = game.observe(AGENTS[seat])
+                assert np.array_equal(seen["observation"],
+                                      encode(seat_view(game.hand, seat)))
+            game.step(rng.choice(list(game.legal())))
+        for seat in range(3):
+            seen = game.observe(AGENTS[seat])
+            assert np.array_equal(seen["observation"], encode(seat_view(game.hand, seat)))
+            assert not seen["action_mask"].any()
+
+
 def test_env_wraps_as_pettingzoos_own_wrappers_do() -> None:
     """``env()``'s wrappers (``wrappers.py``: PettingZoo's, with a faster path for what a loop
     reads every step) give what PettingZoo's own give: the same name, the same errors before

@@ -70,7 +70,8 @@ def _all_melds() -> tuple[tuple[Card, ...], ...]:
 
 #: Every meld of one deck, in the order of the module's table (cards sorted by index).
 MELDS: tuple[tuple[Card, ...], ...] = _all_melds()
-_MELD_INDEX: dict[frozenset[Card], int] = {frozenset(m): i for i, m in enumerate(MELDS)}
+#: The index in ``MELDS`` of each meld, by the bitmask of its cards.
+_MELD_INDEX: dict[int, int] = {mask_of(m): i for i, m in enumerate(MELDS)}
 
 DRAW, CALL, CHALLENGE, FOLD = 0, 1, 2, 3
 DISCARD = 4
@@ -109,7 +110,7 @@ def action_index(move: Move, melds: Sequence[Sequence[Card]], top: Card | None) 
         assert move.card is not None
         return DISCARD + move.card
     if action is Action.MELD:
-        return MELD + _MELD_INDEX[frozenset(move.cards)]
+        return MELD + _MELD_INDEX[mask_of(move.cards)]
     if action is Action.SECRET:
         return SECRET + move.cards[0].rank - 1
     if action is Action.SAPAW:
@@ -118,29 +119,31 @@ def action_index(move: Move, melds: Sequence[Sequence[Card]], top: Card | None) 
     assert action is Action.PICK and top is not None
     if move.meld is not None:
         return PICK_SAPAW + place_on(melds[move.meld], top)
-    return PICK + _MELD_INDEX[frozenset((*move.cards, top))]
+    return PICK + _MELD_INDEX[mask_of(move.cards) | 1 << top]
 
 
 def legal_actions(view: SeatView | LiveView) -> dict[int, Move]:
     """The seat's legal moves by action index: its keys are the mask's ones."""
+    indices, legal = legal_indices(view)
+    return dict(zip(indices, legal, strict=True))
+
+
+def legal_indices(view: SeatView | LiveView) -> tuple[list[int], Sequence[Move]]:
+    """The seat's legal moves (the engine's, in its order) and the action index of each:
+    ``legal_actions`` as two lists, which is what an environment keeps from step to step."""
     legal = view.legal
-    if not legal:
-        return {}
     indices: list[int | None] = list(map(_SHARED.get, map(id, legal)))
-    if None not in indices:  # the engine's shared moves that need no context: nearly always
-        return dict(zip(cast("list[int]", indices), legal, strict=True))
-    out: dict[int, Move] = {}
-    melds: list[tuple[Card, ...]] | None = None
-    for move, index in zip(legal, indices, strict=True):
-        if index is None:
-            if move.action in _IN_CONTEXT:
-                if melds is None:
-                    melds = [m.cards for m in view.melds]
-                index = action_index(move, melds, view.top)
-            else:
-                index = action_index(move, (), None)
-        out[index] = move
-    return out
+    if None in indices:  # moves that are not the engine's shared ones, or need the table
+        melds: list[tuple[Card, ...]] | None = None
+        for position, move in enumerate(legal):
+            if indices[position] is None:
+                if move.action in _IN_CONTEXT:
+                    if melds is None:
+                        melds = [m.cards for m in view.melds]
+                    indices[position] = action_index(move, melds, view.top)
+                else:
+                    indices[position] = action_index(move, (), None)
+    return cast("list[int]", indices), legal
 
 
 #: The moves whose index depends on the table (the meld a card goes to, the pile's top).

@@ -20,7 +20,7 @@ hand, its dealer the next seat. The same seed and the same actions replay the sa
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from tongits.engine import (
 )
 from tongits.engine.match import first_dealer
 
-from .actions import ACTIONS, ActionError, describe, legal_actions
+from .actions import ACTIONS, ActionError, describe, legal_indices
 from .observation import OBSERVATION_SIZE, Encoder
 from .wrappers import InBounds, InOrder
 
@@ -57,8 +57,8 @@ def observation_space() -> spaces.Dict:
     })
 
 
-def mask_of(legal: dict[int, Move]) -> npt.NDArray[np.int8]:
-    """The action mask of a seat's legal actions (``legal_actions``)."""
+def mask_of(legal: Iterable[int]) -> npt.NDArray[np.int8]:
+    """The action mask of a seat's legal actions (``legal_actions``, or their indices)."""
     ones = bytearray(ACTIONS)
     for index in legal:
         ones[index] = 1
@@ -84,7 +84,10 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         self.hand_number = -1
         self.hand = Hand(deck_for(self.match_seed, 0), first_dealer(self.match_seed),
                          self.options)
-        self._legal: dict[int, Move] | None = None
+        #: the legal moves of the seat to act and their action indices (``legal_indices``)
+        self._legal: tuple[list[int], Sequence[Move]] | None = None
+        #: the match seed whose first dealer is ``_first_dealer`` (a reset asks each time)
+        self._dealt: tuple[int | str, int] | None = None
         #: the observations of ``hand`` and each seat's live view of it (``_readers_of``)
         self._encoded = self.hand
         self._encoder = Encoder()
@@ -108,7 +111,7 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
             self.hand_number += 1
         if deck is None:
             deck = deck_for(self.match_seed, self.hand_number)
-            dealer = (first_dealer(self.match_seed) + self.hand_number) % 3
+            dealer = (self._first_dealer() + self.hand_number) % 3
         self.hand = Hand(deck, dealer, self.options)
         self._legal = None
         self.agents = list(AGENTS)
@@ -119,15 +122,23 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in AGENTS}
         self.agent_selection = AGENTS[self.hand.to_act]
 
+    def _first_dealer(self) -> int:
+        """``first_dealer(self.match_seed)``, worked out once per seed."""
+        seed = self.match_seed
+        if self._dealt is None or self._dealt[0] != seed:
+            self._dealt = (seed, first_dealer(seed))
+        return self._dealt[1]
+
     def observe(self, agent: str) -> ObservationDict:
         seat = _SEATS[agent]
         hand = self.hand
         encoder, views = self._readers_of(hand)
         view = views[seat]
-        legal = legal_actions(view)
-        if seat == hand.to_act and not hand.over:
-            self._legal = legal
-        return {"observation": encoder.encode(view), "action_mask": mask_of(legal)}
+        indices: list[int] = []
+        if seat == hand.to_act and not hand.over:  # (any other seat has no legal move)
+            self._legal = legal_indices(view)
+            indices = self._legal[0]
+        return {"observation": encoder.encode(view), "action_mask": mask_of(indices)}
 
     def _readers_of(self, hand: Hand) -> tuple[Encoder, tuple[LiveView, ...]]:
         """The encoder of ``hand``'s views and the seats' live views: one each per hand,
@@ -139,9 +150,13 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
 
     def legal(self) -> dict[int, Move]:
         """The legal moves of the agent to act, by action index (the mask's ones)."""
+        indices, moves = self._legal_now()
+        return dict(zip(indices, moves, strict=True))
+
+    def _legal_now(self) -> tuple[list[int], Sequence[Move]]:
         if self._legal is None:
             hand = self.hand
-            self._legal = legal_actions(self._readers_of(hand)[1][hand.to_act])
+            self._legal = legal_indices(self._readers_of(hand)[1][hand.to_act])
         return self._legal
 
     def step(self, action: int | None) -> None:
@@ -151,10 +166,12 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
             return
         if action is None:
             raise ActionError(f"{agent} is to act: None is only for a finished agent")
-        move = self.legal().get(int(action))
-        if move is None:
+        indices, moves = self._legal_now()
+        try:
+            move = moves[indices.index(int(action))]
+        except ValueError:
             what = describe(int(action)) if 0 <= action < ACTIONS else "no action at all"
-            raise ActionError(f"{agent} may not play action {action} ({what}) now")
+            raise ActionError(f"{agent} may not play action {action} ({what}) now") from None
         # One of the engine's legal moves of this very state: the check is not made twice.
         self.hand.apply_legal(self.hand.to_act, move)
         self._after_move(agent)
@@ -175,8 +192,7 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
             self.terminations = dict.fromkeys(AGENTS, True)
             self.agent_selection = AGENTS[(AGENTS.index(agent) + 1) % 3]
             self._accumulate_rewards()
-        else:
-            self.rewards = dict.fromkeys(AGENTS, 0.0)
+        else:  # (the rewards stay the zeros of ``reset``: only the end of a hand has any)
             self.agent_selection = AGENTS[hand.to_act]
 
     def record(self) -> HandRecord:

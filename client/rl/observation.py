@@ -37,6 +37,7 @@ indices    feature (each a 0/1 flag per card of ``Card(i)`` order unless said)
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 
 import numpy as np
@@ -57,6 +58,7 @@ from tongits.engine import (
 )
 from tongits.engine.cards import BITS, mask_of
 from tongits.engine.count import deadwood_mask, points_of
+from tongits.engine.view import MELD_CHANGES
 
 HAND, PILE, TOP, MELDED, DISCARDED, TAKEN, DEADWOOD = 0, 52, 104, 156, 312, 468, 520
 SIZES, STOCK, OPENED, BLOCKED, SECRETS, PHASE = 572, 575, 576, 579, 582, 585
@@ -75,6 +77,13 @@ View = SeatView | LiveView
 _BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
                              bitorder="little").astype(np.float32)
 _UINT8 = np.dtype(np.uint8)
+
+def _fixed_bits(view: View) -> tuple[int, int, int]:
+    """What stays the same for a whole hand, seen from each seat: the options and the dealer."""
+    options, dealer = _option_bits(view.options), view.dealer
+    return (options | 1 << (DEALER + dealer % 3), options | 1 << (DEALER + (dealer - 1) % 3),
+            options | 1 << (DEALER + (dealer - 2) % 3))
+
 
 def _option_bits(options: Options) -> int:
     flags = (
@@ -108,20 +117,21 @@ class Encoder:
     training environment makes one observation per step, and this is several times faster
     than setting array entries one by one."""
 
-    __slots__ = ("_options", "_steps", "_discarded", "_challenged", "_melds", "_melded",
+    __slots__ = ("_fixed", "_steps", "_discarded", "_challenged", "_stale", "_melded",
                  "_taken", "_secrets", "_cards")
 
     def __init__(self) -> None:
-        #: the options' features (the hand's options never change)
-        self._options: int | None = None
+        #: per observing seat, the features of the options and the dealer (``_fixed_bits``)
+        self._fixed: tuple[int, int, int] | None = None
         #: history steps read so far, and what they say: the cards each seat discarded
         #: (bitmasks) and who challenged the call (a bit per seat)
         self._steps = 0
         self._discarded = [0, 0, 0]
         self._challenged = 0
-        #: the melds last read, and their face-up cards per owner, the cards they would
-        #: take, the secret melds per owner
-        self._melds: tuple[MeldView, ...] | None = None
+        #: whether a step read since the melds were last read changed them (only the moves
+        #: of ``MELD_CHANGES`` do), and what was read of them: their face-up cards per owner,
+        #: the cards they would take, the secret melds per owner
+        self._stale = True
         self._melded = (0, 0, 0)
         self._taken = 0
         self._secrets = (0, 0, 0)
@@ -145,22 +155,21 @@ class Encoder:
             self._cards[me] = (hand, dead, count)
         self._read_history(view)
         discarded = self._discarded
-        melds = view.melds
-        if melds is not self._melds and melds != self._melds:
-            self._read_melds(melds)
+        if self._stale:
+            self._read_melds(view.melds)
         melded = self._melded
         discards = view.discards
-        options = self._options
-        if options is None:
-            options = self._options = _option_bits(view.options)
-        bits = (options | hand << HAND | dead << DEADWOOD | self._taken << TAKEN
+        fixed = self._fixed
+        if fixed is None:
+            fixed = self._fixed = _fixed_bits(view)
+        bits = (fixed[me] | hand << HAND | dead << DEADWOOD | self._taken << TAKEN
                 | melded[me] << MELDED | melded[nxt] << MELDED + 52
                 | melded[after] << MELDED + 104
                 | discarded[me] << DISCARDED | discarded[nxt] << DISCARDED + 52
                 | discarded[after] << DISCARDED + 104
                 | _state_bits(view, me, self._challenged))
-        if discards:
-            bits |= mask_of(discards) << PILE | 1 << (TOP + discards[-1])
+        if discards:  # (distinct cards: their bits add up to the pile's mask)
+            bits |= sum(map(_BITS_OF, discards)) << PILE | 1 << (TOP + discards[-1])
         # (positional arguments: numpy parses keywords slowly, and this runs once a step)
         flags = np.frombuffer(bits.to_bytes(_BYTES, "little"), _UINT8)
         out: Observation = _BYTE_FLOATS.take(flags, 0).reshape(OBSERVATION_SIZE)
@@ -193,6 +202,8 @@ class Encoder:
                 discarded[step.seat] |= BITS[card]
             elif action is _CHALLENGE:
                 self._challenged |= 1 << step.seat
+            elif action in MELD_CHANGES:
+                self._stale = True
         self._steps = read + len(steps)
 
     def _read_melds(self, melds: tuple[MeldView, ...]) -> None:
@@ -206,33 +217,36 @@ class Encoder:
             elif meld.cards:
                 melded[meld.owner] |= mask_of(meld.cards)
                 taken |= _accepted(meld.cards)
-        self._melds = melds
+        self._stale = False
         self._melded = (melded[0], melded[1], melded[2])
         self._secrets = (secrets[0], secrets[1], secrets[2])
         self._taken = taken
 
 
 _NEXT, _AFTER = (1, 2, 0), (2, 0, 1)
+_BITS_OF = BITS.__getitem__
 #: A hand size and a number of secret melds as features (/ 13 and / 4, at most 1).
 _SIZE = tuple(min(n / 13, 1.0) for n in range(53))
 _SECRET = tuple(min(n / 4, 1.0) for n in range(14))
 #: Per observing seat, a bit per seat in table order (0-7) turned to "me, next, after" order.
 _RELATIVE = tuple(tuple(sum(1 << (seat - me) % 3 for seat in range(3) if bits >> seat & 1)
                         for bits in range(8)) for me in range(3))
+#: Per observing seat, the features of the seats that have opened, and of those blocked from
+#: calling, by the view's flags (``opened``, ``blocked``: seats in table order).
+_FLAGS = tuple(itertools.product((False, True), repeat=3))
+_OPENED = tuple({flags: _RELATIVE[me][flags[0] | flags[1] << 1 | flags[2] << 2] << OPENED
+                 for flags in _FLAGS} for me in range(3))
+_BLOCKED = tuple({flags: _RELATIVE[me][flags[0] | flags[1] << 1 | flags[2] << 2] << BLOCKED
+                  for flags in _FLAGS} for me in range(3))
 _PHASE_BITS = {Phase.START: 1 << PHASE, Phase.PLAY: 1 << (PHASE + 1),
                Phase.ANSWER: 1 << (PHASE + 2)}
 
 
 def _state_bits(view: View, me: int, challenged: int) -> int:
-    """Opened and blocked seats, the phase, the dealer, the first turn, the caller and who
-    challenged it, relative to ``me``."""
-    relative = _RELATIVE[me]
-    opened, blocked = view.opened, view.blocked
-    bits = (relative[opened[0] | opened[1] << 1 | opened[2] << 2] << OPENED
-            | relative[blocked[0] | blocked[1] << 1 | blocked[2] << 2] << BLOCKED
-            | relative[challenged] << CHALLENGED
-            | _PHASE_BITS.get(view.phase, 0)
-            | 1 << (DEALER + (view.dealer - me) % 3))
+    """Opened and blocked seats, the phase, the first turn, the caller and who challenged it,
+    relative to ``me``."""
+    bits = (_OPENED[me][view.opened] | _BLOCKED[me][view.blocked]
+            | _RELATIVE[me][challenged] << CHALLENGED | _PHASE_BITS.get(view.phase, 0))
     if view.turn == 0:
         bits |= 1 << FIRST_TURN
     caller = view.caller
