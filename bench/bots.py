@@ -198,7 +198,9 @@ def explain_expert(args: argparse.Namespace) -> int:
     return 0
 
 
-def time_decisions(budget: int, hands: int, against: list[str]) -> tuple[list[float], list[float]]:
+def time_decisions(
+    params: ExpertParams, hands: int, against: list[str]
+) -> tuple[list[float], list[float]]:
     """CPU and wall seconds of each expert decision with more than one legal move."""
     cpu: list[float] = []
     wall: list[float] = []
@@ -206,7 +208,7 @@ def time_decisions(budget: int, hands: int, against: list[str]) -> tuple[list[fl
         hand = Hand(deck_for("timing", i), i % 3)
         seat_of_expert = i % 3
         bots = [get_policy(against[(s - seat_of_expert) % 3 - 1], s) for s in range(3)]
-        bots[seat_of_expert] = ExpertPolicy(i, ExpertParams(budget=budget))
+        bots[seat_of_expert] = ExpertPolicy(i, params)
         while not hand.over:
             seat = hand.to_act
             view = seat_view(hand, seat)
@@ -253,8 +255,8 @@ def expert_curve(args: argparse.Namespace) -> int:
     print(f"{'budget':>7}{'dec/s':>8}{'median ms':>11}{'p99 ms':>8}{'wall med':>10}"
           f"{'chips/hand':>12}{'95% CI':>18}")
     for budget in (int(b) for b in args.budgets.split(",")):
-        cpu, wall = time_decisions(budget, args.timing_hands, against)
-        params = ExpertParams(budget=budget)
+        params = expert_variant(args.set, budget)
+        cpu, wall = time_decisions(params, args.timing_hands, against)
 
         def make(seed: int | str | None, params: ExpertParams = params) -> Policy:
             return ExpertPolicy(seed, params)
