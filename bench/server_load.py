@@ -1150,7 +1150,9 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
                   f"{report[f'b{tag}_p99_over_floor_p99']}x the floor's p99 (floor "
                   f"{middle['p99']} µs); {report[f'b{tag}_cpu_per_action_us']} µs per action ="
                   f" {report[f'b{tag}_cpu_per_action_over_floor']}x an echoed message; the "
-                  f"clients' process {report[f'b{tag}_clients_cpu_pct']} %", flush=True)
+                  f"clients' process {report[f'b{tag}_clients_cpu_pct']} %; the server ready "
+                  f"but waiting for a CPU {report[f'b{tag}_server_waited_for_cpu_pct']} % of "
+                  "the time", flush=True)
     for variant in variants:
         if variant.code is None:
             continue

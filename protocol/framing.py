@@ -97,12 +97,6 @@ class ItemCache:
         self._prefix.clear()
 
 
-def _msgpack_entries(packer: msgpack.Packer, items: Mapping[str, Any]) -> bytes:
-    """The key/value pairs of a msgpack map, without its header."""
-    packed: bytes = packer.pack(items)
-    return packed[_msgpack_map_header_size(len(items)):]
-
-
 def _msgpack_map_header_size(count: int) -> int:
     return 1 if count < 16 else 3 if count < 0x10000 else 5
 
@@ -123,16 +117,14 @@ class Codec:
     def __init__(
         self, mode: Mode | None = None, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
     ) -> None:
-        self._mode = mode
+        #: the connection's mode (None until a server codec has seen the peer's first byte);
+        #: an attribute, not a property: the fan-out reads it several times per recipient
+        self.mode = mode
         self._max_frame_size = max_frame_size
         self._buffer = bytearray()
         self._error: FramingError | None = None
         # One packer per codec: ``msgpack.packb`` builds a new one for every message.
         self._packer = msgpack.Packer(use_bin_type=True)
-
-    @property
-    def mode(self) -> Mode | None:
-        return self._mode
 
     @property
     def buffered(self) -> int:
@@ -144,8 +136,8 @@ class Codec:
         if self._error is not None:
             raise self._error
         self._buffer += data
-        if self._mode is None and self._buffer:
-            self._mode = sniff(self._buffer[0])
+        if self.mode is None and self._buffer:
+            self.mode = sniff(self._buffer[0])
 
     def next_message(self) -> dict[Any, Any] | None:
         """The next complete message, or None until more data arrives.
@@ -157,7 +149,7 @@ class Codec:
         if self._error is not None:
             raise self._error
         try:
-            if self._mode is Mode.TEXT:
+            if self.mode is Mode.TEXT:
                 return self._next_line()
             return self._next_frame()
         except FramingError as error:
@@ -167,20 +159,24 @@ class Codec:
 
     def encode(self, msg: Mapping[str, Any]) -> bytes:
         """The bytes that carry ``msg`` to the peer in this connection's mode."""
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             return _json(msg) + b"\n"
         payload: bytes = self._packer.pack(msg)
         return _HEADER.pack(len(payload)) + payload
 
     def entries(self, items: Mapping[str, Any]) -> bytes:
         """The entries of ``items`` (not empty) for ``join_map``."""
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             return _json_entries(items)
-        return _msgpack_entries(self._packer, items)
+        # The map without its header (``_msgpack_map_header_size``, written out: this runs
+        # for several entry groups of every state sent).
+        packed: bytes = self._packer.pack(items)
+        count = len(items)
+        return packed[1 if count < 16 else 3 if count < 0x10000 else 5:]
 
     def value(self, value: Any) -> bytes:
         """``value`` encoded alone, as it appears inside a message (for ``entry``)."""
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             return _json(value)
         packed: bytes = self._packer.pack(value)
         return packed
@@ -188,7 +184,7 @@ class Codec:
     def entry(self, key: str, value: bytes) -> bytes:
         """One entry for ``join_map`` whose ``value`` is already encoded (``value``,
         ``encode_list``, ``join_map``)."""
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             return _json(key) + b":" + value
         key_bytes: bytes = self._packer.pack(key)
         return key_bytes + value
@@ -197,7 +193,7 @@ class Codec:
         """A map in this connection's mode, unframed, of ``count`` entries given as groups of
         encoded entries (``entries``, ``entry``) that have no key in common: parts encoded
         once serve many messages. ``frame`` makes it a message."""
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             return b"{" + b",".join([p for p in parts if p]) + b"}"
         header: bytes = self._packer.pack_map_header(count)
         return header + b"".join(parts)
@@ -209,7 +205,7 @@ class Codec:
         ``outer`` entries (``outer_count`` of them, groups as ``join_map`` takes them) and,
         under ``key``, a map of the ``inner`` entries, the recipient's, and ``tail`` (one
         group); ``inner_count`` counts the recipient's entries too."""
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             head = self.join_entries([*outer, _json(key) + b":{"])
             inside = self.join_entries(inner)
             return (b"{" + head + inside + (b"," if inside else b""),
@@ -226,7 +222,7 @@ class Codec:
         message of one recipient of many that alone gets one more entry, without building
         the rest again."""
         before, after = template
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             return before, after[:-2] + b"," + entry + b"}\n"
         header = _msgpack_map_header_size(outer_count)
         return self._packer.pack_map_header(outer_count + 1) + before[header:], after + entry
@@ -234,14 +230,14 @@ class Codec:
     def fill(self, template: tuple[bytes, bytes], entries: bytes) -> bytes:
         """The frame of a ``template`` with ``entries`` (encoded entries, not empty) in it."""
         before, after = template
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             return before + entries + after
         return b"".join((_HEADER.pack(len(before) + len(entries) + len(after)), before,
                          entries, after))
 
     def join_entries(self, parts: list[bytes]) -> bytes:
         """Groups of encoded entries (as ``join_map`` takes them) as one group."""
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             return b",".join([p for p in parts if p])
         return b"".join(parts)
 
@@ -249,7 +245,7 @@ class Codec:
         """The list ``items`` as a value in this connection's mode (for ``entry``): what the
         cache holds of the list encoded before when it is a prefix of ``items``, and each further
         item taken from the cache if it was encoded before."""
-        text = self._mode is Mode.TEXT
+        text = self.mode is Mode.TEXT
         done, body = cache._prefix.get(text, ((), b""))
         count = len(done)
         if count and (len(items) < count or not all(map(operator.is_, items, done))):
@@ -274,14 +270,14 @@ class Codec:
     def frame(self, encoded: bytes) -> bytes:
         """The bytes that carry a map made by ``join_map`` to the peer: what ``encode`` gives
         for the same map."""
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             return encoded + b"\n"
         return _HEADER.pack(len(encoded)) + encoded
     def encode_spliced(self, msg: Mapping[str, Any], key: str, items: list[bytes]) -> bytes:
         """The bytes of ``msg`` with ``key`` set to the list of ``items``, each one value
         already encoded alone for this connection's mode (``encode_value``): a reply made of
         parts that are each encoded once and sent many times (the lobby's table entries)."""
-        if self._mode is Mode.TEXT:
+        if self.mode is Mode.TEXT:
             head = _json(msg)
             tail = _json(key) + b":[" + b",".join(items) + b"]}"
             return head[:-1] + (b"," if msg else b"") + tail + b"\n"

@@ -88,12 +88,39 @@ def _container_problem(value: dict[Any, Any] | list[Any], depth: int) -> str | N
     if len(value) > MAX_ITEMS:
         return f"a map or list has more than {MAX_ITEMS} entries"
     if isinstance(value, dict):
-        for key, item in value.items():
-            problem = _problem(key, MAX_DEPTH + 1) or _problem(item, depth + 1)
+        return _map_problem(value, depth)
+    return _list_problem(value, depth)
+
+
+# ``_map_problem`` and ``_list_problem`` let ASCII strings within MAX_STRING and integers within
+# MAX_INT (nearly every key and value of a request) pass without a call; anything else is for
+# ``_problem``, which says what is wrong.
+
+
+def _map_problem(value: dict[Any, Any], depth: int) -> str | None:
+    """``_problem`` of every key and item of a map, in order."""
+    for key, item in value.items():
+        if not (type(key) is str and len(key) <= MAX_STRING and key.isascii()):
+            problem = _problem(key, MAX_DEPTH + 1)
             if problem is not None:
                 return problem
-        return None
+        kind = type(item)
+        if ((kind is str and len(item) <= MAX_STRING and item.isascii())
+                or (kind is int and -MAX_INT <= item <= MAX_INT)):
+            continue
+        problem = _problem(item, depth + 1)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _list_problem(value: list[Any], depth: int) -> str | None:
+    """``_problem`` of every item of a list, in order."""
     for item in value:
+        kind = type(item)
+        if ((kind is str and len(item) <= MAX_STRING and item.isascii())
+                or (kind is int and -MAX_INT <= item <= MAX_INT)):
+            continue
         problem = _problem(item, depth + 1)
         if problem is not None:
             return problem

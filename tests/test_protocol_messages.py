@@ -475,3 +475,59 @@ def test_each_message_map_is_its_message(cls: type[Message]) -> None:
         assert keys[name] == value, name
         assert (name in optional) == may_be_none, name
 
+
+
+def _limits_problem(value: Any, depth: int) -> str | None:
+    """The limits of docs/PROTOCOL.md ("Limits") as a plain walk, the first breach in order."""
+    from tongits.protocol import limits
+
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        if len(value) > limits.MAX_STRING:
+            return "long"
+        return None if limits.is_text(value) else "surrogate"
+    if isinstance(value, int):
+        return None if abs(value) <= limits.MAX_INT else "int"
+    if isinstance(value, float):
+        return None if value == value and abs(value) != float("inf") else "float"
+    if depth > limits.MAX_DEPTH:
+        return "deep"
+    if len(value) > limits.MAX_ITEMS:
+        return "items"
+    pairs = value.items() if isinstance(value, dict) else [(None, item) for item in value]
+    for key, item in pairs:
+        problem = _limits_problem(key, limits.MAX_DEPTH + 1) or _limits_problem(item, depth + 1)
+        if problem is not None:
+            return problem
+    return None
+
+
+_edge_text = st.one_of(
+    st.text(max_size=4), st.sampled_from(["é", "\ud800"]),
+    st.tuples(st.sampled_from("aé"), st.integers(1023, 1026)).map(lambda c: c[0] * c[1]))
+_edge_int = st.one_of(st.integers(-5, 5),
+                      st.sampled_from([2**53 - 1, 2**53, -(2**53 - 1), -(2**53)]))
+_limits_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.floats(), _edge_text, _edge_int),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.lists(st.none(), min_size=64, max_size=65),
+                            st.dictionaries(st.one_of(_edge_text, _edge_int), inner, max_size=3)),
+    max_leaves=12)
+
+
+@given(st.dictionaries(_edge_text, _limits_values, max_size=4))
+def test_the_limits_refuse_a_request_exactly_when_a_value_breaks_one(raw: dict[Any, Any]) -> None:
+    """The check's shortcuts for plain keys, strings and integers refuse what the plain walk
+    refuses and nothing else: every string at most 1,024 characters of UTF-8-able text, every
+    integer within 2**53 - 1, every number finite, nesting and sizes within bounds."""
+    from tongits.protocol import limits
+
+    raw.pop("id", None)
+    expected = _limits_problem(raw, 1)
+    try:
+        limits.check_request(raw)
+    except ProtocolError as error:
+        assert expected is not None, error
+    else:
+        assert expected is None

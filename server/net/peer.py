@@ -233,8 +233,14 @@ class Peer:
 
     def _push(self, data: bytes) -> bool:
         """Write ``data`` now, or queue it and wake the writer: whether a task was woken."""
-        if not self._pending and not self._writing and self._socket is not None:
-            written = self._write_now(data)
+        sock = self._socket
+        if sock is not None and not self._pending and not self._writing:
+            # What the kernel takes without waiting (0 also when the socket is closed or
+            # broken: the writer then meets the error and ends the connection).
+            try:
+                written = os.write(sock.fileno(), data)
+            except OSError:
+                written = 0
             if written == len(data):
                 return False
             if written:
@@ -310,15 +316,6 @@ class Peer:
                 continue  # woken with nothing to read after all
             except OSError:
                 return b""  # reset, or closed meanwhile: the end of this connection
-
-    def _write_now(self, data: bytes) -> int:
-        """How much of ``data`` the kernel took without waiting (0 also when the socket is
-        closed or broken: the writer then meets the error and ends the connection)."""
-        assert self._socket is not None
-        try:
-            return os.write(self._socket.fileno(), data)
-        except OSError:
-            return 0
 
     def kick(self, code: str, message: str, ref: int | str | None = None, *,
              flush: bool = True) -> None:
