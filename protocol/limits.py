@@ -11,6 +11,7 @@ documented in docs/PROTOCOL.md ("Limits"); a request outside them is refused wit
 from __future__ import annotations
 
 import math
+from itertools import repeat
 from typing import Any, TypeGuard
 
 from .errors import ErrorCode, ProtocolError
@@ -87,36 +88,16 @@ def _container_problem(value: dict[Any, Any] | list[Any], depth: int) -> str | N
         return f"maps and lists nest deeper than {MAX_DEPTH} levels"
     if len(value) > MAX_ITEMS:
         return f"a map or list has more than {MAX_ITEMS} entries"
-    if isinstance(value, dict):
-        return _map_problem(value, depth)
-    return _list_problem(value, depth)
-
-
-# ``_map_problem`` and ``_list_problem`` let ASCII strings within MAX_STRING and integers within
-# MAX_INT (nearly every key and value of a request) pass without a call; anything else is for
-# ``_problem``, which says what is wrong.
-
-
-def _map_problem(value: dict[Any, Any], depth: int) -> str | None:
-    """``_problem`` of every key and item of a map, in order."""
-    for key, item in value.items():
+    # A list's items are checked as a map's values, each under the key "" (which passes).
+    pairs = value.items() if isinstance(value, dict) else zip(repeat(""), value)
+    # ASCII strings within MAX_STRING and integers within MAX_INT (nearly every key and value
+    # of a request) pass here without a call; anything else is for ``_problem``, which says
+    # what is wrong.
+    for key, item in pairs:
         if not (type(key) is str and len(key) <= MAX_STRING and key.isascii()):
             problem = _problem(key, MAX_DEPTH + 1)
             if problem is not None:
                 return problem
-        kind = type(item)
-        if ((kind is str and len(item) <= MAX_STRING and item.isascii())
-                or (kind is int and -MAX_INT <= item <= MAX_INT)):
-            continue
-        problem = _problem(item, depth + 1)
-        if problem is not None:
-            return problem
-    return None
-
-
-def _list_problem(value: list[Any], depth: int) -> str | None:
-    """``_problem`` of every item of a list, in order."""
-    for item in value:
         kind = type(item)
         if ((kind is str and len(item) <= MAX_STRING and item.isascii())
                 or (kind is int and -MAX_INT <= item <= MAX_INT)):

@@ -18,6 +18,7 @@ from .actions import (
     describe,
     index_of,
     legal_actions,
+    legal_indices,
 )
 from .env import AGENTS, TongitsEnv, env, mask_of, observation_space
 from .observation import OBSERVATION_SIZE, encode
@@ -38,6 +39,7 @@ __all__ = [
     "env",
     "index_of",
     "legal_actions",
+    "legal_indices",
     "mask_of",
     "observation_space",
     "vector_env",
