@@ -19,23 +19,10 @@ from .wire import MatchMap
 
 
 def deck_for(seed: int | str, hand_number: int) -> tuple[Card, ...]:
-    """The shuffled deck of hand ``hand_number`` (0-based) of the match with ``seed``:
-    ``random.Random(f"tongits/{seed}/{hand_number}").shuffle`` of ``DECK``, its loop written
-    out (the same draws of the same bits, so the same deck), which takes half the time: a
-    training environment deals a hand every few dozen moves."""
+    """The shuffled deck of hand ``hand_number`` (0-based) of the match with ``seed``."""
     cards = list(DECK)
-    getrandbits = random.Random(f"tongits/{seed}/{hand_number}").getrandbits
-    for i in range(len(cards) - 1, 0, -1):
-        # a place j in cards[:i + 1] for cards[i], drawn as Random._randbelow(i + 1) draws it
-        bits = _BIT_LENGTHS[i + 1]
-        j = getrandbits(bits)
-        while j > i:
-            j = getrandbits(bits)
-        cards[i], cards[j] = cards[j], cards[i]
+    random.Random(f"tongits/{seed}/{hand_number}").shuffle(cards)
     return tuple(cards)
-
-
-_BIT_LENGTHS = tuple(n.bit_length() for n in range(len(DECK) + 1))
 
 
 def first_dealer(seed: int | str) -> int:

@@ -168,11 +168,8 @@ class Codec:
         """The entries of ``items`` (not empty) for ``join_map``."""
         if self.mode is Mode.TEXT:
             return _json_entries(items)
-        # The map without its header (``_msgpack_map_header_size``, written out: this runs
-        # for several entry groups of every state sent).
-        packed: bytes = self._packer.pack(items)
-        count = len(items)
-        return packed[1 if count < 16 else 3 if count < 0x10000 else 5:]
+        packed: bytes = self._packer.pack(items)  # the map, less its header
+        return packed[_msgpack_map_header_size(len(items)):]
 
     def value(self, value: Any) -> bytes:
         """``value`` encoded alone, as it appears inside a message (for ``entry``)."""
