@@ -88,7 +88,7 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         self._legal: tuple[list[int], Sequence[Move]] | None = None
         #: the match seed whose first dealer is ``_first_dealer`` (a reset asks each time)
         self._dealt: tuple[int | str, int] | None = None
-        #: the observations of ``hand`` and each seat's live view of it (``_readers_of``)
+        #: the observations of ``hand`` and each seat's live view of it (``_read``)
         self._encoded = self.hand
         self._encoder = Encoder()
         self._views = _live_views(self.hand)
@@ -132,21 +132,27 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
     def observe(self, agent: str) -> ObservationDict:
         seat = _SEATS[agent]
         hand = self.hand
-        encoder, views = self._readers_of(hand)
-        view = views[seat]
-        indices: list[int] = []
+        if hand is not self._encoded:
+            self._read(hand)
+        view = self._views[seat]
         if seat == hand.to_act and not hand.over:  # (any other seat has no legal move)
-            self._legal = legal_indices(view)
-            indices = self._legal[0]
-        return {"observation": encoder.encode(view), "action_mask": mask_of(indices)}
+            legal = self._legal = legal_indices(view)
+            mask = mask_of(legal[0])
+        else:
+            mask = np.zeros(ACTIONS, _INT8)
+        return {"observation": self._encoder.encode(view), "action_mask": mask}
 
-    def _readers_of(self, hand: Hand) -> tuple[Encoder, tuple[LiveView, ...]]:
-        """The encoder of ``hand``'s views and the seats' live views: one each per hand,
+    def last(self, observe: bool = True) -> tuple[ObservationDict | None, float, bool, bool,
+                                                  dict[str, Any]]:
+        agent = self.agent_selection  # (``AECEnv.last``, less its assertion: a step a time)
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
+
+    def _read(self, hand: Hand) -> None:
+        """A new encoder of ``hand``'s views and the seats' live views: one each per hand,
         since the encoder reads each step once (new ones when ``hand`` is not the hand they
         read, however it came to be set)."""
-        if hand is not self._encoded:
-            self._encoded, self._encoder, self._views = hand, Encoder(), _live_views(hand)
-        return self._encoder, self._views
+        self._encoded, self._encoder, self._views = hand, Encoder(), _live_views(hand)
 
     def legal(self) -> dict[int, Move]:
         """The legal moves of the agent to act, by action index (the mask's ones)."""
@@ -156,7 +162,9 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
     def _legal_now(self) -> tuple[list[int], Sequence[Move]]:
         if self._legal is None:
             hand = self.hand
-            self._legal = legal_indices(self._readers_of(hand)[1][hand.to_act])
+            if hand is not self._encoded:
+                self._read(hand)
+            self._legal = legal_indices(self._views[hand.to_act])
         return self._legal
 
     def step(self, action: int | None) -> None:
@@ -166,14 +174,15 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
             return
         if action is None:
             raise ActionError(f"{agent} is to act: None is only for a finished agent")
-        indices, moves = self._legal_now()
+        indices, moves = self._legal or self._legal_now()
         try:
-            move = moves[indices.index(int(action))]
+            move = moves[indices.index(action)]
         except ValueError:
             what = describe(int(action)) if 0 <= action < ACTIONS else "no action at all"
             raise ActionError(f"{agent} may not play action {action} ({what}) now") from None
         # One of the engine's legal moves of this very state: the check is not made twice.
-        self.hand.apply_legal(self.hand.to_act, move)
+        hand = self.hand
+        hand.apply_legal(hand.to_act, move)
         self._after_move(agent)
 
     def play(self, move: Move) -> None:

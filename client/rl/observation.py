@@ -37,7 +37,6 @@ indices    feature (each a 0/1 flag per card of ``Card(i)`` order unless said)
 
 from __future__ import annotations
 
-import itertools
 from functools import lru_cache
 
 import numpy as np
@@ -47,12 +46,12 @@ from tongits.engine import (
     CallTie,
     Card,
     LiveView,
-    MeldView,
     Options,
     Phase,
     SapawBlock,
     Scoring,
     SeatView,
+    Step,
     StockoutNoneOpen,
     TableMeld,
 )
@@ -107,35 +106,49 @@ def encode(view: View) -> Observation:
 
 class Encoder:
     """The observations of the views of one hand, in the order of its states: what stays
-    the same from one state to the next (the history read so far, the melds, a seat's
-    deadwood while its cards stay the same) is not read again. ``encode`` is the same answer
+    the same from one state to the next is not read again. The history is read a step at a
+    time, and says what else to read again: the melds (and who has opened) after a move of
+    ``MELD_CHANGES``, the pile after a pick (a discard puts its card on top); a seat's
+    deadwood is worked out again only when its cards change. ``encode`` is the same answer
     for any one view; a ``LiveView`` (a training environment's) is read without building the
     fields it does not need.
 
-    Every 0/1 feature is first set as a bit of one integer and seat by seat in table order
-    (seat 0, 1, 2), then turned to the observing seat's order and into the array at once: a
-    training environment makes one observation per step, and this is several times faster
-    than setting array entries one by one."""
+    Every 0/1 feature is first set as a bit of one integer, and the integer turned into the
+    array at once: a training environment makes one observation per step, and this is
+    several times faster than setting array entries one by one. The features that only the
+    history's discards, melds, picks and challenges change are kept per observing seat as
+    one integer (``_table``) until the next such step (a draw, the most common step, leaves
+    them as they are), and a seat's melded and discarded cards as one number, so that
+    putting the seats in the observing seat's order is a shift each."""
 
-    __slots__ = ("_fixed", "_steps", "_discarded", "_challenged", "_stale", "_melded",
-                 "_taken", "_secrets", "_cards")
+    __slots__ = ("_fixed", "_first", "_steps", "_discarded", "_challenged", "_melds_stale",
+                 "_pile_stale", "_tables", "_taken", "_seats", "_secrets", "_opened", "_pile",
+                 "_cards")
 
     def __init__(self) -> None:
         #: per observing seat, the features of the options and the dealer (``_fixed_bits``)
         self._fixed: tuple[int, int, int] | None = None
+        #: whether the dealer's first turn may still be on (turns only go on from it)
+        self._first = True
         #: history steps read so far, and what they say: the cards each seat discarded
         #: (bitmasks) and who challenged the call (a bit per seat)
         self._steps = 0
         self._discarded = [0, 0, 0]
         self._challenged = 0
-        #: whether a step read since the melds were last read changed them (only the moves
-        #: of ``MELD_CHANGES`` do), and what was read of them: their face-up cards per owner,
-        #: the cards they would take, the secret melds per owner
-        self._stale = True
-        self._melded = (0, 0, 0)
+        #: whether a step read since the melds, or the pile, were last read changed them
+        self._melds_stale = self._pile_stale = True
+        #: per observing seat, ``_table``'s features (None: to be made again)
+        self._tables: list[int | None] = [None, None, None]
+        #: what was read of the melds: the cards they would take (a bitmask), per seat its
+        #: melded and discarded cards as one number (melded | discarded << ``_SEAT_DISCARDS``),
+        #: its secret melds, and who has opened (a bit per seat)
         self._taken = 0
+        self._seats = [0, 0, 0]
         self._secrets = (0, 0, 0)
-        #: per seat, its cards last encoded, their deadwood and the count feature
+        self._opened = 0
+        #: the pile's cards and its top card, as features
+        self._pile = 0
+        #: per seat, its cards last encoded, them and their deadwood as features, the count
         self._cards: list[tuple[int, int, float]] = [(-1, 0, 0.0)] * 3
 
     def encode(self, view: View) -> Observation:
@@ -143,120 +156,141 @@ class Encoder:
         before it, in a later state (or the same)."""
         me = view.seat
         assert me is not None, "a spectator has no observation"
-        nxt, after = _NEXT[me], _AFTER[me]
-        hand = view.cards_mask
-        known = self._cards[me]
-        if known[0] == hand:
-            dead, count = known[1], known[2]
-        else:
+        cards = view.cards_mask
+        own = self._cards[me]
+        if own[0] != cards:
             # (with concealed_melds_count every card counts: all of them are "deadwood")
-            dead = hand if view.options.concealed_melds_count else deadwood_mask(hand)
-            count = min(points_of(dead) / 100, 1.0)
-            self._cards[me] = (hand, dead, count)
-        self._read_history(view)
-        discarded = self._discarded
-        if self._stale:
-            self._read_melds(view.melds)
-        melded = self._melded
-        discards = view.discards
-        fixed = self._fixed
-        if fixed is None:
-            fixed = self._fixed = _fixed_bits(view)
-        bits = (fixed[me] | hand << HAND | dead << DEADWOOD | self._taken << TAKEN
-                | melded[me] << MELDED | melded[nxt] << MELDED + 52
-                | melded[after] << MELDED + 104
-                | discarded[me] << DISCARDED | discarded[nxt] << DISCARDED + 52
-                | discarded[after] << DISCARDED + 104
-                | _state_bits(view, me, self._challenged))
-        if discards:  # (distinct cards: their bits add up to the pile's mask)
-            bits |= sum(map(_BITS_OF, discards)) << PILE | 1 << (TOP + discards[-1])
+            dead = cards if view.options.concealed_melds_count else deadwood_mask(cards)
+            own = self._cards[me] = (cards, cards << HAND | dead << DEADWOOD,
+                                     _COUNT[points_of(dead)])
+        steps = view.steps_since(self._steps)
+        if steps:
+            self._read_history(steps)
+        table = self._tables[me]
+        if table is None:
+            table = self._table(view, me)
+        if self._first and view.turn:
+            self._first = False
+        caller, blocked = view.caller, view.blocked
+        bits = (table | own[1] | _PHASE_BITS[view.phase] | self._first << FIRST_TURN
+                | _RELATIVE[me][blocked[0] | blocked[1] << 1 | blocked[2] << 2] << BLOCKED
+                | (0 if caller is None else 1 << (CALLER + (caller - me) % 3)))
         # (positional arguments: numpy parses keywords slowly, and this runs once a step)
         flags = np.frombuffer(bits.to_bytes(_BYTES, "little"), _UINT8)
         out: Observation = _BYTE_FLOATS.take(flags, 0).reshape(OBSERVATION_SIZE)
+        nxt, after = _NEXT[me], _AFTER[me]
         sizes, secrets = view.hand_sizes, self._secrets
         out[SIZES] = _SIZE[sizes[me]]
         out[SIZES + 1] = _SIZE[sizes[nxt]]
         out[SIZES + 2] = _SIZE[sizes[after]]
         out[STOCK] = view.stock / 15
-        if any(secrets):
+        if secrets != (0, 0, 0):
             out[SECRETS] = _SECRET[secrets[me]]
             out[SECRETS + 1] = _SECRET[secrets[nxt]]
             out[SECRETS + 2] = _SECRET[secrets[after]]
-        out[COUNT] = count
+        out[COUNT] = own[2]
         return out
 
-    def _read_history(self, view: View) -> None:
-        """Who discarded which card and who challenged the call, from the steps not yet read
-        (only what every seat sees of them)."""
-        read = self._steps
-        steps = view.steps_since(read)
-        if not steps:
-            return
-        discarded = self._discarded
+    def _read_history(self, steps: tuple[Step, ...]) -> None:
+        """Who discarded which card (onto the pile) and who challenged the call, from the
+        steps not yet read (only what every seat sees of them); whether the melds or the
+        pile must be read again, and the seats' ``_table`` made again."""
+        discarded, seats = self._discarded, self._seats
+        pile = self._pile
+        changed = False
         for step in steps:
             move = step.move
             action = move.action
             if action is _DISCARD:
                 card = move.card
                 assert card is not None
-                discarded[step.seat] |= BITS[card]
+                bit = BITS[card]
+                discarded[step.seat] |= bit
+                seats[step.seat] |= bit << _SEAT_DISCARDS
+                pile = pile & ~_TOP_BITS | bit << PILE | 1 << (TOP + card)
+                changed = True
             elif action is _CHALLENGE:
                 self._challenged |= 1 << step.seat
+                changed = True
             elif action in MELD_CHANGES:
-                self._stale = True
-        self._steps = read + len(steps)
+                self._melds_stale = changed = True
+                self._pile_stale |= action is _PICK
+        self._pile = pile
+        self._steps += len(steps)
+        if changed:
+            self._tables = [None, None, None]
 
-    def _read_melds(self, melds: tuple[MeldView, ...]) -> None:
-        """The melds' face-up cards per owner, the cards they would take, the secret melds."""
+    def _table(self, view: View, me: int) -> int:
+        """The features that only the history's discards, melds, picks and challenges
+        change (and the options and the dealer), seen from ``me``: kept until the next."""
+        if self._melds_stale:
+            self._read_melds(view)
+        if self._pile_stale:
+            self._read_pile(view)
+        fixed = self._fixed
+        if fixed is None:
+            fixed = self._fixed = _fixed_bits(view)
+        seats, relative = self._seats, _RELATIVE[me]
+        table = self._tables[me] = (
+            fixed[me] | self._taken << TAKEN | self._pile
+            | seats[me] << MELDED | seats[_NEXT[me]] << MELDED + 52
+            | seats[_AFTER[me]] << MELDED + 104
+            | relative[self._opened] << OPENED | relative[self._challenged] << CHALLENGED)
+        return table
+
+    def _read_melds(self, view: View) -> None:
+        """The melds' face-up cards per owner, the cards they would take, the secret melds,
+        who has opened (one owns a meld, face up or secret: only these moves make one)."""
         melded = [0, 0, 0]
         secrets = [0, 0, 0]
         taken = 0
-        for meld in melds:
+        for meld in view.melds:
             if meld.secret:
                 secrets[meld.owner] += 1
             elif meld.cards:
-                melded[meld.owner] |= mask_of(meld.cards)
-                taken |= _accepted(meld.cards)
-        self._stale = False
-        self._melded = (melded[0], melded[1], melded[2])
+                cards, accepts = _face_up(meld.cards)
+                melded[meld.owner] |= cards
+                taken |= accepts
+        discarded = self._discarded
+        self._seats = [melded[seat] | discarded[seat] << _SEAT_DISCARDS for seat in range(3)]
         self._secrets = (secrets[0], secrets[1], secrets[2])
         self._taken = taken
+        opened = view.opened
+        self._opened = opened[0] | opened[1] << 1 | opened[2] << 2
+        self._melds_stale = False
+
+    def _read_pile(self, view: View) -> None:
+        """The pile's cards and its top card."""
+        discards = view.discards
+        # (distinct cards: their bits add up to the pile's mask)
+        self._pile = (sum(map(_BITS_OF, discards)) << PILE | 1 << (TOP + discards[-1])
+                      if discards else 0)
+        self._pile_stale = False
 
 
 _NEXT, _AFTER = (1, 2, 0), (2, 0, 1)
 _BITS_OF = BITS.__getitem__
-#: A hand size and a number of secret melds as features (/ 13 and / 4, at most 1).
+_DISCARD, _CHALLENGE, _PICK = Action.DISCARD, Action.CHALLENGE, Action.PICK
+#: A seat's discarded cards, from its melded ones: both are kept in one number per seat.
+_SEAT_DISCARDS = DISCARDED - MELDED
+#: The features of the pile's top card.
+_TOP_BITS = ((1 << 52) - 1) << TOP
+#: A hand size, a number of secret melds and the points of a count as features (/ 13, / 4
+#: and / 100, at most 1; every card of the deck counts 340).
 _SIZE = tuple(min(n / 13, 1.0) for n in range(53))
 _SECRET = tuple(min(n / 4, 1.0) for n in range(14))
+_COUNT = tuple(min(n / 100, 1.0) for n in range(341))
 #: Per observing seat, a bit per seat in table order (0-7) turned to "me, next, after" order.
 _RELATIVE = tuple(tuple(sum(1 << (seat - me) % 3 for seat in range(3) if bits >> seat & 1)
                         for bits in range(8)) for me in range(3))
-#: Per observing seat, the features of the seats that have opened, and of those blocked from
-#: calling, by the view's flags (``opened``, ``blocked``: seats in table order).
-_FLAGS = tuple(itertools.product((False, True), repeat=3))
-_OPENED = tuple({flags: _RELATIVE[me][flags[0] | flags[1] << 1 | flags[2] << 2] << OPENED
-                 for flags in _FLAGS} for me in range(3))
-_BLOCKED = tuple({flags: _RELATIVE[me][flags[0] | flags[1] << 1 | flags[2] << 2] << BLOCKED
-                  for flags in _FLAGS} for me in range(3))
+#: The phase's features (none once the hand is over).
 _PHASE_BITS = {Phase.START: 1 << PHASE, Phase.PLAY: 1 << (PHASE + 1),
-               Phase.ANSWER: 1 << (PHASE + 2)}
-
-
-def _state_bits(view: View, me: int, challenged: int) -> int:
-    """Opened and blocked seats, the phase, the first turn, the caller and who challenged it,
-    relative to ``me``."""
-    bits = (_OPENED[me][view.opened] | _BLOCKED[me][view.blocked]
-            | _RELATIVE[me][challenged] << CHALLENGED | _PHASE_BITS.get(view.phase, 0))
-    if view.turn == 0:
-        bits |= 1 << FIRST_TURN
-    caller = view.caller
-    if caller is not None:
-        bits |= 1 << (CALLER + (caller - me) % 3)
-    return bits
+               Phase.ANSWER: 1 << (PHASE + 2), Phase.OVER: 0}
 
 
 @lru_cache(maxsize=1 << 14)
-def _accepted(cards: tuple[Card, ...]) -> int:
-    """The cards a face-up meld would take now, as a bitmask: the engine's own answer
-    (``TableMeld.accept_mask``), kept per meld since melds stay the same for many steps."""
-    return TableMeld(0, 0, list(cards)).accept_mask
+def _face_up(cards: tuple[Card, ...]) -> tuple[int, int]:
+    """A face-up meld's cards as a bitmask, and the cards it would take now: the engine's
+    own answer (``TableMeld.accept_mask``), kept per meld since melds stay the same for many
+    steps."""
+    return mask_of(cards), TableMeld(0, 0, list(cards)).accept_mask

@@ -2,44 +2,55 @@
 
 ``OrderEnforcingWrapper`` and ``AssertOutOfBoundsWrapper`` answer every attribute they do not
 define through ``__getattr__``, one Python call per wrapper, and the AEC loop reads
-``agents``, ``agent_selection`` and ``last()`` through both at every step; gymnasium's
-``Discrete.contains`` checks an action with numpy conversions. Together that cost more than
-the rest of a step did. These subclasses change none of the wrappers' answers or errors: the
-attributes a loop reads every step go straight to the environment (after the same check of
-``reset`` the order wrapper makes), ``last`` is the environment's own, and an action that is a
-plain ``int`` of the space passes the bounds check without numpy (anything else still goes
-through ``Discrete.contains``).
+``agents``, ``agent_selection`` and ``last()`` through both at every step, and its
+``agent_iter`` reads them again; gymnasium's ``Discrete.contains`` checks an action with numpy
+conversions. Together that cost more than the rest of a step did. These subclasses change
+none of the wrappers' answers or errors: the attributes a loop reads every step (``last``
+too) come straight from the environment inside them (after the same check of ``reset`` the
+order wrapper makes), ``agent_iter`` reads them so as well, a step goes down the wrappers
+with no detour, and an action that is a plain ``int`` of the space passes the bounds check
+without numpy (anything else still goes through ``Discrete.contains``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper
+from pettingzoo.utils.wrappers.order_enforcing import (
+    AECOrderEnforcingIterable,
+    AECOrderEnforcingIterator,
+)
 
 ObservationDict = dict[str, Any]
 Last = tuple[ObservationDict | None, float, bool, bool, dict[str, Any]]
+Env: TypeAlias = AECEnv[str, ObservationDict, int]
 
 
 class Straight:
-    """What a training loop reads every step, answered by the environment itself rather than
-    through the wrapper's ``__getattr__``; ``_before_reset`` is where a wrapper checks first."""
+    """What a training loop reads every step, answered by the environment inside every
+    wrapper (``unwrapped``) rather than through each wrapper's ``__getattr__``, once the
+    wrapper has seen a ``reset`` if it asks for one."""
 
-    env: AECEnv[str, ObservationDict, int]
-
-    def _before_reset(self, name: str) -> None:
-        """Nothing to check unless the wrapper says otherwise."""
+    env: Env
+    #: the environment inside every wrapper
+    _inner: Env
+    #: whether ``reset`` has been called (``OrderEnforcingWrapper``'s flag; a wrapper that
+    #: enforces no order has always been)
+    _has_reset: bool
 
     def last(self, observe: bool = True) -> Last:
-        self._before_reset("agent_selection")
-        last: Last = self.env.last(observe)
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        last: Last = self._inner.last(observe)
         return last
 
     @property
     def agents(self) -> list[str]:
-        self._before_reset("agents")
-        agents: list[str] = self.env.agents
+        if not self._has_reset:
+            raise AttributeError("agents cannot be accessed before reset")
+        agents: list[str] = self._inner.agents
         return agents
 
     @agents.setter
@@ -48,8 +59,9 @@ class Straight:
 
     @property
     def agent_selection(self) -> str:
-        self._before_reset("agent_selection")
-        agent: str = self.env.agent_selection
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        agent: str = self._inner.agent_selection
         return agent
 
     @agent_selection.setter
@@ -61,8 +73,11 @@ class InBounds(Straight, AssertOutOfBoundsWrapper[str, ObservationDict, int]):
     """``AssertOutOfBoundsWrapper`` for an environment whose action space is
     ``Discrete(actions)`` for every agent."""
 
-    def __init__(self, env: AECEnv[str, ObservationDict, int], actions: int) -> None:
+    _has_reset = True  # (no order to enforce)
+
+    def __init__(self, env: Env, actions: int) -> None:
         super().__init__(env)
+        self._inner = env.unwrapped
         self._actions = actions
 
     def step(self, action: int | None) -> None:
@@ -75,9 +90,43 @@ class InBounds(Straight, AssertOutOfBoundsWrapper[str, ObservationDict, int]):
 class InOrder(Straight, OrderEnforcingWrapper[str, ObservationDict, int]):
     """``OrderEnforcingWrapper``, with the same ``AttributeError`` before ``reset``."""
 
+    def __init__(self, env: Env) -> None:
+        super().__init__(env)
+        self._inner = env.unwrapped
+
     def __str__(self) -> str:
         return str(self.env)  # as the wrapper itself shows, not as a subclass of it
 
-    def _before_reset(self, name: str) -> None:
-        if not self._has_reset:
-            raise AttributeError(f"{name} cannot be accessed before reset")
+    def step(self, action: int | None) -> None:
+        if self._has_reset and self._inner.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:  # (the wrapper's error or warning)
+            super().step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable[
+            str, ObservationDict, int]:
+        super().agent_iter(max_iter)  # (the wrapper's error before reset)
+        return _InOrderIterable(self, max_iter)
+
+
+class _InOrderIterable(AECOrderEnforcingIterable[str, ObservationDict, int]):
+    def __iter__(self) -> AECOrderEnforcingIterator[str, ObservationDict, int]:
+        return _InOrderIterator(self.env, self.max_iter)
+
+
+class _InOrderIterator(AECOrderEnforcingIterator[str, ObservationDict, int]):
+    """``AECOrderEnforcingIterator``, reading the environment inside the wrappers."""
+
+    env: InOrder
+
+    def __next__(self) -> str:
+        wrapper = self.env
+        inner = wrapper._inner
+        if not inner.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        agent: str = inner.agent_selection
+        return agent
