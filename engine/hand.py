@@ -64,6 +64,8 @@ _DRAW, _PICK, _MELD, _SECRET, _SAPAW = (
     Action.SAPAW,
 )
 _DISCARD, _CALL, _CHALLENGE, _FOLD = Action.DISCARD, Action.CALL, Action.CHALLENGE, Action.FOLD
+#: The legal moves of the states that have no others.
+_ONLY_DRAW, _CALL_DRAW, _ANSWERS = (DRAW,), (CALL, DRAW), (CHALLENGE, FOLD)
 _NEXT_TURN = SapawBlock.NEXT_TURN
 #: another seat's secret meld as a history shows it before the hand is over: no cards (§11)
 HIDDEN_SECRET = Move(_SECRET)
@@ -249,9 +251,16 @@ class Hand:
         self.caller: int | None = None
         self.answers: dict[int, Action] = {}
         self.result: Result | None = None
-        self._opened = [False, False, False]
+        #: which seats have opened, and which may not call for a lay-off onto their melds
+        #: (``opened``, ``call_blocked`` of each seat): tuples replaced when one changes, so
+        #: that a reader at every step (a view) takes them as they are
+        self.opened_seats: tuple[bool, bool, bool] = (False, False, False)
+        self.blocked_seats: tuple[bool, bool, bool] = (False, False, False)
         self._block_turn: list[int | None] = [None, None, None]
-        self._legal: list[Move] | None = None
+        #: the moves so far that placed a meld or added to one (a reader of the melds knows
+        #: from it whether what it read of them is out of date)
+        self.meld_changes = 0
+        self._legal: tuple[Move, ...] | None = None
 
     @classmethod
     def restore(
@@ -291,9 +300,11 @@ class Hand:
         hand.caller = caller
         hand.answers = dict(answers or {})
         hand.result = None
-        hand._opened = list(opened)
+        hand.opened_seats = (bool(opened[0]), bool(opened[1]), bool(opened[2]))
         hand._block_turn = (list(block_turns) if block_turns is not None
                             else [turn - 1 if b else None for b in blocked])
+        hand._blocks_changed()
+        hand.meld_changes = 0
         hand._legal = None
         return hand
 
@@ -311,8 +322,9 @@ class Hand:
         other.caller = self.caller
         other.answers = dict(self.answers)
         other.result = self.result
-        other._opened = list(self._opened)
+        other.opened_seats, other.blocked_seats = self.opened_seats, self.blocked_seats
         other._block_turn = list(self._block_turn)
+        other.meld_changes = self.meld_changes
         other._legal = self._legal
         return other
 
@@ -324,7 +336,7 @@ class Hand:
 
     def opened(self, seat: int) -> bool:
         """A seat has opened once it owns a meld, face up or secret (§4)."""
-        return self._opened[seat]
+        return self.opened_seats[seat]
 
     def cards_mask(self, seat: int) -> int:
         """The seat's cards as a bitmask (card ``i`` is bit ``i``), read, not computed."""
@@ -332,7 +344,7 @@ class Hand:
 
     def call_blocked(self, seat: int) -> bool:
         """Whether a lay-off onto this seat's melds stops it calling now (§5)."""
-        return self._block_turn[seat] is not None
+        return self.blocked_seats[seat]
 
     def can_lay_off(self, card: Card) -> bool:
         return bool(self._accepting() >> card & 1)
@@ -350,40 +362,52 @@ class Hand:
         Generated directly from the rules; ``why_illegal`` (the check ``apply`` uses) accepts
         exactly these moves, which the property tests verify. The order is: ``call``, ``draw``,
         picks; or melds (each four of a kind followed by its ``secret``), lay-offs, discards;
-        or ``challenge``, ``fold``. The list is computed once per state."""
-        cached = self._legal
-        if cached is None:
-            phase = self.phase
-            if phase is _PLAY:
-                cached = self._play_moves(self.to_act)
-            elif phase is _START:
-                cached = self._start_moves(self.to_act)
-            elif phase is _ANSWER:
-                cached = [CHALLENGE, FOLD]
-            else:
-                cached = []
-            self._legal = cached
+        or ``challenge``, ``fold``. The moves are worked out once per state."""
         if seat is not None and seat != self.to_act:
             return []
-        return list(cached)
+        cached = self._legal
+        return list(cached if cached is not None else self._list_legal())
 
-    def _start_moves(self, seat: int) -> list[Move]:
-        moves = [CALL, DRAW] if self._opened[seat] and self._block_turn[seat] is None else [DRAW]
-        if not self.discards:
-            return moves
-        top = self.discards[-1]
-        hand = self._masks[seat]
-        if self.options.tongits_needs_discard:
-            size = hand.bit_count()
-            moves += [PICK_MOVES[used] for used in pick_partners(hand, top)
-                      if used.bit_count() < size]
+    def legal(self, seat: int | None = None) -> tuple[Move, ...]:
+        """``legal_moves`` as the tuple the hand keeps for this state, not a copy: for a reader
+        that asks at every step (a view, a training environment)."""
+        if seat is not None and seat != self.to_act:
+            return ()
+        cached = self._legal
+        return cached if cached is not None else self._list_legal()
+
+    def _list_legal(self) -> tuple[Move, ...]:
+        phase = self.phase
+        if phase is _PLAY:
+            moves = self._play_moves(self.to_act)
+        elif phase is _START:
+            moves = self._start_moves(self.to_act)
+        elif phase is _ANSWER:
+            moves = _ANSWERS
         else:
-            moves += map(PICK_MOVES.__getitem__, pick_partners(hand, top))
-        if self.options.pick_to_sapaw:
-            moves += [PICK_SAPAW_MOVES[m.id] for m in self.melds if m.accept_mask >> top & 1]
+            moves = ()
+        self._legal = moves
         return moves
 
-    def _play_moves(self, seat: int) -> list[Move]:
+    def _start_moves(self, seat: int) -> tuple[Move, ...]:
+        may_call = self.opened_seats[seat] and not self.blocked_seats[seat]
+        first = _CALL_DRAW if may_call else _ONLY_DRAW
+        discards = self.discards
+        if not discards:
+            return first
+        top = discards[-1]
+        hand = self._masks[seat]
+        options = self.options
+        partners = pick_partners(hand, top)
+        if partners and options.tongits_needs_discard:
+            size = hand.bit_count()
+            partners = [used for used in partners if used.bit_count() < size]
+        if options.pick_to_sapaw:
+            return (*first, *map(PICK_MOVES.__getitem__, partners),
+                    *[PICK_SAPAW_MOVES[m.id] for m in self.melds if m.accept_mask >> top & 1])
+        return (*first, *map(PICK_MOVES.__getitem__, partners)) if partners else first
+
+    def _play_moves(self, seat: int) -> tuple[Move, ...]:
         hand = self._masks[seat]
         # the hand by suit (13-bit masks): its runs and its discards are per-suit look-ups
         c, d, h, s = hand & 0x1FFF, hand >> 13 & 0x1FFF, hand >> 26 & 0x1FFF, hand >> 39
@@ -415,11 +439,7 @@ class Hand:
                 hand &= ~layable
                 c, d, h, s = hand & 0x1FFF, hand >> 13 & 0x1FFF, hand >> 26 & 0x1FFF, hand >> 39
         clubs, diamonds, hearts, spades = SUIT_DISCARDS
-        moves += clubs[c]
-        moves += diamonds[d]
-        moves += hearts[h]
-        moves += spades[s]
-        return moves
+        return (*moves, *clubs[c], *diamonds[d], *hearts[h], *spades[s])
 
     def why_illegal(self, seat: int, move: Move) -> IllegalMove | None:
         """``None`` if ``move`` is legal for ``seat`` now, else the error ``apply`` would raise."""
@@ -484,12 +504,8 @@ class Hand:
             return IllegalMove(RuleCode.NO_CALL, f"{action}: there is no call to answer")
         return IllegalMove(RuleCode.MUST_ACQUIRE, f"{action}: draw or pick first")
 
-    def _may_call(self, seat: int) -> bool:
-        """``_call_violation(seat) is None``, without building the error."""
-        return self._opened[seat] and self._block_turn[seat] is None
-
     def _call_violation(self, seat: int) -> IllegalMove | None:
-        if not self._opened[seat]:
+        if not self.opened_seats[seat]:
             return IllegalMove(RuleCode.NOT_OPENED, f"call: seat {seat} has no meld on the table")
         if self.call_blocked(seat):
             return IllegalMove(RuleCode.CALL_BLOCKED, f"call: seat {seat} is blocked by a sapaw")
@@ -657,18 +673,30 @@ class Hand:
         self._masks[seat] &= ~mask_of(from_hand)
         ordered = sorted(cards, key=rank_suit_key)
         self.melds.append(TableMeld(len(self.melds), seat, ordered, secret))
-        self._opened[seat] = True
+        self.meld_changes += 1
+        if not self.opened_seats[seat]:
+            opened = self.opened_seats
+            self.opened_seats = (opened[0] or seat == 0, opened[1] or seat == 1,
+                                 opened[2] or seat == 2)
 
     def _lay_off(self, seat: int, card: Card, meld_id: int) -> None:
         meld = self.melds[meld_id]
         meld.add(card, seat)
+        self.meld_changes += 1
         if meld.owner != seat or self.options.self_sapaw_blocks_call:
             self._block_turn[meld.owner] = self.turn
+            self._blocks_changed()
+
+    def _blocks_changed(self) -> None:
+        """``blocked_seats`` after a change of ``_block_turn``."""
+        block = self._block_turn
+        self.blocked_seats = (block[0] is not None, block[1] is not None, block[2] is not None)
 
     def _end_turn(self, seat: int) -> None:
         block = self._block_turn[seat]
         if block is not None and block < self.turn and self.options.sapaw_block is _NEXT_TURN:
             self._block_turn[seat] = None
+            self._blocks_changed()
         if not self.stock:
             self._stock_out(seat)
             return
@@ -682,7 +710,7 @@ class Hand:
         assert self.caller is not None
         seat = (after + 1) % 3
         while seat != self.caller:
-            if self._opened[seat]:
+            if self.opened_seats[seat]:
                 self.to_act = seat
                 return
             self.answers[seat] = _FOLD
@@ -704,7 +732,7 @@ class Hand:
 
     def _stock_out(self, last_drawer: int) -> None:
         order = [last_drawer, (last_drawer + 1) % 3, (last_drawer + 2) % 3]
-        contenders = [s for s in order if self._opened[s]]
+        contenders = [s for s in order if self.opened_seats[s]]
         if not contenders:
             if self.options.stockout_none_open is StockoutNoneOpen.VOID:
                 self._finish(End.VOID, None)
@@ -731,7 +759,7 @@ class Hand:
     ) -> None:
         if counts is None:
             counts = self._counts()
-        burned = tuple(s for s in range(3) if not self._opened[s] and s != winner)
+        burned = tuple(s for s in range(3) if not self.opened_seats[s] and s != winner)
         chips = settle(
             self.options,
             big_win=end is End.TONGITS or (end is End.CALL and bool(challengers)),

@@ -254,7 +254,7 @@ class LiveView:
         self.seat = seat
         self.dealer = hand.dealer
         self.options = hand.options
-        #: the melds' views, and the steps and end of hand they were made at
+        #: the melds' views, and the hand's ``meld_changes`` and end of hand they were made at
         self._melds: tuple[int, bool, tuple[MeldView, ...]] | None = None
 
     def now(self) -> SeatView:
@@ -315,28 +315,23 @@ class LiveView:
         until the hand is over (§11). The same tuple until a step places a meld or adds to one,
         or the hand ends."""
         hand = self._hand
-        steps, over = len(hand.steps), hand.phase is Phase.OVER
+        changes, over = hand.meld_changes, hand.phase is Phase.OVER
         known = self._melds
-        if known is not None and known[1] == over and (
-                known[0] == steps or MELD_CHANGES.isdisjoint(
-                    [step.move.action for step in hand.steps[known[0]:]])):
-            melds = known[2]
-        else:
-            seat = self.seat
-            melds = tuple([_meld_view(m, _sees_meld(m.secret, m.owner, seat, over))
-                           for m in hand.melds])
-        self._melds = (steps, over, melds)
+        if known is not None and known[0] == changes and known[1] == over:
+            return known[2]
+        seat = self.seat
+        melds = tuple([_meld_view(m, _sees_meld(m.secret, m.owner, seat, over))
+                       for m in hand.melds])
+        self._melds = (changes, over, melds)
         return melds
 
     @property
     def opened(self) -> tuple[bool, bool, bool]:
-        hand = self._hand
-        return (hand.opened(0), hand.opened(1), hand.opened(2))
+        return self._hand.opened_seats
 
     @property
     def blocked(self) -> tuple[bool, bool, bool]:
-        hand = self._hand
-        return (hand.call_blocked(0), hand.call_blocked(1), hand.call_blocked(2))
+        return self._hand.blocked_seats
 
     @property
     def to_act(self) -> int | None:
@@ -367,7 +362,7 @@ class LiveView:
     @property
     def legal(self) -> tuple[Move, ...]:
         seat = self.seat
-        return tuple(self._hand.legal_moves(seat)) if seat is not None else ()
+        return self._hand.legal(seat) if seat is not None else ()
 
     @property
     def result(self) -> Result | None:

@@ -37,7 +37,7 @@ from enum import IntEnum
 from typing import cast
 
 from tongits.engine import DECK, Action, Card, LiveView, Move, SeatView, is_meld
-from tongits.engine.cards import mask_of
+from tongits.engine.cards import BITS, mask_of
 from tongits.engine.moves import CALL as CALL_MOVE
 from tongits.engine.moves import CHALLENGE as CHALLENGE_MOVE
 from tongits.engine.moves import DISCARD_MOVES, MELD_MOVES, SECRET_MOVES
@@ -93,9 +93,10 @@ class ActionError(ValueError):
 def place_on(meld: Sequence[Card], card: Card) -> Place:
     """Where ``card`` goes when laid off onto ``meld`` (its cards sorted by rank), which must
     accept it."""
-    if meld[0].rank == meld[1].rank:
+    first = meld[0]
+    if first % 13 == meld[1] % 13:  # (card indices: rank - 1 is the index % 13)
         return Place.SET
-    return Place.RUN_LOW if card.rank < meld[0].rank else Place.RUN_HIGH
+    return Place.RUN_LOW if card < first else Place.RUN_HIGH  # (a card of the run's suit)
 
 
 def action_index(move: Move, melds: Sequence[Sequence[Card]], top: Card | None) -> int:
@@ -119,7 +120,7 @@ def action_index(move: Move, melds: Sequence[Sequence[Card]], top: Card | None) 
     assert action is Action.PICK and top is not None
     if move.meld is not None:
         return PICK_SAPAW + place_on(melds[move.meld], top)
-    return PICK + _MELD_INDEX[mask_of(move.cards) | 1 << top]
+    return PICK + _MELD_INDEX[sum(map(BITS.__getitem__, move.cards)) | BITS[top]]
 
 
 def legal_actions(view: SeatView | LiveView) -> dict[int, Move]:
@@ -133,21 +134,17 @@ def legal_indices(view: SeatView | LiveView) -> tuple[list[int], Sequence[Move]]
     ``legal_actions`` as two lists, which is what an environment keeps from step to step."""
     legal = view.legal
     indices: list[int | None] = list(map(_SHARED.get, map(id, legal)))
-    if None in indices:  # moves that are not the engine's shared ones, or need the table
-        melds: list[tuple[Card, ...]] | None = None
-        for position, move in enumerate(legal):
-            if indices[position] is None:
-                if move.action in _IN_CONTEXT:
-                    if melds is None:
-                        melds = [m.cards for m in view.melds]
-                    indices[position] = action_index(move, melds, view.top)
-                else:
-                    indices[position] = action_index(move, (), None)
+    if None in indices:  # picks and lay-offs: their index depends on the pile's top or a meld
+        top = view.top
+        melds: list[tuple[Card, ...]] = []  # (the melds' cards, read for the first lay-off)
+        position = -1
+        for _ in range(indices.count(None)):
+            position = indices.index(None, position + 1)
+            move = legal[position]
+            if move.meld is not None and not melds:
+                melds = [m.cards for m in view.melds]
+            indices[position] = action_index(move, melds, top)
     return cast("list[int]", indices), legal
-
-
-#: The moves whose index depends on the table (the meld a card goes to, the pile's top).
-_IN_CONTEXT = frozenset({Action.SAPAW, Action.PICK})
 
 
 def _shared_indices() -> dict[int, int]:
