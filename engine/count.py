@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .cards import BITS, POINTS, Card, cards_of, mask_of, rank_suit_key
+from .cards import BITS, POINTS, SET_MASKS, Card, cards_of, mask_of, rank_suit_key
 
 _BIG = 1  # weight of one 4+ card meld in the packed score: score = count * 8 - big_melds
 
@@ -278,20 +278,19 @@ def sets_of_rank(rank: int, suits: int) -> tuple[int, ...]:
 _SETS = tuple(tuple(sets_of_rank(rank, suits) for suits in range(16)) for rank in range(13))
 
 
-def pick_partners(hand: int, top: int) -> list[int]:
+def pick_partners(hand: int, top: int) -> tuple[int, ...]:
     """The sets of hand cards (bitmasks) that make a meld with the card ``top`` (RULES.md §4
     ``pick``): runs through it, then sets of its rank."""
-    rank = top % 13
-    sets = _SET_PARTNERS[top][hand >> rank & 1 | hand >> (rank + 12) & 2
-                              | hand >> (rank + 24) & 4 | hand >> (rank + 36) & 8]
+    sets = _SET_PARTNERS[hand & SET_MASKS[top]]
     if not hand & _SUITED_NEIGHBOURS[top]:
-        return list(sets)
+        return sets
+    rank = top % 13
     # the unbroken stretches of the hand's cards of the suit just below and just above ``top``
     # (bit tricks: the highest card missing below it, the lowest missing above it)
     below = min(rank, top - (((1 << top) - 1) & ~hand).bit_length())
     gap = ~hand >> (top + 1)
     above = min(12 - rank, (gap & -gap).bit_length() - 1)
-    return [*_RUN_PARTNERS[top << 8 | below << 4 | above], *sets]
+    return (*_RUN_PARTNERS[top << 8 | below << 4 | above], *sets)
 
 
 #: For each card index, the cards of its suit one rank below and above it (aces low: no
@@ -320,11 +319,10 @@ class _RunPartners(dict[int, tuple[int, ...]]):
 _RUN_PARTNERS = _RunPartners()
 
 
-def _set_partners(top: int, suits: int) -> tuple[int, ...]:
-    """``pick_partners``' sets: two of the hand's cards of ``top``'s rank, or all three, where
-    ``suits`` has a bit for each suit of that rank in the hand (``top``'s own never set in a
+def _set_partners(rank: int, suits: int) -> tuple[int, ...]:
+    """``pick_partners``' sets: two of the hand's cards of the top's rank, or all three, where
+    ``suits`` has a bit for each suit of that rank in the hand (the top's own never set in a
     hand, which holds no discard)."""
-    rank = top % 13
     bits = [1 << (s * 13 + rank) for s in range(4) if suits >> s & 1]
     out = [bits[i] | bits[j] for i in range(len(bits)) for j in range(i + 1, len(bits))]
     if len(bits) == 3:
@@ -332,5 +330,6 @@ def _set_partners(top: int, suits: int) -> tuple[int, ...]:
     return tuple(out) if len(bits) >= 2 else ()
 
 
-#: Per card index, ``_set_partners`` by the 4-bit mask of the suits of its rank in the hand.
-_SET_PARTNERS = tuple(tuple(_set_partners(top, suits) for suits in range(16)) for top in range(52))
+#: ``_set_partners`` by the hand's cards of one rank (``hand & SET_MASKS[top]``: one look-up).
+_SET_PARTNERS = {sum(1 << (s * 13 + rank) for s in range(4) if suits >> s & 1):
+                 _set_partners(rank, suits) for rank in range(13) for suits in range(16)}

@@ -14,7 +14,7 @@ from itertools import repeat
 from operator import is_
 from typing import Any
 
-from .cards import BITS, Card, indices_of, mask_of, rank_suit_key
+from .cards import BITS, Card, mask_of, rank_suit_key
 from .count import count_mask, pick_partners, points_of
 from .errors import IllegalMove, InvalidMove, RecordCode, RecordError, RuleCode
 from .melds import TableMeld, meld_kind
@@ -218,6 +218,14 @@ def _step(seat: int, move: Move) -> Step:
 _AUTO_FOLDS = tuple(Step(seat, FOLD, auto=True) for seat in range(3))
 
 
+def _accepted_by(melds: Iterable[TableMeld]) -> int:
+    """The cards that some meld of ``melds`` would take now (a bitmask)."""
+    accept = 0
+    for meld in melds:
+        accept |= meld.accept_mask
+    return accept
+
+
 def _lowest(contenders: Sequence[int], counts: Sequence[int]) -> int:
     """The contender with the lowest count; ties go to the first in ``contenders``."""
     return min(contenders, key=lambda s: (counts[s], contenders.index(s)))
@@ -244,6 +252,9 @@ class Hand:
         self.stock: list[Card] = list(reversed(self.deck[DEALT:]))  # top of the stock is last
         self.discards: list[Card] = []  # top of the pile is last
         self.melds: list[TableMeld] = []
+        #: the cards that some meld on the table would take now (a bitmask), kept beside the
+        #: melds by every change: legal moves ask it at every turn
+        self._accept = 0
         self.to_act = dealer
         self.phase = _PLAY  # the dealer's first turn has no start and no acquire step
         self.turn = 0
@@ -295,6 +306,7 @@ class Hand:
         hand.stock = list(stock)
         hand.discards = list(discards)
         hand.melds = list(melds)
+        hand._accept = _accepted_by(hand.melds)
         hand.to_act, hand.phase, hand.turn = to_act, phase, turn
         hand.steps = []
         hand.caller = caller
@@ -317,6 +329,7 @@ class Hand:
         other.stock = list(self.stock)
         other.discards = list(self.discards)
         other.melds = [m.copy() for m in self.melds]
+        other._accept = self._accept
         other.to_act, other.phase, other.turn = self.to_act, self.phase, self.turn
         other.steps = list(self.steps)
         other.caller = self.caller
@@ -347,14 +360,7 @@ class Hand:
         return self.blocked_seats[seat]
 
     def can_lay_off(self, card: Card) -> bool:
-        return bool(self._accepting() >> card & 1)
-
-    def _accepting(self) -> int:
-        """The cards that some meld on the table would take now (a bitmask)."""
-        accept = 0
-        for meld in self.melds:
-            accept |= meld.accept_mask
-        return accept
+        return bool(self._accept >> card & 1)
 
     def legal_moves(self, seat: int | None = None) -> list[Move]:
         """Every legal move of the seat to act (or of ``seat``: none unless it is to act).
@@ -401,7 +407,7 @@ class Hand:
         partners = pick_partners(hand, top)
         if partners and options.tongits_needs_discard:
             size = hand.bit_count()
-            partners = [used for used in partners if used.bit_count() < size]
+            partners = tuple([used for used in partners if used.bit_count() < size])
         if options.pick_to_sapaw:
             return (*first, *map(PICK_MOVES.__getitem__, partners),
                     *[PICK_SAPAW_MOVES[m.id] for m in self.melds if m.accept_mask >> top & 1])
@@ -426,15 +432,18 @@ class Hand:
             limit -= 1
             if moves:
                 moves = [move for move in moves if len(move.cards) < limit]
-        accept = 0
-        for table_meld in self.melds:
-            accept |= table_meld.accept_mask
-        layable = hand & accept
+        layable = hand & self._accept
         if layable:
             if limit > 1:
                 melds = self.melds
-                for card in indices_of(layable):
-                    moves += [SAPAW_MOVES[card, m.id] for m in melds if m.accept_mask >> card & 1]
+                rest = layable
+                while rest:  # (plain loops: a comprehension per card costs more here)
+                    low = rest & -rest
+                    rest ^= low
+                    card = low.bit_length() - 1
+                    for meld in melds:
+                        if meld.accept_mask & low:
+                            moves.append(SAPAW_MOVES[card, meld.id])
             if options.no_sapawable_discard and layable != hand:
                 hand &= ~layable
                 c, d, h, s = hand & 0x1FFF, hand >> 13 & 0x1FFF, hand >> 26 & 0x1FFF, hand >> 39
@@ -559,7 +568,7 @@ class Hand:
         if card not in self.hands[seat]:
             return IllegalMove(RuleCode.CARD_NOT_IN_HAND, f"{card} is not in seat {seat}'s hand")
         if self.options.no_sapawable_discard:
-            accepting = self._accepting()
+            accepting = self._accept
             if accepting >> card & 1 and mask_of(self.hands[seat]) & ~accepting:
                 return IllegalMove(RuleCode.SAPAWABLE_DISCARD, f"discard: {card} could be laid off")
         return None
@@ -672,7 +681,9 @@ class Hand:
         self.hands[seat].difference_update(from_hand)
         self._masks[seat] &= ~mask_of(from_hand)
         ordered = sorted(cards, key=rank_suit_key)
-        self.melds.append(TableMeld(len(self.melds), seat, ordered, secret))
+        meld = TableMeld(len(self.melds), seat, ordered, secret)
+        self.melds.append(meld)
+        self._accept |= meld.accept_mask
         self.meld_changes += 1
         if not self.opened_seats[seat]:
             opened = self.opened_seats
@@ -682,6 +693,7 @@ class Hand:
     def _lay_off(self, seat: int, card: Card, meld_id: int) -> None:
         meld = self.melds[meld_id]
         meld.add(card, seat)
+        self._accept = _accepted_by(self.melds)
         self.meld_changes += 1
         if meld.owner != seat or self.options.self_sapaw_blocks_call:
             self._block_turn[meld.owner] = self.turn
