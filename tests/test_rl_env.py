@@ -276,25 +276,31 @@ def test_the_envs_observations_are_encode_of_the_seat_view_in_every_state(
     """The environment encodes each hand's views incrementally (the history and the melds
     read once): in every state of random hands under random options, every seat's
     observation is exactly ``encode`` of its view made afresh, and the deadwood feature is
-    ``best_arrangement``'s."""
+    ``best_arrangement``'s. A learner keeps observations: each stays as it was handed out
+    to the end of the hand."""
     rng = random.Random(seed)
     game = TongitsEnv(random_options(rng))
     for _ in range(2):  # two hands: the second must not see the first's history
         deck = list(DECK)
         rng.shuffle(deck)
         game.reset(options={"deck": deck, "dealer": rng.randrange(3)})
+        kept = []
         while True:
             for rel in range(3):
                 seat = (first + rel) % 3
                 view = seat_view(game.hand, seat)
-                seen = game.observe(AGENTS[seat])["observation"]
-                assert np.array_equal(seen, encode(view))
-                dead = {Card(int(i)) for i in np.flatnonzero(seen[DEADWOOD:DEADWOOD + 52])}
+                seen = game.observe(AGENTS[seat])
+                assert np.array_equal(seen["observation"], encode(view))
+                kept.append((seen, {k: v.copy() for k, v in seen.items()}))
+                dead = {Card(int(i))
+                        for i in np.flatnonzero(seen["observation"][DEADWOOD:DEADWOOD + 52])}
                 if not game.hand.options.concealed_melds_count:
                     assert dead == set(best_arrangement(view.hand).deadwood)
             if game.hand.over:
                 break
             game.step(rng.choice(list(game.legal())))
+        for seen, copy in kept:
+            assert all(np.array_equal(seen[k], copy[k]) for k in copy)
 
 
 @settings(max_examples=60, deadline=None)

@@ -139,7 +139,7 @@ class Encoder:
         self._melds_stale = self._pile_stale = True
         #: per observing seat, ``_table``'s features (None: to be made again)
         self._tables: list[int | None] = [None, None, None]
-        #: what was read of the melds: the cards they would take (a bitmask), per seat its
+        #: what was read of the melds: the cards they would take (as features), per seat its
         #: melded and discarded cards as one number (melded | discarded << ``_SEAT_DISCARDS``),
         #: its secret melds, and who has opened (a bit per seat)
         self._taken = 0
@@ -183,7 +183,7 @@ class Encoder:
         out[SIZES] = _SIZE[sizes[me]]
         out[SIZES + 1] = _SIZE[sizes[nxt]]
         out[SIZES + 2] = _SIZE[sizes[after]]
-        out[STOCK] = view.stock / 15
+        out[STOCK] = _STOCK[view.stock]
         if secrets != (0, 0, 0):
             out[SECRETS] = _SECRET[secrets[me]]
             out[SECRETS + 1] = _SECRET[secrets[nxt]]
@@ -232,7 +232,7 @@ class Encoder:
             fixed = self._fixed = _fixed_bits(view)
         seats, relative = self._seats, _RELATIVE[me]
         table = self._tables[me] = (
-            fixed[me] | self._taken << TAKEN | self._pile
+            fixed[me] | self._taken | self._pile
             | seats[me] << MELDED | seats[_NEXT[me]] << MELDED + 52
             | seats[_AFTER[me]] << MELDED + 104
             | relative[self._opened] << OPENED | relative[self._challenged] << CHALLENGED)
@@ -254,7 +254,7 @@ class Encoder:
         discarded = self._discarded
         self._seats = [melded[seat] | discarded[seat] << _SEAT_DISCARDS for seat in range(3)]
         self._secrets = (secrets[0], secrets[1], secrets[2])
-        self._taken = taken
+        self._taken = taken << TAKEN
         opened = view.opened
         self._opened = opened[0] | opened[1] << 1 | opened[2] << 2
         self._melds_stale = False
@@ -275,10 +275,11 @@ _DISCARD, _CHALLENGE, _PICK = Action.DISCARD, Action.CHALLENGE, Action.PICK
 _SEAT_DISCARDS = DISCARDED - MELDED
 #: The features of the pile's top card.
 _TOP_BITS = ((1 << 52) - 1) << TOP
-#: A hand size, a number of secret melds and the points of a count as features (/ 13, / 4
-#: and / 100, at most 1; every card of the deck counts 340).
+#: A hand size, a number of secret melds, the cards in the stock and the points of a count as
+#: features (/ 13, / 4, / 15 and / 100, at most 1 but the stock's; the deck counts 340).
 _SIZE = tuple(min(n / 13, 1.0) for n in range(53))
 _SECRET = tuple(min(n / 4, 1.0) for n in range(14))
+_STOCK = tuple(n / 15 for n in range(53))
 _COUNT = tuple(min(n / 100, 1.0) for n in range(341))
 #: Per observing seat, a bit per seat in table order (0-7) turned to "me, next, after" order.
 _RELATIVE = tuple(tuple(sum(1 << (seat - me) % 3 for seat in range(3) if bits >> seat & 1)
