@@ -315,7 +315,7 @@ class LiveView:
         until the hand is over (§11). The same tuple until a step places a meld or adds to one,
         or the hand ends."""
         hand = self._hand
-        changes, over = hand.meld_changes, hand.phase is Phase.OVER
+        changes, over = hand.meld_changes, hand.phase is _OVER
         known = self._melds
         if known is not None and known[0] == changes and known[1] == over:
             return known[2]
@@ -355,9 +355,16 @@ class LiveView:
         return self.steps_since(0)
 
     def steps_since(self, start: int) -> tuple[Step, ...]:
-        """The history from its step ``start`` on, as the seat sees it now."""
+        """The history from its step ``start`` on, as the seat sees it now: until the hand is
+        over, another seat's secret meld shows no cards (``Step.hidden``)."""
         hand = self._hand
-        return _history(hand, self.seat, hand.over, start)
+        steps = hand.steps[start:]
+        if hand.phase is not _OVER:
+            for meld in hand.melds:  # (a loop: a training environment reads a step or two a time)
+                if meld.secret:
+                    seat = self.seat
+                    return tuple([step if step.seat == seat else step.hidden() for step in steps])
+        return tuple(steps)
 
     @property
     def legal(self) -> tuple[Move, ...]:
@@ -504,6 +511,7 @@ _PHASES: dict[Phase, str] = {phase: phase.value for phase in Phase}
 #: A spectator's cards (shared, read-only).
 _NO_CARDS: list[str] = []
 _SECRET = Action.SECRET
+_OVER = Phase.OVER
 #: The moves that place a meld or add to one: the only ones that change the melds (a reader
 #: of the history knows from it when the melds it read are out of date).
 MELD_CHANGES = frozenset({Action.MELD, Action.SECRET, Action.PICK, Action.SAPAW})
@@ -513,17 +521,6 @@ def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
     """Whether ``seat`` sees the cards of a meld (§11): a secret meld only its owner, until
     the hand is over."""
     return not secret or over or owner == seat
-
-
-def _history(hand: Hand, seat: int | None, over: bool, start: int = 0) -> tuple[Step, ...]:
-    """The hand's steps from step ``start`` on as ``seat`` sees them: until the hand is over,
-    another seat's secret meld shows no cards (``Step.hidden``)."""
-    steps = hand.steps[start:] if start else hand.steps
-    if not over:
-        for meld in hand.melds:  # (a loop: a training environment reads a step or two a time)
-            if meld.secret:
-                return tuple(step if step.seat == seat else step.hidden() for step in steps)
-    return tuple(steps)
 
 
 def _step_forms(step: Step) -> tuple[StepMap, StepMap]:
