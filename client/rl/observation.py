@@ -123,7 +123,7 @@ class Encoder:
 
     __slots__ = ("_fixed", "_first", "_steps", "_discarded", "_challenged", "_melds_stale",
                  "_pile_stale", "_tables", "_taken", "_seats", "_secrets", "_opened", "_pile",
-                 "_cards")
+                 "_cards", "_flags", "_bytes")
 
     def __init__(self) -> None:
         #: per observing seat, the features of the options and the dealer (``_fixed_bits``)
@@ -150,6 +150,9 @@ class Encoder:
         self._pile = 0
         #: per seat, its cards last encoded, them and their deadwood as features, the count
         self._cards: list[tuple[int, int, float]] = [(-1, 0, 0.0)] * 3
+        #: the bytes of the 0/1 features being encoded (``_bytes`` writes them)
+        self._flags = np.zeros(_BYTES, _UINT8)
+        self._bytes = self._flags.data
 
     def encode(self, view: View) -> Observation:
         """The observation of ``view``'s seat; ``view`` is of the same hand as the views
@@ -175,9 +178,9 @@ class Encoder:
         bits = (table | own[1] | _PHASE_BITS[view.phase] | self._first << FIRST_TURN
                 | _RELATIVE[me][blocked[0] | blocked[1] << 1 | blocked[2] << 2] << BLOCKED
                 | (0 if caller is None else 1 << (CALLER + (caller - me) % 3)))
+        self._bytes[:] = bits.to_bytes(_BYTES, "little")  # (into ``_flags``: no new array)
         # (positional arguments: numpy parses keywords slowly, and this runs once a step)
-        flags = np.frombuffer(bits.to_bytes(_BYTES, "little"), _UINT8)
-        out: Observation = _BYTE_FLOATS.take(flags, 0).reshape(OBSERVATION_SIZE)
+        out: Observation = _BYTE_FLOATS.take(self._flags, 0).ravel()  # (reshape's view, faster)
         nxt, after = _NEXT[me], _AFTER[me]
         sizes, secrets = view.hand_sizes, self._secrets
         out[SIZES] = _SIZE[sizes[me]]
