@@ -241,16 +241,17 @@ class _SuitRuns(dict[int, tuple[int, ...]]):
         self.shift = 13 * suit
 
     def __missing__(self, bits: int) -> tuple[int, ...]:
-        runs: list[int] = []
-        for low in range(11):
-            run = 0
-            for rank in range(low, 13):
-                if not bits >> rank & 1:
-                    break
-                run |= 1 << rank
-                if rank - low >= 2:
-                    runs.append(run << self.shift)
-        found = self[bits] = tuple(runs)
+        # the runs from the lowest card, then those of the cards above it (which this table
+        # most often knows already: a hand's masks are met one card apart)
+        if not bits & bits >> 1 & bits >> 2:  # no three cards in a row
+            found: tuple[int, ...] = ()
+        else:
+            low = (bits & -bits).bit_length() - 1
+            gap = ~bits >> low
+            in_a_row = (gap & -gap).bit_length() - 1  # the cards in a row from the lowest
+            found = (*(((1 << length) - 1) << (low + self.shift)
+                       for length in range(3, in_a_row + 1)), *self[bits & (bits - 1)])
+        self[bits] = found
         return found
 
 

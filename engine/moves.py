@@ -181,8 +181,10 @@ class _SuitDiscards(dict[int, tuple[Move, ...]]):
         self.first = 13 * suit
 
     def __missing__(self, bits: int) -> tuple[Move, ...]:
-        moves = self[bits] = tuple(DISCARD_MOVES[self.first + rank] for rank in range(13)
-                                   if bits >> rank & 1)
+        # the lowest card's, then those of the cards above it (most often known already)
+        low = bits & -bits
+        moves = self[bits] = (
+            (DISCARD_MOVES[self.first + low.bit_length() - 1], *self[bits ^ low]) if bits else ())
         return moves
 
 
