@@ -251,11 +251,6 @@ class Hand:
         self._masks = [sum(map(BITS.__getitem__, cards)) for cards in dealt]
         self.stock: list[Card] = list(reversed(self.deck[DEALT:]))  # top of the stock is last
         self.discards: list[Card] = []  # top of the pile is last
-        #: the pile's cards, and per seat the cards it discarded this hand (picked ones too),
-        #: as bitmasks kept by every change: public facts that a reader at every step (a
-        #: training environment's observation) would otherwise gather from the history
-        self.discards_mask = 0
-        self.discarded_masks = [0, 0, 0]
         self.melds: list[TableMeld] = []
         #: the cards that some meld on the table would take now (a bitmask), kept beside the
         #: melds by every change: legal moves ask it at every turn
@@ -310,8 +305,6 @@ class Hand:
         hand._masks = [mask_of(h) for h in hand.hands]
         hand.stock = list(stock)
         hand.discards = list(discards)
-        hand.discards_mask = mask_of(hand.discards)
-        hand.discarded_masks = [0, 0, 0]  # (no steps: no discards of its own)
         hand.melds = list(melds)
         hand._accept = _accepted_by(hand.melds)
         hand.to_act, hand.phase, hand.turn = to_act, phase, turn
@@ -335,7 +328,6 @@ class Hand:
         other._masks = list(self._masks)
         other.stock = list(self.stock)
         other.discards = list(self.discards)
-        other.discards_mask, other.discarded_masks = self.discards_mask, list(self.discarded_masks)
         other.melds = [m.copy() for m in self.melds]
         other._accept = self._accept
         other.to_act, other.phase, other.turn = self.to_act, self.phase, self.turn
@@ -643,11 +635,8 @@ class Hand:
             card = move.card
             assert card is not None
             hand.discard(card)
-            bit = BITS[card]
-            self._masks[seat] ^= bit
+            self._masks[seat] ^= BITS[card]
             self.discards.append(card)
-            self.discards_mask |= bit
-            self.discarded_masks[seat] |= bit
             if hand:
                 self._end_turn(seat)
         elif action is _DRAW:
@@ -671,7 +660,6 @@ class Hand:
 
     def _pick(self, seat: int, move: Move) -> None:
         top = self.discards.pop()
-        self.discards_mask ^= BITS[top]
         self.phase = _PLAY
         if move.meld is not None:
             self._lay_off(seat, top, move.meld)

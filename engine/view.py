@@ -14,7 +14,7 @@ travel once per ``state``, beside the view (``state.legal``, ``seat_legal``), an
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -108,35 +108,6 @@ class SeatView:
     def steps_since(self, start: int) -> tuple[Step, ...]:
         """The history from its step ``start`` on, as ``LiveView`` has it."""
         return self.history[start:]
-
-    # ----- public facts of the history, as ``LiveView`` has them (read from the hand there) -----
-
-    @property
-    def discards_mask(self) -> int:
-        """The pile's cards as a bitmask."""
-        return mask_of(self.discards)
-
-    @property
-    def discarded_masks(self) -> tuple[int, int, int]:
-        """Per seat, the cards it discarded in this hand as a bitmask (picked ones too)."""
-        masks = [0, 0, 0]
-        for step in self.history:
-            move = step.move
-            if move.action is _DISCARD:
-                assert move.card is not None
-                masks[step.seat] |= 1 << move.card
-        return (masks[0], masks[1], masks[2])
-
-    @property
-    def challengers(self) -> int:
-        """The seats that challenged the call so far, a bit each (0 without a call)."""
-        return _challengers(self.history) if self.caller is not None else 0
-
-    @property
-    def meld_changes(self) -> int:
-        """How many steps so far placed a meld or added to one (``Hand.meld_changes``): a
-        reader of the melds knows from it whether they changed since it last read them."""
-        return sum(1 for step in self.history if step.move.action in MELD_CHANGES)
 
     # ----- what the engine answers from this seat's knowledge alone ---------------------------
 
@@ -401,28 +372,6 @@ class LiveView:
         return self._hand.legal(seat) if seat is not None else ()
 
     @property
-    def discards_mask(self) -> int:
-        """The pile's cards as a bitmask."""
-        return self._hand.discards_mask
-
-    @property
-    def discarded_masks(self) -> tuple[int, int, int]:
-        """Per seat, the cards it discarded in this hand as a bitmask (picked ones too)."""
-        masks = self._hand.discarded_masks
-        return (masks[0], masks[1], masks[2])
-
-    @property
-    def challengers(self) -> int:
-        """The seats that challenged the call so far, a bit each (0 without a call)."""
-        hand = self._hand
-        return _challengers(hand.steps) if hand.caller is not None else 0
-
-    @property
-    def meld_changes(self) -> int:
-        """How many steps so far placed a meld or added to one (``Hand.meld_changes``)."""
-        return self._hand.meld_changes
-
-    @property
     def result(self) -> Result | None:
         return self._hand.result
 
@@ -561,7 +510,7 @@ _CARD_STR: tuple[str, ...] = tuple(str(c) for c in DECK)
 _PHASES: dict[Phase, str] = {phase: phase.value for phase in Phase}
 #: A spectator's cards (shared, read-only).
 _NO_CARDS: list[str] = []
-_SECRET, _DISCARD, _CALL, _CHALLENGE = Action.SECRET, Action.DISCARD, Action.CALL, Action.CHALLENGE
+_SECRET = Action.SECRET
 _OVER = Phase.OVER
 #: The moves that place a meld or add to one: the only ones that change the melds (a reader
 #: of the history knows from it when the melds it read are out of date).
@@ -572,19 +521,6 @@ def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
     """Whether ``seat`` sees the cards of a meld (§11): a secret meld only its owner, until
     the hand is over."""
     return not secret or over or owner == seat
-
-
-def _challengers(steps: Sequence[Step]) -> int:
-    """The seats that challenged the hand's call, a bit each, from its steps (the answers
-    come after the call, the hand's last step but them)."""
-    bits = 0
-    for step in reversed(steps):
-        action = step.move.action
-        if action is _CALL:
-            break
-        if action is _CHALLENGE:
-            bits |= 1 << step.seat
-    return bits
 
 
 def _step_forms(step: Step) -> tuple[StepMap, StepMap]:
