@@ -1,0 +1,333 @@
+"""Where a paced action's server work goes: one table played move by move over loopback.
+
+A server in a child process (a SQLite ``:memory:`` journal, as bench/server_load.py runs it,
+timer 0) opens one table with a fixed seed; three clients of this process sit at it over TCP
+(binary mode) or the browser's WebSocket (JSON) and play it one action at a time, each action
+sent once every seat has the state before it (paced: the server is idle when it comes). The
+move is the first draw or fold offered, else the last move listed (``server_load.choose``), so
+every run plays the same game. After ``--warm-up`` actions, the next ``--moves`` are the
+window:
+
+- ``--callgrind``: the child runs under valgrind's callgrind, collecting only in the window
+  (``callgrind_control``); prints the server's instructions per action, a figure that does
+  not depend on the machine's load (set ``PYTHONHASHSEED`` for runs to compare);
+- ``--profile FILE``: cProfile of the child in the window, saved to FILE and its top entries
+  printed (own time), with the Python calls per action;
+- otherwise the child's CPU per action in the window (process time).
+
+``--record DIR`` writes every byte each seat received, from its first ``hello`` on, to
+DIR/seat0..2: two runs of the same seed compare byte for byte (``cmp``), e.g. before and
+after a change meant to leave the frames as they were.
+
+    python bench/action_cost.py --transport tcp --moves 600
+    PYTHONHASHSEED=0 python bench/action_cost.py --transport ws --callgrind
+    python bench/action_cost.py --profile /tmp/ws.prof --transport ws
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import server_load  # the bench's own clients (bench/ is on the path of a script run in it)
+import trio
+
+#: ``--meter``: the parts of a server action, each a method or function whose CPU time (the
+#: thread's, less that of the other parts it calls) is counted under its part's name
+_PARTS: dict[str, list[tuple[str, str | None, str]]] = {
+    "parse": [("tongits.protocol.framing", "Codec", "next_message"),
+              ("tongits.server.routes", None, "parse_client")],
+    "table's task": [("tongits.server.table.actor", "Table", "_step")],
+    "engine's step": [("tongits.server.table.table", "TableLogState", "apply")],
+    "journal": [("tongits.server.storage.commit", "GroupCommit", "append"),
+                ("tongits.server.storage.commit", None, "write")],
+    "ok reply": [("tongits.server.net.peer", "Peer", "send")],
+    "states (3 seats)": [("tongits.server.table.audience", "Audience", "broadcast")],
+    "writes": [("tongits.server.net.peer", "Peer", "uncork"),
+               ("tongits.server.net.peer", "Peer", "release")],
+}
+
+
+class _Meters:
+    """CPU nanoseconds of each of ``_PARTS``, each part's own (what it calls of another part
+    counts there)."""
+
+    def __init__(self) -> None:
+        self.ns: dict[str, int] = dict.fromkeys(_PARTS, 0)
+        #: the thread's CPU nanoseconds in the window, all parts and the rest
+        self.all = 0
+        self._stack: list[str] = []
+        self._mark = 0
+        self.on = False
+
+    def install(self) -> None:
+        import importlib
+
+        for part, places in _PARTS.items():
+            for module_name, owner_name, name in places:
+                module = importlib.import_module(module_name)
+                owner = module if owner_name is None else getattr(module, owner_name)
+                setattr(owner, name, self._wrap(part, getattr(owner, name)))
+
+    def _wrap(self, part: str, function: Any) -> Any:
+        clock, stack = time.thread_time_ns, self._stack
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if not self.on:
+                return function(*args, **kwargs)
+            now = clock()
+            if stack:
+                self.ns[stack[-1]] += now - self._mark
+            stack.append(part)
+            self._mark = now
+            try:
+                return function(*args, **kwargs)
+            finally:
+                now = clock()
+                self.ns[stack.pop()] += now - self._mark
+                self._mark = now
+
+        return run
+
+
+async def _serve(seed: int, profile: str, meters: _Meters | None) -> None:
+    """The child: a server on a free port with one open table, which prints the port and the
+    table's id, then starts and stops its profile and meters (if any) at each line read on
+    stdin."""
+    import cProfile
+
+    from tongits.server import Server, ServerConfig
+    from tongits.server.collector import Collector
+    from tongits.server.storage.store import SQLiteJournal
+    from tongits.server.table.entries import CreateEntry
+
+    config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, log_level="WARNING")
+    collector = Collector(config.gc_young, config.gc_full)  # as ``tongits-server`` does
+    collector.install()
+    server = Server(config, SQLiteJournal(":memory:"))
+    profiler = cProfile.Profile() if profile else None
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(collector.run)
+        listeners = await nursery.start(server.serve)
+        table = server.lobby.open(CreateEntry(table="", name="bench", seed=seed))
+        print(listeners[0].socket.getsockname()[1], table.id, flush=True)
+        stdin = trio.lowlevel.FdStream(os.dup(0))
+        for step in ("start", "stop"):
+            if not await stdin.receive_some(64):
+                break
+            if profiler is not None and step == "start":
+                profiler.enable()
+            elif profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(profile)
+            if meters is not None:
+                meters.on = step == "start"
+                meters.all = time.thread_time_ns() - meters.all
+            os.write(1, b"ok\n")
+        nursery.cancel_scope.cancel()
+
+
+class _Child:
+    """The child server process, and its lines on stdout."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        command = [sys.executable, os.path.abspath(__file__), "--child", "--seed",
+                   str(args.seed)]
+        if args.profile:
+            command += ["--profile", args.profile]
+        self.meter = ""
+        if args.meter:
+            self.meter = tempfile.mktemp(prefix="meter.", dir="/tmp")
+            command += ["--meter", self.meter]
+        self.callgrind = None
+        if args.callgrind:
+            self.callgrind = args.callgrind_out or tempfile.mktemp(prefix="callgrind.",
+                                                                   dir="/tmp")
+            self.keep = bool(args.callgrind_out)
+            command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                       f"--callgrind-out-file={self.callgrind}", *command]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL if args.callgrind else None)
+        assert self.process.stdout is not None and self.process.stdin is not None
+        port, self.table = self.process.stdout.readline().decode().split()
+        self.port = int(port)
+
+    def cpu(self) -> tuple[float, float]:
+        """The child's CPU seconds so far: in its own code, in the kernel's."""
+        with open(f"/proc/{self.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        tick = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / tick, int(fields[12]) / tick
+
+    def mark(self) -> None:
+        """Start, then stop, the window in the child (its profile; callgrind's collection)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        if self.callgrind is not None:
+            on = "off" if getattr(self, "_on", False) else "on"
+            subprocess.run(["callgrind_control", "-i", on, str(self.process.pid)],
+                           check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            self._on = on == "on"
+        self.process.stdin.write(b"go\n")
+        self.process.stdin.flush()
+        self.process.stdout.readline()
+
+    def instructions(self) -> int:
+        """The instructions callgrind counted, once the child has ended."""
+        assert self.callgrind is not None
+        total = 0
+        out = Path(self.callgrind)
+        for path in out.parent.glob(out.name + "*"):
+            for line in path.read_text().splitlines():
+                if line.startswith("totals:") or line.startswith("summary:"):
+                    total = max(total, int(line.split()[1]))
+            if not self.keep:
+                path.unlink()
+        return total
+
+
+async def _play(args: argparse.Namespace, child: _Child, received: list[list[bytes]],
+                tokens: set[bytes]) -> dict[str, float]:
+    """Seat three clients at the child's table and play the warm-up, then the window: the
+    child's CPU seconds in it (``user``, ``system``). With ``--record``, what each seat
+    received goes into ``received``, and ``tokens`` gets the seat tokens."""
+    async with trio.open_nursery() as nursery:
+        group: list[server_load.Client] = []
+        for seat in range(3):
+            if args.transport == "ws":
+                client: server_load.Client = await server_load.WebSocketClient.open(child.port)
+            else:
+                client = server_load.Client(await server_load.dial(child.port))
+            if args.record:
+                client._receive = _recording(client._receive, received[seat])  # type: ignore
+            nursery.start_soon(client.read)
+            await client.request({"type": "hello", "version": 1, "name": f"p{seat}",
+                                  "kind": "bot", "auto_next": True})
+            joined = await _joined(client, child.table, seat)
+            tokens.add(joined.encode())
+            group.append(client)
+        for _ in range(args.warm_up):
+            await _act(group)
+        child.mark()
+        user, system = child.cpu()
+        for _ in range(args.moves):
+            await _act(group)
+        user_after, system_after = child.cpu()
+        child.mark()
+        nursery.cancel_scope.cancel()
+    return {"user": user_after - user, "system": system_after - system}
+
+
+async def _joined(client: server_load.Client, table: str, seat: int) -> str:
+    """Sit ``client`` at ``seat`` of ``table``: its seat token."""
+    route = client._route
+    token: list[str] = []
+
+    def keep(msg: dict[str, Any]) -> None:
+        if msg["type"] == "joined":
+            token.append(msg["token"])
+        route(msg)
+
+    client._route = keep  # type: ignore[method-assign]
+    await client.request({"type": "join", "table": table, "seat": seat})
+    client._route = route  # type: ignore[method-assign]
+    return token[0]
+
+
+def _recording(receive: Any, into: list[bytes]) -> Any:
+    async def run() -> bytes:
+        data = await receive()
+        into.append(bytes(data))
+        return data  # type: ignore[no-any-return]
+
+    return run
+
+
+async def _act(group: list[server_load.Client]) -> None:
+    """The seat to act plays; back once every seat has the state that follows (an action
+    that ends a hand is followed by the next deal: its state too)."""
+    while True:
+        seq = max(c.state["seq"] for c in group if c.state is not None)
+        for client in group:
+            await server_load.wait_newer(client, seq - 1)
+        state = group[0].state
+        assert state is not None
+        if state["view"]["phase"] != "over":
+            break
+        await server_load.wait_newer(group[0], seq)  # the next deal (auto_next)
+    actor = group[state["view"]["to_act"]]
+    assert actor.state is not None and actor.state.get("legal"), actor.state
+    await actor.send({"type": "move", "move": server_load.choose(actor.state["legal"])})
+    for client in group:
+        await server_load.wait_newer(client, seq)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--transport", choices=["tcp", "ws"], default="tcp")
+    parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--warm-up", type=int, default=100, help="actions before the window")
+    parser.add_argument("--moves", type=int, default=600, help="actions in the window")
+    parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--callgrind-out", default="",
+                        help="--callgrind: keep its output in this file (callgrind_annotate)")
+    parser.add_argument("--profile", default="", help="cProfile the window into this file")
+    parser.add_argument("--top", type=int, default=40, help="--profile: entries printed")
+    parser.add_argument("--meter", nargs="?", const="yes", default="",
+                        help="the server's CPU per action by part (a clock read around each "
+                             "part's calls)")
+    parser.add_argument("--record", default="", help="write each seat's bytes to this folder")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        meters = _Meters() if args.meter else None
+        if meters is not None:
+            meters.install()
+        trio.run(_serve, args.seed, args.profile, meters)
+        if meters is not None:
+            Path(args.meter).write_text(json.dumps({**meters.ns, "all": meters.all}))
+        return
+    child = _Child(args)
+    received: list[list[bytes]] = [[], [], []]
+    tokens: set[bytes] = set()
+    window = trio.run(_play, args, child, received, tokens)
+    child.process.stdin.close()  # type: ignore[union-attr]
+    child.process.wait()
+    moves = args.moves
+    line = (f"{args.transport}: {moves} actions after {args.warm_up} (seed {args.seed}); "
+            f"server CPU {(window['user'] + window['system']) / moves * 1e6:.0f} µs/action "
+            f"({window['system'] / moves * 1e6:.0f} in the kernel)")
+    if args.callgrind:
+        line += f" (under valgrind); {child.instructions() / moves:,.0f} instructions/action"
+    print(line)
+    if args.record:  # the seat tokens (random) made all alike
+        os.makedirs(args.record, exist_ok=True)
+        for seat, chunks in enumerate(received):
+            data = b"".join(chunks)
+            for token in tokens:
+                data = data.replace(token, b"T" * len(token))
+            Path(args.record, f"seat{seat}").write_bytes(data)
+    if args.meter:
+        ns = json.loads(Path(child.meter).read_text())
+        os.unlink(child.meter)
+        rest = ns.pop("all") - sum(ns.values())
+        print("the server's thread, µs per action:", ", ".join(
+            f"{part} {spent / moves / 1000:.1f}"
+            for part, spent in [*ns.items(), ("the rest (reads, Trio's rounds, routing)", rest)]))
+    if args.profile:
+        stats = pstats.Stats(args.profile)
+        calls = sum(row[1] for row in stats.stats.values())  # type: ignore[attr-defined]
+        print(f"{calls / moves:.0f} Python calls per action")
+        stats.sort_stats("tottime").print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()
