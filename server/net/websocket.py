@@ -94,7 +94,7 @@ def _refusal(event: Event, over_budget: bool) -> tuple[str, str] | None:
     return None
 
 
-def text_frame(payload: bytes) -> bytes:
+def text_frame(payload: bytes | memoryview) -> bytes:
     """``payload`` (UTF-8) as one unmasked, unfragmented text frame (RFC 6455 §5.2)."""
     size = len(payload)
     if size < 126:
@@ -184,9 +184,13 @@ class WebSocketCarrier:
         return cls(ws), answer
 
     def outbound(self, data: bytes) -> bytes:
-        """The codec's frames (text lines) as WebSocket text frames."""
-        if data.endswith(b"\n") and data.count(b"\n") == 1:
-            return text_frame(data[:-1])
+        """The codec's frames (text lines) as WebSocket text frames. Nearly always one line
+        (a state of a few KiB): its only newline, found by ``find`` (memchr; ``count`` reads
+        byte by byte, 4 % of a browser seat's action), is its last byte, and the payload is
+        copied once, into the frame."""
+        last = len(data) - 1
+        if last >= 0 and data.find(b"\n") == last:
+            return text_frame(memoryview(data)[:last])
         return b"".join(text_frame(line) for line in data.split(b"\n") if line)
 
     def last(self, data: bytes) -> bytes:
