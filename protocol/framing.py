@@ -34,6 +34,7 @@ DEFAULT_MAX_FRAME_SIZE = 64 * 1024
 
 _HEADER = struct.Struct(">I")
 _BOM = "\ufeff"
+_BOM_BYTES = _BOM.encode()
 
 
 class Mode(Enum):
@@ -101,11 +102,6 @@ def _msgpack_map_header_size(count: int) -> int:
     return 1 if count < 16 else 3 if count < 0x10000 else 5
 
 
-def _json_entries(items: Mapping[str, Any]) -> bytes:
-    """The members of a JSON object, without its braces."""
-    return _json(items)[1:-1]
-
-
 class Codec:
     """Frames one connection's messages.
 
@@ -166,8 +162,8 @@ class Codec:
 
     def entries(self, items: Mapping[str, Any]) -> bytes:
         """The entries of ``items`` (not empty) for ``join_map``."""
-        if self.mode is Mode.TEXT:
-            return _json_entries(items)
+        if self.mode is Mode.TEXT:  # the members of a JSON object, without its braces
+            return _json(items)[1:-1]
         packed: bytes = self._packer.pack(items)  # the map, less its header
         return packed[_msgpack_map_header_size(len(items)):]
 
@@ -314,7 +310,7 @@ class Codec:
                 raise FrameTooLarge(f"line of {newline} bytes exceeds {self._max_frame_size}")
             line = bytes(self._buffer[:newline])
             del self._buffer[: newline + 1]
-            if line.strip().lstrip(_BOM.encode()):
+            if line.strip().lstrip(_BOM_BYTES):
                 break
         try:
             decoded = json.loads(line.decode("utf-8").lstrip(_BOM))
