@@ -44,10 +44,19 @@ def test_the_data_directory_is_the_platforms(
     assert data_dir() == Path(expected.replace("~", str(tmp_path)))
 
 
-def test_the_data_directory_on_windows_is_local_app_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Windows keeps it in the local (not roaming) application data, under no author."""
+def test_the_data_directory_on_windows_is_local_app_data(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Windows keeps it in the local (not roaming) application data, under no author.
+
+    ``data_dir`` moves the old directory's files in: with the real home that moved the
+    developer's own files into a folder named ``C:\\Users\\...`` under the working directory,
+    since a Windows path is relative on POSIX; so home and working directory are the test's."""
     from platformdirs.windows import Windows
 
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(platformdirs, "PlatformDirs", Windows)
     monkeypatch.setattr("platformdirs.windows.get_win_folder",
                         lambda name: {"CSIDL_LOCAL_APPDATA": r"C:\Users\ana\AppData\Local"}[name])
