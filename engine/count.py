@@ -80,11 +80,17 @@ def meldable(mask: int) -> int:
 
     ``melds_in``'s melds joined, without listing them: a card is in a run when it lies in three
     cards of its suit in a row, and in a set when three or four cards of its rank are there."""
+    runs, sets = _runs_and_sets(mask)
+    return runs | sets
+
+
+def _runs_and_sets(mask: int) -> tuple[int, int]:
+    """The cards of ``mask`` that lie in some run within it, and those that lie in some set."""
     c, d, h, s = mask & _SUIT, (mask >> 13) & _SUIT, (mask >> 26) & _SUIT, mask >> 39
-    threes = (c & d & (h | s)) | ((c | d) & h & s)
+    threes = (c & d & (h | s)) | ((c | d) & h & s)  # ranks of which 3 or 4 cards are here
     # (suit by suit: 13-bit numbers are small ints, much cheaper than the 52-bit mask)
-    return (_IN_RUNS[c] | c & threes | (_IN_RUNS[d] | d & threes) << 13
-            | (_IN_RUNS[h] | h & threes) << 26 | (_IN_RUNS[s] | s & threes) << 39)
+    runs = _IN_RUNS[c] | _IN_RUNS[d] << 13 | _IN_RUNS[h] << 26 | _IN_RUNS[s] << 39
+    return runs, threes * _EVERY_SUIT & mask if threes else 0
 
 
 #: The points of each set of one suit's cards (a 13-bit mask, ace lowest): a hand's points are
@@ -118,11 +124,15 @@ def count_mask(mask: int) -> int:
 
 def deadwood_mask(mask: int) -> int:
     """The deadwood of a minimum-count arrangement of ``mask``: ``arrangement_masks(mask)[1]``,
-    bit for bit. Cards in no meld are deadwood in every arrangement and the rest is arranged on
-    its own, so the search is kept per set of meldable cards, which a step changes far less
-    often than the hand (a drawn or thrown card that fits no meld leaves it as it is)."""
-    melded = meldable(mask)
-    return mask & ~melded | _melded_deadwood(melded) if melded else mask
+    bit for bit. Cards in no meld are deadwood in every arrangement. When no card lies both in
+    a run and in a set, the runs and sets share no card, so one arrangement melds every other
+    card, and it is the only one of the least count (every card counts at least a point): no
+    search. Otherwise the rest is arranged on its own, the search kept per set of meldable
+    cards, which a step changes far less often than the hand (a drawn or thrown card that fits
+    no meld leaves it as it is)."""
+    runs, sets = _runs_and_sets(mask)
+    melded = runs | sets
+    return mask & ~melded | _melded_deadwood(melded) if runs & sets else mask & ~melded
 
 
 @lru_cache(maxsize=1 << 14)

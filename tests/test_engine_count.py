@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tongits.engine import DECK, best_arrangement, hand_count, is_meld, parse_cards
 from tongits.engine.cards import cards_of, mask_of
-from tongits.engine.count import meldable, melds_in, melds_within, pick_partners
+from tongits.engine.count import (
+    arrangement_masks,
+    deadwood_mask,
+    meldable,
+    melds_in,
+    melds_within,
+    pick_partners,
+)
 
 RANKS = "A23456789TJQK"
 
@@ -141,6 +148,15 @@ def test_optimal_count_matches_brute_force(cards: list) -> None:  # type: ignore
     assert all(is_meld(meld) for meld in arrangement.melds)
     assert sum(c.points for c in arrangement.deadwood) == count
     assert hand_count(cards, concealed_melds_count=True) == sum(c.points for c in cards)
+
+
+@settings(max_examples=2500, deadline=None)
+@given(HANDS)
+def test_deadwood_mask_is_the_best_arrangements(cards: list) -> None:  # type: ignore[type-arg]
+    """``deadwood_mask`` (the observation's deadwood, with its shortcut when no card lies both
+    in a run and in a set) is the deadwood of ``arrangement_masks``, bit for bit."""
+    mask = mask_of(cards)
+    assert deadwood_mask(mask) == arrangement_masks(mask)[1]
 
 
 @settings(max_examples=1500, deadline=None)
