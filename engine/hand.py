@@ -66,6 +66,9 @@ _DRAW, _PICK, _MELD, _SECRET, _SAPAW = (
 _DISCARD, _CALL, _CHALLENGE, _FOLD = Action.DISCARD, Action.CALL, Action.CHALLENGE, Action.FOLD
 #: The legal moves of the states that have no others.
 _ONLY_DRAW, _CALL_DRAW, _ANSWERS = (DRAW,), (CALL, DRAW), (CHALLENGE, FOLD)
+#: Those tuples: ``Hand.legal`` returns these very objects (they live as long as the engine), so
+#: a reader that works something out of a state's legal moves may keep it for them by ``id``.
+SHARED_LEGAL = (_ONLY_DRAW, _CALL_DRAW, _ANSWERS)
 _NEXT_TURN = SapawBlock.NEXT_TURN
 #: another seat's secret meld as a history shows it before the hand is over: no cards (§11)
 HIDDEN_SECRET = Move(_SECRET)

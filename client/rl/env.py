@@ -37,9 +37,10 @@ from tongits.engine import (
     deck_for,
     hand_record,
 )
+from tongits.engine.hand import SHARED_LEGAL
 from tongits.engine.match import first_dealer
 
-from .actions import ACTIONS, ActionError, describe, legal_indices
+from .actions import ACTIONS, ActionError, action_index, describe, legal_indices
 from .observation import OBSERVATION_SIZE, Encoder
 from .wrappers import InBounds, InOrder
 
@@ -63,6 +64,13 @@ def mask_of(legal: Iterable[int]) -> npt.NDArray[np.int8]:
     for index in legal:
         ones[index] = 1
     return np.frombuffer(ones, _INT8)  # (positional: numpy parses keywords slowly)
+
+
+#: For each tuple of legal moves that many states share (the engine's ``SHARED_LEGAL``, by
+#: ``id``: a turn's start with nothing to pick, an answer to a call; about a third of a hand's
+#: decisions), its ``legal_indices`` and mask, worked out once: a state's mask is then a copy.
+_SHARED_MASKS = {id(moves): ((indices := [action_index(m, (), None) for m in moves], moves),
+                             mask_of(indices)) for moves in SHARED_LEGAL}
 
 
 class TongitsEnv(AECEnv[str, ObservationDict, int]):
@@ -136,8 +144,12 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
             self._read(hand)
         view = self._views[seat]
         if seat == hand.to_act and not hand.over:  # (any other seat has no legal move)
-            legal = self._legal = legal_indices(view)
-            mask = mask_of(legal[0])
+            shared = _SHARED_MASKS.get(id(view.legal))
+            if shared is None:
+                legal = self._legal = legal_indices(view)
+                mask = mask_of(legal[0])
+            else:
+                self._legal, mask = shared[0], shared[1].copy()
         else:
             mask = np.zeros(ACTIONS, _INT8)
         return {"observation": self._encoder.encode(view), "action_mask": mask}
