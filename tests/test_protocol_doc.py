@@ -146,6 +146,58 @@ async def test_a_resume_after_the_match_ended_gets_bad_token_saying_so(
     assert "the match at table ID is over" in _section("### Resuming a seat")
 
 
+async def _resume_raw(server: Server, token: str, seq: int | None = None) -> list[dict[str, Any]]:
+    """Resume ``token`` over raw JSON lines: every message until the server has been quiet for
+    a (virtual) second; the connection then closes (the seat is away again)."""
+    client, server_side = trio.testing.memory_stream_pair()
+    hello: dict[str, Any] = {"type": "hello", "id": 1, "version": 1, "name": "Ana",
+                             "kind": "human", "token": token}
+    if seq is not None:
+        hello["seq"] = seq
+    got: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.handle_stream, server_side, "memory")
+        await client.send_all(json.dumps(hello).encode() + b"\n")
+        lines = LineReader(client)
+        while True:
+            with trio.move_on_after(1):
+                msg = await lines.next()
+                assert msg is not None
+                got.append(msg)
+                continue
+            break
+        await client.aclose()
+    return got
+
+
+@capped
+async def test_a_resume_is_answered_in_the_documented_order(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A bot author reading "The server answers, in order" met a ``seat_update`` after the
+    listed messages (the table telling everyone, the resumer too, that the seat is back) and,
+    before the match, no ``state`` at all: the list now says both."""
+    async with memory_server(bot_delay=1.0, pregame_grace=600.0) as (server, connect):
+        async with connect("Ana") as ana:
+            await ana.create_table("Early", bots=1, timer=0)  # a seat free: not started
+            early = ana.token
+        assert early is not None
+        got = await _resume_raw(server, early)
+        assert [m["type"] for m in got] == ["welcome", "joined", "seat_update"]
+        assert got[2]["change"] == {"seat": 0, "change": "back"}
+        async with connect("Ana") as ana:
+            await ana.create_table("Midway", bots=2, timer=0)
+            first = await next_of(ana, State, lambda s: bool(s.legal))
+            midway = ana.token
+        assert midway is not None
+        got = await _resume_raw(server, midway, first.seq)
+        assert [m["type"] for m in got] == ["welcome", "joined", "state", "seat_update"]
+        assert got[3]["change"] == {"seat": 0, "change": "back"}
+    section = _section("### Resuming a seat")
+    assert "5. the `seat_update` that tells everyone at the table, you included" in section
+    assert "`welcome`, `joined` and\nthat `seat_update`, with no `state`" in section
+
+
 async def _sync_after_every_move_of_a_one_hand_match(server: Server, nursery: trio.Nursery) -> str:
     """Play a one-hand match over raw JSON lines, each move sent in one write with a ``sync``
     behind it (as a client that lost track might); the error the last ``sync`` met, if any."""
