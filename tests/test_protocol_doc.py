@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import secrets
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ from server_support import TIME_CAP, capped, memory_server, next_of, play_hands,
 from tongits.client.connection import ServerError
 from tongits.protocol import MatchOver, Pong, SeatUpdate, State
 from tongits.server import MemoryJournal, Server
+from tongits.server.handshake import SERVER_VERSION
 from tongits.server.net.tls import ServerTLS
 from tongits.server.table.bots import policy_names
 
@@ -196,6 +198,65 @@ async def test_a_resume_is_answered_in_the_documented_order(
     section = _section("### Resuming a seat")
     assert "5. the `seat_update` that tells everyone at the table, you included" in section
     assert "`welcome`, `joined` and\nthat `seat_update`, with no `state`" in section
+
+
+def _transcript_line(prefix: str) -> dict[str, Any]:
+    """The session transcript's first line starting with ``prefix``, as a map (its shortened
+    ``{…}`` and ``[…]`` read as empty)."""
+    section = DOC.split("## Session transcript", 1)[1]
+    line = next(line for line in section.splitlines() if line.startswith(prefix))
+    parsed: dict[str, Any] = json.loads(line[2:].replace("{…}", "{}").replace("[…]", "[]"))
+    return parsed
+
+
+@capped
+async def test_the_session_transcript_shows_the_fields_its_server_sends(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The transcript's table has a 30 s timer: its ``hand_result`` lacked ``next_deal`` and
+    ``record``, its state in full the view's ``count``, and the page's other ``welcome``s a
+    ``server`` of another form than the one every server sends. Replayed from the same
+    requests, every message has the transcript's fields."""
+    server = Server(quick_config(name="demo", bot_delay=0.2, timer=30.0), MemoryJournal())
+    async with trio.open_nursery() as nursery:
+        await nursery.start(lambda task_status: server.serve(listen=False,
+                                                             task_status=task_status))
+        client, server_side = trio.testing.memory_stream_pair()
+        nursery.start_soon(server.handle_stream, server_side, "memory")
+        await client.send_all(
+            b'{"type":"hello","id":1,"version":1,"name":"Ana","kind":"human"}\n'
+            b'{"type":"create_table","id":3,"name":"Friday","bots":2,"timer":30}\n')
+        lines = LineReader(client)
+        welcome = after_draw = hand_result = None
+        ref = 10
+        while hand_result is None:
+            msg = await lines.next()
+            assert msg is not None
+            if msg["type"] == "welcome":
+                welcome = msg
+            elif msg["type"] == "hand_result":
+                hand_result = msg
+            elif msg["type"] == "state" and msg.get("legal"):
+                if msg.get("event") == {"seat": 0, "action": "draw"}:
+                    after_draw = after_draw or msg
+                legal = msg["legal"]
+                move = next((m for m in legal if m["action"] in ("draw", "fold", "discard")),
+                            legal[0])
+                ref += 1
+                await client.send_all(json.dumps({"type": "move", "id": ref, "move": move})
+                                      .encode() + b"\n")
+        await client.aclose()
+        nursery.cancel_scope.cancel()
+    assert welcome is not None and after_draw is not None
+    assert welcome["server"] == _transcript_line('< {"type":"welcome"')["server"]
+    assert set(hand_result) == set(_transcript_line('< {"type":"hand_result"'))
+    in_full = json.loads(_code_block("The `state` with `seq` 8, in full", "json"))
+    assert set(after_draw) == set(in_full)
+    assert set(after_draw["view"]) == set(in_full["view"])
+    servers = re.findall(r'"server": ?"([^"]*)"', DOC)
+    assert len(servers) >= 4
+    form = rf".+ \({re.escape(SERVER_VERSION)}\)"  # NAME (tongits/0.1), as handshake.py writes it
+    assert all(re.fullmatch(form, name) for name in servers), servers
 
 
 async def _sync_after_every_move_of_a_one_hand_match(server: Server, nursery: trio.Nursery) -> str:
