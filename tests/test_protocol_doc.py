@@ -259,6 +259,37 @@ async def test_the_session_transcript_shows_the_fields_its_server_sends(
     assert all(re.fullmatch(form, name) for name in servers), servers
 
 
+@capped
+async def test_with_no_seat_connected_a_table_without_timer_waits_to_deal(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """"Dealt once every connected seat has asked" holds at once when no seat is connected
+    (its player away past the grace period, a stand-in playing), yet the table deals nothing
+    then: only a timer would. A bot that came back expecting the match to have gone on found
+    the hand it left; the page says so now."""
+    async with memory_server(bot_delay=1.0, grace=5.0) as (_server, connect), \
+            connect("Sam") as sam:
+        async with connect("Ana") as ana:
+            joined = await ana.create_table("Waiting", bots=2, timer=0)
+            token = ana.token
+            await sam.spectate(joined.table)
+            (result,) = await play_hands(ana, 1)  # and no next_hand
+        stood_in = await next_of(sam, SeatUpdate, lambda u: u.change is not None
+                                 and u.change["change"] == "stand_in")
+        assert stood_in.change is not None and stood_in.change["seat"] == 0
+        with trio.move_on_after(3600):
+            while True:
+                msg = await sam.receive()
+                assert not isinstance(msg, State), msg  # no deal in an hour
+        async with connect("Ana", token=token, seq=result.seq) as back:
+            snapshot = await next_of(back, State)
+            assert snapshot.hand == 1 and snapshot.view["phase"] == "over"
+            await back.next_hand()
+            assert (await next_of(back, State)).hand == 2
+    assert "only the timer deals:\nat a table without one the next hand waits" in DOC
+    assert "only the timer deals (without a timer the table waits for a player)" in DOC
+
+
 async def _sync_after_every_move_of_a_one_hand_match(server: Server, nursery: trio.Nursery) -> str:
     """Play a one-hand match over raw JSON lines, each move sent in one write with a ``sync``
     behind it (as a client that lost track might); the error the last ``sync`` met, if any."""
