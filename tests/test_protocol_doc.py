@@ -290,6 +290,45 @@ async def test_with_no_seat_connected_a_table_without_timer_waits_to_deal(
     assert "only the timer deals (without a timer the table waits for a player)" in DOC
 
 
+async def _flood(server: Server, address: str, pings: int) -> tuple[int, str]:
+    """``pings`` pings in one write after ``hello``, from ``address``: the pongs and the error
+    code (or "") that came back before the server closed or went quiet."""
+    client, server_side = trio.testing.memory_stream_pair()
+    data = b'{"type":"hello","id":0,"version":1,"name":"Ana","kind":"bot"}\n' + b"".join(
+        b'{"type":"ping","id":%d}\n' % n for n in range(1, pings + 1))
+    pongs, code = 0, ""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.handle_stream, server_side, address)
+        await client.send_all(data)
+        lines = LineReader(client)
+        with trio.move_on_after(5):
+            while (msg := await lines.next()) is not None:
+                pongs += msg["type"] == "pong"
+                code = msg.get("code", code)
+        await client.aclose()
+    return pongs, code
+
+
+@capped
+async def test_a_loopback_client_is_not_rate_limited_unless_the_server_says_so(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A bot flooding a local server with 200 pings got 200 pongs where the page's token bucket
+    (bursts of 60) would have closed it: loopback is exempt by default (HOSTING.md's
+    ``limit_loopback``), which the page did not tell a bot author testing locally."""
+    cut = (59, "rate_limited")  # the hello and 59 pings: the burst of 60
+    for limit_loopback, local in ((False, (200, "")), (True, cut)):
+        server = Server(quick_config(rate=20.0, burst=60, limit_loopback=limit_loopback),
+                        MemoryJournal())
+        async with trio.open_nursery() as nursery:
+            await nursery.start(lambda task_status, s=server: s.serve(listen=False,
+                                                                      task_status=task_status))
+            assert await _flood(server, "127.0.0.1:40000", 200) == local
+            assert await _flood(server, "192.0.2.1:40000", 200) == cut
+            nursery.cancel_scope.cancel()
+    assert "(127.0.0.1, ::1) is not counted" in DOC and "`--limit-loopback`" in DOC
+
+
 async def _sync_after_every_move_of_a_one_hand_match(server: Server, nursery: trio.Nursery) -> str:
     """Play a one-hand match over raw JSON lines, each move sent in one write with a ``sync``
     behind it (as a client that lost track might); the error the last ``sync`` met, if any."""
