@@ -322,12 +322,21 @@ class Codec:
         return decoded
 
 
+#: msgpack's refusals that carry no words of their own (``str`` is empty), in words.
+_UNWORDED = ((msgpack.exceptions.FormatError, "a byte that begins no msgpack value"),
+             (msgpack.exceptions.StackError, "maps and lists nested too deeply to read"))
+
+
 def _reason(error: BaseException) -> str:
     """Why a decoder refused the peer's bytes, quoted as JSON quotes (errors never show the
-    client Python's spelling): bytes that are not UTF-8 by their value and position."""
+    client Python's spelling): bytes that are not UTF-8 by their value and position, and words
+    for msgpack's silent refusals (a bare "invalid msgpack: " tells a bot author nothing)."""
     if isinstance(error, UnicodeDecodeError):
         return (f"text that is not UTF-8 (byte 0x{error.object[error.start]:02x} at "
                 f"position {error.start})")
+    for kind, words in _UNWORDED:
+        if isinstance(error, kind) and not str(error):
+            return words
     return str(error).replace("'", '"')
 
 
