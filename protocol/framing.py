@@ -322,18 +322,25 @@ class Codec:
         return decoded
 
 
+#: Maps and lists deeper than a decoder reads (msgpack's stack, Python's recursion: about a
+#: thousand levels, where the protocol allows eight).
+_TOO_DEEP = "maps and lists nested too deeply to read"
+
 #: msgpack's refusals that carry no words of their own (``str`` is empty), in words.
 _UNWORDED = ((msgpack.exceptions.FormatError, "a byte that begins no msgpack value"),
-             (msgpack.exceptions.StackError, "maps and lists nested too deeply to read"))
+             (msgpack.exceptions.StackError, _TOO_DEEP))
 
 
 def _reason(error: BaseException) -> str:
     """Why a decoder refused the peer's bytes, quoted as JSON quotes (errors never show the
-    client Python's spelling): bytes that are not UTF-8 by their value and position, and words
-    for msgpack's silent refusals (a bare "invalid msgpack: " tells a bot author nothing)."""
+    client Python's spelling): bytes that are not UTF-8 by their value and position, nesting
+    too deep by what it is, and words for msgpack's silent refusals (a bare "invalid msgpack: "
+    tells a bot author nothing)."""
     if isinstance(error, UnicodeDecodeError):
         return (f"text that is not UTF-8 (byte 0x{error.object[error.start]:02x} at "
                 f"position {error.start})")
+    if isinstance(error, RecursionError):  # json's words name Python's recursion
+        return _TOO_DEEP
     for kind, words in _UNWORDED:
         if isinstance(error, kind) and not str(error):
             return words

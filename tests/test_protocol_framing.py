@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -253,6 +254,27 @@ def test_malformed_text(line: bytes) -> None:
     server.receive_data(line + b"\n")
     with pytest.raises(BadLine):
         server.next_message()
+
+
+@pytest.mark.parametrize("mode", [Mode.TEXT, Mode.BINARY])
+def test_nesting_past_the_decoder_is_malformed_and_says_so(mode: Mode) -> None:
+    """A request nested 5,000 deep is well formed but past what the decoders read (about a
+    thousand levels; the protocol allows eight): ``malformed_frame`` as docs/PROTOCOL.md's
+    limits say, in words a bot author reads, not Python's "maximum recursion depth"."""
+    depth = 5000
+    if mode is Mode.TEXT:
+        data = b'{"type":"ping","x":' + b"[" * depth + b"1" + b"]" * depth + b"}\n"
+    else:
+        payload = b"\x82\xa4type\xa4ping\xa1x" + b"\x91" * depth + b"\x01"
+        data = struct.pack(">I", len(payload)) + payload
+    server = Codec(mode)
+    server.receive_data(data)
+    with pytest.raises((BadLine, MalformedFrame)) as raised:
+        server.next_message()
+    assert raised.value.code == ErrorCode.MALFORMED_FRAME
+    assert str(raised.value).endswith("maps and lists nested too deeply to read")
+    doc = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
+    assert "past about a thousand levels the decoder cannot read the frame at all" in doc
 
 
 @given(chunks=st.lists(st.binary(max_size=64), max_size=10))
