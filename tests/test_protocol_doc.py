@@ -148,6 +148,28 @@ async def test_a_resume_after_the_match_ended_gets_bad_token_saying_so(
     assert "the match at table ID is over" in _section("### Resuming a seat")
 
 
+@capped
+async def test_a_lone_client_away_past_the_grace_period_finds_its_table_closed(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """"The seat token still works: whenever the player comes back" read as for ever; a bot
+    alone with two server bots, away 5 s past a 2 s grace, got ``bad_token``: its table had
+    closed with nobody at it. The page says so where it promises the seat."""
+    async with memory_server(bot_delay=1.0, grace=2.0) as (_server, connect):
+        async with connect("Robo", kind="bot") as robo:
+            await robo.create_table("Alone", bots=2, timer=0)
+            await next_of(robo, State)
+            token = robo.token
+        await trio.sleep(5)
+        with pytest.raises(ServerError) as refused:
+            async with connect("Robo", kind="bot", token=token):
+                pass
+        assert refused.value.code == "bad_token"
+    section = _section("### Resuming a seat")
+    assert "as long as the table lasts: a table that nobody else holds a\nseat at" in section
+    assert "a lone client among server bots must come back within the grace period" in section
+
+
 async def _resume_raw(server: Server, token: str, seq: int | None = None) -> list[dict[str, Any]]:
     """Resume ``token`` over raw JSON lines: every message until the server has been quiet for
     a (virtual) second; the connection then closes (the seat is away again)."""
