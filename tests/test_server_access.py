@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import os
+import socket
 import stat
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -25,6 +27,7 @@ from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
 from tongits.server.admin import AdminError, answer, request, serve_admin
 from tongits.server.cli import main as cli_main
+from tongits.server.config import ServerConfig
 from tongits.server.net.access import (
     FREE_FAILURES,
     MAX_DELAY,
@@ -32,6 +35,8 @@ from tongits.server.net.access import (
     PasswordGate,
     load_password,
 )
+from tongits.server.net.transport import TransportWrapper
+from tongits.server.net.web import browser_address, lan_address
 
 PASSWORD = "correct horse battery"
 
@@ -251,6 +256,33 @@ async def test_the_creator_of_a_private_table_gets_an_invite_that_seats_a_friend
                         await cai.join(invite.table, code="000000")
                 assert caught.value.code == ErrorCode.BAD_JOIN_CODE
         nursery.cancel_scope.cancel()
+
+
+async def test_a_host_playing_on_the_servers_machine_invites_to_its_lan_address() -> None:
+    """The host of a LAN server (``--host 0.0.0.0``) who plays on that machine connects to
+    127.0.0.1; the link pasted in the group chat must name an address the friends' machines
+    reach (the machine's LAN address, else its name), never 127.0.0.1. A server that listens
+    on loopback alone is for this machine only, and its links say so."""
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    port = listener.socket.getsockname()[1]
+    async with listener, await trio.open_tcp_stream("127.0.0.1", port), \
+            await listener.accept() as came_in:
+        lan = TransportWrapper(ServerConfig(host="0.0.0.0", port=port), None)
+        host = lan.invite_for(came_in).endpoint.host
+        assert host == (lan_address() or socket.gethostname()) and host != "127.0.0.1"
+        alone = TransportWrapper(ServerConfig(host="127.0.0.1", port=port), None)
+        assert alone.invite_for(came_in).endpoint.host == "127.0.0.1"
+        assert browser_address("0.0.0.0", port, False) == f"http://{host}:{port}/"
+
+
+def test_the_lan_address_is_one_of_this_machines_own() -> None:
+    """What ``lan_address`` names is an address of this machine, not loopback: a socket can
+    be bound to it."""
+    address = lan_address()
+    if address is not None:
+        assert not ipaddress.ip_address(address).is_loopback
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.bind((address, 0))
 
 
 @capped

@@ -4,6 +4,7 @@ restart from the journal. All on the virtual clock."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,41 @@ async def test_turn_timer_runs_while_away(autojump_clock: trio.testing.MockClock
             )
             assert timed_out.event is not None and timed_out.event["seat"] == 0
             assert timed_out.seats[0]["away"]
+
+
+@capped
+async def test_a_player_dropping_leaves_the_turn_timer_of_the_seat_to_act_alone(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A player who loses the connection while another is to act, and comes back, changes
+    nothing for that turn: the server plays for the seat to act when the deadline everyone
+    was shown runs out, not a whole timer after the drop (the others' screens counted down to
+    a deadline that no longer held, and a player dropping again and again held the table
+    up). Nobody here moves: every turn is played for on its timer."""
+    async with (
+        memory_server(bot_delay=1.0, grace=600.0) as (_server, connect),
+        connect("Sam") as sam, connect("Ana") as ana,
+    ):
+        joined = await ana.create_table("Drop", bots=1, timer=30)
+        await sam.spectate(joined.table)
+        token, seat = None, None
+        for back in (False, True):
+            async with connect("Ben", token=token) as ben:
+                if token is None:
+                    await ben.join(joined.table)
+                    token, seat = ben.token, ben.seat
+                asked = await next_of(sam, State, lambda s: s.deadline is not None
+                                      and s.view["to_act"] == ana.seat)
+                start = trio.current_time()
+                assert asked.deadline == 30.0
+                await trio.sleep(10)
+            assert seat is not None
+            await next_of(sam, SeatUpdate, _change(seat, "away"))
+            async with connect("Ben", token=token) if back else nullcontext():
+                played = await next_of(sam, State,
+                                       lambda s: bool(s.event and s.event.get("timeout")))
+            assert played.event is not None and played.event["seat"] == ana.seat
+            assert trio.current_time() - start == pytest.approx(30.0, abs=0.5)
 
 
 @capped

@@ -34,6 +34,7 @@ from tongits.server.net.web import (
     RETRY_AFTER,
     browser_address,
     http_start,
+    lan_address,
 )
 from tongits.server.net.websocket import WebSocketCarrier, text_frame
 from web_support import WebSocketClient, WebSocketRefused, read_response
@@ -715,4 +716,5 @@ async def test_the_page_reads_the_terminals_phrasebook(
 def test_the_browser_address_is_one_to_type() -> None:
     assert browser_address("127.0.0.1", 7777, False) == "http://127.0.0.1:7777/"
     assert browser_address("::1", 7777, True) == "https://[::1]:7777/"
-    assert browser_address("0.0.0.0", 7777, False) == f"http://{socket.gethostname()}:7777/"
+    lan = lan_address() or socket.gethostname()  # (what a phone on the LAN can open)
+    assert browser_address("0.0.0.0", 7777, False) == f"http://{lan}:7777/"

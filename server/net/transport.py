@@ -13,6 +13,7 @@ how a refusal is said to each kind (``refuse``) and the address invite links nam
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import math
 
@@ -23,7 +24,7 @@ from tongits.protocol.transport import TLS_RECORD, AddressError, Endpoint, Invit
 from ..config import ServerConfig
 from .peer import Peer
 from .tls import ServerTLS
-from .web import WebSite, http_start, own_names
+from .web import WebSite, friends_host, http_start, is_wildcard, own_names
 
 log = logging.getLogger("tongits.server")
 
@@ -73,11 +74,16 @@ class TransportWrapper:
 
     def invite_for(self, stream: trio.abc.Stream) -> Invite:
         """The invite link of a connection's private tables, less table and code: the public
-        address if configured, else the address the connection came in on."""
+        address if configured, else the address the connection came in on; but a host who
+        plays on the server's own machine comes in on a loopback address, which is no address
+        for friends: a server listening on every address names the one the LAN reaches it on
+        (``friends_host``)."""
         port, host = self.config.port, self.config.host
         if isinstance(stream, trio.SocketStream):
             with contextlib.suppress(OSError):  # the socket closed already: the configured one
                 host, port = stream.socket.getsockname()[:2]
+        if is_wildcard(self.config.host) and (is_wildcard(host) or _is_loopback(host)):
+            host = friends_host()
         try:
             endpoint = (Endpoint.parse(self.config.public_address, port)
                         if self.config.public_address else Endpoint(host, port))
@@ -145,3 +151,14 @@ class TransportWrapper:
             return None
         peer.use_stream(secure)
         return True
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address a socket gave, or the name ``localhost``) is this machine
+    to itself only: 127.x, ::1, or 127.x mapped into IPv6 (a dual-stack listener's)."""
+    try:
+        address = ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:  # a name
+        return host == "localhost"
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback

@@ -431,13 +431,38 @@ def _is_table_path(path: str) -> bool:
 
 def browser_address(host: str, port: int, tls: bool) -> str:
     """The address a person opens in a browser to reach a server listening on ``host``:
-    ``port``: this machine's name for a wildcard address (the one a friend on the LAN types),
+    ``port``: for a wildcard address, the one a friend on the LAN types (``friends_host``),
     IPv6 addresses in brackets."""
-    if host in ("0.0.0.0", "::", ""):
-        host = socket.gethostname()
-    elif ":" in host:
+    if is_wildcard(host):
+        host = friends_host()
+    if ":" in host:
         host = f"[{host}]"
     return f"{'https' if tls else 'http'}://{host}:{port}/"
+
+
+def is_wildcard(host: str) -> bool:
+    """Whether a server listening on ``host`` listens on every address of the machine."""
+    return host in ("0.0.0.0", "::", "")
+
+
+def friends_host() -> str:
+    """How another machine on the LAN reaches this one: its LAN address (``lan_address``),
+    else its name. A phone types or taps this; most phones resolve no bare machine name, so
+    the address comes first."""
+    return lan_address() or socket.gethostname()
+
+
+def lan_address() -> str | None:
+    """This machine's IPv4 address on its network: the source address of its route out,
+    found without sending anything (connecting a UDP socket only chooses a route and the
+    address it leaves from); None with no route out."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # (TEST-NET-1: an address no host has)
+        except OSError:
+            return None
+        address: str = probe.getsockname()[0]
+    return None if ipaddress.ip_address(address).is_loopback else address
 
 
 def own_names(host: str, public_address: str, extra: str) -> frozenset[str]:

@@ -21,11 +21,13 @@ class Clock:
     """The timers of one table: the turn (or bot, or deal) timer ``turn_at`` and the grace
     periods of disconnected humans ``away_until``, in ``trio.current_time()`` seconds."""
 
-    __slots__ = ("state", "config", "turn_at", "away_until", "autoplaying")
+    __slots__ = ("state", "config", "turn_at", "away_until", "autoplaying", "_timed")
 
     def __init__(self, state: TableLogState, config: ServerConfig) -> None:
         self.state, self.config = state, config
         self.turn_at = math.inf
+        #: the turn ``turn_at`` times (``_turn``): a timer running for it is not started again
+        self._timed: tuple[object, ...] | None = None
         #: seats whose human is disconnected, and when their grace period ends
         self.away_until: dict[int, float] = {}
         #: the seat whose timed-out turn the server is playing, during that step
@@ -50,12 +52,19 @@ class Clock:
     def schedule(self) -> None:
         """When the task must act on its own: a bot's move, a turn timer, the next deal. Before
         the first deal there is nothing to time: whatever is set stays (the arena's dealing
-        looks for its programs meanwhile)."""
+        looks for its programs meanwhile). A timer already running for the same turn, played
+        by the same kind of player, runs on: a seat that drops or comes back while another is
+        to act changes nothing for that turn (everyone was shown its deadline; a timer started
+        again at each drop let a player who drops again and again hold the table up)."""
         state, now = self.state, trio.current_time()
         hand = state.hand
         timer = state.timer
         if hand is None:
             return
+        turn = self._turn()
+        if turn == self._timed and math.isfinite(self.turn_at):
+            return
+        self._timed = turn
         if hand.over:
             self.turn_at = now + timer if timer > 0 else math.inf
         else:
@@ -64,3 +73,11 @@ class Clock:
                 self.turn_at = now + self.config.bot_delay
             else:
                 self.turn_at = now + timer if timer > 0 else math.inf
+
+    def _turn(self) -> tuple[object, ...]:
+        """What a timer is for: the hand and its step (or its end), and whether a bot plays
+        the seat to act (a human back from a stand-in starts a turn of their own)."""
+        hand = self.state.hand
+        assert hand is not None
+        seat = None if hand.over else self.state.seats[hand.to_act]
+        return (hand, len(hand.steps), hand.over, seat is not None and seat.is_bot)
