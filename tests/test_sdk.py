@@ -301,6 +301,27 @@ async def test_python_example_of_bots_md_runs_verbatim(tmp_path: Path) -> None:
     assert done.stdout.decode().startswith("3 hands, chips ")
 
 
+def test_the_20_line_bot_plays_in_the_arena_with_the_factory_the_arena_section_adds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """BOTS.md's arena section says to add ``def make(seed): return policy`` to mybot.py and
+    name ``py:mybot:make``; a reader who names the policy itself is told that, not shown a
+    traceback from inside a game."""
+    from tongits.client.cli import main
+
+    (tmp_path / "mybot.py").write_text(python_blocks()[0], encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", list(sys.path))
+    assert main(["arena", "--bots", "py:mybot.py:policy,greedy,greedy", "--hands", "3"]) == 2
+    said = capsys.readouterr()
+    assert "name a factory" in said.err and "def make(seed): return policy" in said.err
+    assert "Traceback" not in said.err + said.out
+    with (tmp_path / "mybot.py").open("a", encoding="utf-8") as file:
+        file.write("\n\ndef make(seed): return policy\n")
+    assert main(["arena", "--bots", "py:mybot:make,greedy,greedy", "--hands", "3"]) == 0
+    assert re.search(r"^\d\. py:mybot:make +3 ", capsys.readouterr().out, re.M)
+
+
 def _cpu_capped() -> None:
     """In a child process: at most ``TIME_CAP`` seconds of CPU, then SIGXCPU."""
     resource.setrlimit(resource.RLIMIT_CPU, (TIME_CAP, TIME_CAP))

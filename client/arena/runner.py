@@ -87,9 +87,9 @@ def check(config: ArenaConfig) -> None:
     """``ValueError`` (a ``BotSpecError``) for a configuration no worker could play."""
     if len(config.bots) != 3:
         raise ValueError(f"three bots are needed, not {len(config.bots)}")
-    for spec in config.specs:
+    for position, spec in enumerate(config.specs):
         if spec.in_process:
-            spec.factory()
+            spec.check(config.policy_seed(0, 0, position))
     if config.timer <= 0:
         raise ValueError("--timer must be positive: it bounds an external bot's thinking")
 

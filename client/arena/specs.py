@@ -101,6 +101,26 @@ class BotSpec:
     def policy(self, seed: int | str | None) -> Policy:
         return self.factory()(seed)
 
+    def check(self, seed: int | str) -> None:
+        """``BotSpecError`` unless this in-process bot loads and its factory makes a policy
+        (of ``seed``: one the arena will give it, in the form its factory may expect).
+        Naming the policy itself (``py:mybot.py:policy``, the function of A bot in 20 lines)
+        is the likely slip: called with a seed, it fails inside its own code, which a
+        traceback from deep in a game would not explain."""
+        factory = self.factory()
+        if self.kind is not BotKind.PYTHON:
+            return
+        try:
+            policy = factory(seed)
+        except Exception as exc:  # noqa: BLE001 - whatever the user's code raises
+            raise BotSpecError(
+                f"py:{self.target}: calling it with a seed failed ({type(exc).__name__}: "
+                f"{exc}): name a factory, a function of a seed that returns the policy (for a "
+                f"policy `policy`: def make(seed): return policy)") from exc
+        if not callable(policy):
+            raise BotSpecError(f"py:{self.target}: called with a seed it returned "
+                               f"{type(policy).__name__}, not a policy (a function of a view)")
+
 
 def parse_bots(text: str) -> tuple[BotSpec, ...]:
     """``--bots``: comma-separated entries (so a ``cmd:`` command line cannot contain a
