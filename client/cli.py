@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,9 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--record", metavar="DIR", help="write every hand record into DIR")
     arena.add_argument("--json", action="store_true", help="print the standings as one JSON line")
     arena.add_argument("--options", metavar="JSON", help="table options, e.g. '{\"ante\": 1}'")
-    review = sub.add_parser("review", help="grade each decision of a hand record")
-    review.add_argument("file", help="a tongits-hand/1 JSON file")
+    review = sub.add_parser("review", help="grade each decision of a hand record, or a bot's "
+                            "lost hands of an arena run")
+    review.add_argument("file", help="a tongits-hand/1 JSON file, or the DIR of `tongits arena "
+                        "--record DIR`: the hands a bot lost there, worst first")
     review.add_argument("--seat", type=int, help="only this seat (default: every seat)")
+    review.add_argument("--bot", help="with a DIR: whose lost hands (default: the first bot)")
+    review.add_argument("--worst", type=int, default=3,
+                        help="with a DIR: how many of the worst lost hands to grade (default 3)")
     review.add_argument("--json", action="store_true", help="one JSON object per seat")
     review.add_argument(
         "--budget", type=int, default=96, help="rollouts of the search per decision (default 96)"
@@ -206,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "review":
         from . import review as review_command
 
+        if Path(args.file).is_dir():
+            return review_command.run_lost(args.file, bot=args.bot, worst=args.worst,
+                                           as_json=args.json, budget=args.budget,
+                                           progress=not args.quiet)
         return review_command.run(
             args.file,
             seat=args.seat,

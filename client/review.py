@@ -1,4 +1,6 @@
-"""``tongits review FILE``: grade each decision of a hand record with the expert's search.
+"""``tongits review FILE``: grade each decision of a hand record with the expert's search;
+``tongits review DIR``: the hands a bot lost in an arena run recorded there (``tongits arena
+--record DIR``), worst first, the worst of them graded at that bot's seat.
 
 Plain output: per seat, a table of its decisions (the loss, its noise, the costly ones marked
 ``!``) and a summary (total expected loss, the three worst decisions, what would have been
@@ -107,3 +109,78 @@ def run(
         else:
             print(render(review, f"{who}: {len(review.decisions)} decisions"), flush=True)
     return 0
+
+
+def run_lost(
+    directory: str,
+    *,
+    bot: str | None = None,
+    worst: int = 3,
+    as_json: bool = False,
+    budget: int = DEFAULT_BUDGET,
+    progress: bool = True,
+) -> int:
+    """``tongits review DIR``: the hands ``bot`` (default: the first of the run's bots) lost,
+    from the records of ``tongits arena --record DIR`` and its ``arena.json`` (who sat where
+    in each rotation), by the chips each lost (the engine's settlement, replayed), and a review
+    of the ``worst`` of them at that bot's seat. Exit status 0, or 2 for a directory that holds
+    no such run or a bot it does not name."""
+    folder = Path(directory)
+    try:
+        meta = json.loads((folder / "arena.json").read_text(encoding="utf-8"))
+        bots, seats = list(meta["bots"]), dict(meta["seats"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"tongits review: {directory} holds no arena run (arena.json: {exc})",
+              file=sys.stderr)
+        return 2
+    name = bot if bot is not None else bots[0]
+    if name not in bots:
+        print(f"tongits review: no bot {name!r} in this run; its bots: {', '.join(bots)}",
+              file=sys.stderr)
+        return 2
+    if budget < 1 or worst < 0:
+        print("tongits review: --budget must be at least 1 and --worst at least 0",
+              file=sys.stderr)
+        return 2
+    losses, played = _lost_hands(folder, seats, name)
+    if not as_json:
+        print(f"{name} lost chips in {len(losses)} of {played} hands in {directory}"
+              + (f"; the {min(worst, len(losses))} worst, reviewed:" if losses and worst else ""),
+              flush=True)
+    for chips, file, seat, record, sat in losses[:worst]:
+        bar = Bar(f"{file} seat {seat}") if progress else None
+        review = review_seat(record, seat, budget=budget, progress=bar)
+        if as_json:
+            print(json.dumps({"file": file, "chips": chips, **review.to_dict()}), flush=True)
+        else:
+            result = record.replay().result
+            assert result is not None
+            won = "no winner" if result.winner is None else \
+                f"won by {sat[result.winner]} (seat {result.winner})"
+            print(f"\n{file}, seat {seat}: {chips:+d} chips ({result.end}, {won})", flush=True)
+            print(render(review, f"{name} (seat {seat}): {len(review.decisions)} decisions"),
+                  flush=True)
+    return 0
+
+
+def _lost_hands(folder: Path, seats: dict[str, list[str]], name: str) -> tuple[
+        list[tuple[int, str, int, HandRecord, list[str]]], int]:
+    """The hands of ``folder`` that ``name`` lost chips in, worst first: its chips, the
+    record's file name, its seat, the record and who sat where; and how many hands it played
+    there. A record that cannot be read or replayed is skipped, saying so."""
+    losses = []
+    played = 0
+    for path in sorted(folder.glob("deal*-rot*.json")):
+        try:
+            record = HandRecord.loads(path.read_text(encoding="utf-8"))
+            result = record.replay().result
+        except (OSError, UnicodeDecodeError, RecordError) as exc:
+            print(f"tongits review: {path.name} skipped: {exc}", file=sys.stderr)
+            continue
+        sat = list(seats.get(f"rot{path.stem.rpartition('-rot')[2]}", []))
+        for seat in (s for s in range(3) if s < len(sat) and sat[s] == name):
+            played += 1
+            if result is not None and result.chips[seat] < 0:
+                losses.append((result.chips[seat], path.name, seat, record, sat))
+    losses.sort(key=lambda lost: (lost[0], lost[1]))
+    return losses, played

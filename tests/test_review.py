@@ -203,3 +203,30 @@ def test_a_client_that_came_back_mid_hand_reviews_every_decision_from_the_record
     broken: RecordMap = {**sent, "actions": [{"seat": 0, "action": "draw"}]}
     state.apply(HandOver(hand.result.to_dict(), standings_map(None, []), None, broken), now=0.0)
     assert len(state.decisions_to_review()) == seen
+
+
+def test_review_of_an_arena_run_grades_the_hands_a_bot_lost_worst_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``tongits arena --record DIR`` then ``tongits review DIR --bot NAME``: a bot author
+    reviews the hands their bot lost. The records name who played each seat; the review picks
+    that bot's hands with the most chips lost (the engine's settlement, replayed) and grades
+    them at its seat."""
+    assert main(["arena", "--bots", "strong,random,random", "--hands", "9", "--seed", "3",
+                 "--record", str(tmp_path), "--json"]) == 0
+    capsys.readouterr()
+    lost = []
+    for path in sorted(tmp_path.glob("deal*.json")):
+        record = HandRecord.loads(path.read_text(encoding="utf-8"))
+        assert record.names is not None and sorted(record.names) == ["random", "random", "strong"]
+        result = record.replay().result
+        assert result is not None
+        lost += [(result.chips[s], path.name, s) for s in range(3)
+                 if record.names[s] == "random" and result.chips[s] < 0]
+    assert main(["review", str(tmp_path), "--bot", "random", "--worst", "2", "--json",
+                 "--quiet", "--budget", "8"]) == 0
+    graded = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(g["chips"], g["file"], g["seat"]) for g in graded] == sorted(lost)[:2]
+    assert all(g["decisions"] and g["decisions"][0]["index"] == 0 for g in graded)
+    assert main(["review", str(tmp_path), "--bot", "nobody"]) == 2
+    assert "its bots: strong, random, random" in capsys.readouterr().err

@@ -105,8 +105,11 @@ class DealBook:
                 total.merge(tallies[position])
             self._chips[position] += result.chips[seat]
         path = self.config.record_path(index, rotation)
-        if path is not None:
-            path.write_text(json.dumps(hand_record(hand)) + "\n", encoding="utf-8")
+        if path is not None:  # (who played each seat: tongits replay and review name them)
+            names = [""] * 3
+            for position, seat in enumerate(seats):
+                names[seat] = self.config.bots[position]
+            path.write_text(json.dumps(hand_record(hand, names)) + "\n", encoding="utf-8")
         self._rotations += 1
         if self._rotations < ROTATIONS:
             return False
