@@ -314,7 +314,7 @@ def test_the_20_line_bot_plays_in_the_arena_with_the_factory_the_arena_section_a
     monkeypatch.setattr("sys.path", list(sys.path))
     assert main(["arena", "--bots", "py:mybot.py:policy,greedy,greedy", "--hands", "3"]) == 2
     said = capsys.readouterr()
-    assert "name a factory" in said.err and "def make(seed): return policy" in said.err
+    assert "names a factory" in said.err and "def make(seed): return policy" in said.err
     assert "Traceback" not in said.err + said.out
     with (tmp_path / "mybot.py").open("a", encoding="utf-8") as file:
         file.write("\n\ndef make(seed): return policy\n")

@@ -114,9 +114,10 @@ class BotSpec:
             policy = factory(seed)
         except Exception as exc:  # noqa: BLE001 - whatever the user's code raises
             raise BotSpecError(
-                f"py:{self.target}: calling it with a seed failed ({type(exc).__name__}: "
-                f"{exc}): name a factory, a function of a seed that returns the policy (for a "
-                f"policy `policy`: def make(seed): return policy)") from exc
+                f"py:{self.target}: calling it with a seed, as the arena does, failed: "
+                f"{type(exc).__name__}: {exc} (a py: entry names a factory, a function of a "
+                f"seed that returns the policy; for a policy `policy`, name "
+                f"def make(seed): return policy)") from exc
         if not callable(policy):
             raise BotSpecError(f"py:{self.target}: called with a seed it returned "
                                f"{type(policy).__name__}, not a policy (a function of a view)")
