@@ -188,12 +188,13 @@ def _above(size: int, cap: int, tie_wins: bool, concealed: bool) -> tuple[float,
     return tuple(out)
 
 
-def imagine_counts(options: Options | None = None) -> None:
-    """Deal and weigh, for the table's ``options``, the imagined hands of every hand size a seat
-    may hold after its turn (1 to 12 cards) against every last throw (``_above``): a rollout's
-    call needs them, and dealt lazily they made the first decision of a process the slowest by
-    far (about 150 ms of CPU, the 99th percentile of the expert's decisions)."""
-    options = options or Options()
+def imagine_counts() -> None:
+    """Deal and weigh the imagined hands of every hand size a seat may hold after its turn (1 to
+    12 cards) against every last throw (``_above``), under the default table options (a table
+    with other options deals its own on first use): a rollout's call needs them, and dealt
+    lazily they made the first decision of a process the slowest by far (about 150 ms of CPU,
+    the 99th percentile of the expert's decisions)."""
+    options = Options()
     tie_wins = options.call_tie is CallTie.CALLER
     for size in range(1, 13):
         for cap in range(1, 11):
