@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
 from client_positions import position
 from engine_support import OPTION_SETS, deal_with
 from hypothesis import given, settings
@@ -25,7 +26,9 @@ from tongits.engine import (
     seat_view,
 )
 from tongits.engine.advice import advise
-from tongits.engine.policies import ExpertParams, ExpertPolicy, get_policy
+from tongits.engine.cards import POINTS
+from tongits.engine.count import count_mask
+from tongits.engine.policies import ExpertParams, ExpertPolicy, StrongParams, get_policy, rollout
 from tongits.engine.policies.doubt import doubt_of
 from tongits.engine.policies.expert import Search, search, world_rng
 from tongits.engine.policies.rollout import rollout_move
@@ -214,3 +217,28 @@ def test_playing_its_cards_the_expert_keeps_strongs_kind_of_move() -> None:
     assert ExpertPolicy()(view) == lay_off
     assert "misjudges a discard played for a sapaw" in ExpertPolicy().decide(view).reason()
     assert ExpertPolicy(params=ExpertParams(switch_kinds=True))(view) == throw
+
+
+def test_the_rollouts_count_guesses_are_dealt_when_the_bot_is_built() -> None:
+    """The first decision of a process used to deal them (the 99th percentile of its time)."""
+    rollout._above.cache_clear()
+    ExpertPolicy()
+    built = rollout._above.cache_info()
+    for size in range(1, 13):
+        for cap in range(1, 11):
+            rollout._above(size, cap, False, False)
+    assert rollout._above.cache_info().misses == built.misses
+
+
+def test_a_count_guess_weighs_each_imagined_hand_by_its_cards_above_the_last_throw() -> None:
+    weight = StrongParams().high_card_weight
+    size, cap = 9, 6
+    rng = random.Random(f"imagined/{size}")
+    mass = [0.0] * (size * 10 + 2)
+    for _ in range(rollout.IMAGINED):
+        cards = rng.sample(range(52), size)
+        high = sum(POINTS[c] > cap for c in cards)
+        mass[count_mask(sum(1 << c for c in cards))] += weight**high
+    above = rollout._above(size, cap, False, False)
+    for m in (0, 10, 25, 40):
+        assert above[m] == pytest.approx(sum(mass[m + 1:]) / sum(mass))

@@ -56,7 +56,7 @@ from ..moves import CALL, Action, Move
 from ..view import SeatView
 from .common import Choice, position_key
 from .doubt import Doubt, doubt_of
-from .rollout import plan, play_out, rollout_move
+from .rollout import imagine_counts, plan, play_out, rollout_move
 from .strong import StrongPolicy
 from .worlds import InferenceParams, WorldMaker
 
@@ -213,8 +213,10 @@ class ExpertPolicy:
 
     def __init__(self, seed: int | str | None = None, params: ExpertParams | None = None):
         """``seed``: taken, as every policy takes one, and not used (the worlds come from the
-        position: see the module's docstring)."""
+        position: see the module's docstring). The rollouts' guesses at the seats' counts are
+        dealt here, once per process (``imagine_counts``), not in the first decision."""
         self.params = params or ExpertParams()
+        imagine_counts()
 
     def __call__(self, view: SeatView) -> Move:
         return self.decide(view).move
