@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
 
 import pytest
 import trio
@@ -75,3 +81,64 @@ async def test_discovery_can_be_turned_off() -> None:
             listeners = await nursery.start(Server(config).serve)
             assert await _discover(listeners[0].socket.getsockname()[1]) == []
             nursery.cancel_scope.cancel()
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def two_machines() -> Iterator[tuple[str, str]]:
+    """Two network namespaces joined by a cable (a veth pair), 10.97.0.1/24 and 10.97.0.2/24,
+    with no default route: a LAN without a gateway. Skipped where namespaces cannot be made
+    (not root, no ``ip``)."""
+    if shutil.which("ip") is None or os.geteuid() != 0:
+        pytest.skip("network namespaces need root and iproute2")
+    tag = f"tgd{os.getpid() % 100000}"
+    made: list[str] = []
+    try:
+        for host in ("a", "b"):
+            _ip("netns", "add", f"{tag}{host}")
+            made.append(f"{tag}{host}")
+        _ip("link", "add", f"{tag}va", "type", "veth", "peer", "name", f"{tag}vb")
+        for number, host in enumerate(("a", "b"), 1):
+            ns, link = f"{tag}{host}", f"{tag}v{host}"
+            _ip("link", "set", link, "netns", ns)
+            _ip("-n", ns, "addr", "add", f"10.97.0.{number}/24", "dev", link)
+            _ip("-n", ns, "link", "set", link, "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+    except (OSError, subprocess.CalledProcessError) as exc:
+        for ns in made:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        pytest.skip(f"cannot make network namespaces here: {exc}")
+    yield made[0], made[1]
+    for ns in made:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_discover_finds_a_server_on_a_lan_without_a_gateway(
+    two_machines: tuple[str, str],
+) -> None:
+    """Machine A runs ``tongits-server --host 0.0.0.0``; ``tongits discover`` on machine B,
+    whose only network has no gateway, finds it: the limited broadcast 255.255.255.255 has
+    no route there ("network is unreachable"), the network's own broadcast address has."""
+    server_ns, client_ns = two_machines
+    port = "7781"
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", server_ns, sys.executable, "-m", "tongits.server.cli",
+         "--host", "0.0.0.0", "--port", port, "--db", ":memory:", "--name", "lan-a"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    watchdog = threading.Timer(60, server.kill)  # (a server that never starts: no hang)
+    watchdog.start()
+    try:
+        assert server.stdout is not None
+        assert "listening on" in server.stdout.readline()
+        found = subprocess.run(
+            ["ip", "netns", "exec", client_ns, sys.executable, "-m", "tongits.client.cli",
+             "discover", "--port", port], capture_output=True, text=True, timeout=60)
+        assert found.stdout.startswith("10.97.0.1:7781 "), (found.stdout, found.stderr)
+        assert "lan-a" in found.stdout
+    finally:
+        watchdog.cancel()
+        server.terminate()
+        server.wait(timeout=30)

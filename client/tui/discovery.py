@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import socket
+import struct
 import time
 
 from tongits.protocol.discovery import DISCOVERY_PORT, QUERY, ServerAnnouncement, read_answer
@@ -13,9 +15,13 @@ from .words import counted
 def discover(
     port: int = DISCOVERY_PORT,
     timeout: float = 1.5,
-    targets: tuple[str, ...] = ("255.255.255.255", "127.0.0.1"),
+    targets: tuple[str, ...] | None = None,
 ) -> list[ServerAnnouncement]:
-    """Broadcast a query and collect the answers that arrive within ``timeout`` seconds."""
+    """Broadcast a query and collect the answers that arrive within ``timeout`` seconds.
+    ``targets``: where the query goes (default: every network's broadcast address,
+    ``255.255.255.255`` and this machine)."""
+    if targets is None:
+        targets = (*broadcast_addresses(), "255.255.255.255", "127.0.0.1")
     found: dict[tuple[str, int], ServerAnnouncement] = {}
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
@@ -35,6 +41,37 @@ def discover(
             if server is not None:
                 found[(server.host, server.port)] = server
     return sorted(found.values(), key=lambda f: (f.host, f.port))
+
+
+def broadcast_addresses() -> list[str]:
+    """The broadcast address of each IPv4 network this machine is on (Linux: each
+    interface's address and netmask; elsewhere none). They reach a LAN where
+    ``255.255.255.255`` does not: a machine with no default route (a LAN without a gateway: a
+    switch, a router cut off from the internet) sends that nowhere, "network is unreachable",
+    and a machine on several networks sends it out of the default one only."""
+    try:
+        import fcntl
+    except ImportError:  # (Windows)
+        return []
+    addresses: list[str] = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        for _, name in socket.if_nameindex():
+            request = struct.pack("256s", name.encode()[:15])
+            try:
+                address, mask = (socket.inet_ntoa(fcntl.ioctl(probe.fileno(), call,
+                                                              request)[20:24])
+                                 for call in (_SIOCGIFADDR, _SIOCGIFNETMASK))
+            except OSError:  # no IPv4 address on it, or not Linux
+                continue
+            network = ipaddress.IPv4Network(f"{address}/{mask}", strict=False)
+            broadcast = str(network.broadcast_address)
+            if network.prefixlen < 31 and not network.is_loopback and broadcast not in addresses:
+                addresses.append(broadcast)
+    return addresses
+
+
+#: Linux's ioctls for an interface's address and netmask (linux/sockios.h).
+_SIOCGIFADDR, _SIOCGIFNETMASK = 0x8915, 0x891B
 
 
 def print_servers(port: int = DISCOVERY_PORT, timeout: float = 1.5) -> int:
