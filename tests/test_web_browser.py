@@ -573,6 +573,37 @@ def test_a_page_over_https_asks_the_password_and_plays(tmp_path: Path,
         stop_server(guarded)
 
 
+def test_an_invite_link_with_the_password_seats_a_phone_without_asking(tmp_path: Path) -> None:
+    """``--invite-password``: the link a private table's creator is shown carries the server
+    password (in its fragment, which no request sends), so a friend who taps it on a phone
+    sits down with a name only, and the address left in the bar holds no password."""
+    guarded = start_server(tmp_path, password=PASSWORD, tls=True,
+                           options=("--invite-password", "true"))
+    host, friend = open_browser(), open_phone()
+    try:
+        host.get(guarded.url + "/")
+        wait(host, lambda d: visible(d, "login"), "the name form")
+        host.find_element(By.ID, "login-name").send_keys("Hana\n")
+        wait(host, lambda d: visible(d, "password-row"), "the password field")
+        host.find_element(By.ID, "login-password").send_keys(PASSWORD + "\n")
+        create_table(host, bots=1, private=True)
+        link = wait(host, lambda d: visible(d, "invite")
+                    and d.find_element(By.ID, "invite-link").text, "the invite link")
+        assert re.fullmatch(re.escape(guarded.url) + r"/t/t\d+\?code=[a-z0-9]{10}"
+                            r"#password=correct%20horse", link)
+        friend.get(link)
+        wait(friend, lambda d: visible(d, "login"), "the name form")
+        friend.find_element(By.ID, "login-name").send_keys("Ivo\n")
+        wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),
+             "a seat at the invited table, no password asked")
+        assert "password" not in friend.current_url
+        assert "Hana" in friend.find_element(By.ID, "seats").text
+    finally:
+        host.quit()
+        friend.quit()
+        stop_server(guarded)
+
+
 def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
     """At 360x640 nothing scrolls sideways (the table, a hand's result), your hand and your
     moves stay on screen while the table scrolls above them, and a discard is one tap."""

@@ -218,6 +218,10 @@ const HANDLERS = {
     const code = msg.code || (link && link.table === msg.table ? link.code : null);
     if (code || !S.invite) {
       S.invite = `${location.origin}/t/${encodeURIComponent(msg.table)}` + (code ? `?code=${encodeURIComponent(code)}` : "");
+      // the server password, when the host puts it in invite links (--invite-password): in
+      // the fragment, as a browser link carries it (never sent in a request)
+      const secret = msg.invite ? new URL(msg.invite).searchParams.get("password") : null;
+      if (code && secret) S.invite += `#password=${encodeURIComponent(secret)}`;
     }
     if (msg.token) saveSeat(msg.token);
     askTableEntry();
@@ -1146,8 +1150,20 @@ function wire() {
   setInterval(tick, 250);
 }
 
+/** The server password an invite link carries in its fragment (`#password=…`, the host's
+ * --invite-password): kept for this tab as a typed one is, and taken out of the address at
+ * once, so that neither the address bar nor the history keeps it. */
+function passwordFromLink() {
+  const given = new URLSearchParams(location.hash.slice(1)).get("password");
+  if (given === null) return;
+  S.password = given;
+  sessionStorage.setItem(PASSWORD_KEY, given);
+  history.replaceState(null, "", location.pathname + location.search);
+}
+
 /** The phrasebook first (the page tells everything in its words), then the connection. */
 function start() {
+  passwordFromLink();
   wire();
   $("create-name").value = S.name ? `${S.name}'s table` : "Friday";
   fetch("/phrases.json").then((reply) => reply.json()).then((phrases) => { S.phrases = phrases; })
