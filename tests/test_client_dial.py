@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import getpass
+import shlex
 import sys
 import threading
 from collections.abc import Iterator
@@ -169,8 +170,12 @@ def test_an_invite_is_handed_out_with_its_browser_form() -> None:
     (``--invite-password``) in its fragment, which no request carries and the page takes out
     of the address, so that a friend who has only a phone and the link gets in without asking
     the host for it."""
-    words = invite_words("tongits+tls://play.example.com:7777/t/t3?code=k2pefvcpmq&password=p%2Fw")
-    assert words.startswith("invite friends: tongits+tls://play.example.com:7777/t/t3?")
+    link = "tongits+tls://play.example.com:7777/t/t3?code=k2pefvcpmq&password=p%2Fw"
+    words = invite_words(link)
+    # the command to paste into a shell, the link quoted: bare, bash ran 'tongits connect
+    # tongits+tls://…?code=…' in the background at its '&' and said '--name: command not found'
+    command = words.removeprefix("invite friends: ").partition(" (in a browser")[0]
+    assert shlex.split(command) == ["tongits", "connect", link, "--name", "NAME"]
     web = "https://play.example.com:7777/t/t3?code=k2pefvcpmq#password=p%2Fw"
     assert f"(in a browser: {web})" in words
     assert Invite.parse(web) == Invite.parse(

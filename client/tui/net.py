@@ -609,10 +609,14 @@ class NetSession:
 
 
 def invite_words(link: str) -> str:
-    """The line that hands a private table's invite link out: the link for ``tongits
-    connect`` and, beside it, the same link for a friend's browser."""
+    """The line that hands a private table's invite link out: the ``tongits connect`` command
+    a friend pastes into a shell and, beside it, the same link for a friend's browser. The
+    link is in double quotes: bare, a shell reads its ``&`` as "run in the background" (bash
+    then says ``--name: command not found``) and zsh its ``?`` as a file pattern; double quotes
+    mean the same to bash, zsh, PowerShell and Windows' cmd, and a link holds nothing they
+    treat inside them (all but letters, digits and ``:/?=&#%._-~[]`` is %-encoded)."""
     try:
         web = Invite.parse(link).browser()
     except AddressError:
         return f"invite friends: {link}"
-    return f"invite friends: {link} (in a browser: {web})"
+    return f'invite friends: tongits connect "{link}" --name NAME (in a browser: {web})'
