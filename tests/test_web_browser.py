@@ -394,6 +394,38 @@ def test_a_reload_or_a_dropped_connection_is_back_in_the_seat(
     assert token not in browser.current_url
 
 
+def test_a_dropped_connection_between_hands_shows_the_hands_result_again(
+    site: Site,
+) -> None:
+    """A phone that loses its network while the hand's result is on screen (the others have
+    not asked for the next hand) comes back to that result: its story, counts and chips, and
+    the next hand's button, not a table with no hand and nothing to do. The server does not
+    send the ``hand_result`` again (the page's ``seq`` covers it): the view has the result."""
+    phone = open_phone()
+    terminal = TextClient(int(site.url.rsplit(":", 1)[1]))
+    try:
+        sit_down(phone, site, "Ana")
+        create_table(phone, bots=1, name="Between")
+        terminal.send({"type": "hello", "version": 1, "name": "Cy", "kind": "human"})
+        terminal.send({"type": "join", "table": phone.execute_script("return S.table")})
+        other = threading.Thread(target=terminal.play_until_the_hands_end, daemon=True)
+        other.start()
+        play_to_the_hands_end(phone)
+        other.join(WAIT)
+        title = phone.find_element(By.ID, "hand-over").text
+        assert title.startswith("Hand over")
+        phone.execute_script("window.droppedSocket = S.ws; S.ws.close()")
+        wait(phone, lambda d: d.execute_script("return S.ws !== window.droppedSocket"
+                                               " && S.welcomed"), "a new connection")
+        wait(phone, lambda d: visible(d, "result")
+             and d.find_element(By.ID, "hand-over").text == title, "the hand's result again")
+        assert phone.find_elements(By.ID, "next-hand")
+        shot(phone, "360-result-after-a-drop")
+    finally:
+        phone.quit()
+        terminal.sock.close()
+
+
 def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
     host, friend = open_browser(), open_browser()
     try:
@@ -473,6 +505,20 @@ class TextClient:
             msg: dict[str, Any] = json.loads(self.lines.readline())
             if msg["type"] == kind:
                 return msg
+
+    def play_until_the_hands_end(self) -> None:
+        """Play every turn offered (fold, else draw, else the first discard) until the
+        ``hand_result``; the next hand is not asked for."""
+        while True:
+            msg: dict[str, Any] = json.loads(self.lines.readline())
+            if msg["type"] == "hand_result":
+                return
+            legal = msg.get("legal") or [] if msg["type"] == "state" else []
+            for action in ("fold", "draw", "discard"):
+                chosen = [move for move in legal if move["action"] == action]
+                if chosen:
+                    self.send({"type": "move", "move": chosen[0]})
+                    break
 
     def play_until_match_over(self, into: list[dict[str, Any]]) -> None:
         """Play every turn offered (fold, else draw, else the first discard) and ask for the

@@ -239,6 +239,11 @@ const HANDLERS = {
     S.deadline = msg.deadline !== undefined ? Date.now() + msg.deadline * 1000 : null;
     if (msg.standings) S.standings = msg.standings;
     if (msg.view.phase !== "over") { S.result = null; S.askedNext = false; }
+    else if (!S.result && msg.view.result) {
+      // back between hands (a reload, a dropped connection): the hand_result is not sent
+      // again when this page had it, but the view holds the same result and the final hands
+      S.result = { result: { ...msg.view.result, hands: msg.view.revealed || [] }, standings: msg.standings || S.standings };
+    }
     if (S.entry === null) askTableEntry();
     tellHistory();
     if (!S.spectator) saveSeat();
