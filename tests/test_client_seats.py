@@ -385,3 +385,34 @@ def test_replay_finds_a_saved_record_by_the_bare_name_the_screen_said(
     assert "bad_file" not in capsys.readouterr().out
     assert replay("t1-hand-9.json", as_json=True) != 0
     assert "bad_file" in capsys.readouterr().out
+
+
+def test_quitting_a_table_still_waiting_for_players_asks_first(tmp_path: Path) -> None:
+    """A private table just made, its invite link sent to friends, no card dealt yet: Ctrl-Q
+    (or ``quit``) asks first, as at a match, and says that the table closes within seconds if
+    nobody is left at it, its invite link with it (the server's ``pregame_grace``). It used
+    to quit at once, and the host who restarted the client found 'your saved seat at t2 is
+    gone (the table has closed)'."""
+    seen: dict[str, Any] = {}
+
+    async def create(conn: Connection) -> None:
+        await conn.create_table("friday", timer=0, bots=0, private=True)
+
+    async def quit_twice(screen: TableScreen) -> None:
+        await settle(lambda: screen.state.seat is not None
+                     and "waiting for 2 players" in screen_for(screen.state))
+        screen.submit("quit")
+        seen["asked"] = screen.state.confirming_quit
+        seen["said"] = screen_for(screen.state)
+        screen.submit("n")
+        seen["stayed"] = not screen.app.is_done
+        screen.submit("quit")
+        screen.submit("y")
+        await settle(lambda: screen.app.is_done)
+
+    with ServerThread() as server:
+        run_client(NetSession("127.0.0.1", server.port, SessionOptions(
+            name="Ana", join=create, seats=SeatStore(tmp_path))), quit_twice)
+    assert seen["asked"] is True and seen["stayed"] is True
+    assert "Quit the game? y = quit" in seen["said"]
+    assert "the table closes" in seen["said"] and "invite link" in seen["said"]
