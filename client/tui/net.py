@@ -113,7 +113,8 @@ class SessionOptions:
     ``ping`` every that many seconds, so that a network that drops silently is noticed on both
     sides (docs/PROTOCOL.md, ``hello``). ``account``: the key of our ladder account at this
     server, said in every ``hello``. ``record_dir``: where the record of each hand the server
-    sends is kept (``None``: not kept)."""
+    sends is kept (``None``: not kept). ``invited``: the table of the invite link the session
+    was started with, named when a seat saved at another table is taken back instead."""
 
     name: str
     join: JoinStep
@@ -128,6 +129,7 @@ class SessionOptions:
     heartbeat: float | None = DEFAULT_HEARTBEAT
     account: str | None = None
     record_dir: Path | None = None
+    invited: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,7 +401,12 @@ class NetSession:
             after_view.append(named)
         if resumed and self._token_from_disk:
             self._token_from_disk = False
-            after_view.append(Notice(f"back in your seat at {self.table}", this_hand=True))
+            back = f"back in your seat at {self.table}"
+            invited = self.options.invited
+            if invited is not None and invited != self.table:
+                back += (f", not {invited} of the invite link: `leave` gives this seat to a bot"
+                         " for good and goes to the lobby, where `join` takes the link")
+            after_view.append(Notice(back, this_hand=True))
             self._invite_unsaid = self.invite is not None
         return after_view
 
