@@ -426,6 +426,28 @@ def test_a_dropped_connection_between_hands_shows_the_hands_result_again(
         terminal.sock.close()
 
 
+def test_a_tap_on_a_card_that_is_no_discard_now_says_why(site: Site) -> None:
+    """A phone's first tap at the start of a turn, on a card, before drawing: the page says
+    what the table waits for (the moves the server offers), where it did nothing at all."""
+    phone = open_phone()
+    try:
+        sit_down(phone, site, "Ana")
+        create_table(phone)
+        my_next_turn(phone)
+        while "draw" not in moves(phone):  # the dealer's first turn is a discard: play it
+            play_one_turn(phone)
+            my_next_turn(phone)
+        assert phone.find_element(By.ID, "hint").text == ""
+        click(phone, "#hand .card", "a card that is no discard now")
+        wait(phone, lambda d: d.find_element(By.ID, "hint").text.startswith(
+            "Not a discard now: first "), "why nothing was discarded")
+        assert "draw from the stock" in phone.find_element(By.ID, "hint").text
+        assert in_view(phone, "hint")
+        shot(phone, "360-not-a-discard")
+    finally:
+        phone.quit()
+
+
 def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
     host, friend = open_browser(), open_browser()
     try:

@@ -801,7 +801,7 @@ function renderHand() {
     const discard = discardOf(card);
     const marks = [discard ? "discardable" : "", used.has(card) ? "playable" : ""].filter(Boolean).join(" ");
     const note = discard ? "tap to discard" : used.has(card) ? "used by a move below" : null;
-    const button = cardEl(card, { button: true, extra: marks, note, onclick: () => { if (discard) play(discard); } });
+    const button = cardEl(card, { button: true, extra: marks, note, onclick: () => { if (discard) play(discard); else notADiscard(); } });
     button.setAttribute("aria-disabled", discard ? "false" : "true");
     hand.append(button);
   }
@@ -809,6 +809,15 @@ function renderHand() {
     const again = hand.querySelector(`[data-card="${focused}"]`);
     if (again) again.focus();
   }
+}
+
+/** A tap on a card that is no discard now: say what the table waits for, in the moves the
+ * server offers (a tap that did nothing at all left a friend tapping again and again). */
+function notADiscard() {
+  const offered = S.view ? buttonMoves() : [];
+  $("hint").textContent = S.legal.some((m) => m.action === "discard") ? "That card cannot be discarded now."
+    : offered.length ? `Not a discard now: first ${offered.map((m) => moveLabel(m).replace(/^./, (c) => c.toLowerCase())).join(", or ")}.`
+    : "Not your turn yet.";
 }
 
 function highlight(cards, on) {
