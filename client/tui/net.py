@@ -99,6 +99,11 @@ UNTRUSTED_REASON = "untrusted certificate"
 UNTRUSTED = "the server's certificate is not the trusted one: ^Q to read what to do"
 
 
+#: Said when the screen asks for something after the session ended for good.
+ENDED = ("not connected any more (the connection ended): ^Q quits; `tongits connect` again "
+         "goes back to the server")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionOptions:
     """How a ``NetSession`` says who it is, takes its seat and keeps it.
@@ -223,7 +228,12 @@ class NetSession:
         if self._trio is None:
             self._early.append(item)
             return
-        self._trio.run_sync_soon(self._outbox_send.send_nowait, item)
+        try:
+            self._trio.run_sync_soon(self._outbox_send.send_nowait, item)
+        except trio.RunFinishedError:
+            # the session has ended for good (the match over, then the connection lost; a
+            # refusal): nothing can be sent any more, and the screen is told so
+            self.sink(Notice(ENDED))
 
     def send_move(self, move: Move) -> None:
         self._post(MoveRequest(move=move.to_dict()))
