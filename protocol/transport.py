@@ -7,7 +7,8 @@ fingerprints (sans-IO, like the rest of the protocol).
   server that speaks TLS, names a private table and its join code; the server password rides in
   ``&password=…`` only when the host asked for it (``tongits-server --invite-password``). The
   same link in browser form, ``http://HOST:PORT/t/TABLE?code=CODE`` (``https://`` for TLS), is
-  the address of the page that opens into the table (server/net/web.py), and means the same.
+  the address of the page that opens into the table (server/net/web.py), and means the same;
+  its password rides in the fragment, ``#password=…``, which a browser never sends.
 * A certificate's fingerprint is ``SHA256:`` and the SHA-256 of its DER bytes in hex pairs, the
   form the server logs and the client shows before trusting a self-signed certificate.
 """
@@ -98,13 +99,15 @@ class Invite:
         if len(segments) != 2 or segments[0] != "t":
             raise AddressError(f"an invite link ends in /t/TABLE: {link!r}")
         query = parse_qs(parts.query)
+        # the password: in the browser form's fragment, or in the query of either form
+        passwords = parse_qs(parts.fragment).get("password") or query.get("password") or []
         tls = (scheme == INVITE_TLS_SCHEME or web_tls
                or query.get("tls", [""])[0] in ("1", "true", "yes"))
         return cls(
             Endpoint(parts.hostname, port or default_port, tls),
             segments[1],
             query.get("code", [None])[0],
-            query.get("password", [None])[0],
+            passwords[0] if passwords else None,
         )
 
     @staticmethod
@@ -115,9 +118,14 @@ class Invite:
 
     def browser(self) -> str:
         """The same link for a browser, ``https://`` over TLS (else ``http://``): the page the
-        server serves on the same port opens into the table. No password: the page asks for
-        it, and an address with one would be kept in the browser's history."""
+        server serves on the same port opens into the table. The password, if the link has
+        one, goes in the fragment (``#password=…``): a browser sends no fragment to the server
+        (nor to a proxy's log), and the page takes it out of the address as soon as it has
+        read it, so the address bar and the history keep none; a friend with only the link on
+        a phone gets in without asking the host for it."""
         tail = f"?{urlencode({'code': self.code}, quote_via=quote)}" if self.code else ""
+        if self.password:
+            tail += f"#{urlencode({'password': self.password}, quote_via=quote)}"
         scheme = "https" if self.endpoint.tls else "http"
         return f"{scheme}://{self.endpoint.hostport}/t/{quote(self.table, safe='')}{tail}"
 

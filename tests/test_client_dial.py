@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import getpass
+import shlex
 import sys
 import threading
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from tongits.client.tui import dial
 from tongits.client.tui.dial import DialError, Target, settle
 from tongits.client.tui.lobby import connect
 from tongits.client.tui.net import invite_words
-from tongits.protocol.transport import Endpoint
+from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
 from tongits.server.net.tls import ServerTLS
 
@@ -165,11 +166,21 @@ def test_ctrl_c_at_the_trust_command_is_one_line(
 
 def test_an_invite_is_handed_out_with_its_browser_form() -> None:
     """The terminal prints a private table's link for ``tongits connect`` and, beside it, the
-    same link for a friend's browser: ``https://`` when the server speaks TLS; never the
-    password (the page asks for it)."""
-    words = invite_words("tongits+tls://play.example.com:7777/t/t3?code=k2pefvcpmq&password=pw")
-    assert words.startswith("invite friends: tongits+tls://play.example.com:7777/t/t3?")
-    assert "(in a browser: https://play.example.com:7777/t/t3?code=k2pefvcpmq)" in words
+    same link for a friend's browser: ``https://`` when the server speaks TLS; the password
+    (``--invite-password``) in its fragment, which no request carries and the page takes out
+    of the address, so that a friend who has only a phone and the link gets in without asking
+    the host for it."""
+    link = "tongits+tls://play.example.com:7777/t/t3?code=k2pefvcpmq&password=p%2Fw"
+    words = invite_words(link)
+    # the command to paste into a shell, the link quoted: bare, bash ran 'tongits connect
+    # tongits+tls://…?code=…' in the background at its '&' and said '--name: command not found'
+    command = words.removeprefix("invite friends: ").partition(" (in a browser")[0]
+    assert shlex.split(command) == ["tongits", "connect", link, "--name", "NAME"]
+    web = "https://play.example.com:7777/t/t3?code=k2pefvcpmq#password=p%2Fw"
+    assert f"(in a browser: {web})" in words
+    assert Invite.parse(web) == Invite.parse(
+        "tongits+tls://play.example.com:7777/t/t3?code=k2pefvcpmq&password=p%2Fw")
+    assert Invite.parse(web).password == "p/w"
     plain = invite_words("tongits://10.0.0.5:7777/t/t1?code=abc")
     assert "(in a browser: http://10.0.0.5:7777/t/t1?code=abc)" in plain
     assert invite_words("garbage") == "invite friends: garbage"

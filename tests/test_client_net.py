@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -23,7 +24,7 @@ from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.render import lobby_panel, to_text
-from tongits.client.tui.state import event_lines
+from tongits.client.tui.state import Notice, event_lines
 from tongits.engine import HandRecord, Phase, SeatView, Step
 from tongits.protocol import ErrorCode, State
 from tongits.server.app import Server
@@ -820,3 +821,28 @@ def test_the_table_is_named_on_a_server_with_more_tables_than_a_page() -> None:
 
     asyncio.run(main())
     assert seen["screen"].startswith(" Tongits · mine (t56) · hand 1 of 5")
+
+
+def test_a_request_after_the_session_ended_is_answered_on_screen_not_with_a_traceback() -> None:
+    """The match over, then the server restarted (its clients are told ``shutting_down``):
+    the session ends, as nothing is left to come back to, and the screen still offers
+    ``again · lobby``. Typing either printed prompt_toolkit's 'Unhandled exception in event
+    loop' (trio's RunFinishedError) over the table; it now says what to do."""
+    said: list[object] = []
+
+    async def main() -> None:
+        with socket.socket() as closed:  # a port nobody listens on
+            closed.bind(("127.0.0.1", 0))
+            port = closed.getsockname()[1]
+        session = NetSession("127.0.0.1", port, SessionOptions(
+            name="Ana", join=lambda conn: conn.create_table("x"), retry_delays=(0.01,),
+            give_up_after=0))
+        session.start(said.append)
+        assert session._done is not None
+        await asyncio.wait_for(session._done, 10)
+        session.to_lobby()
+        session.again()
+
+    asyncio.run(main())
+    notices = [u.text for u in said if isinstance(u, Notice)]
+    assert notices and all("not connected any more" in text for text in notices)

@@ -385,3 +385,77 @@ def test_replay_finds_a_saved_record_by_the_bare_name_the_screen_said(
     assert "bad_file" not in capsys.readouterr().out
     assert replay("t1-hand-9.json", as_json=True) != 0
     assert "bad_file" in capsys.readouterr().out
+
+
+def test_quitting_a_table_still_waiting_for_players_asks_first(tmp_path: Path) -> None:
+    """A private table just made, its invite link sent to friends, no card dealt yet: Ctrl-Q
+    (or ``quit``) asks first, as at a match, and says that the table closes within seconds if
+    nobody is left at it, its invite link with it (the server's ``pregame_grace``). It used
+    to quit at once, and the host who restarted the client found 'your saved seat at t2 is
+    gone (the table has closed)'."""
+    seen: dict[str, Any] = {}
+
+    async def create(conn: Connection) -> None:
+        await conn.create_table("friday", timer=0, bots=0, private=True)
+
+    async def quit_twice(screen: TableScreen) -> None:
+        await settle(lambda: screen.state.seat is not None
+                     and "waiting for 2 players" in screen_for(screen.state))
+        screen.submit("quit")
+        seen["asked"] = screen.state.confirming_quit
+        seen["said"] = screen_for(screen.state)
+        screen.submit("n")
+        seen["stayed"] = not screen.app.is_done
+        screen.submit("quit")
+        screen.submit("y")
+        await settle(lambda: screen.app.is_done)
+
+    with ServerThread() as server:
+        run_client(NetSession("127.0.0.1", server.port, SessionOptions(
+            name="Ana", join=create, seats=SeatStore(tmp_path))), quit_twice)
+    assert seen["asked"] is True and seen["stayed"] is True
+    assert "Quit the game? y = quit" in seen["said"]
+    assert "the table closes" in seen["said"] and "invite link" in seen["said"]
+
+
+def test_an_invite_link_to_another_table_says_why_the_old_seat_came_back(
+    tmp_path: Path,
+) -> None:
+    """A friend still seated in one match (its token saved) pastes the invite link of another
+    table: the saved seat is taken back, as with any ``tongits connect``, and the screen says
+    that the link's table was not joined and how to get to it, where it said only 'back in
+    your seat at t1' and left the friend at the wrong table wondering."""
+    from dataclasses import replace
+
+    from tongits.client.tui.dial import Target
+    from tongits.client.tui.lobby import connect_session
+
+    store = SeatStore(tmp_path)
+
+    async def create(conn: Connection) -> None:
+        await conn.create_table("first", timer=0, bots=2)
+
+    async def create_private(conn: Connection) -> None:
+        await conn.create_table("second", timer=0, bots=1)
+
+    def dealt(screen: TableScreen) -> Any:
+        return settle(lambda: screen.state.view is not None)
+
+    with ServerThread() as server:
+        run_client(NetSession("127.0.0.1", server.port, SessionOptions(
+            name="Ana", join=create, seats=store)), dealt)
+        run_client(NetSession("127.0.0.1", server.port, SessionOptions(
+            name="Bea", join=create_private, seats=SeatStore(tmp_path / "bea"))),
+                   lambda screen: settle(lambda: screen.state.seat is not None))
+        session = connect_session(Target.parse(f"tongits://127.0.0.1:{server.port}/t/t2"),
+                                  "Ana", None)
+        session.options = replace(session.options, seats=store, record_dir=None)
+
+        async def back(screen: TableScreen) -> str:
+            await settle(lambda: screen.state.view is not None
+                         and "back in your seat at t1" in screen_for(screen.state))
+            return screen_for(screen.state)
+
+        said = run_client(session, back)
+    assert "not t2 of the invite link" in said
+    assert "`leave`" in said and "join" in said

@@ -394,6 +394,60 @@ def test_a_reload_or_a_dropped_connection_is_back_in_the_seat(
     assert token not in browser.current_url
 
 
+def test_a_dropped_connection_between_hands_shows_the_hands_result_again(
+    site: Site,
+) -> None:
+    """A phone that loses its network while the hand's result is on screen (the others have
+    not asked for the next hand) comes back to that result: its story, counts and chips, and
+    the next hand's button, not a table with no hand and nothing to do. The server does not
+    send the ``hand_result`` again (the page's ``seq`` covers it): the view has the result."""
+    phone = open_phone()
+    terminal = TextClient(int(site.url.rsplit(":", 1)[1]))
+    try:
+        sit_down(phone, site, "Ana")
+        create_table(phone, bots=1, name="Between")
+        terminal.send({"type": "hello", "version": 1, "name": "Cy", "kind": "human"})
+        terminal.send({"type": "join", "table": phone.execute_script("return S.table")})
+        other = threading.Thread(target=terminal.play_until_the_hands_end, daemon=True)
+        other.start()
+        play_to_the_hands_end(phone)
+        other.join(WAIT)
+        title = phone.find_element(By.ID, "hand-over").text
+        assert title.startswith("Hand over")
+        phone.execute_script("window.droppedSocket = S.ws; S.ws.close()")
+        wait(phone, lambda d: d.execute_script("return S.ws !== window.droppedSocket"
+                                               " && S.welcomed"), "a new connection")
+        wait(phone, lambda d: visible(d, "result")
+             and d.find_element(By.ID, "hand-over").text == title, "the hand's result again")
+        assert phone.find_elements(By.ID, "next-hand")
+        shot(phone, "360-result-after-a-drop")
+    finally:
+        phone.quit()
+        terminal.sock.close()
+
+
+def test_a_tap_on_a_card_that_is_no_discard_now_says_why(site: Site) -> None:
+    """A phone's first tap at the start of a turn, on a card, before drawing: the page says
+    what the table waits for (the moves the server offers), where it did nothing at all."""
+    phone = open_phone()
+    try:
+        sit_down(phone, site, "Ana")
+        create_table(phone)
+        my_next_turn(phone)
+        while "draw" not in moves(phone):  # the dealer's first turn is a discard: play it
+            play_one_turn(phone)
+            my_next_turn(phone)
+        assert phone.find_element(By.ID, "hint").text == ""
+        click(phone, "#hand .card", "a card that is no discard now")
+        wait(phone, lambda d: d.find_element(By.ID, "hint").text.startswith(
+            "Not a discard now: first "), "why nothing was discarded")
+        assert "draw from the stock" in phone.find_element(By.ID, "hint").text
+        assert in_view(phone, "hint")
+        shot(phone, "360-not-a-discard")
+    finally:
+        phone.quit()
+
+
 def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
     host, friend = open_browser(), open_browser()
     try:
@@ -473,6 +527,20 @@ class TextClient:
             msg: dict[str, Any] = json.loads(self.lines.readline())
             if msg["type"] == kind:
                 return msg
+
+    def play_until_the_hands_end(self) -> None:
+        """Play every turn offered (fold, else draw, else the first discard) until the
+        ``hand_result``; the next hand is not asked for."""
+        while True:
+            msg: dict[str, Any] = json.loads(self.lines.readline())
+            if msg["type"] == "hand_result":
+                return
+            legal = msg.get("legal") or [] if msg["type"] == "state" else []
+            for action in ("fold", "draw", "discard"):
+                chosen = [move for move in legal if move["action"] == action]
+                if chosen:
+                    self.send({"type": "move", "move": chosen[0]})
+                    break
 
     def play_until_match_over(self, into: list[dict[str, Any]]) -> None:
         """Play every turn offered (fold, else draw, else the first discard) and ask for the
@@ -570,6 +638,37 @@ def test_a_page_over_https_asks_the_password_and_plays(tmp_path: Path,
                    if json.loads(e["message"])["message"]["method"] == "Network.webSocketCreated"]
         assert sockets and all(url.startswith("wss://") for url in sockets)
     finally:
+        stop_server(guarded)
+
+
+def test_an_invite_link_with_the_password_seats_a_phone_without_asking(tmp_path: Path) -> None:
+    """``--invite-password``: the link a private table's creator is shown carries the server
+    password (in its fragment, which no request sends), so a friend who taps it on a phone
+    sits down with a name only, and the address left in the bar holds no password."""
+    guarded = start_server(tmp_path, password=PASSWORD, tls=True,
+                           options=("--invite-password", "true"))
+    host, friend = open_browser(), open_phone()
+    try:
+        host.get(guarded.url + "/")
+        wait(host, lambda d: visible(d, "login"), "the name form")
+        host.find_element(By.ID, "login-name").send_keys("Hana\n")
+        wait(host, lambda d: visible(d, "password-row"), "the password field")
+        host.find_element(By.ID, "login-password").send_keys(PASSWORD + "\n")
+        create_table(host, bots=1, private=True)
+        link = wait(host, lambda d: visible(d, "invite")
+                    and d.find_element(By.ID, "invite-link").text, "the invite link")
+        assert re.fullmatch(re.escape(guarded.url) + r"/t/t\d+\?code=[a-z0-9]{10}"
+                            r"#password=correct%20horse", link)
+        friend.get(link)
+        wait(friend, lambda d: visible(d, "login"), "the name form")
+        friend.find_element(By.ID, "login-name").send_keys("Ivo\n")
+        wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),
+             "a seat at the invited table, no password asked")
+        assert "password" not in friend.current_url
+        assert "Hana" in friend.find_element(By.ID, "seats").text
+    finally:
+        host.quit()
+        friend.quit()
         stop_server(guarded)
 
 

@@ -49,6 +49,10 @@ FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's
 THINKING = "thinking… (the hint searches; keep typing)"
 #: F4 again while the search runs: one search at a time (a thread cannot be stopped).
 STILL_THINKING = "still thinking about the hint… (keep typing)"
+#: Quitting a table whose match has not begun: the server keeps such a seat only its short
+#: pregame grace (10 s by default), and closes a table nobody is left at.
+WAITING_QUIT = ("No card is dealt yet: the table closes within seconds if nobody is left at it, "
+                "its invite link with it; connect again at once to keep it.")
 
 
 def log_rows(state: TableState) -> int:
@@ -221,8 +225,14 @@ class TableScreen:
 
     def ask_quit(self) -> None:
         """Quit at once from the lobby, as a spectator or once disconnected; from a seat in a
-        match, first say what happens to the seat and ask."""
+        match, or at a table still waiting for its players (whose invite link may be out with
+        friends), first say what happens to the seat and ask."""
         state = self.state
+        if state.waiting_seated:
+            state.confirming_quit = True
+            state.note([WAITING_QUIT])
+            state.say("Quit the game? y = quit · n = stay")
+            return
         if not state.seated:
             self.app.exit()
             return

@@ -247,7 +247,8 @@ def connect_session(
     session = NetSession(endpoint.host, endpoint.port, SessionOptions(
         name=name, join=join, seats=None if watch else SeatStore(), tls=endpoint.tls,
         password=password, lobby=lobby, record_dir=data_dir() / "hands",
-        account=AccountKeys().get(endpoint.hostport, name)))
+        account=AccountKeys().get(endpoint.hostport, name),
+        invited=invite.table if invite is not None and not watch else None))
     lobby.session = session
     return session
 

@@ -99,6 +99,11 @@ UNTRUSTED_REASON = "untrusted certificate"
 UNTRUSTED = "the server's certificate is not the trusted one: ^Q to read what to do"
 
 
+#: Said when the screen asks for something after the session ended for good.
+ENDED = ("not connected any more (the connection ended): ^Q quits; `tongits connect` again "
+         "goes back to the server")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionOptions:
     """How a ``NetSession`` says who it is, takes its seat and keeps it.
@@ -113,7 +118,8 @@ class SessionOptions:
     ``ping`` every that many seconds, so that a network that drops silently is noticed on both
     sides (docs/PROTOCOL.md, ``hello``). ``account``: the key of our ladder account at this
     server, said in every ``hello``. ``record_dir``: where the record of each hand the server
-    sends is kept (``None``: not kept)."""
+    sends is kept (``None``: not kept). ``invited``: the table of the invite link the session
+    was started with, named when a seat saved at another table is taken back instead."""
 
     name: str
     join: JoinStep
@@ -128,6 +134,7 @@ class SessionOptions:
     heartbeat: float | None = DEFAULT_HEARTBEAT
     account: str | None = None
     record_dir: Path | None = None
+    invited: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +228,12 @@ class NetSession:
         if self._trio is None:
             self._early.append(item)
             return
-        self._trio.run_sync_soon(self._outbox_send.send_nowait, item)
+        try:
+            self._trio.run_sync_soon(self._outbox_send.send_nowait, item)
+        except trio.RunFinishedError:
+            # the session has ended for good (the match over, then the connection lost; a
+            # refusal): nothing can be sent any more, and the screen is told so
+            self.sink(Notice(ENDED))
 
     def send_move(self, move: Move) -> None:
         self._post(MoveRequest(move=move.to_dict()))
@@ -399,7 +411,12 @@ class NetSession:
             after_view.append(named)
         if resumed and self._token_from_disk:
             self._token_from_disk = False
-            after_view.append(Notice(f"back in your seat at {self.table}", this_hand=True))
+            back = f"back in your seat at {self.table}"
+            invited = self.options.invited
+            if invited is not None and invited != self.table:
+                back += (f", not {invited} of the invite link: `leave` gives this seat to a bot"
+                         " for good and goes to the lobby, where `join` takes the link")
+            after_view.append(Notice(back, this_hand=True))
             self._invite_unsaid = self.invite is not None
         return after_view
 
@@ -609,10 +626,14 @@ class NetSession:
 
 
 def invite_words(link: str) -> str:
-    """The line that hands a private table's invite link out: the link for ``tongits
-    connect`` and, beside it, the same link for a friend's browser."""
+    """The line that hands a private table's invite link out: the ``tongits connect`` command
+    a friend pastes into a shell and, beside it, the same link for a friend's browser. The
+    link is in double quotes: bare, a shell reads its ``&`` as "run in the background" (bash
+    then says ``--name: command not found``) and zsh its ``?`` as a file pattern; double quotes
+    mean the same to bash, zsh, PowerShell and Windows' cmd, and a link holds nothing they
+    treat inside them (all but letters, digits and ``:/?=&#%._-~[]`` is %-encoded)."""
     try:
         web = Invite.parse(link).browser()
     except AddressError:
         return f"invite friends: {link}"
-    return f"invite friends: {link} (in a browser: {web})"
+    return f'invite friends: tongits connect "{link}" --name NAME (in a browser: {web})'

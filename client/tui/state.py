@@ -271,6 +271,12 @@ class TableState:
             and self.view is not None and self.view.seat is not None
         )
 
+    @property
+    def waiting_seated(self) -> bool:
+        """We hold a seat at a table whose match has not begun: no card dealt yet."""
+        return (self.lobby is None and not self.closed and self.view is None
+                and self.seat is not None)
+
     def after_the_match(self) -> str:
         """What may be typed once the match is over: ``again`` (a player: a new match with
         the same settings), ``lobby`` (where there is one)."""

@@ -218,6 +218,10 @@ const HANDLERS = {
     const code = msg.code || (link && link.table === msg.table ? link.code : null);
     if (code || !S.invite) {
       S.invite = `${location.origin}/t/${encodeURIComponent(msg.table)}` + (code ? `?code=${encodeURIComponent(code)}` : "");
+      // the server password, when the host puts it in invite links (--invite-password): in
+      // the fragment, as a browser link carries it (never sent in a request)
+      const secret = msg.invite ? new URL(msg.invite).searchParams.get("password") : null;
+      if (code && secret) S.invite += `#password=${encodeURIComponent(secret)}`;
     }
     if (msg.token) saveSeat(msg.token);
     askTableEntry();
@@ -235,6 +239,11 @@ const HANDLERS = {
     S.deadline = msg.deadline !== undefined ? Date.now() + msg.deadline * 1000 : null;
     if (msg.standings) S.standings = msg.standings;
     if (msg.view.phase !== "over") { S.result = null; S.askedNext = false; }
+    else if (!S.result && msg.view.result) {
+      // back between hands (a reload, a dropped connection): the hand_result is not sent
+      // again when this page had it, but the view holds the same result and the final hands
+      S.result = { result: { ...msg.view.result, hands: msg.view.revealed || [] }, standings: msg.standings || S.standings };
+    }
     if (S.entry === null) askTableEntry();
     tellHistory();
     if (!S.spectator) saveSeat();
@@ -792,7 +801,7 @@ function renderHand() {
     const discard = discardOf(card);
     const marks = [discard ? "discardable" : "", used.has(card) ? "playable" : ""].filter(Boolean).join(" ");
     const note = discard ? "tap to discard" : used.has(card) ? "used by a move below" : null;
-    const button = cardEl(card, { button: true, extra: marks, note, onclick: () => { if (discard) play(discard); } });
+    const button = cardEl(card, { button: true, extra: marks, note, onclick: () => { if (discard) play(discard); else notADiscard(); } });
     button.setAttribute("aria-disabled", discard ? "false" : "true");
     hand.append(button);
   }
@@ -800,6 +809,15 @@ function renderHand() {
     const again = hand.querySelector(`[data-card="${focused}"]`);
     if (again) again.focus();
   }
+}
+
+/** A tap on a card that is no discard now: say what the table waits for, in the moves the
+ * server offers (a tap that did nothing at all left a friend tapping again and again). */
+function notADiscard() {
+  const offered = S.view ? buttonMoves() : [];
+  $("hint").textContent = S.legal.some((m) => m.action === "discard") ? "That card cannot be discarded now."
+    : offered.length ? `Not a discard now: first ${offered.map((m) => moveLabel(m).replace(/^./, (c) => c.toLowerCase())).join(", or ")}.`
+    : "Not your turn yet.";
 }
 
 function highlight(cards, on) {
@@ -1146,8 +1164,20 @@ function wire() {
   setInterval(tick, 250);
 }
 
+/** The server password an invite link carries in its fragment (`#password=…`, the host's
+ * --invite-password): kept for this tab as a typed one is, and taken out of the address at
+ * once, so that neither the address bar nor the history keeps it. */
+function passwordFromLink() {
+  const given = new URLSearchParams(location.hash.slice(1)).get("password");
+  if (given === null) return;
+  S.password = given;
+  sessionStorage.setItem(PASSWORD_KEY, given);
+  history.replaceState(null, "", location.pathname + location.search);
+}
+
 /** The phrasebook first (the page tells everything in its words), then the connection. */
 function start() {
+  passwordFromLink();
   wire();
   $("create-name").value = S.name ? `${S.name}'s table` : "Friday";
   fetch("/phrases.json").then((reply) => reply.json()).then((phrases) => { S.phrases = phrases; })
