@@ -285,7 +285,10 @@ class GroupCommit:
             else:
                 woke = peer.release(count) or woke
                 later[peer] = still - count
-        self._woke = bool(self._landed.unpark_all()) or woke or self._woke
+        # (Nobody waits in ``settled`` after most batches: the lot is asked first, one call
+        # where emptying it is several.)
+        landed = bool(self._landed) and bool(self._landed.unpark_all())
+        self._woke = landed or woke or self._woke
 
     def _fail(self, error: BaseException) -> None:
         self.error = error

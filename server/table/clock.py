@@ -51,16 +51,14 @@ class Clock:
         """When the task must act on its own: a bot's move, a turn timer, the next deal. Before
         the first deal there is nothing to time: whatever is set stays (the arena's dealing
         looks for its programs meanwhile)."""
-        state, now = self.state, trio.current_time()
+        state = self.state
         hand = state.hand
         timer = state.timer
         if hand is None:
             return
-        if hand.over:
-            self.turn_at = now + timer if timer > 0 else math.inf
-        else:
+        if not hand.over:
             seat = state.seats[hand.to_act]
             if seat is not None and seat.is_bot:
-                self.turn_at = now + self.config.bot_delay
-            else:
-                self.turn_at = now + timer if timer > 0 else math.inf
+                self.turn_at = trio.current_time() + self.config.bot_delay
+                return
+        self.turn_at = trio.current_time() + timer if timer > 0 else math.inf
