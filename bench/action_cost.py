@@ -10,7 +10,10 @@ window:
 
 - ``--callgrind``: the child runs under valgrind's callgrind, collecting only in the window
   (``callgrind_control``); prints the server's instructions per action, a figure that does
-  not depend on the machine's load (set ``PYTHONHASHSEED`` for runs to compare);
+  not depend on the machine's load (set ``PYTHONHASHSEED`` for runs to compare; with
+  ``--no-gc`` the server collects no garbage, and two runs of the same code agree to a few
+  dozen instructions: its young collections run on wall time, which valgrind stretches, and
+  move the count by about 0.5 %);
 - ``--profile FILE``: cProfile of the child in the window, saved to FILE and its top entries
   printed (own time), with the Python calls per action;
 - otherwise the child's CPU per action in the window (process time).
@@ -27,7 +30,9 @@ after a change meant to leave the frames as they were.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import math
 import os
 import pstats
 import subprocess
@@ -98,10 +103,10 @@ class _Meters:
         return run
 
 
-async def _serve(seed: int, profile: str, meters: _Meters | None) -> None:
+async def _serve(seed: int, profile: str, meters: _Meters | None, collect: bool) -> None:
     """The child: a server on a free port with one open table, which prints the port and the
     table's id, then starts and stops its profile and meters (if any) at each line read on
-    stdin."""
+    stdin. ``collect`` False: no garbage collection at all (``--no-gc``)."""
     import cProfile
 
     from tongits.server import Server, ServerConfig
@@ -110,8 +115,12 @@ async def _serve(seed: int, profile: str, meters: _Meters | None) -> None:
     from tongits.server.table.entries import CreateEntry
 
     config = ServerConfig(port=0, timer=0.0, bot_delay=0.0, log_level="WARNING")
-    collector = Collector(config.gc_young, config.gc_full)  # as ``tongits-server`` does
+    # as ``tongits-server`` does, or never (``--no-gc``)
+    collector = (Collector(config.gc_young, config.gc_full) if collect
+                 else Collector(math.inf, math.inf))
     collector.install()
+    if not collect:
+        gc.disable()
     server = Server(config, SQLiteJournal(":memory:"))
     profiler = cProfile.Profile() if profile else None
     async with trio.open_nursery() as nursery:
@@ -143,6 +152,8 @@ class _Child:
                    str(args.seed)]
         if args.profile:
             command += ["--profile", args.profile]
+        if args.no_gc:
+            command += ["--no-gc"]
         self.meter = ""
         if args.meter:
             self.meter = tempfile.mktemp(prefix="meter.", dir="/tmp")
@@ -285,13 +296,15 @@ def main() -> None:
                         help="the server's CPU per action by part (a clock read around each "
                              "part's calls)")
     parser.add_argument("--record", default="", help="write each seat's bytes to this folder")
+    parser.add_argument("--no-gc", action="store_true",
+                        help="the server collects no garbage (--callgrind: repeatable counts)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         meters = _Meters() if args.meter else None
         if meters is not None:
             meters.install()
-        trio.run(_serve, args.seed, args.profile, meters)
+        trio.run(_serve, args.seed, args.profile, meters, not args.no_gc)
         if meters is not None:
             Path(args.meter).write_text(json.dumps({**meters.ns, "all": meters.all}))
         return

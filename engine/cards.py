@@ -17,6 +17,9 @@ RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "cdhs"
 #: Every card's notation by index, made once: records and views spell out whole decks.
 _NAMES = tuple(RANK_CHARS[i % 13] + SUIT_CHARS[i // 13] for i in range(52))
+#: Each card's notation (its ``str``) by index: ``map(CARD_NAMES.__getitem__, cards)`` lists
+#: many in C, where ``str`` calls ``Card.__str__`` in Python for each.
+CARD_NAMES: tuple[str, ...] = _NAMES
 _SUIT_SYMBOLS = {"♣": "c", "♦": "d", "♥": "h", "♠": "s"}
 
 

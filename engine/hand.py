@@ -19,6 +19,7 @@ from .count import count_mask, pick_partners, points_of
 from .errors import IllegalMove, InvalidMove, RecordCode, RecordError, RuleCode
 from .melds import TableMeld, meld_kind
 from .moves import (
+    ACTION_VALUES,
     CALL,
     CHALLENGE,
     DRAW,
@@ -123,7 +124,7 @@ class Step:
     def to_dict(self) -> StepMap:
         """The wire form of a history step: the hand-record action with its ``seat``, and
         ``auto``/``timeout`` when set."""
-        out: StepMap = {"seat": self.seat, "action": self.move.action.value}
+        out: StepMap = {"seat": self.seat, "action": ACTION_VALUES[self.move.action]}
         self.move.add_operands(out)
         if self.auto:
             out["auto"] = True

@@ -27,6 +27,11 @@ class Action(StrEnum):
 
 _NEEDS_CARDS = {Action.MELD, Action.SECRET}
 _NEEDS_CARD = {Action.SAPAW, Action.DISCARD}
+#: Members read as module globals where a move is read (once per action of a server): an
+#: ``Enum`` class's attribute goes through ``EnumType.__getattr__``'s hook, ~800 instructions.
+_PICK, _SAPAW, _DISCARD = Action.PICK, Action.SAPAW, Action.DISCARD
+#: Each action's wire form (``Action.value`` is a Python property, called for each step).
+ACTION_VALUES: dict[Action, str] = {action: action.value for action in Action}
 
 
 def _card_key(card: Card) -> tuple[int, int]:
@@ -72,7 +77,7 @@ class Move:
         if meld is not None and (isinstance(meld, bool) or not isinstance(meld, int)):
             raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: meld must be an integer id")
         raw = data.get("cards")
-        if raw is not None or action in _NEEDS_CARDS or (action is Action.PICK and meld is None):
+        if raw is not None or action in _NEEDS_CARDS or (action is _PICK and meld is None):
             if not isinstance(raw, list | tuple | str):
                 raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: a list of cards is needed")
             cards = parse_cards(raw)
@@ -81,7 +86,7 @@ class Move:
             card = Card.parse(raw_card)
         elif action in _NEEDS_CARD:
             raise InvalidMove(RuleCode.BAD_MOVE, f"{action}: a card is needed")
-        if action is Action.SAPAW and meld is None:
+        if action is _SAPAW and meld is None:
             raise InvalidMove(RuleCode.BAD_MOVE, "sapaw: a meld id is needed")
         return _shared(action, cards, card, meld) or cls(action, cards, card, meld)
 
@@ -240,7 +245,7 @@ def _shared(action: Action, cards: tuple[Card, ...], card: Card | None,
         return None
     if card is None:
         return _PLAIN_MOVES.get(action)
-    return DISCARD_MOVES[card] if action is Action.DISCARD else None
+    return DISCARD_MOVES[card] if action is _DISCARD else None
 
 
 #: The moves by what they act on (dict look-ups: a search lists them by the million).

@@ -7,12 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .cards import CARD_NAMES
 from .errors import RecordCode, RecordError, ReplayError, RuleError
 from .hand import Hand
 from .moves import Move
 from .options import Options
 from .view import step_forms
 from .wire import RecordMap
+
+_card_name = CARD_NAMES.__getitem__
 
 FORMAT = "tongits-hand/1"
 
@@ -99,7 +102,7 @@ def hand_record(hand: Hand, names: Sequence[str] | None = None) -> RecordMap:
         "format": FORMAT,
         "options": hand.options.to_dict(),
         "dealer": hand.dealer,
-        "deck": [str(c) for c in hand.deck],
+        "deck": list(map(_card_name, hand.deck)),
         "actions": [form for form, step in zip(step_forms(hand), hand.steps, strict=True)
                     if not step.auto],
     }

@@ -506,6 +506,8 @@ def view_parts(hand: Hand) -> ViewParts:
 # ----- what the views of one hand share ---------------------------------------------------------
 
 _CARD_STR: tuple[str, ...] = tuple(str(c) for c in DECK)
+#: A card's wire form, for ``map``: the lists of a state's cards are made in C, not a loop.
+_card_str = _CARD_STR.__getitem__
 #: Each phase's wire form.
 _PHASES: dict[Phase, str] = {phase: phase.value for phase in Phase}
 #: A spectator's cards (shared, read-only).
@@ -636,7 +638,7 @@ class _HandViews:
         known = self._cards[seat]
         acted = self.acted[seat]
         if known is None or known[0] != acted:
-            known = self._cards[seat] = (acted, [_CARD_STR[c] for c in sorted(cards)], [])
+            known = self._cards[seat] = (acted, list(map(_card_str, sorted(cards))), [])
         return known
 
     def parts(self, hand: Hand) -> ViewParts:
@@ -694,9 +696,9 @@ class ViewParts:
         self.base = view_base(
             hand_sizes=[len(hands[0]), len(hands[1]), len(hands[2])],
             stock=len(hand.stock),
-            discards=[_CARD_STR[c] for c in hand.discards],
-            opened=[hand.opened(0), hand.opened(1), hand.opened(2)],
-            blocked=[hand.call_blocked(0), hand.call_blocked(1), hand.call_blocked(2)],
+            discards=list(map(_card_str, hand.discards)),
+            opened=list(hand.opened_seats),
+            blocked=list(hand.blocked_seats),
             to_act=None if over else hand.to_act,
             phase=_PHASES[hand.phase],
             turn=hand.turn,
@@ -793,7 +795,7 @@ class ViewParts:
 
     def legal(self, hand: Hand) -> list[MoveMap]:
         if self._legal is None:
-            self._legal = [_move_dict(m) for m in hand.legal_moves()]
+            self._legal = list(map(_move_dict, hand.legal()))
         return self._legal
 
 

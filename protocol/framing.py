@@ -47,6 +47,12 @@ class Mode(Enum):
     __hash__ = object.__hash__
 
 
+#: ``Mode.TEXT``, read as a module global: an attribute of an ``Enum`` class is looked up
+#: through ``EnumType.__getattr__``'s hook (a call of ``type.__getattribute__`` each time,
+#: ~800 instructions), and every encoding and decoding call of a codec asks its mode.
+_TEXT = Mode.TEXT
+
+
 def sniff(first: int) -> Mode:
     """The mode a connection announces with its first byte. A binary frame's length is at most
     ``DEFAULT_MAX_FRAME_SIZE`` (64 KiB, below 2**24), so its first byte is 0x00; anything else is
@@ -145,7 +151,7 @@ class Codec:
         if self._error is not None:
             raise self._error
         try:
-            if self.mode is Mode.TEXT:
+            if self.mode is _TEXT:
                 return self._next_line()
             return self._next_frame()
         except FramingError as error:
@@ -155,21 +161,21 @@ class Codec:
 
     def encode(self, msg: Mapping[str, Any]) -> bytes:
         """The bytes that carry ``msg`` to the peer in this connection's mode."""
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             return _json(msg) + b"\n"
         payload: bytes = self._packer.pack(msg)
         return _HEADER.pack(len(payload)) + payload
 
     def entries(self, items: Mapping[str, Any]) -> bytes:
         """The entries of ``items`` (not empty) for ``join_map``."""
-        if self.mode is Mode.TEXT:  # the members of a JSON object, without its braces
+        if self.mode is _TEXT:  # the members of a JSON object, without its braces
             return _json(items)[1:-1]
         packed: bytes = self._packer.pack(items)  # the map, less its header
         return packed[_msgpack_map_header_size(len(items)):]
 
     def value(self, value: Any) -> bytes:
         """``value`` encoded alone, as it appears inside a message (for ``entry``)."""
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             return _json(value)
         packed: bytes = self._packer.pack(value)
         return packed
@@ -177,7 +183,7 @@ class Codec:
     def entry(self, key: str, value: bytes) -> bytes:
         """One entry for ``join_map`` whose ``value`` is already encoded (``value``,
         ``encode_list``, ``join_map``)."""
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             return _json(key) + b":" + value
         key_bytes: bytes = self._packer.pack(key)
         return key_bytes + value
@@ -186,7 +192,7 @@ class Codec:
         """A map in this connection's mode, unframed, of ``count`` entries given as groups of
         encoded entries (``entries``, ``entry``) that have no key in common: parts encoded
         once serve many messages. ``frame`` makes it a message."""
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             return b"{" + b",".join([p for p in parts if p]) + b"}"
         header: bytes = self._packer.pack_map_header(count)
         return header + b"".join(parts)
@@ -198,7 +204,7 @@ class Codec:
         ``outer`` entries (``outer_count`` of them, groups as ``join_map`` takes them) and,
         under ``key``, a map of the ``inner`` entries, the recipient's, and ``tail`` (one
         group); ``inner_count`` counts the recipient's entries too."""
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             head = self.join_entries([*outer, _json(key) + b":{"])
             inside = self.join_entries(inner)
             return (b"{" + head + inside + (b"," if inside else b""),
@@ -215,7 +221,7 @@ class Codec:
         message of one recipient of many that alone gets one more entry, without building
         the rest again."""
         before, after = template
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             return before, after[:-2] + b"," + entry + b"}\n"
         header = _msgpack_map_header_size(outer_count)
         return self._packer.pack_map_header(outer_count + 1) + before[header:], after + entry
@@ -223,14 +229,14 @@ class Codec:
     def fill(self, template: tuple[bytes, bytes], entries: bytes) -> bytes:
         """The frame of a ``template`` with ``entries`` (encoded entries, not empty) in it."""
         before, after = template
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             return before + entries + after
         return b"".join((_HEADER.pack(len(before) + len(entries) + len(after)), before,
                          entries, after))
 
     def join_entries(self, parts: list[bytes]) -> bytes:
         """Groups of encoded entries (as ``join_map`` takes them) as one group."""
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             return b",".join([p for p in parts if p])
         return b"".join(parts)
 
@@ -238,7 +244,7 @@ class Codec:
         """The list ``items`` as a value in this connection's mode (for ``entry``): what the
         cache holds of the list encoded before when it is a prefix of ``items``, and each further
         item taken from the cache if it was encoded before."""
-        text = self.mode is Mode.TEXT
+        text = self.mode is _TEXT
         done, body = cache._prefix.get(text, ((), b""))
         count = len(done)
         if count and (len(items) < count or not all(map(operator.is_, items, done))):
@@ -263,14 +269,14 @@ class Codec:
     def frame(self, encoded: bytes) -> bytes:
         """The bytes that carry a map made by ``join_map`` to the peer: what ``encode`` gives
         for the same map."""
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             return encoded + b"\n"
         return _HEADER.pack(len(encoded)) + encoded
     def encode_spliced(self, msg: Mapping[str, Any], key: str, items: list[bytes]) -> bytes:
         """The bytes of ``msg`` with ``key`` set to the list of ``items``, each one value
         already encoded alone for this connection's mode (``encode_value``): a reply made of
         parts that are each encoded once and sent many times (the lobby's table entries)."""
-        if self.mode is Mode.TEXT:
+        if self.mode is _TEXT:
             head = _json(msg)
             tail = _json(key) + b":[" + b",".join(items) + b"]}"
             return head[:-1] + (b"," if msg else b"") + tail + b"\n"
@@ -350,7 +356,7 @@ def _reason(error: BaseException) -> str:
 def encode_value(value: Any, mode: Mode) -> bytes:
     """``value`` encoded alone as it appears inside a message of ``mode`` (for
     ``Codec.encode_spliced``)."""
-    if mode is Mode.TEXT:
+    if mode is _TEXT:
         return _json(value)
     packed: bytes = msgpack.packb(value, use_bin_type=True)
     return packed

@@ -80,7 +80,13 @@ class Router:
         try:
             msg = parse_client(raw)
             if peer.hello_done:
-                await self.routes.get(type(msg), self._at_table)(peer, msg)
+                route = self.routes.get(type(msg))
+                if route is not None:
+                    await route(peer, msg)
+                elif peer.table is None:  # every other request is the table's
+                    raise ProtocolError(ErrorCode.NOT_SEATED, f"{msg.TYPE} needs a table")
+                else:  # it waits for the table's answer
+                    await peer.table.call(peer, msg)
             elif isinstance(msg, Hello):
                 await self.handshake.hello(peer, msg)
             else:
@@ -132,12 +138,6 @@ class Router:
         if peer.table is None:
             raise ProtocolError(ErrorCode.NOT_SEATED, f"{msg.TYPE} needs a table")
         peer.table.chat(peer, msg)
-
-    async def _at_table(self, peer: Peer, msg: Any) -> None:
-        """Every other request is the table's: it waits for the table's answer."""
-        if peer.table is None:
-            raise ProtocolError(ErrorCode.NOT_SEATED, f"{msg.TYPE} needs a table")
-        await peer.table.call(peer, msg)
 
 
 def _tables_head(msg: ListTables, total: int, next_offset: int | None) -> dict[str, Any]:

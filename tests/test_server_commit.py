@@ -107,7 +107,8 @@ async def running(journal: Journal) -> AsyncIterator[GroupCommit]:
 
 
 def step(commits: GroupCommit, table: str, peer: FakePeer, what: str) -> None:
-    """One table step: journal an entry, tell ``peer`` about it, hold the peer."""
+    """One table step: begin it, journal an entry, tell ``peer`` about it, hold the peer."""
+    commits.step_begins()
     commits.append(table, MoveEntry(0, Move.draw()))
     peer.say(what)
     commits.hold(peers(peer))

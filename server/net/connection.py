@@ -245,6 +245,7 @@ class Connections:
         idle = config.idle_timeout or math.inf
         last_message = begun = heard = now
         silence = HEARTBEAT_MISSES * peer.heartbeat if peer.heartbeat else math.inf
+        clock = trio.lowlevel.current_clock()  # (``trio.current_time`` finds it at every call)
         while not peer.closed:
             # The idle timeout concerns connections at no table: a seated player may think.
             # A heartbeat client promised to say something every period, seated or not.
@@ -265,7 +266,7 @@ class Connections:
             handled = await self._handle_data(peer, data)
             if handled is None:
                 return
-            now = heard = trio.current_time()
+            now = heard = clock.current_time()
             if handled:
                 last_message = now
             if handled or not had_begun:

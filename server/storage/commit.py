@@ -125,12 +125,15 @@ class _EndOfRound(trio.abc.Instrument):
     loop meant to sleep, the loop is woken at once (``run_sync_soon``) to run it.
 
     A round that has run for ``ROUND_SLICE`` seconds of the loop's CPU hands its batch over
-    after the task step under way, and gathers the next one: the first tables of a long round
-    (many tables that stepped together, the hands of many tables ended in the same second)
-    are told of their changes then, instead of after the last table's step. A task woken by
-    that batch runs in the next round, as any task woken in this one. CPU, not wall time: a
-    step the machine held up has no more to say, and a test's round is not cut in two by a
-    busy machine."""
+    before the next table's step (``GroupCommit.step_begins`` asks ``slice_over``), and
+    gathers the next one: the first tables of a long round (many tables that stepped
+    together, the hands of many tables ended in the same second) are told of their changes
+    then, instead of after the last table's step. (Asked by the steps, between two of them,
+    not after every step of every task by a Trio hook: that hook cost each task step a call
+    through Trio's instruments, ~2,500 instructions a paced action.) A task woken by that
+    batch runs in the next round, as any task woken in this one. CPU, not wall time: a step
+    the machine held up has no more to say, and a test's round is not cut in two by a busy
+    machine."""
 
     def __init__(self, commits: GroupCommit) -> None:
         self.commits = commits
@@ -138,25 +141,26 @@ class _EndOfRound(trio.abc.Instrument):
         self._start_slice()
 
     def _start_slice(self) -> None:
-        self._look_at = time.perf_counter() + ROUND_SLICE  # first: no later than the CPU's
+        #: the wall clock (``time.perf_counter``) before which the slice cannot have run out
+        self.look_at = time.perf_counter() + ROUND_SLICE  # first: no later than the CPU's
         self._sliced_at = time.thread_time()
 
     def after_io_wait(self, timeout: float) -> None:
         self._start_slice()
 
-    def after_task_step(self, task: trio.lowlevel.Task) -> None:
-        # Called after every step of every task: the thread's CPU clock is a system call
-        # (0.7 µs here, a third of a step's cost), the wall clock is not (60 ns). A slice
-        # cannot have used more CPU than wall time, so the CPU clock is read only once the
-        # wall clock says it may have run out, and again no sooner than the CPU it lacked.
-        if time.perf_counter() < self._look_at:
-            return
+    def slice_over(self) -> None:
+        """A step begins and the wall clock has passed ``look_at``: hand the batch over if
+        the round has used its slice of CPU."""
+        # The thread's CPU clock is a system call (0.7 µs here), the wall clock is not (60
+        # ns). A slice cannot have used more CPU than wall time, so the CPU clock is read only
+        # once the wall clock says it may have run out, and again no sooner than the CPU it
+        # lacked.
         used = time.thread_time() - self._sliced_at
         if used >= ROUND_SLICE:
             self._start_slice()
             self.commits.end_of_round()
         else:
-            self._look_at = time.perf_counter() + ROUND_SLICE - used
+            self.look_at = time.perf_counter() + ROUND_SLICE - used
 
     def before_io_wait(self, timeout: float) -> None:
         if self.commits.end_of_round() and timeout > 0:
@@ -190,6 +194,8 @@ class GroupCommit:
         self._handed = 0  # batches handed to the writer so far
         self._written = 0  # ... and written (committed and let out)
         self._landed = trio.lowlevel.ParkingLot()
+        #: the end-of-round hook while ``run`` runs (it says when a round's slice is over)
+        self._round: _EndOfRound | None = None
 
     # ----- the Journal calls of tables and the lobby ------------------------------------------
 
@@ -199,6 +205,15 @@ class GroupCommit:
     def close_table(self, table: str) -> None:
         self._ops.append((table, None, None))
         self.hold([])
+
+    def step_begins(self) -> None:
+        """A table's step begins (before it corks its peers): a round that has run its
+        slice of CPU hands its batch over first (``_EndOfRound``). Between two steps, never
+        inside one: a peer of the batch that the step under way corks again would be let out
+        whole, what the step had said so far included."""
+        round_ = self._round
+        if round_ is not None and time.perf_counter() >= round_.look_at:
+            round_.slice_over()
 
     def open_tables(self) -> list[list[Entry]]:
         return self.journal.open_tables()
@@ -285,7 +300,10 @@ class GroupCommit:
             else:
                 woke = peer.release(count) or woke
                 later[peer] = still - count
-        self._woke = bool(self._landed.unpark_all()) or woke or self._woke
+        # (Nobody waits in ``settled`` after most batches: the lot is asked first, one call
+        # where emptying it is several.)
+        landed = bool(self._landed) and bool(self._landed.unpark_all())
+        self._woke = landed or woke or self._woke
 
     def _fail(self, error: BaseException) -> None:
         self.error = error
@@ -300,13 +318,13 @@ class GroupCommit:
         """Hand batches over at the end of each round of the loop until cancelled (the server
         stops); then the writer thread finishes its batch, what is still gathered is written
         here, and the journal is the caller's again."""
-        instrument = _EndOfRound(self)
+        instrument = self._round = _EndOfRound(self)
         trio.lowlevel.add_instrument(instrument)
         self._rounds = True
         try:
             await trio.sleep_forever()
         finally:
-            self._rounds = False
+            self._rounds, self._round = False, None
             with contextlib.suppress(KeyError):  # removed by Trio if it ever raised
                 trio.lowlevel.remove_instrument(instrument)
             if self._thread is not None:

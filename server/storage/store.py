@@ -64,6 +64,9 @@ PAGE_BYTES = 4096
 #: new one per call, and an entry is written for every action).
 _JSON = json.JSONEncoder(separators=(",", ":"))
 
+#: The statement of an entry (one per action).
+_INSERT_ENTRY = "INSERT INTO entries (table_id, n, entry) VALUES (?, ?, ?)"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (
     id TEXT PRIMARY KEY,
@@ -212,6 +215,12 @@ class SQLiteJournal:
         #: the open transaction began with the WAL due to start over: its commit makes it
         self._checkpoint_due = False
         self._next: dict[str, int] = {}
+        #: a batch's first entry when it is a move (its table, number and line), written only
+        #: by the batch's next write, its ``commit`` or a read of the entries: a batch of that
+        #: one move (a lone action, most batches of a server that is not busy) is then one
+        #: statement, which SQLite commits as a transaction of its own, without a BEGIN and a
+        #: COMMIT of ours (two statements of three)
+        self._lone: tuple[str, int, str] | None = None
         #: what ``load`` read, for the first ``open_tables`` and ``last_table_number``
         self._loaded: list[list[Entry]] | None = None
         self._last: int | None = None
@@ -241,6 +250,9 @@ class SQLiteJournal:
             raise StoreError(f"{path}: {exc}") from exc
         if self._wal:
             self._checkpointer = _Checkpointer(path)
+        #: the cursor of every write (``append``, ``close_table``, ``commit``): one for all of
+        #: them, not one made by ``Connection.execute`` for each statement of every action
+        self._writes = self.db.cursor()
 
     def close(self) -> None:
         """Commit what is pending and close (SQLite checkpoints the WAL). If that commit fails
@@ -250,6 +262,7 @@ class SQLiteJournal:
             self._checkpointer.stop()
             self._checkpointer = None
         try:
+            self._write_lone()
             if self.db.in_transaction:
                 self.db.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -262,27 +275,30 @@ class SQLiteJournal:
     # ----- Journal ------------------------------------------------------------------------
 
     def append(self, table: str, entry: Entry, finished: FinishedHand | None = None) -> None:
-        db = self.db
+        db = self._writes
         n = self._next.get(table)
         if n is None:
             row = db.execute("SELECT MAX(n) FROM entries WHERE table_id = ?", (table,)).fetchone()
             n = 0 if row[0] is None else row[0] + 1
         line = entry_line(entry)
-        self._begin()
         self._wal_pages += 1 + len(line) // PAGE_BYTES
         if finished is None and not isinstance(entry, CreateEntry):
             # the common case, a move: one statement, which succeeds or changes nothing
-            db.execute("INSERT INTO entries (table_id, n, entry) VALUES (?, ?, ?)",
-                       (table, n, line))
+            if self._lone is None and not self.db.in_transaction:  # the batch's first
+                self._checkpoint_due = self._wal_is_long()
+                self._lone = (table, n, line)
+            else:
+                self._begin()
+                db.execute(_INSERT_ENTRY, (table, n, line))
             self._next[table] = n + 1
             return
+        self._begin()
         db.execute("SAVEPOINT entry")
         try:
             if isinstance(entry, CreateEntry):
                 db.execute("INSERT INTO tables (id, name, created) VALUES (?, ?, ?)",
                            (table, entry.name, time.time()))
-            db.execute("INSERT INTO entries (table_id, n, entry) VALUES (?, ?, ?)",
-                       (table, n, line))
+            db.execute(_INSERT_ENTRY, (table, n, line))
             if finished is not None:
                 record = _JSON.encode(finished["record"])
                 self._wal_pages += 1 + len(record) // PAGE_BYTES
@@ -295,7 +311,7 @@ class SQLiteJournal:
         except BaseException:
             # A full disk may have rolled the whole transaction back already: then there is
             # no savepoint left, and the error to report is the first one.
-            if db.in_transaction:
+            if self.db.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK TO entry")
                     db.execute("RELEASE entry")
@@ -305,7 +321,7 @@ class SQLiteJournal:
 
     def close_table(self, table: str) -> None:
         self._begin()
-        self.db.execute("UPDATE tables SET closed = ? WHERE id = ?", (time.time(), table))
+        self._writes.execute("UPDATE tables SET closed = ? WHERE id = ?", (time.time(), table))
         self._wal_pages += 1
         self._next.pop(table, None)
 
@@ -315,19 +331,37 @@ class SQLiteJournal:
         the batch's writer; with ``sync="full"`` it says so of every batch, which does not
         make each one checkpoint)."""
         if not self.db.in_transaction:
-            self._checkpoint_due = self._wal_is_long()
-            self.db.execute("BEGIN IMMEDIATE")
+            if self._lone is None:  # else it was noted when the batch began with it
+                self._checkpoint_due = self._wal_is_long()
+            self._writes.execute("BEGIN IMMEDIATE")
+            self._write_lone()
+
+    def _write_lone(self) -> None:
+        """Write the move a batch began with (``_lone``), if it is held: in the transaction
+        ``_begin`` has just opened, or as a transaction of its own (``commit``, ``close``).
+        If the statement fails, the table's next number is read again by its next entry."""
+        lone, self._lone = self._lone, None
+        if lone is not None:
+            try:
+                self._writes.execute(_INSERT_ENTRY, lone)
+            except BaseException:
+                self._next.pop(lone[0], None)
+                raise
 
     def commit(self) -> None:
-        """Commit the transaction that ``append`` and ``close_table`` opened, if any, and ask
+        """Commit the transaction that ``append`` and ``close_table`` opened, if any (or write
+        the batch's one move, ``_lone``, as a transaction of its own), and ask
         the checkpointer to copy the WAL back each ``WAL_CHECKPOINT_PAGES`` pages; if the WAL
         was ``WAL_RESTART_PAGES`` long when the transaction began (``_begin``: never in the
         middle of a batch, whose own appends do not make its commit wait), checkpoint what is
         left, so that the next commit starts the WAL over. Every checkpoint is PASSIVE: it
         copies what no reader (``tongits export``, a backup) still needs, and never waits for
         one."""
-        if self.db.in_transaction:
-            self.db.execute("COMMIT")
+        if self._lone is not None:
+            self._write_lone()
+            self._wal_pages += 1
+        elif self.db.in_transaction:
+            self._writes.execute("COMMIT")
             self._wal_pages += 1
         if self._checkpoint_due:
             self._checkpoint_due = False
@@ -394,7 +428,10 @@ class SQLiteJournal:
 
     def entries(self, table: str) -> list[Entry]:
         """The log of ``table``, read back into typed entries (``ValueError`` for one that is
-        not JSON or not an entry: a damaged log)."""
+        not JSON or not an entry: a damaged log). An entry appended and not yet committed is
+        read too, in the transaction it opened (``_begin``)."""
+        if self._lone is not None:
+            self._begin()
         return [entry_from_dict(json.loads(r[0])) for r in self.db.execute(
             "SELECT entry FROM entries WHERE table_id = ? ORDER BY n", (table,))]
 

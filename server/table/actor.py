@@ -289,6 +289,7 @@ class Table:
                 if self.wake_at <= trio.current_time():
                     await self.progression.think()
                     await self.journal.settled()
+                    self.journal.step_begins()
                     corked, joinable = self.audience.cork(), self.joinable
                     try:
                         self.dealing.wake()
@@ -325,6 +326,7 @@ class Table:
     def _step(self, request: Request) -> None:
         """Handle one request as one step of the table: its messages leave together, once its
         entries are committed. Whatever fails in it fails this table only (``_fail``)."""
+        self.journal.step_begins()
         corked, joinable = self.audience.cork(request.peer), self.joinable
         try:
             self._handle(request)

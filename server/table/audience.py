@@ -19,7 +19,7 @@ from tongits.engine import Hand
 from tongits.engine.record import hand_record
 from tongits.engine.view import seat_legal, seat_view_dict
 from tongits.engine.wire import MoveMap, ViewMap
-from tongits.protocol import Codec, HandResult, Mode, PlayerKind, to_dict
+from tongits.protocol import HandResult, Mode, PlayerKind, to_dict
 from tongits.protocol.maps import HandResultMap, SeatMap, StateHead, StateMap
 from tongits.protocol.message_maps import HandResultMessageMap
 
@@ -161,10 +161,17 @@ class Audience:
         to_offer = None if hand.over or hand.to_act == autoplaying else hand.to_act
         frames = StateFrames(hand, self.state_head(self.shown_seats()), index, timeout,
                              to_offer, self.state.autoplayed, self._hand_cache)
-        for seat in SEATS:
-            peer = self.seat_peers[seat]
-            if peer is not None:
-                peer.send_frame(self._state_frame(peer.codec, frames, seat))
+        dealing = self.dealing
+        for seat, peer in enumerate(self.seat_peers):
+            if peer is None:
+                continue
+            # Made from the shared parts, unless the seat's connection does not play it now
+            # (``Dealing.offers``).
+            if dealing.offers(seat):
+                peer.send_frame(frames.frame(peer.codec, seat))
+            else:
+                peer.send_frame(peer.codec.encode(self.state_message(
+                    seat, frames.index, frames.seats, timeout=frames.timeout)))
         if self.spectators:
             spectated: dict[Mode | None, bytes] = {}
             for peer in self.spectators:
@@ -175,14 +182,6 @@ class Audience:
                 peer.send_frame(frame)
         if not hand.over:
             self.dealing.offered(hand.to_act)
-
-    def _state_frame(self, codec: Codec, frames: StateFrames, seat: int) -> bytes:
-        """The ``state`` frame of this change for ``seat``: made from the shared parts, unless
-        the seat's connection does not play it now (``Dealing.offers``)."""
-        if self.dealing.offers(seat):
-            return frames.frame(codec, seat)
-        return codec.encode(self.state_message(seat, frames.index, frames.seats,
-                                               timeout=frames.timeout))
 
     def state_head(self, seats: list[SeatMap]) -> StateHead:
         """What every recipient's ``state`` message of this change has alike, but the view."""

@@ -56,7 +56,7 @@ class Clock:
         by the same kind of player, runs on: a seat that drops or comes back while another is
         to act changes nothing for that turn (everyone was shown its deadline; a timer started
         again at each drop let a player who drops again and again hold the table up)."""
-        state, now = self.state, trio.current_time()
+        state = self.state
         hand = state.hand
         timer = state.timer
         if hand is None:
@@ -65,14 +65,12 @@ class Clock:
         if turn == self._timed and math.isfinite(self.turn_at):
             return
         self._timed = turn
-        if hand.over:
-            self.turn_at = now + timer if timer > 0 else math.inf
-        else:
+        if not hand.over:
             seat = state.seats[hand.to_act]
             if seat is not None and seat.is_bot:
-                self.turn_at = now + self.config.bot_delay
-            else:
-                self.turn_at = now + timer if timer > 0 else math.inf
+                self.turn_at = trio.current_time() + self.config.bot_delay
+                return
+        self.turn_at = trio.current_time() + timer if timer > 0 else math.inf
 
     def _turn(self) -> tuple[object, ...]:
         """What a timer is for: the hand and its step (or its end), and whether a bot plays

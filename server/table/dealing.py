@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from .parts import TableParts
 
 
+#: ``Dealing.watching``'s default, made once (a ``nullcontext`` holds nothing, and a move
+#: is read at every action).
+_UNWATCHED: AbstractContextManager[None] = contextlib.nullcontext()
+
 class Dealing(ABC):
     """How a table deals, and who plays its seats (the table's parts call it; it may call
     them back)."""
@@ -85,7 +89,7 @@ class Dealing(ABC):
         """Around a move asked by the connection at ``seat`` (``Progression.move_request``
         plays it): entered before the move is checked and played (raising refuses it), exited
         once it was played, or with the refusal that the move met. By default it does nothing."""
-        return contextlib.nullcontext()
+        return _UNWATCHED
 
     def join(self, peer: Peer, msg: Join) -> bool:
         """``peer`` asks to join: True if the dealing seated it; by default the table does

@@ -43,9 +43,9 @@ class HandCache:
         #: per mode and recipient: the steps the seat had played and its melds (while a secret
         #: meld is out) when its own entries were encoded, and those entries
         self._own: dict[tuple[Mode | None, int | None], tuple[int, Any, bytes]] = {}
-        #: the ``legal`` entries by mode and the ids of the engine's moves, with the list of
+        #: the ``legal`` entries by mode and the ids of the engine's moves, with the tuple of
         #: them (held, so that no other object takes their ids while the entry is kept)
-        self._legal: dict[tuple[Any, ...], tuple[list[Move], bytes]] = {}
+        self._legal: dict[tuple[Any, ...], tuple[tuple[Move, ...], bytes]] = {}
 
     def items(self, list_of: int | str | None) -> ItemCache:
         """The cache of one kind of list: a history as a seat (or None: the spectators, or
@@ -90,7 +90,7 @@ class HandCache:
         encoded whole, in one call: the discards and melds offered change with every card
         drawn, and looking up each move's own encoding cost three times as much as encoding
         them all."""
-        moves = hand.legal_moves()
+        moves = hand.legal()
         if not moves:
             return b""
         key = (codec.mode, *map(id, moves))
