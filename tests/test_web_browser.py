@@ -535,12 +535,7 @@ class TextClient:
             msg: dict[str, Any] = json.loads(self.lines.readline())
             if msg["type"] == "hand_result":
                 return
-            legal = msg.get("legal") or [] if msg["type"] == "state" else []
-            for action in ("fold", "draw", "discard"):
-                chosen = [move for move in legal if move["action"] == action]
-                if chosen:
-                    self.send({"type": "move", "move": chosen[0]})
-                    break
+            self.play_offered(msg)
 
     def play_until_match_over(self, into: list[dict[str, Any]]) -> None:
         """Play every turn offered (fold, else draw, else the first discard) and ask for the
@@ -552,12 +547,16 @@ class TextClient:
                 return
             if msg["type"] == "hand_result" and not msg.get("last"):
                 self.send({"type": "next_hand"})
-            legal = msg.get("legal") or [] if msg["type"] == "state" else []
-            for action in ("fold", "draw", "discard"):
-                chosen = [move for move in legal if move["action"] == action]
-                if chosen:
-                    self.send({"type": "move", "move": chosen[0]})
-                    break
+            self.play_offered(msg)
+
+    def play_offered(self, msg: dict[str, Any]) -> None:
+        """A ``state`` that offers moves: fold, else draw, else the first discard."""
+        legal = msg.get("legal") or [] if msg["type"] == "state" else []
+        for action in ("fold", "draw", "discard"):
+            chosen = [move for move in legal if move["action"] == action]
+            if chosen:
+                self.send({"type": "move", "move": chosen[0]})
+                return
 
 
 def test_two_pages_and_a_terminal_client_share_a_table(site: Site) -> None:
