@@ -718,3 +718,5 @@ def test_the_browser_address_is_one_to_type() -> None:
     assert browser_address("::1", 7777, True) == "https://[::1]:7777/"
     lan = lan_address() or socket.gethostname()  # (what a phone on the LAN can open)
     assert browser_address("0.0.0.0", 7777, False) == f"http://{lan}:7777/"
+    # (a listener on :: takes IPv6 alone: an IPv4 address would not reach it)
+    assert browser_address("::", 7777, False) == f"http://{socket.gethostname()}:7777/"

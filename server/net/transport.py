@@ -83,7 +83,7 @@ class TransportWrapper:
             with contextlib.suppress(OSError):  # the socket closed already: the configured one
                 host, port = stream.socket.getsockname()[:2]
         if is_wildcard(self.config.host) and (is_wildcard(host) or _is_loopback(host)):
-            host = friends_host()
+            host = friends_host(self.config.host)
         try:
             endpoint = (Endpoint.parse(self.config.public_address, port)
                         if self.config.public_address else Endpoint(host, port))

@@ -434,7 +434,7 @@ def browser_address(host: str, port: int, tls: bool) -> str:
     ``port``: for a wildcard address, the one a friend on the LAN types (``friends_host``),
     IPv6 addresses in brackets."""
     if is_wildcard(host):
-        host = friends_host()
+        host = friends_host(host)
     if ":" in host:
         host = f"[{host}]"
     return f"{'https' if tls else 'http'}://{host}:{port}/"
@@ -445,11 +445,13 @@ def is_wildcard(host: str) -> bool:
     return host in ("0.0.0.0", "::", "")
 
 
-def friends_host() -> str:
-    """How another machine on the LAN reaches this one: its LAN address (``lan_address``),
-    else its name. A phone types or taps this; most phones resolve no bare machine name, so
-    the address comes first."""
-    return lan_address() or socket.gethostname()
+def friends_host(listening: str) -> str:
+    """How another machine on the LAN reaches a server listening on every address of
+    ``listening``'s family: this machine's LAN address (``lan_address``), else its name. A
+    phone types or taps this; most phones resolve no bare machine name, so the address comes
+    first. A listener on ``::`` takes IPv6 alone (Trio sets ``IPV6_V6ONLY``): its name, then."""
+    address = lan_address() if listening != "::" else None
+    return address or socket.gethostname()
 
 
 def lan_address() -> str | None:
