@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import struct
+import sys
 import time
 
 from tongits.protocol.discovery import DISCOVERY_PORT, QUERY, ServerAnnouncement, read_answer
@@ -49,10 +50,9 @@ def broadcast_addresses() -> list[str]:
     ``255.255.255.255`` does not: a machine with no default route (a LAN without a gateway: a
     switch, a router cut off from the internet) sends that nowhere, "network is unreachable",
     and a machine on several networks sends it out of the default one only."""
-    try:
-        import fcntl
-    except ImportError:  # (Windows)
+    if not sys.platform.startswith("linux"):  # (the ioctls' numbers are Linux's)
         return []
+    import fcntl
     addresses: list[str] = []
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         for _, name in socket.if_nameindex():
