@@ -6,61 +6,42 @@ seat is called) fails here."""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 from screen_support import finished
 from tongits.client.tui.render import result_head
 from tongits.client.tui.state import LogKind, event_lines
 from tongits.engine.view import seat_view_dict
 from tongits.protocol.phrases import PHRASES
+from web_support import run_page
 
-APP_JS = Path(__file__).resolve().parent.parent / "server" / "net" / "page" / "app.js"
 NAMES = ("Ana", "Bob", "Cara")
 
-#: Loads app.js without starting it (its last line, ``start();``, opens the connection) and tells
-#: each hand of stdin as the page does: the headline and the events for the seat that played it
-#: (its own moves are "You"'s), then the events as a spectator reads them (every seat by name).
-NODE_SCRIPT = r"""
-const fs = require("fs");
-const vm = require("vm");
-const appPath = process.argv[process.argv.length - 1];
-const source = fs.readFileSync(appPath, "utf8").replace(/\nstart\(\);\s*$/, "\n");
-const store = { getItem: () => null, setItem: () => {}, removeItem: () => {} };
-const context = vm.createContext({ localStorage: store, sessionStorage: store, console });
-const page = vm.runInContext(source + "\n;({ S, handHeadline, narrate, answers });", context);
-const input = JSON.parse(fs.readFileSync(0, "utf8"));
-page.S.phrases = input.phrases;
-const told = input.hands.map((hand) => {
-  page.S.seats = hand.names.map((name, seat) => ({ seat, name }));
-  page.S.view = hand.view;
-  page.S.seat = hand.seat; page.S.spectator = false;
-  const call = hand.result.end === "call" ? page.answers(hand.view.history) : null;
-  const headline = page.handHeadline(hand.result, call);
-  const events = page.narrate(hand.view.history);
-  page.S.seat = null; page.S.spectator = true;
-  return { headline, events, watched: page.narrate(hand.view.history) };
+#: Tells each hand of ``input`` as the page does: the headline and the events for the seat that
+#: played it (its own moves are "You"'s), then the events as a spectator reads them (every seat
+#: by name).
+TELL = r"""
+S.phrases = input.phrases;
+return input.hands.map((hand) => {
+  S.seats = hand.names.map((name, seat) => ({ seat, name }));
+  S.view = hand.view;
+  S.seat = hand.seat; S.spectator = false;
+  const call = hand.result.end === "call" ? answers(hand.view.history) : null;
+  const headline = handHeadline(hand.result, call);
+  const events = narrate(hand.view.history);
+  S.seat = null; S.spectator = true;
+  return { headline, events, watched: narrate(hand.view.history) };
 });
-process.stdout.write(JSON.stringify(told));
 """
 
 
-def _page(hands: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed")
-    done = subprocess.run([node, "-e", NODE_SCRIPT, str(APP_JS)], check=True, text=True,
-                          capture_output=True, timeout=120,
-                          input=json.dumps({"phrases": dict(PHRASES), "hands": hands}))
-    told: list[dict[str, Any]] = json.loads(done.stdout)
+def _page(hands: list[dict[str, Any]], tmp: Path) -> list[dict[str, Any]]:
+    told: list[dict[str, Any]] = run_page(TELL, {"phrases": dict(PHRASES), "hands": hands}, tmp)
     return told
 
 
-def test_the_page_and_the_terminal_tell_a_hand_in_the_same_words() -> None:
+def test_the_page_and_the_terminal_tell_a_hand_in_the_same_words(tmp_path: Path) -> None:
     terminal, hands, kinds = [], [], set()
     for seed in range(80):
         state, session = finished(seed, NAMES)
@@ -77,6 +58,6 @@ def test_the_page_and_the_terminal_tell_a_hand_in_the_same_words() -> None:
         kinds.add(result.end.value + (" lost" if "challenging" in head else ""))
     assert {"tongits", "call", "call lost", "stock"} <= kinds  # every kind of headline is told
     assert any(line.startswith("You ") for hand in terminal for line in hand["events"])
-    page = _page(hands)
+    page = _page(hands, tmp_path)
     for seed, (ours, theirs) in enumerate(zip(terminal, page, strict=True)):
         assert theirs == ours, f"seed {seed}"

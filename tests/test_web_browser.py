@@ -244,9 +244,18 @@ def play_one_turn(driver: WebDriver) -> None:
         wait(driver, lambda d: "fold" not in moves(d), "the fold to go")
         return
     if "draw" in offered:
+        held = set(hand_cards(driver))
         click(driver, '#moves button[data-action="draw"]', "draw")
         wait(driver, lambda d: "draw" not in moves(d)
              and (legal_count(d) > 0 or visible(d, "result")), "the drawn card")
+        if visible(driver, "result"):
+            return
+        # the card drawn is marked in the hand and named under it
+        drawn = [c.get_attribute("data-card") or "" for c in
+                 driver.find_elements(By.CSS_SELECTOR, "#hand .card.drawn")]
+        assert drawn == list(set(hand_cards(driver)) - held)
+        assert f"You drew {Card.parse(drawn[0]).pretty()}." in \
+            driver.find_element(By.ID, "hint").text
     if visible(driver, "result"):
         return
     click(driver, "#hand .card.discardable", "a card to discard")
@@ -386,6 +395,9 @@ def test_a_reload_or_a_dropped_connection_is_back_in_the_seat(
                                              " && S.welcomed") and legal_count(d) > 0,
          "the seat once more, on a new connection")
     assert hand_cards(browser) == before
+    # the seat's own comings and goings are in the status line, not the log ("You is back")
+    seat_lines = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#log li.seat-line")]
+    assert not [line for line in seat_lines if line.startswith("You")], seat_lines
     # the token never left the page in an address
     for entry in browser_log(browser, "performance"):
         message = json.loads(entry["message"])["message"]

@@ -7,8 +7,12 @@ No test lives here; the tests (and bench/web.py) import these helpers.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import (
@@ -20,6 +24,37 @@ from wsproto.events import (
     Request,
     TextMessage,
 )
+
+APP_JS = Path(__file__).resolve().parent.parent / "server" / "net" / "page" / "app.js"
+
+#: Runs app.js in Node without starting it (its last line, ``start();``, opens the connection),
+#: then the test's script in the same scope (the page's ``S`` and functions), with the test's
+#: data as ``input``; the script's value is printed as JSON.
+_NODE_PAGE = r"""
+const fs = require("fs");
+const vm = require("vm");
+const [appPath, scriptPath] = process.argv.slice(-2);
+const source = fs.readFileSync(appPath, "utf8").replace(/\nstart\(\);\s*$/, "\n");
+const store = { getItem: () => null, setItem: () => {}, removeItem: () => {} };
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+const context = vm.createContext({ localStorage: store, sessionStorage: store, console, input });
+const script = fs.readFileSync(scriptPath, "utf8");
+const value = vm.runInContext(source + "\n;(() => {" + script + "})();", context);
+process.stdout.write(JSON.stringify(value));
+"""
+
+
+def run_page(script: str, data: Any, tmp: Path) -> Any:
+    """The value of ``script`` (a function body that ``return``s) run beside the page's own
+    JavaScript in Node, with ``data`` as ``input``; skipped where Node.js is not installed."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed")
+    path = tmp / "page-test.js"
+    path.write_text(script)
+    done = subprocess.run([node, "-e", _NODE_PAGE, str(APP_JS), str(path)], check=True,
+                          text=True, capture_output=True, timeout=120, input=json.dumps(data))
+    return json.loads(done.stdout)
 
 
 class WebSocketRefused(Exception):

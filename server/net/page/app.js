@@ -38,6 +38,7 @@ const S = {
   told: { hand: null, steps: 0 }, // the steps of the hand already in the log
   entry: null, // the table's entry in the lobby (its name, length): list_tables with `table`
   rematch: null, // after match_over: the old table and this seat's token there, for "again"
+  drawn: null, // the card this seat just drew from the stock, until its turn ends
   confirming: null, // the move or leave that waits for its confirmation
   turnWords: "", // the turn line's words, so that the live region changes only with them
   alerted: false, // whether this turn was already signalled (title, sound, notification)
@@ -233,6 +234,7 @@ const HANDLERS = {
     S.table = msg.table;
     S.seq = msg.seq;
     if (msg.hand !== undefined) S.hand = msg.hand;
+    S.drawn = justDrawn(S.view, msg.view);
     S.view = msg.view;
     S.seats = msg.seats || S.seats;
     S.legal = msg.legal || [];
@@ -272,8 +274,14 @@ const HANDLERS = {
   },
   seat_update(msg) {
     S.seats = msg.seats;
-    if (msg.change) logLine(say(`seat.${msg.change.change}`, { name: seatName(msg.change.seat) }), "seat-line");
-    else if (S.entry && S.entry.table) askTableEntry(); // a spectator came or went: who counts them
+    const change = msg.change;
+    if (!change) {
+      if (S.entry && S.entry.table) askTableEntry(); // a spectator came or went: who counts them
+    } else if (change.seat !== S.seat || S.spectator) {
+      // another seat's coming or going; this seat's own show in the connection status, as in
+      // the terminal (the phrasebook's lines name a seat: "You is back")
+      logLine(say(`seat.${change.change}`, { name: seatName(change.seat) }), "seat-line");
+    }
     render();
   },
   chat(msg) {
@@ -530,6 +538,30 @@ function narrate(history) {
   });
 }
 
+/** The card this seat drew from the stock this turn, kept while the turn lasts: the history
+ * says only that a card was drawn, so it is the one card new in the hand when the draw is the
+ * step this view adds to the one before (as the terminal finds it). */
+function justDrawn(before, view) {
+  if (S.spectator || view.to_act !== S.seat || view.phase === "over") return null;
+  const history = view.history || [];
+  const last = history[history.length - 1];
+  if (before && last && last.seat === S.seat && last.action === "draw"
+      && (before.history || []).length === history.length - 1) {
+    const added = view.hand.filter((card) => !before.hand.includes(card));
+    return added.length === 1 ? added[0] : null;
+  }
+  return S.drawn && view.hand.includes(S.drawn) ? S.drawn : null;
+}
+
+/** Why a seat that has opened has no Call now: the lay-off onto its meld that blocks it
+ * (RULES.md §5, decided by the server: ``view.blocked``), told with who laid off. */
+function blockedWords(view) {
+  const ownMelds = new Set(view.melds.filter((m) => m.owner === S.seat).map((m) => m.id));
+  const sapaw = (view.history || []).filter((s) => s.action === "sapaw" && ownMelds.has(s.meld)).pop();
+  const who = sapaw ? seatName(sapaw.seat) : "Someone";
+  return `${who} laid off onto your meld: you cannot call now.`;
+}
+
 /** Adds the steps of the view's history not yet in the log; a new hand starts with a mark. */
 function tellHistory() {
   const history = S.view.history || [];
@@ -716,6 +748,7 @@ function renderSeats() {
     if (view) {
       facts.push(plural(view.hand_sizes[seat], "card"));
       if (view.opened[seat]) facts.push("opened");
+      if (view.blocked[seat] && view.phase !== "over") facts.push(me ? "you cannot call now" : "cannot call now");
       if (view.dealer === seat) facts.push("dealer");
       if (view.caller === seat && view.phase === "answer") facts.push("called");
     }
@@ -765,7 +798,7 @@ function renderBoard() {
   melds.replaceChildren();
   discards.replaceChildren();
   if (!view) { stock.textContent = ""; return; }
-  stock.textContent = String(view.stock);
+  stock.replaceChildren(el("span", { text: String(view.stock) }), el("small", { text: "stock" }));
   stock.setAttribute("aria-label", `Stock: ${view.stock} cards`);
   const shown = view.discards.slice(-3);
   if (shown.length === 0) discards.append(el("span", { class: "muted", text: "no discard" }));
@@ -799,8 +832,10 @@ function renderHand() {
   const used = new Set(buttonMoves().flatMap(moveCards));
   for (const card of view.hand) {
     const discard = discardOf(card);
-    const marks = [discard ? "discardable" : "", used.has(card) ? "playable" : ""].filter(Boolean).join(" ");
-    const note = discard ? "tap to discard" : used.has(card) ? "used by a move below" : null;
+    const marks = [discard ? "discardable" : "", used.has(card) ? "playable" : "", card === S.drawn ? "drawn" : ""]
+      .filter(Boolean).join(" ");
+    const note = [card === S.drawn ? "just drawn" : "",
+      discard ? "tap to discard" : used.has(card) ? "used by a move below" : ""].filter(Boolean).join(", ") || null;
     const button = cardEl(card, { button: true, extra: marks, note, onclick: () => { if (discard) play(discard); else notADiscard(); } });
     button.setAttribute("aria-disabled", discard ? "false" : "true");
     hand.append(button);
@@ -847,7 +882,12 @@ function renderMoves() {
     }, first ? el("kbd", { text: key.toUpperCase(), "aria-hidden": "true" }) : null, moveLabel(move)));
   }
   const discards = S.legal.some((m) => m.action === "discard");
-  $("hint").textContent = discards ? "Tap a card to discard it" + (offered.length ? ", or play a move." : ".") : "";
+  const view = S.view;
+  const said = [];
+  if (S.drawn) said.push(`You drew ${pretty(S.drawn)}.`);
+  if (discards) said.push("Tap a card to discard it" + (offered.length ? ", or play a move." : "."));
+  else if (myTurn() && view.blocked[S.seat] && S.legal.some((m) => m.action === "draw")) said.push(blockedWords(view));
+  $("hint").textContent = said.join(" ");
 }
 
 // ----- the hand's story --------------------------------------------------------------------

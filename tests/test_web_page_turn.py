@@ -1,0 +1,83 @@
+"""What the page says on a seat's own turn, from real views of the engine run through the
+page's JavaScript in Node: the card just drawn from the stock (the history says only that a card
+was drawn), and why a seat that has opened has no Call (a lay-off onto its meld, RULES.md §5).
+A friend on a phone saw neither: the drawn card sat unmarked among twelve, and the Call button
+was simply missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine_support import states
+from tongits.engine import Action, Move
+from tongits.engine.view import seat_view_dict
+from web_support import run_page
+
+NAMES = ["Ana", "Bob", "Cara"]
+
+#: ``justDrawn`` over a seat's views in order, as the page receives them.
+FOLLOW = r"""
+S.seat = input.seat; S.spectator = false; S.drawn = null;
+let before = null;
+return input.views.map((view) => {
+  S.drawn = justDrawn(before, view);
+  before = view;
+  return S.drawn;
+});
+"""
+
+#: ``blockedWords`` for the seat's view.
+BLOCKED = r"""
+S.seats = input.names.map((name, seat) => ({ seat, name }));
+S.seat = input.seat; S.spectator = false;
+return blockedWords(input.view);
+"""
+
+
+def test_the_card_drawn_is_named_until_the_turn_ends(tmp_path: Path) -> None:
+    cases = []
+    for seed in range(40):
+        hands = states(seed)
+        for hand in hands:
+            seat = hand.to_act
+            if hand.over or Move(Action.DRAW) not in hand.legal_moves():
+                continue
+            views = [seat_view_dict(hand, seat)]
+            held = set(hand.hands[seat])
+            hand.apply(seat, Move(Action.DRAW))
+            drawn = str((set(hand.hands[seat]) - held).pop())
+            expected: list[str | None] = [None]
+            while not hand.over and hand.to_act == seat:  # melds, lay-offs, then the discard
+                views.append(seat_view_dict(hand, seat))
+                expected.append(drawn if any(str(c) == drawn for c in hand.hands[seat]) else None)
+                move = next((m for m in hand.legal_moves() if m.action is not Action.DISCARD),
+                            None) or hand.legal_moves()[0]
+                hand.apply(seat, move)
+            views.append(seat_view_dict(hand, seat))
+            expected.append(None)  # the turn is over
+            cases.append((seat, views, expected))
+            break
+    assert len(cases) >= 30
+    for seat, views, expected in cases:
+        assert run_page(FOLLOW, {"seat": seat, "views": views}, tmp_path) == expected
+
+
+def test_a_seat_blocked_by_a_lay_off_is_told_who_laid_off(tmp_path: Path) -> None:
+    told = 0
+    for seed in range(300):
+        for hand in states(seed):
+            owners = {m.id: m.owner for m in hand.melds}
+            # (seat laying off, owner of the meld) of each lay-off onto another seat's meld
+            sapaws = [(s.seat, owners[s.move.meld]) for s in hand.steps
+                      if s.move.action is Action.SAPAW and s.move.meld is not None
+                      and owners[s.move.meld] != s.seat]
+            if not hand.over and sapaws and hand.blocked_seats[sapaws[-1][1]]:
+                laid_off, seat = sapaws[-1]
+                words = run_page(BLOCKED, {"names": NAMES, "seat": seat,
+                                           "view": seat_view_dict(hand, seat)}, tmp_path)
+                assert words == f"{NAMES[laid_off]} laid off onto your meld: you cannot call now."
+                told += 1
+                break
+        if told == 5:
+            return
+    raise AssertionError(f"only {told} blocked seats in 300 random hands")
