@@ -4,7 +4,7 @@ follows when the turn comes, the end of a match and what may follow it."""
 from __future__ import annotations
 
 from tongits.client.tui.hint import choose_move
-from tongits.client.tui.render import screen_text
+from tongits.client.tui.render import result_head, screen_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import HandOver, MatchEnded, StateUpdate, TableState, Update
 from tongits.protocol.maps import StandingsMap
@@ -76,10 +76,15 @@ def test_a_match_over_shows_the_winner_and_the_final_standings() -> None:
         assert " final standings after 3 hands:" in panel
         places = [line for line in panel if line[1:3] in ("1.", "2.", "3.")]
         assert places == [" 1. Ana    +5  2 wins", " 2. Cara   +4  1 win", " 3. Bob    -9  0 wins"]
-        assert " again · ^Q quit" in panel  # no lobby: a local game
+        # the last hand, whose own result panel gave way to the match's
+        assert state.result is not None
+        won, how = result_head(state, state.result)
+        at = panel.index(f" last hand: {won.removeprefix('Hand over: ')}")
+        assert panel[at + 1] == f"   {how} · you {state.result.chips[0]:+d}"
+    assert " again · review · ^Q quit" in screen_text(state, now=0.0)  # no lobby: local
     assert state.message == "the match is over: again · ^Q quit"
     state.has_lobby = True
-    assert " again · lobby · ^Q quit" in screen_text(state, now=0.0)
+    assert " again · lobby · review · ^Q quit" in screen_text(state, now=0.0)
 
 
 def test_a_tie_at_the_top_is_said_as_a_tie() -> None:

@@ -661,8 +661,9 @@ def match_winner(state: TableState) -> str:
 
 
 def match_lines(state: TableState) -> list[Line]:
-    """The end of a match: the winner, the final standings (chips and hands won), and what
-    may follow: ``again`` (a new match with the same settings), ``lobby``."""
+    """The end of a match: the winner, the final standings (chips and hands won) and the last
+    hand; what may follow (``again``, a new match with the same settings; ``lobby``) is said
+    by the message and keys lines below."""
     hands = state.standings["hands"] if state.standings is not None else None
     rows = final_standings(state)
     column = max((len(row.name) for row in rows), default=0)
@@ -674,7 +675,22 @@ def match_lines(state: TableState) -> list[Line]:
         out.append([("class:me" if row.seat == me else "", f" {place}. {row.name:<{column}}"),
                     ("class:count", f" {row.chips:+4d}"),
                     ("class:dim", f"  {counted(row.wins, 'win')}")])
-    return [*out, [("class:turn", " " + state.after_the_match())]]
+    return [*out, *last_hand_lines(state)]  # what may follow: the message and keys lines
+
+
+def last_hand_lines(state: TableState) -> list[Line]:
+    """The match's last hand under the standings (the hand's own result panel gives way to the
+    match's): who won it, then how and the reader's chips in it, in lines as narrow as the
+    standings' so that the log beside keeps its width."""
+    result, view = state.result, state.view
+    if result is None:
+        return []
+    won, how = result_head(state, result)
+    said = [how] if how else []
+    if view is not None and view.seat is not None:
+        said.append(f"you {result.chips[view.seat]:+d}")
+    return [[("class:dim", " last hand: "), ("", won.removeprefix("Hand over: "))],  # as the page
+            *([[("", "   " + " · ".join(said))]] if said else [])]
 
 
 def result_lines(state: TableState) -> list[Line]:
