@@ -472,7 +472,15 @@ def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
             "Waiting for 1 player: share this link")
         host.find_element(By.ID, "invite-copy").click()
         wait(host, lambda d: d.find_element(By.ID, "copied").text, "Copy says what it did")
-        sit_down(friend, site, "Ivo", path=link.removeprefix(site.url))
+        # a link cut short in a chat, then one whose table has closed: said in words
+        path = link.removeprefix(site.url)
+        sit_down(friend, site, "Ivo", path=path[:-3])
+        wait(friend, lambda d: visible(d, "lobby") and "code is wrong" in
+             d.find_element(By.ID, "notice").text, "a wrong code said")
+        friend.get(site.url + "/t/t999?code=abcdefghij")
+        wait(friend, lambda d: visible(d, "lobby") and "table is closed" in
+             d.find_element(By.ID, "notice").text, "a closed table said")
+        friend.get(site.url + path)
         wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),
              "a seat at the invited table")
         assert "Hana" in friend.find_element(By.ID, "seats").text

@@ -19,6 +19,11 @@ const TITLE = "Tongits";
 // The key of each kind of move: the same key always means the same kind (a letter, so that
 // no number means "draw" on one turn and "call" on the next).
 const MOVE_KEYS = { draw: "d", pick: "p", meld: "m", secret: "s", sapaw: "l", call: "c", challenge: "x", fold: "f" };
+// What a refused invite link means to the friend who tapped it, by error code.
+const INVITE_REFUSED = {
+  no_such_table: "This invite's table is closed: its match is over, or everyone left. Open a new table below, or ask for a new link.",
+  bad_join_code: "This invite link's code is wrong: ask for the link again, whole.",
+};
 // The order of the moves' buttons, by kind.
 const MOVE_ORDER = ["draw", "pick", "meld", "secret", "sapaw", "call", "challenge", "fold"];
 
@@ -362,7 +367,11 @@ function enterLobbyOrInvite() {
       }
       history.replaceState(null, "", "/");
       show("lobby");
-      return false;
+      // a link tapped again after its match ended (the table closes then), or mistyped: say
+      // what the link was for instead of the server's words for a table id
+      const said = INVITE_REFUSED[reply.code];
+      if (said) notice(said);
+      return Boolean(said);
     });
     return;
   }
