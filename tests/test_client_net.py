@@ -549,6 +549,44 @@ def test_an_invite_to_a_table_that_refuses_it_ends_the_session(
         assert seen["message"] == "wrong or missing join code: join INVITE-LINK or join TABLE CODE"
 
 
+def test_an_invite_link_to_a_closed_table_opens_the_lobby() -> None:
+    """``tongits connect LINK`` with the link of a match that has ended (its table closed with
+    it), as a friend pastes it again the next evening: said in words, then the server's lobby
+    on the same connection, the program running, where the friend types ``create``; no
+    screen of a session that ended ("disconnected: no_such_table")."""
+    seen: dict[str, Any] = {}
+    embedded = EmbeddedServer()
+
+    async def main() -> None:
+        from tongits.client.tui.dial import Target
+        from tongits.client.tui.lobby import connect_session
+        from tongits.client.tui.net import INVITE_CLOSED
+
+        with create_pipe_input() as pipe:
+            session = connect_session(Target.parse("tongits://127.0.0.1:7790/t/t7?code=abc"),
+                                      "Ivo", None)
+            session.options = replace(session.options, prelude=embedded, seats=None,
+                                      record_dir=None)
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                                 lobby=session.options.lobby)  # type: ignore[arg-type]
+            task = asyncio.create_task(screen.run())
+            state = screen.state
+            try:
+                await settle(lambda: state.lobby is not None)
+                seen["message"], seen["banner"] = state.message, state.banner
+                seen["said"] = INVITE_CLOSED
+                await type_line(screen, pipe, "create again bots 2",
+                                lambda: state.view is not None)
+                seen["table"] = state.table_name
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    asyncio.run(main())
+    assert seen["message"] == seen["said"] and seen["banner"] is None
+    assert seen["table"] == "again"
+
+
 async def test_a_wrong_password_ends_the_session_at_the_first_refusal() -> None:
     """``bad_password`` is final (``net.FINAL``): the same password gets the same answer, so
     the session says so and stops, rather than knocking again under "reconnecting"."""

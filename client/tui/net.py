@@ -91,6 +91,10 @@ JOIN_REFUSED = frozenset({
     ErrorCode.BAD_OPTIONS,
 })
 
+#: Said when an invite link's table is gone (it closes when its match ends): the lobby follows.
+INVITE_CLOSED = ("the invite's table is closed (its match is over, or everyone left): "
+                 "create a table or join one")
+
 #: Why a connection ended when the server's certificate is not trusted (``TrustError``): no
 #: error code, since the server never got to say anything; final too.
 UNTRUSTED_REASON = "untrusted certificate"
@@ -370,7 +374,7 @@ class NetSession:
             ) as conn:
                 resumed = self.token is not None
                 if not resumed:
-                    await self._sit_down(conn)
+                    await self._first_seat(conn)
                 self.table = conn.table or self.table
                 self._save_seat()
                 self.sink(ConnectionChanged(LinkStatus.CONNECTED))
@@ -387,6 +391,23 @@ class NetSession:
             TrustError,
         ) as error:
             return self._reason(error)
+
+    async def _first_seat(self, conn: Connection) -> None:
+        """The session's first step (``join``); an invite link's table that refuses it (closed
+        since its match ended, full, a code cut short) is said, and the lobby follows on the
+        same connection, where the player can open a table or join another, instead of a
+        screen whose session ended."""
+        try:
+            await self._sit_down(conn)
+        except ServerError as error:
+            lobby = self.options.lobby
+            if lobby is None or self.options.join is lobby or error.code not in JOIN_REFUSED:
+                raise
+            if error.code == ErrorCode.NO_SUCH_TABLE:
+                self.sink(Notice(INVITE_CLOSED))
+            else:
+                self.sink(ServerRefused(error.code, error.message))
+            await self._sit_down(conn, lobby)
 
     async def _sit_down(self, conn: Connection, step: JoinStep | None = None) -> None:
         """A first connection: ``join`` (or, for a spectator coming back, watch again); or,
