@@ -480,7 +480,13 @@ def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
         friend.get(site.url + "/t/t999?code=abcdefghij")
         wait(friend, lambda d: visible(d, "lobby") and "table is closed" in
              d.find_element(By.ID, "notice").text, "a closed table said")
-        friend.get(site.url + path)
+        # a table opened from the lobby then: the lobby's word does not follow to it
+        click(friend, "#create-form button[type=submit]", "Open table")
+        wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),
+             "a seat at the friend's own table")
+        assert not visible(friend, "notice")
+        friend.execute_script("localStorage.clear()")  # a new phone, then the right link
+        sit_down(friend, site, "Ivo", path=path)
         wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),
              "a seat at the invited table")
         assert "Hana" in friend.find_element(By.ID, "seats").text

@@ -485,10 +485,10 @@ function renderTables(tables) {
       `${table.started ? ", playing" : ""}${table.private ? ", private" : ""}`;
     const actions = el("span", { class: "actions" });
     if (!table.started && table.players < 3 && !table.private) {
-      actions.append(el("button", { type: "button", onclick: () => { S.tableName = table.name; send({ type: "join", table: table.table }); } }, "Join"));
+      actions.append(el("button", { type: "button", onclick: () => fromLobby(table.name, { type: "join", table: table.table }) }, "Join"));
     }
     if (!table.private) {
-      actions.append(el("button", { type: "button", class: "quiet", onclick: () => { S.tableName = table.name; send({ type: "spectate", table: table.table }); } }, "Watch"));
+      actions.append(el("button", { type: "button", class: "quiet", onclick: () => fromLobby(table.name, { type: "spectate", table: table.table }) }, "Watch"));
     }
     list.append(el("li", { "data-table": table.table },
       el("span", { class: "name", text: table.name }), el("span", { class: "muted", text: facts }), actions));
@@ -1094,6 +1094,14 @@ function resetTable() {
   try { sessionStorage.removeItem(LOG_KEY); } catch { /* nothing kept */ }
 }
 
+/** A table chosen in the lobby (join, watch, open): what the lobby said before (a closed
+ * invite's table, a refusal) is answered, so it does not follow the player to the table. */
+function fromLobby(name, msg) {
+  S.tableName = name;
+  notice("");
+  send(msg);
+}
+
 function backToLobby() {
   resetTable();
   history.replaceState(null, "", "/");
@@ -1137,8 +1145,7 @@ function wire() {
     if ($("create-private").checked) msg.private = true;
     const options = chosenOptions();
     if (Object.keys(options).length) msg.options = options;
-    S.tableName = msg.name;
-    send(msg);
+    fromLobby(msg.name, msg);
   });
   $("chat-form").addEventListener("submit", (event) => {
     event.preventDefault();
