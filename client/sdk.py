@@ -39,8 +39,8 @@ What the SDK does for the policy:
   it received, and carries on. The server keeps the seat for its grace period (60 s by
   default), then lets a server bot stand in and hands the seat back when the bot returns; the
   resumed ``state`` brings the seat's whole view, and a ``hand_result`` missed meanwhile is sent
-  again (and counted). A seat is lost for good only when its table closed: nobody was connected
-  to the table and no seat's grace period was still running.
+  again (and counted); a table whose every player is away waits for them. A seat is lost for
+  good only when its table closed meanwhile: its host closed it, or a full server made room.
 
 Logging goes to the ``tongits.sdk`` logger: one INFO line per hand, WARNING for fallbacks and
 reconnections.
@@ -317,8 +317,7 @@ class Bot:
     def _refusal(self, exc: ServerError) -> str:
         if self._token is not None and exc.code == ErrorCode.BAD_TOKEN:
             return ("cannot resume: the seat's token is no longer valid (the table closed "
-                    "while the bot was away: nobody else was connected and the server's "
-                    "grace period ran out)")
+                    "while the bot was away: its host closed it, or a full server made room)")
         return f"the server refused: {exc}"
 
     async def _session(self) -> None:

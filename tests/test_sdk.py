@@ -223,19 +223,23 @@ async def test_a_stand_in_finishes_the_hand_and_gives_the_seat_back(
     assert kinds.count("back") == 1 and kinds.index("stand_in") < kinds.index("back")
 
 
-async def test_a_lone_bot_cannot_resume_a_closed_table() -> None:
-    """With no grace period and nobody else connected the server closes the table when the bot
-    drops; the SDK says so instead of retrying for ever."""
+async def test_a_lone_bot_cannot_resume_a_table_closed_while_it_was_away() -> None:
+    """The host closes the table while the bot is away (a lone bot's table waits for it
+    otherwise): its token is refused, and the SDK says so instead of retrying for ever."""
+    from tongits.server.admin import answer
+
     with trio.fail_after(TIME_CAP):
         async with tcp_server(grace=0.0) as (server, port):
 
             async def policy(view: SeatView) -> Move:
+                (table,) = server.lobby.tables
                 await drop(server, "alone")
+                await answer(server, {"command": "close", "table": table})
                 return view.legal[0]
 
-            with pytest.raises(BotError, match="table closed"):
+            with pytest.raises(BotError, match="table closed while the bot was away"):
                 await play_bot(policy, port=port, name="alone", create=True, bots=2, timer=0,
-                               retry_delays=(0.01, 0.01))
+                               retry_delays=(0.3, 0.3))
 
 
 async def test_seating_errors_are_bot_errors() -> None:

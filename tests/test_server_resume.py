@@ -3,6 +3,7 @@ restart from the journal. All on the virtual clock."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
@@ -77,6 +78,39 @@ async def test_table_closes_when_the_grace_period_ends_with_nobody_back(
             except* ServerError as group:
                 codes = [e.code for e in group.exceptions if isinstance(e, ServerError)]
             assert codes == ["bad_token"]
+
+
+@capped
+async def test_a_table_waits_for_its_last_human_away_past_the_grace_period(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A phone friend alone with two bots locks the screen for an hour: once the grace period
+    is over a bot stands in, and the table waits (no move, no deal, no timer) instead of
+    closing, as it did, with her match; she comes back with her token and plays on from
+    where the table stopped."""
+    async with memory_server(bot_delay=1.0, grace=60.0) as (server, connect):
+        async with connect("Ana") as ana:
+            joined = await ana.create_table("Phone", bots=2, timer=30)
+            token = ana.token
+            assert token is not None
+            await my_turn(ana)
+        table = server.lobby.tables[joined.table]
+        await trio.sleep(90)  # the grace period is over: a stand-in has the seat
+        state = table.state
+        assert state.hand is not None and state.seats[0] is not None
+        assert state.seats[0].stand_in
+        steps, hand = len(state.hand.steps), state.hand
+        await trio.sleep(3600)
+        assert table.clock.turn_at == math.inf  # no timer runs while the table waits
+        assert state.hand is hand and len(hand.steps) == steps  # and nothing moved
+        async with connect("Sam") as sam:
+            (entry,) = await sam.list_tables()  # still listed, an hour on
+            assert entry["table"] == joined.table and entry["seats"][0]["stand_in"]
+        async with connect("Ana", token=token) as back:
+            resumed = await next_of(back, State)
+            assert back.seat == 0 and len(resumed.view["history"]) == steps
+            if not resumed.legal:  # a bot to act: the table plays on
+                await next_of(back, State, lambda s: len(s.view["history"]) > steps)
 
 
 @capped

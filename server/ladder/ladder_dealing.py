@@ -50,6 +50,9 @@ class LadderDealing(MatchDealing):
 
     table: LadderHost
 
+    #: a rated match does not wait: an account away too long forfeits, a bot plays its seat
+    waits = False
+
     def __init__(self, parts: TableParts, table: LadderHost, ladder: Ladder) -> None:
         super().__init__(parts, table)
         self.ladder = ladder

@@ -143,6 +143,7 @@ class Table:
                                 Clock(state, config), {}, set())
         self.clock: Clock = self.parts.clock
         self.dealing: Dealing = dealing(self.parts, self)
+        self.clock.paused = self.dealing.paused
         self.audience: Audience = Audience(self.id, state, self.clock, self.dealing)
         self.seating: Seating = Seating(self, self.parts, self.audience, self.dealing,
                                         config.bot_policy)

@@ -8,6 +8,7 @@ human's grace period ends. What the table does then is ``Progression.wake``'s.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import trio
@@ -21,10 +22,13 @@ class Clock:
     """The timers of one table: the turn (or bot, or deal) timer ``turn_at`` and the grace
     periods of disconnected humans ``away_until``, in ``trio.current_time()`` seconds."""
 
-    __slots__ = ("state", "config", "turn_at", "away_until", "autoplaying", "_timed")
+    __slots__ = ("state", "config", "paused", "turn_at", "away_until", "autoplaying", "_timed")
 
-    def __init__(self, state: TableLogState, config: ServerConfig) -> None:
+    def __init__(self, state: TableLogState, config: ServerConfig,
+                 paused: Callable[[], bool] = lambda: False) -> None:
         self.state, self.config = state, config
+        #: whether the table waits for its players (``Dealing.paused``): nothing is timed
+        self.paused = paused
         self.turn_at = math.inf
         #: the turn ``turn_at`` times (``_turn``): a timer running for it is not started again
         self._timed: tuple[object, ...] | None = None
@@ -60,6 +64,9 @@ class Clock:
         hand = state.hand
         timer = state.timer
         if hand is None:
+            return
+        if self.paused():
+            self.turn_at, self._timed = math.inf, None
             return
         turn = self._turn()
         if turn == self._timed and math.isfinite(self.turn_at):

@@ -60,6 +60,11 @@ class Dealing(ABC):
     def wake(self) -> None:
         """The table's clock ran out (``Clock.wake_at``)."""
 
+    def paused(self) -> bool:
+        """Whether the table waits for its players: no move is made, no timer runs (the grace
+        periods of disconnected humans but run out). By default never."""
+        return False
+
     @abstractmethod
     def timed_out(self, seat: int) -> None:
         """The human of ``seat`` let its turn run out."""
@@ -156,9 +161,21 @@ class MatchHost(Protocol):
 class MatchDealing(Dealing):
     """A lobby table's ``Dealing``: hands are dealt from the match's seed when every
     connected human asked for the next one (or the turn timer runs out), every seat is played
-    by whoever sits in it, and the table closes once nobody is at it."""
+    by whoever sits in it, and the table closes once nobody is at it and no human may come
+    back to it.
+
+    Once every human who may come back has been away longer than the grace period (a phone
+    that locked its screen, a router restarting, all the friends at once) and nobody watches,
+    the table waits for them (``paused``): its bots and stand-ins make no move and no timer
+    runs, so that the match is neither played out by bots nor closed under a player who comes
+    back in five minutes.
+    ``waits`` False (the ladder: an account away too long forfeits, and its rated match plays
+    on) keeps the table playing."""
 
     __slots__ = ("parts", "table")
+
+    #: whether the table waits for humans who are away (``paused``) rather than playing on
+    waits = True
 
     def __init__(self, parts: TableParts, table: MatchHost) -> None:
         self.parts = parts
@@ -179,8 +196,21 @@ class MatchDealing(Dealing):
 
     def deserted(self) -> bool:
         """A table closes once no human is connected to a seat, nobody watches, and no seat
-        waits for its human within the grace period."""
-        return self.table.audience.empty() and not self.parts.clock.away_until
+        waits for its human: within the grace period, or (``waits``) for as long as the seat's
+        token may bring its human back (a stand-in plays it meanwhile)."""
+        return (self.table.audience.empty() and not self.parts.clock.away_until
+                and not (self.waits and self._returnable()))
+
+    def paused(self) -> bool:
+        """Nobody is at the table (no human connected to a seat, nobody watching: a spectator
+        sees the match play on), every human away has run out of grace (the table plays on
+        meanwhile, an away human's turns on the timer), and one may come back (``waits``)."""
+        return (self.waits and self.table.audience.empty() and not self.parts.clock.away_until
+                and self._returnable())
+
+    def _returnable(self) -> bool:
+        """Some seat's human may come back with its token (away, or a stand-in plays it)."""
+        return any(seat is not None and seat.token_hash for seat in self.parts.state.seats)
 
     def wake(self) -> None:
         self.table.progression.wake()

@@ -237,14 +237,13 @@ class Seating:
         if info.stand_in:
             self.parts.policies.pop(seat, None)
             self.parts.ledger.commit(BackEntry(seat))
-            hand = state.hand
-            if hand is not None and not hand.over and hand.to_act == seat:
-                # The stand-in was about to play: the turn is the human's now, on the timer.
-                # Another seat's turn keeps its deadline (the others' screens count it down).
-                self.parts.clock.schedule()
         elif old is not None and old is not peer:
             change = SeatChange.REPLACED
         self.attach(peer, seat, token)
+        # A stand-in about to play: the turn is the human's now, on the timer; a table that
+        # waited for its players (``Dealing.paused``) plays on. Another seat's turn keeps its
+        # deadline (the others' screens count it down).
+        self.parts.clock.schedule()
         peer.send(to_dict(Joined(table=table.id, seat=seat, token=token, spectator=False)))
         log.info("table %s: %r resumes seat %d", table.id, peer, seat)
         seats = self.audience.seats_info()
@@ -302,8 +301,7 @@ class Seating:
         self.changed(seat, change)
         if self.parts.state.hand_over:
             self.dealing.deal_if_ready()
-        else:
-            self.parts.clock.schedule()
+        self.parts.clock.schedule()  # the last human gone: the table waits (Dealing.paused)
 
     def stand_in(self, seat: int, *, returnable: bool = False) -> None:
         """A server bot plays ``seat`` from now on (until its human resumes it, if
