@@ -209,6 +209,17 @@ class Lobby:
             raise ProtocolError(ErrorCode.TOO_MANY_TABLES,
                                 f"your network ({network}) has {limit} open tables already")
 
+    def own_waiting(self, quota: str | None) -> Table | None:
+        """If the address ``quota`` holds its share of open tables (``max_tables_per_address``):
+        the one of them that waits longest for players who are all away (``Dealing.paused``).
+        A waiting table lasts until its players come back, so a player who abandons tables
+        (a browser closed, a new phone) would otherwise be refused new ones for good."""
+        if quota is None or self._per_address[quota] < self.config.max_tables_per_address:
+            return None
+        waiting = [t for t in self.tables.values()
+                   if not t.closed and t.quota == quota and t.dealing.paused()]
+        return min(waiting, key=lambda t: (t.played_at, t.number), default=None)
+
     def idlest(self) -> Table | None:
         """The open table where no human has moved for longest, if that is ``evict_idle``
         seconds or more (None: every table is in play, or eviction is off). A table's
@@ -231,7 +242,17 @@ class Lobby:
         """Before ``create``: refuse a request ``create`` would refuse for its address's share
         or its fields; on a full server, close the table idle longest (``idlest``) to make room,
         everyone at it told ``closed_by_host`` and why. Without such a table ``create``
-        refuses. ``msg`` None: a rematch, whose settings were already accepted once."""
+        refuses. ``msg`` None: a rematch, whose settings were already accepted once. An address
+        at its share first gets its own table that waits for players all away
+        (``own_waiting``) closed: it gives way to the new one."""
+        waiting = self.own_waiting(quota)
+        if waiting is not None:
+            log.info("table %s closed to make room for a new table of its creator's address: "
+                     "its players were all away", waiting.id)
+            await waiting.call(None, HostClose(
+                f"table {waiting.id} was closed for a new table of its creator's address: "
+                f"its players were all away"))
+            self.table_closed(waiting)
         self.check_quota(quota)
         if self._room_refusal(quota) is None:
             return

@@ -50,6 +50,28 @@ async def test_one_address_cannot_fill_the_server_with_abandoned_tables(
 
 
 @capped
+async def test_an_address_at_its_share_gets_its_own_waiting_table_closed_for_a_new_one(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A match whose players are all away waits for them; an address that abandoned as many
+    as its share (a phone's browser closed each time) is not refused a new table for good:
+    its waiting table gives way."""
+    async with memory_server(max_tables_per_address=1, grace=60.0) as (server, connect):
+        async with connect("Ana", address="10.0.0.1:1") as ana:
+            first = await ana.create_table("First", bots=2, timer=0)
+            token = ana.token
+        await trio.sleep(120)  # past the grace period: the table waits for Ana
+        assert first.table in server.lobby.tables
+        async with connect("Ana", address="10.0.0.1:2") as again:
+            second = await again.create_table("Second", bots=2, timer=0)
+        assert list(server.lobby.tables) == [second.table]
+        with pytest.raises(ServerError) as gone:
+            async with connect("Ana", address="10.0.0.1:3", token=token):
+                pass
+        assert gone.value.code == "bad_token"
+
+
+@capped
 async def test_a_table_with_a_match_keeps_the_long_grace(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
