@@ -114,6 +114,30 @@ async def test_a_table_waits_for_its_last_human_away_past_the_grace_period(
 
 
 @capped
+async def test_a_stand_ins_moves_are_marked_as_the_servers(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Back after a stand-in played for her, Ana's log said "You discarded 5♣": a move she never
+    made. A stand-in for a human who may come back plays marked ``timeout`` (the server
+    played it), as a timed-out turn is; a server bot's own moves are not marked."""
+    async with memory_server(bot_delay=1.0, grace=5.0) as (_server, connect):
+        async with connect("Ana") as ana:
+            joined = await ana.create_table("Away", bots=2, timer=0)
+            token = ana.token
+        async with connect("Sam") as sam:
+            await sam.spectate(joined.table)  # someone at the table: it plays on
+            played = await next_of(sam, State, lambda s: bool(s.event and s.event["seat"] == 0))
+            assert played.event is not None and played.event.get("timeout") is True
+            bots = [step for step in played.view["history"] if step["seat"] != 0]
+            assert not any(step.get("timeout") for step in bots)
+            async with connect("Ana", token=token) as back:
+                state = await next_of(back, State)
+                assert [step.get("timeout") for step in state.view["history"]
+                        if step["seat"] == 0] == [True] * sum(
+                            step["seat"] == 0 for step in state.view["history"])
+
+
+@capped
 async def test_turn_timer_runs_while_away(autojump_clock: trio.testing.MockClock) -> None:
     async with memory_server(bot_delay=1.0, grace=600.0) as (_server, connect):
         async with connect("Ana") as ana:

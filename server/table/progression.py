@@ -243,10 +243,14 @@ class Progression:
 
     def bot_move(self, seat: int) -> None:
         """The bot of ``seat`` plays (its move decided in ``think``, or now); a bot that fails
-        or moves illegally is played for."""
+        or moves illegally is played for. A stand-in for a human who may come back plays
+        marked as the server's (``timeout``, as a timed-out turn): back, the human reads "You
+        discarded 5♣ (time ran out: played by the server)", not a move they never made."""
         parts = self.parts
         hand = parts.state.hand
         assert hand is not None
+        info = parts.state.seats[seat]
+        away = info is not None and info.stand_in and info.token_hash is not None
         view = seat_view(hand, seat)
         decided, self._decided = self._decided, None
         if decided is not None and decided[:2] == (seat, len(hand.steps)):
@@ -260,11 +264,11 @@ class Progression:
         else:
             move = decision
         try:
-            self.play(seat, move)
+            self.play(seat, move, timeout=away)
         except IllegalMove:
             log.exception("table %s: bot in seat %d moved illegally; playing for it", parts.id,
                           seat)
-            self.play(seat, bots.autoplay(view))
+            self.play(seat, bots.autoplay(view), timeout=away)
 
     def autoplay(self, seat: int) -> None:
         """Play for a human whose turn timed out: fold a call; draw, then let ``autoplay``
