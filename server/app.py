@@ -40,6 +40,7 @@ from .net.transport import TransportWrapper
 from .net.web import browser_address
 from .routes import Router
 from .storage.journal import Journal, NullJournal
+from .table import bots
 
 log = logging.getLogger("tongits.server")
 
@@ -94,6 +95,7 @@ class Server:
     ) -> None:
         """Run until cancelled or ``shutdown``; ``task_status`` gets the listeners."""
         with self._cancel:
+            bots.warm()  # before any table: a first expert bot would stall the others
             async with trio.open_nursery() as tables:
                 self.lobby.bind(tables)
                 tables.start_soon(self._stop_if_the_journal_fails)

@@ -59,3 +59,23 @@ async def test_other_tables_play_on_while_an_expert_seat_thinks(
 
             release.set()  # the slow table plays its hand out, every decision in a thread
         assert on_loop and not any(on_loop)
+
+
+async def test_slow_bots_are_built_once_before_the_server_serves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The expert deals its rollouts' tables in its first construction in a process (~0.1-0.2 s
+    of CPU): made on the event loop by the first table seating one, it held every other table
+    up. The server builds one of each slow policy before it serves anyone."""
+    built: list[str] = []
+
+    def counting(name: str, seed: Any = None) -> bots.Policy:
+        built.append(name)
+        return get_policy(name, seed=seed)
+
+    monkeypatch.setattr(bots, "get_policy", counting)
+    with trio.fail_after(TIME_CAP):
+        async with memory_server() as (_server, connect), connect("Ana") as ana:
+            assert sorted(built) == sorted(bots.SLOW_POLICIES)  # before the first request
+            await ana.create_table("Warm", bots=2, timer=0)
+            await my_turn(ana)

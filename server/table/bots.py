@@ -31,6 +31,14 @@ def make_policy(name: str | None, seed: int | None = None) -> Policy:
     return get_policy(name or DEFAULT_POLICY, seed=seed)
 
 
+def warm() -> None:
+    """Build a bot of each slow policy once, before the server serves anyone: the expert deals
+    its rollouts' tables in its first construction in a process (about 0.2 s of CPU), which
+    on the event loop held every table up while the first table seating one was made."""
+    for name in SLOW_POLICIES:
+        get_policy(name)
+
+
 def is_slow(name: str | None) -> bool:
     """Whether the policy ``name`` decides in a worker thread (``SLOW_POLICIES``)."""
     return (name or DEFAULT_POLICY) in SLOW_POLICIES
