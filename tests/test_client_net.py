@@ -558,17 +558,11 @@ def test_an_invite_link_to_a_closed_table_opens_the_lobby() -> None:
     embedded = EmbeddedServer()
 
     async def main() -> None:
-        from tongits.client.tui.dial import Target
-        from tongits.client.tui.lobby import connect_session
         from tongits.client.tui.net import INVITE_CLOSED
 
         with create_pipe_input() as pipe:
-            session = connect_session(Target.parse("tongits://127.0.0.1:7790/t/t7?code=abc"),
-                                      "Ivo", None)
-            session.options = replace(session.options, prelude=embedded, seats=None,
-                                      record_dir=None)
-            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
-                                 lobby=session.options.lobby)  # type: ignore[arg-type]
+            screen = connect_screen("tongits://127.0.0.1:7790/t/t7?code=abc", "Ivo", pipe,
+                                    embedded, None)
             task = asyncio.create_task(screen.run())
             state = screen.state
             try:
@@ -648,6 +642,20 @@ def test_the_owner_of_a_full_table_that_waits_for_start_types_start() -> None:
     assert seen["dealt_alone"] is False and seen["dealt"] is True
 
 
+def connect_screen(link: str, name: str, pipe: PipeInput, embedded: EmbeddedServer,
+                   record_dir: Path | None) -> TableScreen:
+    """The screen of ``tongits connect LINK --name NAME`` as the command makes it, on the
+    embedded server and keeping no seat file; the hands' records go to ``record_dir``."""
+    from tongits.client.tui.dial import Target
+    from tongits.client.tui.lobby import connect_session
+
+    session = connect_session(Target.parse(link), name, None)
+    session.options = replace(session.options, prelude=embedded, seats=None,
+                              record_dir=record_dir)
+    return TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                       lobby=session.options.lobby)  # type: ignore[arg-type]
+
+
 async def type_line(screen: TableScreen, pipe: PipeInput, line: str,
                     until: Callable[[], bool]) -> str:
     """Type ``line`` and Enter; the screen once ``until()`` holds."""
@@ -672,15 +680,10 @@ def test_a_match_ends_with_standings_then_again_then_the_lobby_and_leave(
         from tongits.client.tui.dial import Target
         from tongits.client.tui.lobby import connect_session
 
+        record_dir = connect_session(Target.parse("127.0.0.1:7790"), "Ana", None).options.record_dir
+        assert record_dir is not None and record_dir.name == "hands"  # the command's own
         with create_pipe_input() as pipe:
-            # As `tongits connect` makes it, on the embedded server and keeping no seat file.
-            session = connect_session(Target.parse("127.0.0.1:7790"), "Ana", None)
-            record_dir = session.options.record_dir
-            assert record_dir is not None and record_dir.name == "hands"
-            session.options = replace(session.options, prelude=embedded, seats=None,
-                                      record_dir=tmp_path)
-            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
-                                 lobby=session.options.lobby)  # type: ignore[arg-type]
+            screen = connect_screen("127.0.0.1:7790", "Ana", pipe, embedded, tmp_path)
             task = asyncio.create_task(screen.run())
             state = screen.state
             try:
