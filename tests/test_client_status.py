@@ -16,6 +16,7 @@ from tongits.client.tui.state import (
     _APPLY,
     ConnectionChanged,
     LinkStatus,
+    Notice,
     ServerRefused,
     StateUpdate,
     TableState,
@@ -225,3 +226,19 @@ def test_a_not_your_turn_refusal_goes_when_the_turn_comes() -> None:
         state.apply(update, now=0.0)
     assert state.view is not None and state.view.to_act == 0
     assert state.message == "" and not state.message_is_error
+
+
+def test_a_notice_is_read_once_on_screen() -> None:
+    """A notice goes to the log and to the message line under it: back from a saved seat, the
+    screen read "back in your seat at t1" twice in a row. Said once, with the legal moves under
+    it; a notice the log cannot show whole right above (a result beside it) keeps its line."""
+    session = FakeSession(seed=3, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    session.start(state.apply)
+    assert state.view is not None and state.view.legal  # Ana's turn, mid-hand
+    state.apply(Notice("back in your seat at t1", this_hand=True))
+    text = screen_text(state, now=0.0)
+    assert text.count("back in your seat at t1") == 1
+    assert "\n legal: " in text
+    state.log_scroll = 1  # the log scrolled up: the notice is not in view there
+    assert " back in your seat at t1" in screen_text(state, now=0.0).split("\n")[-2]
