@@ -87,22 +87,21 @@ def strong_variant(args: argparse.Namespace) -> int:
 
 def expert_variant(overrides: list[str], budget: int | None = None) -> ExpertParams:
     """``ExpertParams`` with each ``NAME=VALUE`` of ``overrides`` (``inference.NAME`` for the
-    inference's, ``default.NAME`` for the ``StrongParams`` of its default move), and
-    ``budget`` if given."""
+    inference's), and ``budget`` if given."""
     params = ExpertParams() if budget is None else ExpertParams(budget=budget)
     for item in overrides:
         key, _, raw = item.partition("=")
         head, _, tail = key.partition(".")
-        nested = head in ("inference", "default") and tail
-        target = getattr(params, head) if nested else params
-        name = tail if nested else key
-        if name not in {f.name for f in dataclasses.fields(target)}:
+        target = params.inference if tail else params
+        name = tail or head
+        known = {f.name for f in dataclasses.fields(target)}
+        if name not in known or (tail and head != "inference"):
             raise SystemExit(f"unknown expert parameter {key!r}")
-        value = json.loads(raw)
-        if nested:
-            value = dataclasses.replace(target, **{name: value})
-            name = head
-        params = dataclasses.replace(params, **{name: value})
+        if tail:
+            params = dataclasses.replace(
+                params, inference=dataclasses.replace(params.inference, **{name: json.loads(raw)}))
+        else:
+            params = dataclasses.replace(params, **{name: json.loads(raw)})
     return params
 
 

@@ -57,17 +57,10 @@ from ..view import SeatView
 from .common import Choice, position_key
 from .doubt import Doubt, doubt_of
 from .rollout import imagine_counts, plan, play_out, rollout_move
-from .strong import StrongParams, StrongPolicy
+from .strong import StrongPolicy
 from .worlds import InferenceParams, WorldMaker
 
 DEFAULT_BUDGET = 96
-
-DEFAULT_MOVE = StrongParams(call_max_count=99, call_min_win=0.55)
-"""The ``strong`` bot whose move is the expert's default: it calls at any count (99: no
-cap), when in 55 % of the ways the opened seats' hands may lie none counts as low, where
-``strong`` calls at 25 or less and 45 %. The table reads a caller as counting 10 or less, so
-a call on a high count that the others' hand sizes say they cannot beat is seldom challenged:
-this rule won 0.16 chips a hand from two ``strong`` bots (6,000 duplicate hands, seed t1)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +73,6 @@ class ExpertParams:
     switch_kinds: bool = False  # may the search trade strong's meld, lay-off or discard for
     # a move of another kind of these (see ``_guarded``)
     inference: InferenceParams = field(default_factory=InferenceParams)
-    default: StrongParams = DEFAULT_MOVE  # the knobs of the bot whose move is the default
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +278,7 @@ def search(view: SeatView, params: ExpertParams) -> Searched:
     answerers = [s for s in range(3) if s != view.seat and view.opened[s]]
     doubt = doubt_of(view, params.inference) if CALL in view.legal and answerers else None
     found = Search(view, world_rng(view), params.inference, doubt)
-    default = StrongPolicy(None, params.default).decide(view)
+    default = StrongPolicy().decide(view)
     moves = candidates(view)
     if default.move not in moves:
         moves.append(default.move)
