@@ -729,7 +729,7 @@ def result_lines(state: TableState) -> list[Line]:
 
 
 def message_line(state: TableState, cols: int = 80) -> Line:
-    if state.message:
+    if state.message and not _said_just_above(state):
         style = "class:error" if state.message_is_error else "class:count"
         mark = "✗ " if state.message_is_error else ""
         return fit([(style, " " + mark + state.message)], cols)
@@ -737,6 +737,19 @@ def message_line(state: TableState, cols: int = 80) -> Line:
     if view is not None and view.seat is not None and view.legal:
         return fit([("class:dim", " legal: " + _legal_summary(state))], cols)
     return fit([], cols)
+
+
+def _said_just_above(state: TableState) -> bool:
+    """Whether the message is the newest line of the full-width log, right above it (a notice
+    goes to both: "back in your seat at t1" read twice); the message line then shows the
+    legal moves. Not when the log is scrolled, covered by notes, or narrowed by a result."""
+    if state.message_is_error or not state.asides or state.notes or state.log_scroll:
+        return False
+    if state.hand_over or state.match_over:
+        return False
+    at, line = state.asides[-1]
+    history = state.view.history if state.view is not None else ()
+    return at >= len(history) and line.text == state.message
 
 
 def _legal_summary(state: TableState) -> str:
