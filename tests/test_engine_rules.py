@@ -385,6 +385,20 @@ def test_option_tongits_needs_discard_refuses_an_emptying_pick() -> None:
     )
 
 
+def test_tongits_by_a_seat_that_never_opened_does_not_burn_it() -> None:
+    # §8: the winner is never burned, however it won; seat 1 owns no meld but lays off its
+    # whole hand onto seat 0's runs and discards the card it drew
+    hand = new_hand(["Ac 2c 3c Ad 2d 3d", "4c 5c 6c 7c 8c 9c Tc Jc Qc Kc 4d 5d", ""], stock="9s")
+    play(hand, "0 meld Ac 2c 3c; 0 meld Ad 2d 3d")
+    play(hand, "0 discard " + str(min(hand.hands[0])))
+    play(hand, "1 draw; " + "; ".join(f"1 sapaw {r}c 0" for r in "456789TJQK"))
+    play(hand, "1 sapaw 4d 1; 1 sapaw 5d 1; 1 discard 9s")
+    assert not hand.opened(1)
+    r = result(hand)
+    assert (r["end"], r["winner"], r["burned"]) == ("tongits", 1, [2])
+    assert r["chips"] == [-3, 7, -4]  # 3 from each loser, +1 from burned seat 2; no aces
+
+
 # ----- call (§6.2) ----------------------------------------------------------------------------
 
 CALL_HANDS = {  # by role: the dealer (caller), the next seat, the one after
