@@ -205,8 +205,10 @@ class MatchDealing(Dealing):
         """Nobody is at the table (no human connected to a seat, nobody watching: a spectator
         sees the match play on), every human away has run out of grace (the table plays on
         meanwhile, an away human's turns on the timer), and one may come back (``waits``)."""
-        return (self.waits and self.table.audience.empty() and not self.parts.clock.away_until
-                and self._returnable())
+        audience = self.table.audience  # asked at every schedule: someone at it answers at once
+        if audience.spectators or any(audience.seat_peers):
+            return False
+        return self.waits and not self.parts.clock.away_until and self._returnable()
 
     def _returnable(self) -> bool:
         """Some seat's human may come back with its token (away, or a stand-in plays it)."""
