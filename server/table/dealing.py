@@ -144,6 +144,9 @@ class _Present(Protocol):
     @property
     def seat_peers(self) -> list[Peer | None]: ...
 
+    @property
+    def spectators(self) -> set[Peer]: ...
+
     def empty(self) -> bool: ...
 
 
