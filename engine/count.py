@@ -115,10 +115,13 @@ def points_of(mask: int) -> int:
 @lru_cache(maxsize=1 << 16)
 def count_mask(mask: int) -> int:
     """The optimal count of the hand given as a bitmask of card indices (memoised: searches
-    and every hand's end count the same hands again and again)."""
-    melded = meldable(mask)
-    if not melded:
-        return points_of(mask)
+    and every hand's end count the same hands again and again). As for ``deadwood_mask``,
+    no search when no card lies both in a run and in a set: every other card is then melded
+    in the one best arrangement."""
+    runs, sets = _runs_and_sets(mask)
+    melded = runs | sets
+    if not runs & sets:
+        return points_of(mask & ~melded)
     return points_of(mask & ~melded) + (_score(melded, _scores()) + 7) // 8
 
 

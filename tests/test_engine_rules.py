@@ -7,6 +7,7 @@ order of §3 (position ``i < 37`` goes to seat ``(dealer + i) % 3``; ``deck[37]`
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from tongits.engine import (
     Options,
     Phase,
     Result,
+    deck_for,
     hand_record,
     parse_cards,
     seat_view,
@@ -733,6 +735,16 @@ def test_match_is_reproducible_from_its_seed() -> None:
     assert a.dealer == b.dealer and a.deal().deck == b.deal().deck
     assert Match(Options(), seed=43).deal().deck != Match(Options(), seed=42).deal().deck
     assert Match.from_dict(a.to_dict()) == a
+
+
+@pytest.mark.parametrize("seed", [0, 42, "a match", 2**63 - 1])
+def test_a_deck_is_python_s_shuffle_of_its_seed(seed: int | str) -> None:
+    """``deck_for`` writes ``random.Random.shuffle`` out: the same decks, so that records and
+    replays from before stay what they were."""
+    for number in range(200):
+        cards = list(DECK)
+        random.Random(f"tongits/{seed}/{number}").shuffle(cards)
+        assert deck_for(seed, number) == tuple(cards)
 
 
 def test_match_dealer_rule() -> None:
