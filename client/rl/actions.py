@@ -132,7 +132,12 @@ def legal_actions(view: SeatView | LiveView) -> dict[int, Move]:
 def legal_indices(view: SeatView | LiveView) -> tuple[list[int], Sequence[Move]]:
     """The seat's legal moves (the engine's, in its order) and the action index of each:
     ``legal_actions`` as two lists, which is what an environment keeps from step to step."""
-    legal = view.legal
+    return indices_of(view.legal, view)
+
+
+def indices_of(legal: Sequence[Move], view: SeatView | LiveView) -> tuple[list[int],
+                                                                         Sequence[Move]]:
+    """``legal_indices(view)`` of ``view.legal``, given (a reader that has it already)."""
     indices: list[int | None] = list(map(_SHARED.get, map(id, legal)))
     if None in indices:  # picks and lay-offs: their index depends on the pile's top or a meld
         top = view.top

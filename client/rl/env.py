@@ -34,13 +34,14 @@ from tongits.engine import (
     LiveView,
     Move,
     Options,
+    Phase,
     deck_for,
     hand_record,
 )
 from tongits.engine.hand import SHARED_LEGAL
 from tongits.engine.match import first_dealer
 
-from .actions import ACTIONS, ActionError, action_index, describe, legal_indices
+from .actions import ACTIONS, ActionError, action_index, describe, indices_of, legal_indices
 from .observation import OBSERVATION_SIZE, Encoder
 from .wrappers import InBounds, InOrder
 
@@ -48,6 +49,7 @@ AGENTS = ("seat_0", "seat_1", "seat_2")
 _SEATS = {agent: seat for seat, agent in enumerate(AGENTS)}
 ObservationDict = dict[str, npt.NDArray[Any]]
 _INT8 = np.dtype(np.int8)
+_OVER = Phase.OVER
 
 
 def observation_space() -> spaces.Dict:
@@ -63,7 +65,7 @@ def mask_of(legal: Iterable[int]) -> npt.NDArray[np.int8]:
     ones = bytearray(ACTIONS)
     for index in legal:
         ones[index] = 1
-    return np.frombuffer(ones, _INT8)  # (positional: numpy parses keywords slowly)
+    return np.ndarray(ACTIONS, _INT8, ones)  # (``frombuffer`` takes twice as long)
 
 
 #: For each tuple of legal moves that many states share (the engine's ``SHARED_LEGAL``, by
@@ -143,11 +145,12 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         if hand is not self._encoded:
             self._read(hand)
         view = self._views[seat]
-        if seat == hand.to_act and not hand.over:  # (any other seat has no legal move)
-            shared = _SHARED_MASKS.get(id(view.legal))
+        if seat == hand.to_act and hand.phase is not _OVER:  # (no other seat has a move)
+            legal = hand.legal()  # (the view's ``legal``: the moves of this seat)
+            shared = _SHARED_MASKS.get(id(legal))
             if shared is None:
-                legal = self._legal = legal_indices(view)
-                mask = mask_of(legal[0])
+                indexed = self._legal = indices_of(legal, view)
+                mask = mask_of(indexed[0])
             else:
                 self._legal, mask = shared[0], shared[1].copy()
         else:
@@ -195,7 +198,11 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         # One of the engine's legal moves of this very state: the check is not made twice.
         hand = self.hand
         hand.apply_legal(hand.to_act, move)
-        self._after_move(agent)
+        if hand.phase is _OVER:
+            self._after_move(agent)
+        else:  # (``_after_move`` of a hand that goes on, without the call: once a step)
+            self._legal = None
+            self.agent_selection = AGENTS[hand.to_act]
 
     def play(self, move: Move) -> None:
         """``step`` with the move itself rather than its index (a bot's move, a scripted

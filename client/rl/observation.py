@@ -116,14 +116,15 @@ class Encoder:
     Every 0/1 feature is first set as a bit of one integer, and the integer turned into the
     array at once: a training environment makes one observation per step, and this is
     several times faster than setting array entries one by one. The features that only the
-    history's discards, melds, picks and challenges change are kept per observing seat as
-    one integer (``_table``) until the next such step (a draw, the most common step, leaves
-    them as they are), and a seat's melded and discarded cards as one number, so that
-    putting the seats in the observing seat's order is a shift each."""
+    history's discards, melds, picks and challenges change, and those of the blocks, the
+    call and the dealer's first turn (which change still less often), are kept per observing
+    seat as one integer (``_table``) until the next such change (a draw, the most common
+    step, leaves them as they are), and a seat's melded and discarded cards as one number,
+    so that putting the seats in the observing seat's order is a shift each."""
 
     __slots__ = ("_fixed", "_first", "_steps", "_discarded", "_challenged", "_melds_stale",
                  "_pile_stale", "_tables", "_taken", "_seats", "_secrets", "_opened", "_pile",
-                 "_cards", "_flags", "_bytes")
+                 "_blocked", "_caller", "_cards", "_flags", "_bytes")
 
     def __init__(self) -> None:
         #: per observing seat, the features of the options and the dealer (``_fixed_bits``)
@@ -148,6 +149,10 @@ class Encoder:
         self._opened = 0
         #: the pile's cards and its top card, as features
         self._pile = 0
+        #: the seats blocked from calling and the caller that ``_tables`` hold (the hand's
+        #: tuple of blocked seats is a new one when one changes: ``is`` tells)
+        self._blocked: tuple[bool, bool, bool] | None = None
+        self._caller: int | None = None
         #: per seat, its cards last encoded, them and their deadwood as features, the count
         self._cards: list[tuple[int, int, float]] = [(-1, 0, 0.0)] * 3
         #: the bytes of the 0/1 features being encoded (``_bytes`` writes them)
@@ -169,15 +174,16 @@ class Encoder:
         steps = view.steps_since(self._steps)
         if steps:
             self._read_history(steps)
+        blocked, caller = view.blocked, view.caller
+        if blocked is not self._blocked or caller != self._caller or (
+                self._first and view.turn):
+            self._blocked, self._caller = blocked, caller
+            self._first = self._first and not view.turn
+            self._tables = [None, None, None]
         table = self._tables[me]
         if table is None:
             table = self._table(view, me)
-        if self._first and view.turn:
-            self._first = False
-        caller, blocked = view.caller, view.blocked
-        bits = (table | own[1] | _PHASE_BITS[view.phase] | self._first << FIRST_TURN
-                | _RELATIVE[me][blocked[0] | blocked[1] << 1 | blocked[2] << 2] << BLOCKED
-                | (0 if caller is None else 1 << (CALLER + (caller - me) % 3)))
+        bits = table | own[1] | _PHASE_BITS[view.phase]
         self._bytes[:] = bits.to_bytes(_BYTES, "little")  # (into ``_flags``: no new array)
         # (positional arguments: numpy parses keywords slowly, and this runs once a step)
         out: Observation = _BYTE_FLOATS.take(self._flags, 0).ravel()  # (reshape's view, faster)
@@ -224,8 +230,9 @@ class Encoder:
             self._tables = [None, None, None]
 
     def _table(self, view: View, me: int) -> int:
-        """The features that only the history's discards, melds, picks and challenges
-        change (and the options and the dealer), seen from ``me``: kept until the next."""
+        """The features that only the history's discards, melds, picks and challenges, the
+        blocks, the call and the end of the first turn change (and the options and the
+        dealer), seen from ``me``: kept until the next."""
         if self._melds_stale:
             self._read_melds(view)
         if self._pile_stale:
@@ -233,12 +240,15 @@ class Encoder:
         fixed = self._fixed
         if fixed is None:
             fixed = self._fixed = _fixed_bits(view)
-        seats, relative = self._seats, _RELATIVE[me]
+        seats, relative, blocked, caller = self._seats, _RELATIVE[me], self._blocked, self._caller
+        assert blocked is not None
         table = self._tables[me] = (
-            fixed[me] | self._taken | self._pile
+            fixed[me] | self._taken | self._pile | self._first << FIRST_TURN
             | seats[me] << MELDED | seats[_NEXT[me]] << MELDED + 52
             | seats[_AFTER[me]] << MELDED + 104
-            | relative[self._opened] << OPENED | relative[self._challenged] << CHALLENGED)
+            | relative[self._opened] << OPENED | relative[self._challenged] << CHALLENGED
+            | relative[blocked[0] | blocked[1] << 1 | blocked[2] << 2] << BLOCKED
+            | (0 if caller is None else 1 << (CALLER + (caller - me) % 3)))
         return table
 
     def _read_melds(self, view: View) -> None:
