@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from tongits.engine import HandRecord, RecordError
+from tongits.engine import HandRecord, RecordError, Result
 from tongits.engine.policies.expert import DEFAULT_BUDGET
 from tongits.engine.review import Decision, SeatReview, decision_points, review_seat
 
@@ -147,14 +147,12 @@ def run_lost(
         print(f"{name} lost chips in {len(losses)} of {played} hands in {directory}"
               + (f"; the {min(worst, len(losses))} worst, reviewed:" if losses and worst else ""),
               flush=True)
-    for chips, file, seat, record, sat in losses[:worst]:
+    for chips, file, seat, record, result, sat in losses[:worst]:
         bar = Bar(f"{file} seat {seat}") if progress else None
         review = review_seat(record, seat, budget=budget, progress=bar)
         if as_json:
             print(json.dumps({"file": file, "chips": chips, **review.to_dict()}), flush=True)
         else:
-            result = record.replay().result
-            assert result is not None
             won = "no winner" if result.winner is None else \
                 f"won by {sat[result.winner]} (seat {result.winner})"
             print(f"\n{file}, seat {seat}: {chips:+d} chips ({result.end}, {won})", flush=True)
@@ -164,10 +162,11 @@ def run_lost(
 
 
 def _lost_hands(folder: Path, seats: dict[str, list[str]], name: str) -> tuple[
-        list[tuple[int, str, int, HandRecord, list[str]]], int]:
+        list[tuple[int, str, int, HandRecord, Result, list[str]]], int]:
     """The hands of ``folder`` that ``name`` lost chips in, worst first: its chips, the
-    record's file name, its seat, the record and who sat where; and how many hands it played
-    there. A record that cannot be read or replayed is skipped, saying so."""
+    record's file name, its seat, the record, its result (replayed) and who sat where; and how
+    many hands it played there. A record that cannot be read or replayed is skipped, saying
+    so."""
     losses = []
     played = 0
     for path in sorted(folder.glob("deal*-rot*.json")):
@@ -181,6 +180,6 @@ def _lost_hands(folder: Path, seats: dict[str, list[str]], name: str) -> tuple[
         for seat in (s for s in range(3) if s < len(sat) and sat[s] == name):
             played += 1
             if result is not None and result.chips[seat] < 0:
-                losses.append((result.chips[seat], path.name, seat, record, sat))
+                losses.append((result.chips[seat], path.name, seat, record, result, sat))
     losses.sort(key=lambda lost: (lost[0], lost[1]))
     return losses, played
