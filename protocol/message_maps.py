@@ -201,6 +201,7 @@ class SeatUpdateMap(TypedDict):
     table: str
     seats: list[SeatMap]
     change: NotRequired[SeatChangeMap]
+    deadline: NotRequired[float]
 
 
 class RegisteredMap(WithIdMap):

@@ -85,8 +85,8 @@ from .message_maps import (
 PROTOCOL_VERSION = 1
 #: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``,
 #: ``welcome.options``; 1.2 adds the ladder (``register``, ``hello.account``, ``queue``,
-#: ``unqueue``, ``standings``).
-PROTOCOL_MINOR = 2
+#: ``unqueue``, ``standings``); 1.3 adds ``seat_update.deadline``.
+PROTOCOL_MINOR = 3
 
 JSONMap = dict[str, Any]
 RequestId = int | str
@@ -426,12 +426,16 @@ class ChatLine(ServerMessage):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SeatUpdate(ServerMessage):
     """``change`` says what just happened, when it concerns one seat: ``{"seat": 1, "change":
-    "sat" | "left" | "away" | "back" | "replaced" | "stand_in"}``."""
+    "sat" | "left" | "away" | "back" | "replaced" | "stand_in"}``. ``deadline`` (since 1.3):
+    seconds left to the human to act, as in ``state``: a player back from a stand-in on its
+    own turn has a whole turn again, and the other screens learn it here (no ``state`` is
+    sent them: nothing was played)."""
 
     TYPE = "seat_update"
     table: str
     seats: list[SeatMap]
     change: SeatChangeMap | None = None
+    deadline: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

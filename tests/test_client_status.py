@@ -17,6 +17,7 @@ from tongits.client.tui.state import (
     ConnectionChanged,
     LinkStatus,
     Notice,
+    SeatsChanged,
     ServerRefused,
     StateUpdate,
     TableState,
@@ -242,3 +243,16 @@ def test_a_notice_is_read_once_on_screen() -> None:
     assert "\n legal: " in text
     state.log_scroll = 1  # the log scrolled up: the notice is not in view there
     assert " back in your seat at t1" in screen_text(state, now=0.0).split("\n")[-2]
+
+
+def test_a_seat_back_on_its_turn_shows_its_new_countdown() -> None:
+    """A player back from a stand-in on its own turn has a whole turn again; the server says
+    so in its ``seat_update`` (no ``state`` comes): the countdown starts again from it."""
+    session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    session.start(state.apply)
+    state.deadline_at = None  # a stand-in was to act: no timer shown
+    state.apply(SeatsChanged(SEATS, {"seat": 1, "change": "back"}, deadline=30.0), now=100.0)
+    assert state.deadline_at == 130.0
+    state.apply(SeatsChanged(SEATS, {"seat": 2, "change": "away"}), now=110.0)
+    assert state.deadline_at == 130.0  # no deadline said: the one shown runs on

@@ -222,6 +222,34 @@ async def test_stand_in_after_grace_then_handed_back(
 
 
 @capped
+async def test_a_player_back_from_a_stand_in_on_its_turn_shows_everyone_its_new_timer(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A player who takes the seat back while its stand-in is to act has a whole turn on the
+    timer; nothing is played, so no ``state`` tells the others: their ``seat_update`` carries
+    the new deadline (the other screens showed no countdown until that player moved)."""
+    async with (
+        memory_server(bot_delay=5.0, grace=10.0) as (_server, connect),
+        connect("Ana") as ana, connect("Sam") as sam,
+    ):
+        joined = await ana.create_table("Back", bots=1, timer=30)
+        await sam.spectate(joined.table)
+        async with connect("Ben") as ben:
+            await ben.join(joined.table)
+            token, seat = ben.token, ben.seat
+            assert token is not None and seat is not None
+            await next_of(ben, State)
+        await next_of(sam, SeatUpdate, _change(seat, "stand_in"))
+        standing = await next_of(sam, State, lambda s: s.view["to_act"] == seat)
+        assert standing.deadline is None  # a bot is to act: no timer shown
+        async with connect("Ben", token=token) as ben2:
+            back = await next_of(sam, SeatUpdate, _change(seat, "back"))
+            assert back.deadline == 30.0
+            mine = await next_of(ben2, State)
+            assert mine.legal and mine.deadline == 30.0
+
+
+@capped
 async def test_second_connection_with_the_token_replaces_the_first(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

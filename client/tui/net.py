@@ -641,7 +641,7 @@ class NetSession:
             self.sink(ChatReceived(msg.seat, msg.name, msg.text))
         elif isinstance(msg, SeatUpdate):
             ours = msg.change is not None and msg.change["seat"] == seat
-            self.sink(SeatsChanged(msg.seats, None if ours else msg.change))
+            self.sink(SeatsChanged(msg.seats, None if ours else msg.change, msg.deadline))
         elif isinstance(msg, Error):
             self.sink(ServerRefused(msg.code, msg.message))
 

@@ -123,13 +123,16 @@ class ChatReceived:
 
 @dataclass(frozen=True, slots=True)
 class SeatsChanged:
-    """Who sits where; ``change`` is the server's ``{"seat": 1, "change": "away"}``, if any.
+    """Who sits where; ``change`` is the server's ``{"seat": 1, "change": "away"}``, if any;
+    ``deadline``: seconds left to the human to act, when the server says (a player back from a
+    stand-in on its own turn has a whole turn again).
 
     The maps are the server's, of their types (``Connection`` checked them as they arrived);
     a ``change`` this client does not know (a newer server's) is not said."""
 
     seats: Sequence[SeatMap]
     change: SeatChangeMap | None = None
+    deadline: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,6 +431,8 @@ class TableState:
     def _seats(self, update: SeatsChanged, now: float) -> None:
         before = self.seats
         self.seats = seats_from(update.seats, now)
+        if update.deadline is not None:
+            self.deadline_at = now + update.deadline
         if update.change is not None:
             self._seat_changed(update.change, before)
 

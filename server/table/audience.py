@@ -188,12 +188,12 @@ class Audience:
         state = self.state
         head: StateHead = {"type": "state", "table": self.table_id, "seq": state.state_seq,
                            "hand": state.hand_number, "seats": seats}
-        deadline = self._deadline()
+        deadline = self.deadline()
         if deadline is not None:
             head["deadline"] = deadline
         return head
 
-    def _deadline(self) -> float | None:
+    def deadline(self) -> float | None:
         """Seconds left to the human to act (None: no human is, or no timer runs)."""
         hand = self.state.hand
         turn_at = self.clock.turn_at
@@ -251,7 +251,7 @@ class Audience:
         # Someone else than the seat's connection may play it now: then it is shown the hand,
         # not asked to move.
         offered = seat is None or self.dealing.offers(seat)
-        deadline = self._deadline()
+        deadline = self.deadline()
         if deadline is not None and offered:
             message["deadline"] = deadline
         legal = self._legal(seat)

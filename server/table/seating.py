@@ -381,7 +381,8 @@ class Seating:
         what: SeatChangeMap | None = None
         if seat is not None and change:
             what = {"seat": seat, "change": change.value}
-        self.audience.tell(to_dict(SeatUpdate(table=table.id, seats=seats, change=what)))
+        self.audience.tell(to_dict(SeatUpdate(table=table.id, seats=seats, change=what,
+                                              deadline=self.audience.deadline())))
         state = self.parts.state
         if state.full and not state.started and state.auto_start:
             table.start_match()

@@ -279,6 +279,8 @@ const HANDLERS = {
   },
   seat_update(msg) {
     S.seats = msg.seats;
+    // a player back from a stand-in on its own turn has a whole turn again (no state comes)
+    if (msg.deadline !== undefined) S.deadline = Date.now() + msg.deadline * 1000;
     const change = msg.change;
     if (!change) {
       if (S.entry && S.entry.table) askTableEntry(); // a spectator came or went: who counts them
