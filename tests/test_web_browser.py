@@ -254,8 +254,8 @@ def play_one_turn(driver: WebDriver) -> None:
         drawn = [c.get_attribute("data-card") or "" for c in
                  driver.find_elements(By.CSS_SELECTOR, "#hand .card.drawn")]
         assert drawn == list(set(hand_cards(driver)) - held)
-        assert f"You drew {Card.parse(drawn[0]).pretty()}." in \
-            driver.find_element(By.ID, "hint").text
+        face = Card.parse(drawn[0]).pretty().replace("T", "10")  # as the card's face says
+        assert f"You drew {face}." in driver.find_element(By.ID, "hint").text
     if visible(driver, "result"):
         return
     click(driver, "#hand .card.discardable", "a card to discard")

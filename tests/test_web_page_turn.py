@@ -10,7 +10,7 @@ from pathlib import Path
 
 from engine_support import states
 from tongits.engine import Action, Move
-from tongits.engine.view import seat_view_dict
+from tongits.engine.view import seat_legal, seat_view_dict
 from web_support import run_page
 
 NAMES = ["Ana", "Bob", "Cara"]
@@ -81,3 +81,33 @@ def test_a_seat_blocked_by_a_lay_off_is_told_who_laid_off(tmp_path: Path) -> Non
         if told == 5:
             return
     raise AssertionError(f"only {told} blocked seats in 300 random hands")
+
+
+#: ``moveLabel`` of every move offered the seat, in its view.
+LABELS = r"""
+S.seats = input.names.map((name, seat) => ({ seat, name }));
+S.seat = input.seat; S.spectator = false; S.view = input.view;
+return input.moves.map(moveLabel);
+"""
+
+
+def test_the_buttons_write_a_ten_as_its_face_shows_it(tmp_path: Path) -> None:
+    """The cards' faces say 10; the buttons and the log said T (RULES.md §1's notation), which
+    a friend on a phone does not read as a ten."""
+    seen = 0
+    for seed in range(200):
+        for hand in states(seed):
+            seat = hand.to_act
+            moves = [m for m in seat_legal(hand, seat) if m["action"] in ("meld", "pick", "sapaw")]
+            tens = [m for m in moves if any(c[0] == "T" for c in m.get("cards", []))
+                    or m.get("card", " ")[0] == "T"]
+            if hand.over or not tens:
+                continue
+            labels = run_page(LABELS, {"names": NAMES, "seat": seat, "moves": tens,
+                                       "view": seat_view_dict(hand, seat)}, tmp_path)
+            assert all("10" in label and "T" not in label.replace("Pick", "") for label in labels)
+            seen += 1
+            break
+        if seen == 10:
+            break
+    assert seen == 10

@@ -110,8 +110,9 @@ function say(key, fields = {}) {
   return template.replace(/\{(\w+)\}/g, (_, name) => String(fields[name]));
 }
 
-/** A card as people read it (RULES.md §1's rank and the suit's symbol: `T♥`), as the terminal shows it. */
-function pretty(card) { return card[0] + SUITS[card[1]][0]; }
+/** A card in a line of text as its face shows it: `10♥` (RULES.md §1 writes `Th`; a phone's
+ * reader sees the cards' faces, not the notation). */
+function pretty(card) { return cardFace(card).join(""); }
 
 function notice(text) {
   const box = $("notice");
