@@ -285,6 +285,7 @@ def _open_stores(config: ServerConfig, log: logging.Logger) -> tuple[SQLiteJourn
 def _open_journal(config: ServerConfig, log: logging.Logger) -> SQLiteJournal | None:
     """The database opened and its tables read back (damaged ones skipped if the config says
     so); None, after logging why, if the server cannot start on it."""
+    from .storage.lock import DatabaseInUse
     from .storage.store import SQLiteJournal, StoreError, empty_file_warning
 
     warning = empty_file_warning(config.db)
@@ -292,6 +293,10 @@ def _open_journal(config: ServerConfig, log: logging.Logger) -> SQLiteJournal | 
         log.warning("%s", warning)
     try:
         journal = SQLiteJournal(config.db, sync=config.db_sync)
+    except DatabaseInUse as exc:
+        log.error("cannot start: %s; stop that server first, or give this one a database of "
+                  "its own (--db FILE)", exc)
+        return None
     except (OSError, StoreError) as exc:
         log.error("cannot open the database: %s", exc)
         return None

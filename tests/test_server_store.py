@@ -21,6 +21,7 @@ from tongits.engine import Card, Hand, HandRecord, Move, SeatView
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, State
 from tongits.server.storage.journal import FinishedHand
+from tongits.server.storage.lock import DatabaseInUse
 from tongits.server.storage.store import SQLiteJournal, StoreError, export
 from tongits.server.table.entries import CreateEntry, DealEntry, MoveEntry, StartEntry
 
@@ -216,6 +217,49 @@ async def test_server_killed_mid_hand_restarts_and_finishes_the_hand(tmp_path: P
     assert hand.result is not None
     expected = {k: v for k, v in result.result.items() if k not in ("hands", "pot_taken")}
     assert hand.result.to_dict() == expected == stored["record"]["result"]
+
+
+async def test_a_second_server_on_the_same_database_is_refused(tmp_path: Path) -> None:
+    """Two servers on one file each restored the same tables and journaled their own moves
+    into them; the first to reuse a table id stopped saving. The second now refuses to start,
+    names the first, and leaves it serving; once the first is gone (even killed), the file
+    opens again."""
+    db = tmp_path / "shared.db"
+    first = ServerProcess(db)
+    try:
+        with trio.fail_after(TIME_CAP):
+            second = await trio.run_process(
+                [sys.executable, "-c", "from tongits.server.cli import main; "
+                 "raise SystemExit(main())", "--db", str(db), "--port", "0",
+                 "--log-level", "WARNING"], capture_stdout=True, capture_stderr=True,
+                check=False)
+            said = second.stderr.decode()
+            assert second.returncode == 1 and "Traceback" not in said
+            assert f"in use by another process (pid {first.proc.pid})" in said
+            async with open_connection("127.0.0.1", first.port, name="Ana") as ana:
+                joined = await ana.create_table("Still here", bots=2)
+                await next_of(ana, State)
+    finally:
+        first.kill()
+    again = ServerProcess(db)
+    try:
+        async with open_connection("127.0.0.1", again.port, name="Ana") as ana:
+            assert joined.table in [t["table"] for t in await ana.list_tables()]
+    finally:
+        again.kill()
+
+
+def test_a_journal_open_for_writing_keeps_out_another_writer_not_a_reader(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "t.db")
+    store = SQLiteJournal(path)
+    with pytest.raises(DatabaseInUse) as refused:
+        SQLiteJournal(path)
+    assert refused.value.pid == os.getpid()
+    SQLiteJournal(path, readonly=True).close()  # tongits export, while a server writes
+    store.close()
+    SQLiteJournal(path).close()
 
 
 def test_the_wal_is_checkpointed_and_stays_small(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import trio
 from tongits.protocol.discovery import DISCOVERY_PORT
+from tongits.server.storage.lock import DatabaseInUse
 from tongits.server.storage.store import SQLiteJournal, StoreError, export
 
 from ..connection import Connection
@@ -95,6 +96,11 @@ def play(asked: PlayOptions) -> int:
     try:
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         journal = SQLiteJournal(str(db))
+    except DatabaseInUse as error:
+        holder = f" (pid {error.pid})" if error.pid is not None else ""
+        print(f"tongits play: the game in {home} is open in another tongits play{holder}: go "
+              "back to that terminal, or quit it first (Ctrl-Q)", file=sys.stderr)
+        return 1
     except (OSError, StoreError) as error:
         print(f"tongits play: cannot keep the game in {home}: {error}", file=sys.stderr)
         return 1

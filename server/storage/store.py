@@ -33,6 +33,7 @@ from tongits.engine import Move
 from ..table.entries import CreateEntry, Entry, MoveEntry, entry_from_dict
 from ..table.table import TableLogState
 from .journal import FinishedHand, table_number
+from .lock import DatabaseLock
 
 log = logging.getLogger("tongits.server")
 
@@ -224,6 +225,8 @@ class SQLiteJournal:
         #: what ``load`` read, for the first ``open_tables`` and ``last_table_number``
         self._loaded: list[list[Entry]] | None = None
         self._last: int | None = None
+        #: this process's hold on the file (``DatabaseInUse`` if another process writes it)
+        self._lock = DatabaseLock(path) if not readonly and path != ":memory:" else None
         try:
             if readonly:
                 uri = f"file:{urllib.parse.quote(path)}?mode=ro"
@@ -232,6 +235,7 @@ class SQLiteJournal:
                 return
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
+            self._release()
             raise StoreError(f"{path}: {exc}") from exc
         try:
             mode = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -247,6 +251,7 @@ class SQLiteJournal:
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             self.db.close()
+            self._release()
             raise StoreError(f"{path}: {exc}") from exc
         if self._wal:
             self._checkpointer = _Checkpointer(path)
@@ -269,8 +274,16 @@ class SQLiteJournal:
             with contextlib.suppress(sqlite3.Error):  # nothing to roll back, or the file is gone
                 self.db.execute("ROLLBACK")
             self.db.close()
+            self._release()
             raise StoreError(f"{self.path}: {exc}") from exc
         self.db.close()
+        self._release()
+
+    def _release(self) -> None:
+        """Let another process open the file for writing (after SQLite has closed it)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     # ----- Journal ------------------------------------------------------------------------
 
