@@ -207,8 +207,11 @@ def create_table(driver: WebDriver, *, timer: int = 0, hands: str = "", bots: in
 
 
 def hand_cards(driver: WebDriver) -> list[str]:
-    return [c.get_attribute("data-card") or ""
-            for c in driver.find_elements(By.CSS_SELECTOR, "#hand .card")]
+    """The cards of the hand shown, read in one step: read card by card, a hand drawn again
+    meanwhile (a bot's move arriving) left the reader with cards no longer on the page."""
+    cards: list[str] = driver.execute_script(
+        "return [...document.querySelectorAll('#hand .card')].map((c) => c.dataset.card)")
+    return cards
 
 
 def moves(driver: WebDriver) -> dict[str, Any]:

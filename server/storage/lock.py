@@ -42,10 +42,13 @@ class DatabaseLock:
         fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:
             holder = os.read(fd, 32).decode("ascii", "replace").strip()
             os.close(fd)
             raise DatabaseInUse(path, int(holder) if holder.isdigit() else None) from None
+        except OSError:  # a file system without locks (ENOLCK): served unlocked, as before
+            os.close(fd)
+            return
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd

@@ -13,6 +13,7 @@ const NAME_KEY = "tongits.name";
 const PASSWORD_KEY = "tongits.password"; // sessionStorage: this tab only
 const ACCOUNT_KEY = "tongits.account"; // localStorage: the ladder account's name and secret key
 const HEARTBEAT = 20; // seconds, said in hello; a ping goes every HEARTBEAT / 2
+const CONNECT_WAIT = 10; // seconds a new connection may take to open before another is begun
 const LOG_KEY = "tongits.log"; // sessionStorage: the table's log, kept across a reload
 const ALERT_KEY = "tongits.alert"; // localStorage: sound and vibration on your turn
 const TITLE = "Tongits";
@@ -37,7 +38,7 @@ const S = {
   table: null, tableName: "", seat: null, spectator: false, code: null,
   seq: null, hand: null, view: null, legal: [], deadline: null, seats: [],
   standings: null, result: null, nextDeal: null, matchOver: null,
-  log: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null,
+  log: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null, pingedAt: null,
   optionChoices: [], // welcome.options: the table options the server accepts, and their values
   phrases: {}, // the phrasebook (/phrases.json)
   told: { hand: null, steps: 0 }, // the steps of the hand already in the log
@@ -157,21 +158,59 @@ function connect() {
   const ws = new WebSocket(scheme + location.host + "/ws");
   S.ws = ws;
   S.welcomed = false;
+  S.pingedAt = null;
   status("connecting…");
-  ws.addEventListener("open", () => { S.open = true; S.reconnects = 0; hello(); });
+  ws.addEventListener("open", () => {
+    if (S.ws !== ws) return;
+    S.open = true; S.reconnects = 0; hello();
+  });
   ws.addEventListener("message", (event) => {
+    if (S.ws !== ws) return; // one given up for lost, heard again when the network came back
+    S.pingedAt = null; // anything heard answers the ping
     let msg;
     try { msg = JSON.parse(event.data); } catch { return; }
     handle(msg);
   });
   ws.addEventListener("close", () => {
-    S.open = false;
-    clearInterval(S.pinger);
-    if (S.ws !== ws || S.needPassword) return;
-    S.reconnects += 1;
-    status("connection lost, reconnecting…");
-    setTimeout(connect, Math.min(8000, 500 * 2 ** Math.min(S.reconnects, 4)));
+    if (S.ws === ws) lost();
+    else if (S.ws === null) { S.open = false; clearInterval(S.pinger); } // given up on purpose
   });
+  // A connection begun while the network is gone waits for it as long as the browser lets
+  // it (minutes): begin another instead, so the page is back within seconds of the network.
+  setTimeout(() => { if (S.ws === ws && ws.readyState === WebSocket.CONNECTING) giveUp(ws); },
+    CONNECT_WAIT * 1000);
+}
+
+/** The connection is gone: say so, and connect again (the seat's token resumes the seat). */
+function lost() {
+  S.open = false;
+  clearInterval(S.pinger);
+  if (S.needPassword) return;
+  S.reconnects += 1;
+  status("connection lost, reconnecting…");
+  if (S.view) render();
+  setTimeout(connect, Math.min(8000, 500 * 2 ** Math.min(S.reconnects, 4)));
+}
+
+/** A connection the network dropped without a word (Wi-Fi out of reach, a phone between
+ * networks): the browser would say so only when the network came back, or after minutes of
+ * retries, and the page showed "connected" all along. */
+function giveUp(ws) {
+  S.ws = null;
+  try { ws.close(); } catch { /* closing a socket that never opened */ }
+  lost();
+}
+
+/** Every half heartbeat: a ping, unless the last one is still unanswered after two periods
+ * (PROTOCOL.md, Heartbeat): the connection is then lost. Counted from the ping, not from the
+ * last message heard, so that a tab whose timers the browser slows in the background (once a
+ * minute) is not taken for lost. */
+function beat() {
+  const ws = S.ws;
+  if (!ws || !S.open) return;
+  if (S.pingedAt !== null && Date.now() - S.pingedAt > HEARTBEAT * 1000) { giveUp(ws); return; }
+  if (S.pingedAt === null) S.pingedAt = Date.now();
+  send({ type: "ping" });
 }
 
 function hello() {
@@ -186,7 +225,7 @@ function hello() {
   if (account) msg.account = account.key;
   send(msg);
   clearInterval(S.pinger);
-  S.pinger = setInterval(() => send({ type: "ping" }), HEARTBEAT * 500);
+  S.pinger = setInterval(beat, HEARTBEAT * 500);
 }
 
 const HANDLERS = {
@@ -653,6 +692,7 @@ function discardOf(card) {
 }
 
 function play(move) {
+  if (!S.open) { render(); return; } // nothing can be sent: renderMoves says why
   const sent = { ...move };
   send({ type: "move", move: sent }, (reply) => {
     if (reply.type === "error") notice(reply.message);
@@ -886,7 +926,7 @@ function renderMoves() {
     keyed.add(key);
     const cards = moveCards(move);
     moves.append(el("button", {
-      type: "button", "data-action": move.action, "data-key": first ? key : null,
+      type: "button", "data-action": move.action, "data-key": first ? key : null, disabled: !S.open,
       "aria-keyshortcuts": first ? key : null, class: `move move-${move.action}`,
       onclick: () => choose(move),
       onmouseenter: () => highlight(cards, true), onmouseleave: () => highlight(cards, false),
@@ -896,6 +936,11 @@ function renderMoves() {
   const discards = S.legal.some((m) => m.action === "discard");
   const view = S.view;
   const said = [];
+  if (!S.open && (offered.length || discards)) {
+    // the server plays for the seat when its timer runs out, as for anyone who does not move
+    $("hint").textContent = "No connection: reconnecting… Your move waits until it is back.";
+    return;
+  }
   if (S.drawn) said.push(`You drew ${pretty(S.drawn)}.`);
   if (discards) said.push("Tap a card to discard it" + (offered.length ? ", or play a move." : "."));
   else if (myTurn() && view.blocked[S.seat] && S.legal.some((m) => m.action === "draw")) said.push(blockedWords(view));

@@ -1,0 +1,113 @@
+"""The page's connection on a network that drops without a word (Wi-Fi out of reach, a phone
+between networks), run in Node with a fake WebSocket and a fake clock. In three network
+namespaces, a phone whose link went down for a minute showed "connected" all along (the
+browser said nothing until the network came back), offered moves that went nowhere, and began
+connections that waited for the network for minutes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from web_support import run_page
+
+#: A fake clock, timers, DOM and WebSocket around the page's ``connect``; ``input.steps`` say
+#: what happens: ``at`` a time (ms), ``open`` the newest socket, ``hear`` a message on socket
+#: ``n``, ``beat`` the heartbeat's tick. Each step's result: the sockets' states, what each
+#: sent, and the page's status line.
+NETWORK = r"""
+let now = 0;
+Date.now = () => now;
+const timers = [];
+globalThis.setTimeout = (f, ms) => { timers.push({ at: now + ms, f }); return timers.length; };
+globalThis.setInterval = () => 0;
+globalThis.clearInterval = () => {};
+const elements = {};
+globalThis.document = {
+  getElementById: (id) => (elements[id] = elements[id] || { textContent: "" }),
+};
+globalThis.location = { protocol: "http:", host: "phone.test" };
+const sockets = [];
+class FakeSocket {
+  constructor() {
+    this.readyState = 0; this.sent = []; this.on = {}; this.closed = false;
+    sockets.push(this);
+  }
+  addEventListener(kind, f) { this.on[kind] = f; }
+  send(data) { this.sent.push(JSON.parse(data).type); }
+  close() { this.closed = true; }
+}
+FakeSocket.CONNECTING = 0; FakeSocket.OPEN = 1;
+globalThis.WebSocket = FakeSocket;
+S.name = "Mia";
+connect();
+return input.steps.map((step) => {
+  for (;;) {  // the timers due by then, each at its time
+    timers.sort((a, b) => a.at - b.at);
+    if (!timers.length || timers[0].at > step.at) break;
+    const timer = timers.shift();
+    now = timer.at;
+    timer.f();
+  }
+  now = step.at;
+  const ws = sockets[sockets.length - 1];
+  if (step.do === "open") { ws.readyState = 1; ws.on.open(); }
+  if (step.do === "hear") sockets[step.socket].on.message({ data: '{"type":"pong"}' });
+  if (step.do === "beat") beat();
+  return { sockets: sockets.map((s) => ({ sent: [...s.sent], closed: s.closed })),
+           current: sockets.indexOf(S.ws),
+           status: elements.status ? elements.status.textContent : "" };
+});
+"""
+
+
+def _run(steps: list[dict[str, object]], tmp: Path) -> list[dict[str, object]]:
+    told: list[dict[str, object]] = run_page(NETWORK, {"steps": steps}, tmp)
+    return told
+
+
+def test_a_ping_unanswered_for_two_periods_gives_the_connection_up(tmp_path: Path) -> None:
+    told = _run([
+        {"at": 0, "do": "open"},
+        {"at": 10_000, "do": "beat"},                     # a ping
+        {"at": 10_050, "do": "hear", "socket": 0},        # its pong
+        {"at": 20_000, "do": "beat"},                     # a ping: the network is gone
+        {"at": 30_000, "do": "beat"},                     # 10 s unanswered: another ping
+        {"at": 40_001, "do": "beat"},                     # 20 s: lost
+        {"at": 40_002, "do": "hear", "socket": 0},        # the old one heard late: ignored
+        {"at": 42_000},                                   # the next connection is begun
+    ], tmp_path)
+    assert told[0]["sockets"] == [{"sent": ["hello"], "closed": False}]
+    assert told[4]["sockets"] == [{"sent": ["hello", "ping", "ping", "ping"], "closed": False}]
+    assert told[4]["status"] != "connection lost, reconnecting…"
+    lost = told[5]
+    assert lost["sockets"] == [{"sent": ["hello", "ping", "ping", "ping"], "closed": True}]
+    assert lost["current"] == -1 and lost["status"] == "connection lost, reconnecting…"
+    assert told[6]["current"] == -1
+    assert len(told[7]["sockets"]) == 2 and told[7]["current"] == 1  # type: ignore[arg-type]
+
+
+def test_a_tab_whose_timers_slow_to_once_a_minute_is_not_taken_for_lost(tmp_path: Path) -> None:
+    steps: list[dict[str, object]] = [{"at": 0, "do": "open"}]
+    for minute in range(1, 6):
+        steps += [{"at": minute * 60_000, "do": "beat"},
+                  {"at": minute * 60_000 + 80, "do": "hear", "socket": 0}]
+    told = _run(steps, tmp_path)
+    assert told[-1]["sockets"] == [{"sent": ["hello"] + ["ping"] * 5, "closed": False}]
+    assert told[-1]["current"] == 0
+
+
+def test_a_connection_that_does_not_open_is_begun_again(tmp_path: Path) -> None:
+    """Begun while the network is gone, a connection waits for it as long as the browser
+    lets it; another is begun after 10 s, once, so the page is back soon after the network
+    and does not open two connections that take the seat from each other."""
+    told = _run([
+        {"at": 9_000},
+        {"at": 10_001},                                   # still connecting: begun again
+        {"at": 19_000},
+        {"at": 30_000},
+        {"at": 30_500, "do": "open"},                     # the network is back
+        {"at": 60_000},
+    ], tmp_path)
+    assert [len(t["sockets"]) for t in told] == [1, 1, 2, 3, 3, 3]  # type: ignore[arg-type]
+    assert told[1]["sockets"][0]["closed"] is True  # type: ignore[index]
+    assert told[-1]["current"] == 2 and told[-1]["sockets"][2]["sent"] == ["hello"]  # type: ignore[index]
