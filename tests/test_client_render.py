@@ -8,6 +8,7 @@ from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import (
     centre_line,
     hand_line,
+    hand_rows,
     make_style,
     screen_text,
     seat_marks,
@@ -70,6 +71,24 @@ def test_opponents_centre_and_hand() -> None:
     assert to_text(hand_line(state)).split() == ["[5♥", "6♥", "7♥]", "2♣", "K♦", "A♥", "9♠"]
     state.sort_by_rank = True
     assert to_text(hand_line(state)).split() == ["[5♥", "6♥", "7♥]", "A♥", "2♣", "9♠", "K♦"]
+
+
+def test_a_narrow_terminal_shows_the_whole_hand_on_more_rows() -> None:
+    """A phone's terminal or a split pane of 30 to 40 columns cut the hand's last cards off
+    (one line, ending in an ellipsis); the hand now takes the rows it needs, broken between
+    cards, a meld's brackets with its cards."""
+    for seed in range(40):
+        state = TableState()
+        FakeSession(seed=seed, names=("Ana", "Bob", "Cara")).start(state.apply)  # a new deal
+        assert state.view is not None and len(state.view.hand) >= 12
+        whole = to_text(hand_line(state)).split()
+        for cols in (24, 30, 36, 40, 80):
+            rows = [to_text(row) for row in hand_rows(state, cols)]
+            assert all(len(row.rstrip()) <= cols for row in rows), (cols, rows)
+            assert " ".join(rows).split() == whole
+            assert (len(rows) > 1) == (len(to_text(hand_line(state)).rstrip()) > cols)
+            text = screen_text(state, now=100.0, cols=cols, rows=30)
+            assert all(row.strip() in text for row in rows)
 
 
 def test_turn_of_another_seat_and_blocked_mark() -> None:

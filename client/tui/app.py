@@ -45,7 +45,7 @@ from .session import Session
 from .state import LinkStatus, TableState, Update
 from .words import counted
 
-FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's
+FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's (the hand on one line)
 THINKING = "thinking… (the hint searches; keep typing)"
 #: F4 again while the search runs: one search at a time (a thread cannot be stopped).
 STILL_THINKING = "still thinking about the hint… (keep typing)"
@@ -57,7 +57,9 @@ WAITING_QUIT = ("No card is dealt yet: the table closes within seconds if nobody
 
 def log_rows(state: TableState) -> int:
     """The log's lines: what the other regions leave (a banner may take more than one)."""
-    return max(3, _rows() - FIXED_ROWS - (render.title_rows(state, _cols()) - 1))
+    cols = _cols()
+    return max(3, _rows() - FIXED_ROWS - (render.title_rows(state, cols) - 1)
+               - (render.me_rows(state, cols) - render.ME_ROWS))
 
 
 def _cols() -> int:
@@ -108,7 +110,8 @@ def table_body(state: TableState, command_line: Window) -> HSplit:
             Window(_text(lambda: render.standings_rule(state, _cols())), height=1),
             Window(_text(lambda: render.centre_line(state, _cols())), height=1),
             Window(_text(lambda: render.options_rule(state, _cols())), height=1),
-            Window(_text(lambda: render.me_panel(state, _cols(), now())), height=render.ME_ROWS),
+            Window(_text(lambda: render.me_panel(state, _cols(), now())),
+                   height=lambda: render.me_rows(state, _cols())),
             _rule(),
             Window(_text(lambda: render.log_panel(state, log_rows(state), _cols()))),
             Window(_text(lambda: render.message_line(state, _cols())), height=1),

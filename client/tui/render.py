@@ -407,29 +407,61 @@ def sorted_hand(cards: Iterable[Card], by_rank: bool) -> list[Card]:
 
 def hand_line(state: TableState) -> Line:
     """Our hand: concealed melds of the best arrangement bracketed first, then loose cards."""
+    return [("", "  "), *(fragment for card in _hand_cards(state) for fragment in card)]
+
+
+def hand_rows(state: TableState, cols: int) -> list[Line]:
+    """Our hand in as many rows of ``cols`` as it needs, broken between cards: on one line, a
+    narrow terminal (a phone's, a split pane: 40 columns) cut the last cards of the hand off."""
+    rows: list[Line] = [[("", "  ")]]
+    for card in _hand_cards(state):
+        if width(rows[-1]) + len(to_text(card).rstrip()) > cols and width(rows[-1]) > 2:
+            rows.append([("", "  ")])
+        rows[-1].extend(card)
+    for row in rows:  # no space after a row's last card: it would not fit
+        style, text = row[-1]
+        row[-1] = (style, text.rstrip())
+    return rows
+
+
+def _hand_cards(state: TableState) -> list[Line]:
+    """The fragments of ``hand_line``, card by card, each with its brackets and the space
+    after it."""
     view = state.view
     if view is None:
         return []
     if view.seat is None:
-        return [("class:dim", "  (watching)")]
+        return [[("class:dim", "(watching)")]]
     arrangement = best_arrangement(view.hand)
     by_rank = state.sort_by_rank
     melds = sorted(
         (sorted_hand(m, by_rank) for m in arrangement.melds),
         key=lambda m: (m[0].rank, m[0].suit) if by_rank else (m[0].suit, m[0].rank),
     )
-    out: Line = [("", "  ")]
+    drawn = state.drawn
+
+    def fragment(card: Card) -> tuple[str, str]:
+        style, text = card_fragment(card)
+        # the card just drawn, wherever the arrangement put it
+        return (f"{style} class:top", text) if card == drawn else (style, text)
+
+    out: list[Line] = []
     for meld in melds:
-        out.append(("class:bracket", "["))
-        out.extend(cards_line(meld))
-        out.append(("class:bracket", "] "))
-    out.extend(cards_line(sorted_hand(arrangement.deadwood, by_rank)))
-    if state.drawn is not None:  # the card just drawn, wherever the arrangement put it
-        out = [
-            (f"{style} class:top", text) if text == state.drawn.pretty() else (style, text)
-            for style, text in out
-        ]
+        for i, card in enumerate(meld):
+            out.append([*([("class:bracket", "[")] if i == 0 else []), fragment(card),
+                        ("class:bracket", "] ") if i == len(meld) - 1 else ("", " ")])
+    loose = sorted_hand(arrangement.deadwood, by_rank)
+    out += [[fragment(card), ("", " ")] for card in loose]
+    if out and not loose:
+        out[-1][-1] = ("class:bracket", "]")
+    elif out:
+        out[-1].pop()  # no space after the last card
     return out
+
+
+def me_rows(state: TableState, cols: int = 80) -> int:
+    """The lines of ``me_panel``: the seat, its melds, and the hand's rows."""
+    return ME_ROWS - 1 + len(hand_rows(state, cols))
 
 
 def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Line:
@@ -457,7 +489,7 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
     else:
         lines.append(fit([("class:dim", "  table: no melds yet")], cols))
     lines += [fit([], cols)] * (1 + ME_MELD_ROWS - len(lines))
-    return join_lines([*lines, fit(hand_line(state), cols)])
+    return join_lines([*lines, *(fit(row, cols) for row in hand_rows(state, cols))])
 
 
 def log_lines(state: TableState, cols: int | None = None) -> list[Line]:
@@ -828,7 +860,8 @@ def screen_text(state: TableState, now: float, cols: int = 80, rows: int = 24) -
         to_text(options_rule(state, cols)),
         to_text(me_panel(state, cols, now)),
         "─" * cols,
-        to_text(log_panel(state, rows - 12 - ME_ROWS - title_rows(state, cols), cols)),
+        to_text(log_panel(state, rows - 12 - me_rows(state, cols) - title_rows(state, cols),
+                          cols)),
         to_text(message_line(state, cols)),
         to_text(keys_line(state, cols)),
     ]
