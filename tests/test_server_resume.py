@@ -186,6 +186,20 @@ async def test_a_player_dropping_leaves_the_turn_timer_of_the_seat_to_act_alone(
             assert trio.current_time() - start == pytest.approx(30.0, abs=0.5)
 
 
+async def _ben_sat_down_and_dropped(connect: Any, ana: Connection, sam: Connection, *,
+                                    timer: float) -> tuple[str, int]:
+    """Ana's table of one bot, Sam watching; Ben sits down, is dealt, and his connection
+    drops: his token and seat."""
+    joined = await ana.create_table("Back", bots=1, timer=timer)
+    await sam.spectate(joined.table)
+    async with connect("Ben") as ben:
+        await ben.join(joined.table)
+        token, seat = ben.token, ben.seat
+        assert token is not None and seat is not None
+        await next_of(ben, State)
+    return token, seat
+
+
 @capped
 async def test_stand_in_after_grace_then_handed_back(
     autojump_clock: trio.testing.MockClock,
@@ -194,14 +208,7 @@ async def test_stand_in_after_grace_then_handed_back(
         memory_server(bot_delay=1.0, grace=10.0) as (_server, connect),
         connect("Ana") as ana, connect("Sam") as sam,
     ):
-        joined = await ana.create_table("Back", bots=1, timer=0)
-        await sam.spectate(joined.table)
-        async with connect("Ben") as ben:
-            await ben.join(joined.table)
-            token = ben.token
-            seat = ben.seat
-            assert token is not None and seat is not None
-            await next_of(ben, State)
+        token, seat = await _ben_sat_down_and_dropped(connect, ana, sam, timer=0)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(play_hands, ana, 1)
             away = await next_of(sam, SeatUpdate, _change(seat, "away"))
@@ -232,13 +239,7 @@ async def test_a_player_back_from_a_stand_in_on_its_turn_shows_everyone_its_new_
         memory_server(bot_delay=5.0, grace=10.0) as (_server, connect),
         connect("Ana") as ana, connect("Sam") as sam,
     ):
-        joined = await ana.create_table("Back", bots=1, timer=30)
-        await sam.spectate(joined.table)
-        async with connect("Ben") as ben:
-            await ben.join(joined.table)
-            token, seat = ben.token, ben.seat
-            assert token is not None and seat is not None
-            await next_of(ben, State)
+        token, seat = await _ben_sat_down_and_dropped(connect, ana, sam, timer=30)
         await next_of(sam, SeatUpdate, _change(seat, "stand_in"))
         standing = await next_of(sam, State, lambda s: s.view["to_act"] == seat)
         assert standing.deadline is None  # a bot is to act: no timer shown
