@@ -473,8 +473,9 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
         header.append(("", f" · {counted(view.hand_sizes[seat], 'card')}"))
     if view is not None and view.seat is not None:
         count = view.count()
-        header += [("", f" · {counted(len(view.hand), 'card')} · count "),
-                   ("class:count", str(count))]
+        # the count first: a narrow screen (a phone's terminal) cuts the line's end
+        header += [("", " · count "), ("class:count", str(count)),
+                   ("", f" · {counted(len(view.hand), 'card')}")]
         header.append(("class:dim", "  by rank" if state.sort_by_rank else "  by suit"))
         if state.drawn is not None:
             header += [("", " · drew "), (f"{SUIT_STYLE[state.drawn.suit]} class:top",
