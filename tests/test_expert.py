@@ -21,6 +21,7 @@ from tongits.engine import (
     Move,
     Options,
     Phase,
+    SeatView,
     deck_for,
     parse_cards,
     seat_view,
@@ -125,6 +126,8 @@ def test_the_rollout_policy_plays_only_legal_moves() -> None:
 
 
 CALL = Move(Action.CALL)
+CHALLENGE = Move(Action.CHALLENGE)
+FOLD = Move(Action.FOLD)
 BOTH_OPENED = [(1, "9c 9d 9h"), (2, "Qs Qh Qd")]
 """Seat 1 may call; seat 2, opened too, may challenge."""
 
@@ -217,6 +220,41 @@ def test_playing_its_cards_the_expert_keeps_strongs_kind_of_move() -> None:
     assert ExpertPolicy()(view) == lay_off
     assert "misjudges a discard played for a sapaw" in ExpertPolicy().decide(view).reason()
     assert ExpertPolicy(params=ExpertParams(switch_kinds=True))(view) == throw
+
+
+def first_answer(deal: int, seat: int) -> SeatView:
+    """``seat``'s first answer to a call in deal ``deal`` of seed "fold", three ``strong``."""
+    strong = get_policy("strong", 0)
+    hand = Hand(deck_for("fold", deal), deal % 3)
+    while not hand.over:
+        view = seat_view(hand, hand.to_act)
+        if view.seat == seat and view.phase is Phase.ANSWER:
+            return view
+        hand.apply(hand.to_act, strong(view))
+    raise AssertionError("no answer")
+
+
+def test_the_expert_folds_where_strong_would_challenge_first_above_25_unless_its_search_objects(
+) -> None:
+    """No seat that calls by its count calls above 25, so the default answer to a call that
+    nobody has challenged, holding more, is a fold where ``strong`` challenges (it doubts one
+    caller in ten). The search overrules the fold only beyond the noise: at 37 it keeps it and
+    the hint says why; at 29 its worlds find a challenge far better, and it challenges."""
+    strong = get_policy("strong", 0)
+    kept = first_answer(2, 1)
+    assert kept.count() == 37 and strong(kept) == CHALLENGE
+    found = search(kept, ExpertParams())
+    assert found.default.move == FOLD and found.guard is not None
+    assert not found.guard.beyond_noise
+    assert ExpertPolicy()(kept) == FOLD
+    assert "above 25, where a seat that calls by its count" in advise(kept).steps[0].reason()
+    assert search(kept, ExpertParams(fold_above=40)).default.move == CHALLENGE
+
+    overruled = first_answer(6, 2)
+    assert overruled.count() == 29 and strong(overruled) == CHALLENGE
+    found = search(overruled, ExpertParams())
+    assert found.default.move == FOLD and found.guard is not None and found.guard.beyond_noise
+    assert ExpertPolicy()(overruled) == CHALLENGE
 
 
 def test_the_rollouts_count_guesses_are_dealt_when_the_bot_is_built() -> None:
