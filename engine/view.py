@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .cards import DECK, Card, mask_of
-from .count import hand_count
+from .count import count_mask, hand_count, points_of
 from .errors import IllegalMove, RuleCode
 from .hand import Hand, Phase, Result, Step
 from .melds import TableMeld, fits
@@ -510,6 +510,35 @@ _CARD_STR: tuple[str, ...] = tuple(str(c) for c in DECK)
 _card_str = _CARD_STR.__getitem__
 #: Each phase's wire form.
 _PHASES: dict[Phase, str] = {phase: phase.value for phase in Phase}
+
+
+class _SuitNames(dict[int, tuple[str, ...]]):
+    """The wire forms of one suit's cards by their 13-bit mask, in rank order, each tuple made
+    on first use (from the entry without its lowest card, most often there already): a
+    seat's cards are listed from the hand's mask by four look-ups, in the order ``sorted``
+    gives them (card index order), without sorting the cards."""
+
+    def __init__(self, suit: int) -> None:
+        super().__init__({0: ()})
+        self.first = 13 * suit
+
+    def __missing__(self, bits: int) -> tuple[str, ...]:
+        low = bits & -bits
+        names = self[bits] = (_CARD_STR[self.first + low.bit_length() - 1], *self[bits ^ low])
+        return names
+
+
+_CLUBS, _DIAMONDS, _HEARTS, _SPADES = (_SuitNames(suit) for suit in range(4))
+
+
+def _mask_names(mask: int) -> list[str]:
+    """The wire forms of the cards of ``mask``, sorted (as ``map(str, sorted(cards))``)."""
+    return [*_CLUBS[mask & 0x1FFF], *_DIAMONDS[mask >> 13 & 0x1FFF],
+            *_HEARTS[mask >> 26 & 0x1FFF], *_SPADES[mask >> 39]]
+
+
+#: The seats, for ``map``.
+_SEATS = (0, 1, 2)
 #: A spectator's cards (shared, read-only).
 _NO_CARDS: list[str] = []
 _SECRET = Action.SECRET
@@ -525,13 +554,25 @@ def _sees_meld(secret: bool, owner: int, seat: int | None, over: bool) -> bool:
     return not secret or over or owner == seat
 
 
+#: Bound on the steps whose wire forms ``_step_forms`` keeps (cleared when reached).
+_STEP_FORMS_MAX = 50_000
+#: The wire forms of each step met, by the step's id, with the step (held, so that no other
+#: object takes its id): the engine's steps are shared objects, one per seat and move.
+_STEP_FORMS: dict[int, tuple[Step, StepMap, StepMap]] = {}
+
+
 def _step_forms(step: Step) -> tuple[StepMap, StepMap]:
     """A step's wire form as everyone else sees it and as its own seat (and everyone, after
-    the hand) sees it: they differ only for a secret meld, whose cards are for its owner."""
-    full = step.to_dict()
-    if step.move.action is not _SECRET:
-        return full, full
-    return step.hidden().to_dict(), full
+    the hand) sees it: they differ only for a secret meld, whose cards are for its owner.
+    Made once per step and shared (read-only), as the moves' maps are (``_move_dict``)."""
+    known = _STEP_FORMS.get(id(step))
+    if known is None or known[0] is not step:
+        if len(_STEP_FORMS) >= _STEP_FORMS_MAX:
+            _STEP_FORMS.clear()
+        full = step.to_dict()
+        public = full if step.move.action is not _SECRET else step.hidden().to_dict()
+        known = _STEP_FORMS[id(step)] = (step, public, full)
+    return known[1], known[2]
 
 
 class _HandViews:
@@ -621,24 +662,25 @@ class _HandViews:
         self._melds = (self._meld_steps, over, forms)
         return forms
 
-    def cards(self, cards: set[Card], seat: int) -> list[str]:
-        """The wire form of ``seat``'s ``cards`` (after ``_catch_up``), sorted: the same list
-        until the seat plays a step (only its own moves change its cards)."""
-        return self._known_cards(cards, seat)[1]
+    def cards(self, mask: int, seat: int) -> list[str]:
+        """The wire form of ``seat``'s cards, whose mask is ``mask`` (after ``_catch_up``),
+        sorted: the same list until the seat plays a step (only its own moves change its
+        cards)."""
+        return self._known_cards(mask, seat)[1]
 
-    def count(self, cards: set[Card], seat: int) -> int:
-        """The count (RULES.md §7) of ``seat``'s ``cards`` under the hand's options, made once
-        until the seat plays a step."""
-        known = self._known_cards(cards, seat)
+    def count(self, mask: int, seat: int) -> int:
+        """The count (RULES.md §7) of ``seat``'s cards, whose mask is ``mask``, under the
+        hand's options (``hand_count``), made once until the seat plays a step."""
+        known = self._known_cards(mask, seat)
         if not known[2]:
-            known[2].append(hand_count(cards, concealed_melds_count=self._concealed))
+            known[2].append(points_of(mask) if self._concealed else count_mask(mask))
         return known[2][0]
 
-    def _known_cards(self, cards: set[Card], seat: int) -> tuple[int, list[str], list[int]]:
+    def _known_cards(self, mask: int, seat: int) -> tuple[int, list[str], list[int]]:
         known = self._cards[seat]
         acted = self.acted[seat]
         if known is None or known[0] != acted:
-            known = self._cards[seat] = (acted, list(map(_card_str, sorted(cards))), [])
+            known = self._cards[seat] = (acted, _mask_names(mask), [])
         return known
 
     def parts(self, hand: Hand) -> ViewParts:
@@ -676,7 +718,7 @@ class ViewParts:
     that state (``own`` reads the cards then)."""
 
     __slots__ = ("steps", "over", "acted", "fixed", "base", "melds", "history", "_views",
-                 "_hands", "_melds",
+                 "_masks", "_melds",
                  "_own", "_own_melds", "_histories", "_shared", "_legal")
 
     def __init__(self, hand: Hand, views: _HandViews) -> None:
@@ -685,11 +727,12 @@ class ViewParts:
         #: the steps each seat has played so far: its cards (``cards``, ``count``) are the same
         #: as in an earlier state of the hand as long as this is
         self.acted: tuple[int, ...] = tuple(views.acted)
-        #: the hand's cards per seat (not the hand: the parts live as long as the hand)
         hands = hand.hands
         #: the views' parts are kept by the views (``_HandViews.parts``): a strong reference
-        #: back would make each hand's views a cycle, garbage only a full collection frees
-        self._views, self._hands = weakref.ref(views), hands
+        #: back would make each hand's views a cycle, garbage only a full collection frees;
+        #: so they keep the seats' cards as masks, not the hand
+        self._views = weakref.ref(views)
+        masks = self._masks = tuple(map(hand.cards_mask, _SEATS))
         melds = self._melds = views.melds(hand)
         self.fixed = views.fixed
         result = hand.result
@@ -704,7 +747,7 @@ class ViewParts:
             turn=hand.turn,
             caller=hand.caller,
             result=result.to_dict() if result is not None else None,
-            revealed=[[_CARD_STR[c] for c in sorted(h)] for h in hands] if over else None,
+            revealed=list(map(_mask_names, masks)) if over else None,
         )
         self.history: list[StepMap] | None = None
         self.melds: list[MeldMap] | None = None
@@ -736,14 +779,14 @@ class ViewParts:
         """``own(seat)["hand"]``: the same list as long as the seat's cards are the same."""
         if seat is None:
             return _NO_CARDS
-        return self._live_views().cards(self._hands[seat], seat)
+        return self._live_views().cards(self._masks[seat], seat)
 
     def count(self, seat: int | None) -> int | None:
         """``own(seat)["count"]``: the count of the seat's cards (None for a spectator), made
         once per change of them."""
         if seat is None:
             return None
-        return self._live_views().count(self._hands[seat], seat)
+        return self._live_views().count(self._masks[seat], seat)
 
     def own_melds(self, seat: int | None) -> list[MeldMap] | None:
         """``own(seat)["melds"]`` (None when every view has the same ``melds``), made once per

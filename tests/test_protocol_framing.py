@@ -449,3 +449,19 @@ def test_a_bad_line_is_explained_with_json_quotes(data: bytes, said: str) -> Non
     with pytest.raises(BadLine) as bad:
         codec.next_message()
     assert bad.value.message == said
+
+
+@given(st.recursive(
+    json_scalars | st.integers() | st.floats() | st.text(st.characters(codec="utf-16")),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(
+        st.text(max_size=4), children, max_size=3),
+    max_leaves=8), st.booleans())
+def test_a_text_line_reads_as_the_standard_library_reads_it(value: Any, bom: bool) -> None:
+    """A request line is read as ``json.loads`` reads it, every type included: an integer
+    beyond 64 bits stays an integer (the limits then refuse it; orjson, which reads most
+    lines, would make it a float that passes), and NaN, infinities, lone surrogates and a
+    byte order mark read as before."""
+    line = (b"\xef\xbb\xbf" if bom else b"") + json.dumps({"value": value}).encode() + b"\n"
+    receiver = Codec(Mode.TEXT)
+    receiver.receive_data(line)
+    assert repr(drain(receiver)) == repr([json.loads(line.decode().lstrip("\ufeff"))])

@@ -17,7 +17,7 @@ import trio
 from server_support import TIME_CAP, memory_server, my_turn, next_of, play_hands
 from tongits.client.cli import main as tongits_main
 from tongits.client.connection import Connection, ConnectionClosed, open_connection
-from tongits.engine import Card, Hand, HandRecord, Move, SeatView
+from tongits.engine import Card, Hand, HandRecord, Move, SeatView, hand_record
 from tongits.engine.policies import get_policy
 from tongits.protocol import HandResult, State
 from tongits.server.storage.journal import FinishedHand
@@ -52,6 +52,25 @@ def test_a_failed_hand_record_rolls_the_entry_back(tmp_path: Path) -> None:
     assert store.entries("t1") == [CreateEntry("t1", "A", 1)]
     store.append("t1", DealEntry())
     assert len(store.entries("t1")) == 2
+
+
+@pytest.mark.parametrize("names", [["Ana", "Ben", "Cy"], ["Zoë", "Ben", "Cy"],
+                                   ["A\x7fna", 'B"en', "C\\y"]])
+def test_a_hand_record_is_stored_as_the_standard_library_writes_it(
+    tmp_path: Path, names: list[str]
+) -> None:
+    """The record of a finished hand is the same text in the file whichever encoder wrote it
+    (non-ASCII names and DEL escaped as ``json`` escapes them)."""
+    hand = Hand([Card(i) for i in range(52)], 0)
+    while not hand.over:
+        hand.apply(hand.to_act, hand.legal_moves()[0])
+    record = hand_record(hand, names)
+    store = SQLiteJournal(str(tmp_path / "t.db"))
+    store.append("t1", CreateEntry("t1", "A", 1))
+    store.append("t1", MoveEntry(0, Move.draw()), {"hand": 0, "names": names, "record": record})
+    store.commit()
+    stored = store.db.execute("SELECT record FROM hands").fetchone()[0]
+    assert stored == json.dumps(record, separators=(",", ":"))
 
 
 def test_not_a_database(tmp_path: Path) -> None:

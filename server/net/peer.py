@@ -310,10 +310,11 @@ class Peer:
         sock = self._socket
         if sock is None:
             return await self.stream.receive_some(65536)
+        fd = sock.fileno()  # (closed meanwhile, it is not read: the wait raises)
         while True:
-            await trio.lowlevel.wait_readable(sock)
+            await trio.lowlevel.wait_readable(fd)
             try:
-                return os.read(sock.fileno(), 65536)
+                return os.read(fd, 65536)
             except BlockingIOError:
                 continue  # woken with nothing to read after all
             except OSError:

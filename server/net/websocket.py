@@ -94,6 +94,12 @@ def _refusal(event: Event, over_budget: bool) -> tuple[str, str] | None:
     return None
 
 
+def _line(payload: bytes) -> bytes:
+    """A text message's payload as one line for the codec (its line breaks are spaces, as
+    JSON's whitespace)."""
+    return payload.replace(b"\n", b" ").replace(b"\r", b" ") + b"\n"
+
+
 def text_frame(payload: bytes | memoryview) -> bytes:
     """``payload`` (UTF-8) as one unmasked, unfragmented text frame (RFC 6455 §5.2)."""
     size = len(payload)
@@ -190,6 +196,8 @@ class WebSocketCarrier:
         copied once, into the frame."""
         last = len(data) - 1
         if last >= 0 and data.find(b"\n") == last:
+            if 126 <= last < 0x10000:  # (a state: ``text_frame`` written out)
+                return _LENGTH16.pack(_TEXT_FRAME, 126, last) + memoryview(data)[:last]
             return text_frame(memoryview(data)[:last])
         return b"".join(text_frame(line) for line in data.split(b"\n") if line)
 
@@ -205,6 +213,10 @@ class WebSocketCarrier:
         messages, pings and pongs) the sender may still send now; one more is refused with
         ``rate_limited``, and what follows it is not parsed."""
         data = bytes(data)
+        if budget >= 1 and not self.ended and self._between_frames():  # one whole message
+            quick = _quick_frame(data, 0)
+            if quick is not None and quick[0] == len(data):
+                return Inbound(_line(quick[1]))
         got = _Gathered(budget)
         at = 0
         while at < len(data) and not self.ended:
@@ -213,7 +225,7 @@ class WebSocketCarrier:
                 at, payload = quick
                 if got.count(1):
                     return Inbound(refusal=got.refusal)
-                got.text += (payload.replace(b"\n", b" ").replace(b"\r", b" "), b"\n")
+                got.text.append(_line(payload))
                 continue
             end = self._frame_end(data, at)
             if not self._parse(data[at:end], got):

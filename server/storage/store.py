@@ -28,7 +28,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 from tongits.engine import Move
+from tongits.engine.wire import RecordMap
 
 from ..table.entries import CreateEntry, Entry, MoveEntry, entry_from_dict
 from ..table.table import TableLogState
@@ -115,6 +117,22 @@ def entry_line(entry: Entry) -> str:
     move = known[1]
     timeout = ',"timeout":true' if entry.timeout else ""
     return f'{{"kind":"move","seat":{entry.seat},"move":{move}{timeout}}}'
+
+
+def _record_text(record: RecordMap) -> str:
+    """The JSON a finished hand's record is stored as: ``_JSON``'s text, written by orjson
+    when that is the same text, 25 times faster (a hand's record, written at every hand's
+    end, cost the journal more than all the hand's moves): a record has no floats, so the
+    two differ only where the standard library escapes what orjson writes as it is (any
+    character beyond ASCII, and DEL), and such a record is written by the standard
+    library."""
+    try:
+        text = orjson.dumps(record)
+    except TypeError:  # what orjson refuses (an integer beyond 64 bits): as before
+        return _JSON.encode(record)
+    if text.isascii() and b"\x7f" not in text:
+        return text.decode()
+    return _JSON.encode(record)
 
 
 class StoreError(Exception):
@@ -313,7 +331,7 @@ class SQLiteJournal:
                            (table, entry.name, time.time()))
             db.execute(_INSERT_ENTRY, (table, n, line))
             if finished is not None:
-                record = _JSON.encode(finished["record"])
+                record = _record_text(finished["record"])
                 self._wal_pages += 1 + len(record) // PAGE_BYTES
                 db.execute(
                     "INSERT INTO hands (table_id, hand, names, record, finished) "

@@ -19,7 +19,7 @@ from tongits.engine import Hand
 from tongits.engine.record import hand_record
 from tongits.engine.view import seat_legal, seat_view_dict
 from tongits.engine.wire import MoveMap, ViewMap
-from tongits.protocol import HandResult, Mode, PlayerKind, to_dict
+from tongits.protocol import Mode, PlayerKind
 from tongits.protocol.maps import HandResultMap, SeatMap, StateHead, StateMap
 from tongits.protocol.message_maps import HandResultMessageMap
 
@@ -56,11 +56,14 @@ class Audience:
 
     def everyone(self) -> list[Peer]:
         """Every connection at the table: its seats', then its spectators."""
-        return [p for p in self.seat_peers if p is not None] + list(self.spectators)
+        peers = list(filter(None, self.seat_peers))  # (a connection is never false)
+        if self.spectators:
+            peers += self.spectators
+        return peers
 
     def empty(self) -> bool:
         """No connection sits at the table or watches it."""
-        return not self.spectators and all(p is None for p in self.seat_peers)
+        return not self.spectators and not any(self.seat_peers)  # (a connection is never false)
 
     def cork(self, peer: Peer | None = None) -> list[Peer]:
         """Cork everyone at the table (and ``peer``) for one step of the table: what the step
@@ -142,9 +145,12 @@ class Audience:
         a countdown (a grace period runs)."""
         if self.clock.away_until:
             return None
-        return (*self.seat_peers,
-                *[None if info is None else _SHOWN_FIELDS(info)
-                  for info in self.state.seats])
+        seats = self.state.seats
+        try:  # (every seat is filled at a table playing: the fields read in C, by ``map``)
+            return (*self.seat_peers, *map(_SHOWN_FIELDS, seats))
+        except AttributeError:  # an empty seat
+            return (*self.seat_peers,
+                    *[None if info is None else _SHOWN_FIELDS(info) for info in seats])
 
     # ----- states -----------------------------------------------------------------------------
 
@@ -278,11 +284,14 @@ class Audience:
             "hands": [[str(c) for c in sorted(h)] for h in hand.hands],
             "pot_taken": state.pot_taken,
         }
-        standings = state.standings()
-        next_deal = None
-        if math.isfinite(self.clock.turn_at) and state.match_over is None:
-            next_deal = round(max(0.0, self.clock.turn_at - trio.current_time()), 3)
-        return to_dict(HandResult(table=self.table_id, seq=state.seq, result=result,
-                                  standings=standings, next_deal=next_deal,
-                                  record=hand_record(hand, state.seat_names()),
-                                  last=True if state.match_over is not None else None))
+        # A plain map with the fields of ``HandResult`` in their order, as ``to_dict`` writes
+        # them (tests parse it back): the server's own output is not checked again.
+        message: HandResultMessageMap = {"type": "hand_result", "table": self.table_id,
+                                         "seq": state.seq, "result": result,
+                                         "standings": state.standings()}
+        if state.match_over is not None:
+            message["last"] = True
+        elif math.isfinite(self.clock.turn_at):
+            message["next_deal"] = round(max(0.0, self.clock.turn_at - trio.current_time()), 3)
+        message["record"] = hand_record(hand, state.seat_names())
+        return message

@@ -30,7 +30,7 @@ class Clock:
         #: whether the table waits for its players (``Dealing.paused``): nothing is timed
         self.paused = paused
         self.turn_at = math.inf
-        #: the turn ``turn_at`` times (``_turn``): a timer running for it is not started again
+        #: the turn ``turn_at`` times (``schedule``): a timer running for it is not started again
         self._timed: tuple[object, ...] | None = None
         #: seats whose human is disconnected, and when their grace period ends
         self.away_until: dict[int, float] = {}
@@ -68,21 +68,16 @@ class Clock:
         if self.paused():
             self.turn_at, self._timed = math.inf, None
             return
-        turn = self._turn()
+        over = hand.over
+        seat = None if over else state.seats[hand.to_act]
+        bot = seat is not None and seat.is_bot
+        # What a timer is for: the hand and its step (or its end), and whether a bot plays
+        # the seat to act (a human back from a stand-in starts a turn of their own).
+        turn = (hand, len(hand.steps), over, bot)
         if turn == self._timed and math.isfinite(self.turn_at):
             return
         self._timed = turn
-        if not hand.over:
-            seat = state.seats[hand.to_act]
-            if seat is not None and seat.is_bot:
-                self.turn_at = trio.current_time() + self.config.bot_delay
-                return
+        if bot:
+            self.turn_at = trio.current_time() + self.config.bot_delay
+            return
         self.turn_at = trio.current_time() + timer if timer > 0 else math.inf
-
-    def _turn(self) -> tuple[object, ...]:
-        """What a timer is for: the hand and its step (or its end), and whether a bot plays
-        the seat to act (a human back from a stand-in starts a turn of their own)."""
-        hand = self.state.hand
-        assert hand is not None
-        seat = None if hand.over else self.state.seats[hand.to_act]
-        return (hand, len(hand.steps), hand.over, seat is not None and seat.is_bot)

@@ -25,16 +25,61 @@ from tongits.protocol.maps import SeatMap, StateHead
 _ALL = "all"
 
 
+#: Bound on the moves whose encodings ``MoveEncodings`` keeps (cleared when reached).
+_MOVES_MAX = 50_000
+
+
+class MoveEncodings:
+    """Each move offered, encoded alone once per codec mode, for every table: the engine's
+    legal moves are shared objects (the same draw, discard of a card or lay-off, state after
+    state and table after table), so the ``legal`` entry of a state is put together from the
+    encodings of its moves, looked up by their ids in C (``map``), not encoded again. A list
+    of discards and melds is new at nearly every card drawn; encoded whole (its maps made,
+    then packed) it cost a paced action more than any other part of its frames. The moves
+    are held while their encodings are kept, so that no other object takes their ids."""
+
+    __slots__ = ("_encoded", "_held")
+
+    def __init__(self) -> None:
+        #: per mode: each move's encoding by the move's id
+        self._encoded: dict[Mode | None, dict[int, bytes]] = {}
+        self._held: dict[int, Move] = {}
+
+    def legal_entry(self, codec: Codec, hand: Hand) -> bytes:
+        """The ``legal`` entry of the seat to act in ``hand`` (b"" when it has no move)."""
+        moves = hand.legal()
+        if not moves:
+            return b""
+        known = self._encoded.get(codec.mode)
+        if known is None:
+            known = self._encoded[codec.mode] = {}
+        encoded = list(map(known.get, map(id, moves)))
+        if None in encoded:
+            if len(self._held) >= _MOVES_MAX:
+                self._held.clear()
+                self._encoded = {codec.mode: known}
+                known.clear()
+                encoded = [None] * len(moves)
+            for i, move in enumerate(moves):
+                if encoded[i] is None:
+                    encoded[i] = known[id(move)] = codec.value(move.to_dict())
+                    self._held[id(move)] = move
+        return codec.list_entry("legal", encoded)  # type: ignore[arg-type]
+
+
+#: The moves' encodings every table's states share.
+MOVE_ENCODINGS = MoveEncodings()
+
+
 class HandCache:
     """What the states of one hand encode once, per codec mode: the history as each seat sees
     it (an ``ItemCache`` each: every seat alike, or each seat and the spectators apart while a
     secret meld is on the table), the steps played for a timed-out seat as they are shown,
     marked ``timeout`` (one copy per step, so that the caches know them from one state to the
-    next), the legal moves offered (each list of them), and
-    values that stay the same over many states (the seats, the hand's fixed view entries, each
-    recipient's own view entries) until they are other objects."""
+    next), and values that stay the same over many states (the seats, the hand's fixed view
+    entries, each recipient's own view entries) until they are other objects."""
 
-    __slots__ = ("_items", "_marked", "_kept", "_own", "_legal")
+    __slots__ = ("_items", "_marked", "_kept", "_own")
 
     def __init__(self) -> None:
         self._items: dict[int | str | None, ItemCache] = {}
@@ -43,9 +88,6 @@ class HandCache:
         #: per mode and recipient: the steps the seat had played and its melds (while a secret
         #: meld is out) when its own entries were encoded, and those entries
         self._own: dict[tuple[Mode | None, int | None], tuple[int, Any, bytes]] = {}
-        #: the ``legal`` entries by mode and the ids of the engine's moves, with the tuple of
-        #: them (held, so that no other object takes their ids while the entry is kept)
-        self._legal: dict[tuple[Any, ...], tuple[tuple[Move, ...], bytes]] = {}
 
     def items(self, list_of: int | str | None) -> ItemCache:
         """The cache of one kind of list: a history as a seat (or None: the spectators, or
@@ -80,25 +122,6 @@ class HandCache:
         if known is None or known[0] != acted or known[1] is not melds:
             known = self._own[key] = (acted, melds, codec.entries(parts.own(seat)))
         return known[2]
-
-    def legal_entry(self, codec: Codec, hand: Hand, parts: ViewParts) -> bytes:
-        """The ``legal`` entry of the seat to act (``parts.legal``; b"" when it has none), kept
-        for each list of moves offered in the hand, known by the engine's moves (shared
-        objects, held by the entry so that no other object takes their ids): a seat that may
-        only draw, or answer a call, is offered the same moves state after state, and is then
-        sent them without their maps being looked up. A list met for the first time is
-        encoded whole, in one call: the discards and melds offered change with every card
-        drawn, and looking up each move's own encoding cost three times as much as encoding
-        them all."""
-        moves = hand.legal()
-        if not moves:
-            return b""
-        key = (codec.mode, *map(id, moves))
-        known = self._legal.get(key)
-        if known is None:
-            known = self._legal[key] = (moves, codec.entry("legal", codec.value(
-                parts.legal(hand))))
-        return known[1]
 
     def entries(self, codec: Codec, name: str, items: Mapping[str, Any], value: Any) -> bytes:
         """``codec.entries(items)``, kept under ``name`` and made again only when ``value``
@@ -198,14 +221,14 @@ class StateFrames:
                 count += 1
             history = codec.entry("history", codec.encode_list(
                 cache.told(seen, self._marked), cache.items(seat)))
-            legal = cache.legal_entry(codec, self.hand, parts) if offered else b""
+            legal = MOVE_ENCODINGS.legal_entry(codec, self.hand) if offered else b""
             if legal:
                 outer.append(legal)
                 count += 1
             template = codec.template(outer, count, "view", encoded.view, encoded.views,
                                       history)
         elif offered:
-            legal = cache.legal_entry(codec, self.hand, parts)
+            legal = MOVE_ENCODINGS.legal_entry(codec, self.hand)
             if legal:
                 template = codec.extend(template, encoded.heads + 1, legal)
         return codec.fill(template, cache.own_entries(codec, seat, parts))
