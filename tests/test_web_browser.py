@@ -489,6 +489,10 @@ def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
              "a seat at the friend's own table")
         assert not visible(friend, "notice")
         friend.execute_script("localStorage.clear()")  # a new phone, then the right link
+        friend.get(site.url + path)
+        wait(friend, lambda d: visible(d, "login"), "the name form")
+        assert friend.find_element(By.ID, "login-title").text == "You are invited to a table"
+        assert friend.find_element(By.ID, "login-enter").text == "Join the table"
         sit_down(friend, site, "Ivo", path=path)
         wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),
              "a seat at the invited table")

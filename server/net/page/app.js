@@ -380,6 +380,10 @@ function handle(msg) {
 
 function askLogin(message) {
   show("login");
+  // a friend who tapped an invite link learns that the link worked, and what Enter does
+  const invited = invitePath() !== null;
+  $("login-title").textContent = invited ? "You are invited to a table" : "Sit down";
+  $("login-enter").textContent = invited ? "Join the table" : "Enter";
   $("password-row").hidden = !S.needPassword;
   $("login-name").value = S.name;
   notice(message || "");
