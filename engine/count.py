@@ -138,6 +138,30 @@ def deadwood_mask(mask: int) -> int:
     return mask & ~melded | _melded_deadwood(melded) if runs & sets else mask & ~melded
 
 
+def deadwood_points(mask: int) -> tuple[int, int]:
+    """``deadwood_mask(mask)`` and its points (the hand's count, §7) at once, for a reader
+    that asks both at every step (a training environment's observation). When no card lies
+    both in a run and in a set, as in ``deadwood_mask``, the deadwood is each suit's cards
+    outside its runs and the sets' ranks, found suit by suit with no call (with no set at
+    all, a look-up a suit)."""
+    c, d, h, s = mask & _SUIT, mask >> 13 & _SUIT, mask >> 26 & _SUIT, mask >> 39
+    threes = (c & d & (h | s)) | ((c | d) & h & s)  # ranks of which 3 or 4 cards are here
+    if not threes:
+        out, out_points = _OUT_OF_RUNS, _OUT_OF_RUNS_POINTS
+        return (out[c] | out[d] << 13 | out[h] << 26 | out[s] << 39,
+                out_points[c] + out_points[d] + out_points[h] + out_points[s])
+    runs_c, runs_d, runs_h, runs_s = _IN_RUNS[c], _IN_RUNS[d], _IN_RUNS[h], _IN_RUNS[s]
+    if threes & (runs_c | runs_d | runs_h | runs_s):  # a card in a run and in a set
+        dead = deadwood_mask(mask)
+        return dead, points_of(dead)
+    c &= ~(runs_c | threes)
+    d &= ~(runs_d | threes)
+    h &= ~(runs_h | threes)
+    s &= ~(runs_s | threes)
+    points = _SUIT_POINTS[c] + _SUIT_POINTS[d] + _SUIT_POINTS[h] + _SUIT_POINTS[s]
+    return c | d << 13 | h << 26 | s << 39, points
+
+
 @lru_cache(maxsize=1 << 14)
 def _melded_deadwood(melded: int) -> int:
     return arrangement_masks(melded)[1]
@@ -226,6 +250,9 @@ def _in_runs(bits: int) -> int:
 
 #: ``_in_runs`` of every 13-bit mask.
 _IN_RUNS = tuple(map(_in_runs, range(1 << 13)))
+#: Per 13-bit mask, its cards in no run within it, and their points.
+_OUT_OF_RUNS = tuple(bits & ~runs for bits, runs in enumerate(_IN_RUNS))
+_OUT_OF_RUNS_POINTS = tuple(map(_SUIT_POINTS.__getitem__, _OUT_OF_RUNS))
 
 
 def melds_in(mask: int) -> list[int]:

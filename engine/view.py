@@ -38,6 +38,11 @@ from .wire import (
     ViewSharedWhole,
 )
 
+#: ``glance``'s answer: the seat's cards as a bitmask, the history from a step on, the hand
+#: sizes, the stock, the phase, the seats blocked from calling and the caller.
+Glance = tuple[int, tuple[Step, ...], tuple[int, int, int], int, Phase, tuple[bool, bool, bool],
+               int | None]
+
 
 @dataclass(frozen=True, slots=True)
 class MeldView:
@@ -108,6 +113,11 @@ class SeatView:
     def steps_since(self, start: int) -> tuple[Step, ...]:
         """The history from its step ``start`` on, as ``LiveView`` has it."""
         return self.history[start:]
+
+    def glance(self, start: int) -> Glance:
+        """What ``LiveView.glance`` reads, from this view's fields."""
+        return (self.cards_mask, self.history[start:], self.hand_sizes, self.stock, self.phase,
+                self.blocked, self.caller)
 
     # ----- what the engine answers from this seat's knowledge alone ---------------------------
 
@@ -244,8 +254,9 @@ class LiveView:
     For a reader that wants a few fields at every step of many hands (a training environment
     observes a seat once a step): nothing is built that is not read, and the melds' views are
     kept until a step changes the melds. Two fields more for such a reader: ``cards_mask``
-    (the seat's cards as a bitmask) and ``steps_since(n)`` (the history from step ``n`` on).
-    ``SeatView`` has both as well, so that one reader takes either."""
+    (the seat's cards as a bitmask) and ``steps_since(n)`` (the history from step ``n`` on);
+    and ``glance(n)``, the fields such a reader reads at every step, in one call. ``SeatView``
+    has all three as well, so that one reader takes either."""
 
     __slots__ = ("_hand", "seat", "dealer", "options", "_melds")
 
@@ -365,6 +376,16 @@ class LiveView:
                     seat = self.seat
                     return tuple([step if step.seat == seat else step.hidden() for step in steps])
         return tuple(steps)
+
+    def glance(self, start: int) -> Glance:
+        """``cards_mask``, ``steps_since(start)``, ``hand_sizes``, ``stock``, ``phase``,
+        ``blocked`` and ``caller``, in that order: what a reader at every step (a training
+        environment's observation) reads each time, in one call rather than seven."""
+        hand = self._hand
+        seat, hands = self.seat, hand.hands
+        return (hand.cards_mask(seat) if seat is not None else 0, self.steps_since(start),
+                (len(hands[0]), len(hands[1]), len(hands[2])), len(hand.stock), hand.phase,
+                hand.blocked_seats, hand.caller)
 
     @property
     def legal(self) -> tuple[Move, ...]:

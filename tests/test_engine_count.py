@@ -12,6 +12,7 @@ from tongits.engine.cards import cards_of, mask_of
 from tongits.engine.count import (
     arrangement_masks,
     deadwood_mask,
+    deadwood_points,
     meldable,
     melds_in,
     melds_within,
@@ -154,9 +155,14 @@ def test_optimal_count_matches_brute_force(cards: list) -> None:  # type: ignore
 @given(HANDS)
 def test_deadwood_mask_is_the_best_arrangements(cards: list) -> None:  # type: ignore[type-arg]
     """``deadwood_mask`` (the observation's deadwood, with its shortcut when no card lies both
-    in a run and in a set) is the deadwood of ``arrangement_masks``, bit for bit."""
+    in a run and in a set) is the deadwood of ``arrangement_masks``, bit for bit; and
+    ``deadwood_points`` (the deadwood and its points in one call, suit by suit) is it and the
+    hand's count."""
     mask = mask_of(cards)
     assert deadwood_mask(mask) == arrangement_masks(mask)[1]
+    dead, points = deadwood_points(mask)
+    assert dead == deadwood_mask(mask)
+    assert points == sum(c.points for c in cards_of(dead)) == hand_count(cards)
 
 
 @settings(max_examples=1500, deadline=None)

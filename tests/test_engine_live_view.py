@@ -1,6 +1,7 @@
 """``LiveView``: a seat's view kept for a whole hand (a training environment keeps one per
 seat) says at every state what a view made afresh says, although it keeps the melds' views
-from one read to the next; its two fields for step-by-step readers agree with the view's."""
+from one read to the next; its fields for step-by-step readers (and ``glance``, which reads
+several at once) agree with the view's."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def test_a_live_view_kept_for_a_hand_is_the_fresh_view_in_every_state(seed: int)
             start = rng.randrange(len(hand.steps) + 2)
             assert live.steps_since(start) == fresh.steps_since(start) == fresh.history[start:]
             assert live.cards_mask == fresh.cards_mask == mask_of(fresh.hand)
+            assert live.glance(start) == fresh.glance(start) == (
+                fresh.cards_mask, fresh.history[start:], fresh.hand_sizes, fresh.stock,
+                fresh.phase, fresh.blocked, fresh.caller)
         if hand.over:
             break
         hand.apply(hand.to_act, choose(rng, hand.legal_moves()))
