@@ -3,6 +3,7 @@ gin rummy environment in the same run, and the vector path for long runs:
 
     pip install '.[rl]' rlcard      # rlcard for this comparison only: no dependency of ours
     python bench/rl.py [--seconds S] [--rounds N] [--envs N]
+    python bench/rl.py --digest N   # the environment's output, hashed: a speed-up must keep it
 
 Printed, each the best of ``--rounds`` rounds, in CPU seconds of this process (on a shared
 machine other work does not inflate them; the two environments' rounds alternate as well):
@@ -28,11 +29,18 @@ legal actions in its own form (our int8 mask's ``nonzero()``, RLCard's list of i
   cores that are free).
 
 The last line is one JSON object for scripts.
+
+``--digest N`` times nothing: it prints a SHA-256 of everything ``TongitsEnv`` hands out in
+N decisions of the raw loop under each of four sets of options (seeds 0 to 3): every agent
+``agent_iter`` names, its observation, mask, reward, termination, truncation and infos, and
+each hand's result. A change that only makes the environment faster must print the same
+digest before and after (``--digest 20000``: 80,000 decisions, a few seconds).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
@@ -44,6 +52,18 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 from tongits.client.rl import TongitsEnv, env, vector_env
+from tongits.engine import CallTie, Options, SapawBlock, Scoring, StockoutNoneOpen
+
+#: ``--digest``'s sets of options: the classic rules, then every house option on in one set
+#: or another.
+DIGEST_OPTIONS = (
+    Options(),
+    Options(pick_to_sapaw=True, scoring=Scoring.TALLY),
+    Options(sapaw_block=SapawBlock.HAND, self_sapaw_blocks_call=True, tongits_needs_discard=True,
+            call_tie=CallTie.CALLER, stockout_none_open=StockoutNoneOpen.VOID,
+            no_sapawable_discard=True),
+    Options(concealed_melds_count=True, pick_to_sapaw=True),
+)
 
 
 def tongits_steps(game: AECEnv, seconds: float, rng: random.Random) -> float:
@@ -61,6 +81,33 @@ def tongits_steps(game: AECEnv, seconds: float, rng: random.Random) -> float:
             game.step(int(legal[rng.randrange(len(legal))]))
             decisions += 1
     return decisions / elapsed
+
+
+def digest(decisions: int) -> str:
+    """The SHA-256 of what ``TongitsEnv`` hands out over ``decisions`` decisions of the raw
+    loop (the action drawn uniformly from the mask) under each of ``DIGEST_OPTIONS``."""
+    sha = hashlib.sha256()
+    for number, options in enumerate(DIGEST_OPTIONS):
+        rng = random.Random(number)
+        game = TongitsEnv(options, seed=number)
+        made = 0
+        while made < decisions:
+            game.reset()
+            for agent in game.agent_iter():
+                obs, reward, done, truncated, info = game.last()
+                assert obs is not None  # (``last()`` observes)
+                sha.update(agent.encode())
+                sha.update(obs["observation"].tobytes())
+                sha.update(obs["action_mask"].tobytes())
+                sha.update(repr((reward, done, truncated, info)).encode())
+                if done:
+                    game.step(None)
+                    continue
+                legal = obs["action_mask"].nonzero()[0]
+                game.step(int(legal[rng.randrange(len(legal))]))
+                made += 1
+            sha.update(repr(game.hand.result).encode())
+    return sha.hexdigest()
 
 
 def rlcard_steps(seconds: float, rng: random.Random) -> float:
@@ -104,7 +151,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="seconds per round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds; the best one counts")
     parser.add_argument("--envs", type=int, default=4, help="environments of the vector path")
+    parser.add_argument("--digest", type=int, metavar="N",
+                        help="print the digest of N decisions under each of four sets of options"
+                        " instead of timing anything")
     args = parser.parse_args()
+    if args.digest is not None:
+        print(digest(args.digest))
+        return
     # Python's own generator in every loop: numpy's Generator.integers costs about as much
     # per call as a tenth of a tongits step, the same in each loop, and it is no part of
     # either environment

@@ -20,7 +20,7 @@ hand, its dealer the next seat. The same seed and the same actions replay the sa
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -156,6 +156,13 @@ class TongitsEnv(AECEnv[str, ObservationDict, int]):
         else:
             mask = np.zeros(ACTIONS, _INT8)
         return {"observation": self._encoder.encode(view), "action_mask": mask}
+
+    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
+        """``AECEnv.agent_iter``'s agents, as a generator: its iterator's ``__next__`` is a
+        Python call a step, a generator's next agent is not."""
+        while self.agents and max_iter > 0:
+            max_iter -= 1
+            yield self.agent_selection
 
     def last(self, observe: bool = True) -> tuple[ObservationDict | None, float, bool, bool,
                                                   dict[str, Any]]:

@@ -56,7 +56,7 @@ from tongits.engine import (
     TableMeld,
 )
 from tongits.engine.cards import BITS, mask_of
-from tongits.engine.count import deadwood_mask, points_of
+from tongits.engine.count import deadwood_points, points_of
 from tongits.engine.view import MELD_CHANGES
 
 HAND, PILE, TOP, MELDED, DISCARDED, TAKEN, DEADWOOD = 0, 52, 104, 156, 312, 468, 520
@@ -84,7 +84,10 @@ def _fixed_bits(view: View) -> tuple[int, int, int]:
             options | 1 << (DEALER + (dealer - 2) % 3))
 
 
+@lru_cache(maxsize=64)
 def _option_bits(options: Options) -> int:
+    """The options' features (kept per ``Options``, a frozen value: an environment asks at
+    every hand)."""
     flags = (
         options.pick_to_sapaw,
         options.sapaw_block is SapawBlock.HAND,
@@ -120,7 +123,8 @@ class Encoder:
     call and the dealer's first turn (which change still less often), are kept per observing
     seat as one integer (``_table``) until the next such change (a draw, the most common
     step, leaves them as they are), and a seat's melded and discarded cards as one number,
-    so that putting the seats in the observing seat's order is a shift each."""
+    so that putting the seats in the observing seat's order is a shift each. The view's
+    fields that change at every step are read in one call (``glance``)."""
 
     __slots__ = ("_fixed", "_first", "_steps", "_discarded", "_challenged", "_melds_stale",
                  "_pile_stale", "_tables", "_taken", "_seats", "_secrets", "_opened", "_pile",
@@ -164,17 +168,15 @@ class Encoder:
         before it, in a later state (or the same)."""
         me = view.seat
         assert me is not None, "a spectator has no observation"
-        cards = view.cards_mask
+        cards, steps, sizes, stock, phase, blocked, caller = view.glance(self._steps)
         own = self._cards[me]
         if own[0] != cards:
             # (with concealed_melds_count every card counts: all of them are "deadwood")
-            dead = cards if view.options.concealed_melds_count else deadwood_mask(cards)
-            own = self._cards[me] = (cards, cards << HAND | dead << DEADWOOD,
-                                     _COUNT[points_of(dead)])
-        steps = view.steps_since(self._steps)
+            dead, points = ((cards, points_of(cards)) if view.options.concealed_melds_count
+                            else deadwood_points(cards))
+            own = self._cards[me] = (cards, cards << HAND | dead << DEADWOOD, _COUNT[points])
         if steps:
             self._read_history(steps)
-        blocked, caller = view.blocked, view.caller
         if blocked is not self._blocked or caller != self._caller or (
                 self._first and view.turn):
             self._blocked, self._caller = blocked, caller
@@ -183,16 +185,15 @@ class Encoder:
         table = self._tables[me]
         if table is None:
             table = self._table(view, me)
-        bits = table | own[1] | _PHASE_BITS[view.phase]
+        bits = table | own[1] | _PHASE_BITS[phase]
         self._bytes[:] = bits.to_bytes(_BYTES, "little")  # (into ``_flags``: no new array)
         # (positional arguments: numpy parses keywords slowly, and this runs once a step)
         out: Observation = _BYTE_FLOATS.take(self._flags, 0).ravel()  # (reshape's view, faster)
-        nxt, after = _NEXT[me], _AFTER[me]
-        sizes, secrets = view.hand_sizes, self._secrets
+        nxt, after, secrets = _NEXT[me], _AFTER[me], self._secrets
         out[SIZES] = _SIZE[sizes[me]]
         out[SIZES + 1] = _SIZE[sizes[nxt]]
         out[SIZES + 2] = _SIZE[sizes[after]]
-        out[STOCK] = _STOCK[view.stock]
+        out[STOCK] = _STOCK[stock]
         if secrets != (0, 0, 0):
             out[SECRETS] = _SECRET[secrets[me]]
             out[SECRETS + 1] = _SECRET[secrets[nxt]]
