@@ -521,6 +521,10 @@ def test_a_spectators_frames_hold_no_hidden_card(site: Site) -> None:
             By.ID, "log").text, "the spectator announced to the player")
         told = wait(watcher, lambda d: d.find_element(By.ID, "log").text, "the hand so far")
         assert told.startswith("— hand 1 —")  # the watcher is told the hand from its start
+        # told that it watches (no hand of its own), and not offered turn alerts
+        wait(watcher, lambda d: d.find_element(By.ID, "turn").text.startswith(
+            "You are watching"), "the watcher told it watches")
+        assert not visible(watcher, "alerts-box")
         seen: list[dict[str, Any]] = []
         wait(watcher, lambda d: len([m for m in frames(d, seen) if m["type"] == "state"]) >= 12,
              "a dozen states")

@@ -748,6 +748,7 @@ function handOfMatch() {
 function render() {
   if (!S.table) return;
   $("table-title").textContent = S.tableName || `Table ${S.table}`;
+  $("alerts-box").hidden = S.spectator; // a spectator has no turn to be called to
   renderWaiting();
   $("hand-no").textContent = handOfMatch();
   // a private table's link always (friends may watch by it), a public one's while seats are free
@@ -1124,6 +1125,8 @@ function tick() {
       words = `${seatName(view.to_act)} to play`;
     }
   }
+  // a spectator is told so: the hands it does not see are not missing, they are hidden
+  if (S.spectator) words = words ? `You are watching · ${words}` : "You are watching";
   // the live region is told only when its words change, not each second of the clock
   if (words !== S.turnWords) { S.turnWords = words; $("turn").textContent = words; }
   $("turn-clock").textContent = clockText;
