@@ -190,10 +190,9 @@ def request(directory: Path, message: dict[str, Any], timeout: float = 5.0) -> d
                     break
                 data += chunk
         except OSError as error:
-            hint = ("is tongits-server running with this --data-dir?"
+            hint = (": is tongits-server running with this --data-dir (or --config)?"
                     if error.errno in (errno.ENOENT, errno.ECONNREFUSED) else "")
-            raise AdminError(f"cannot reach {path}: {error.strerror or error} {hint}".strip()) \
-                from None
+            raise AdminError(f"cannot reach {path}: {error.strerror or error}{hint}") from None
     try:
         reply = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):

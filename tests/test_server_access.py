@@ -427,8 +427,11 @@ async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
             assert reply["ok"]
             nursery.cancel_scope.cancel()
     assert not path.exists()
-    with pytest.raises(AdminError, match="cannot reach"):
+    with pytest.raises(AdminError) as refused:
         request(directory, {"command": "status"})
+    assert str(refused.value) == (
+        f"cannot reach {path}: No such file or directory: "
+        "is tongits-server running with this --data-dir (or --config)?")
 
 
 @pytest.mark.parametrize("mode", ["optional", "required", None])
