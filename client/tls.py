@@ -195,8 +195,10 @@ async def offered_fingerprint(endpoint: Endpoint) -> str:
     return fingerprint(der)
 
 
-def ask_on_terminal(endpoint: Endpoint, offered: str, reason: str) -> bool:
-    """Ask the person at the terminal whether to trust a certificate (False without one).
+def ask_on_terminal(endpoint: Endpoint, offered: str, reason: str,
+                    question: str = "Trust this certificate and connect?") -> bool:
+    """Ask the person at the terminal whether to trust a certificate (False without one);
+    ``question`` says what a yes does (``tongits trust`` only pins, it connects nowhere).
     Ctrl-C and Ctrl-D (``KeyboardInterrupt``, ``EOFError``) leave the question: the caller
     ends what it was doing (``tui/dial.py`` says "cancelled")."""
     if not sys.stdin.isatty():
@@ -207,5 +209,5 @@ def ask_on_terminal(endpoint: Endpoint, offered: str, reason: str) -> bool:
         "Compare it with the one the host sees (tongits-server logs it at start).",
         file=sys.stderr,
     )
-    answer = input("Trust this certificate and connect? [y/N] ")  # Ctrl-D: EOFError, a cancel
+    answer = input(f"{question} [y/N] ")  # Ctrl-D: EOFError, a cancel
     return answer.strip().lower() in ("y", "yes")

@@ -155,6 +155,17 @@ def test_ctrl_c_or_ctrl_d_at_a_question_ends_connect_with_one_line(
     assert err.endswith("tongits connect: cancelled\n") and "Traceback" not in err
 
 
+def test_the_trust_command_asks_only_to_trust(
+    self_signed: ServerTLS, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tongits trust`` pins and connects nowhere: its question promised a connection."""
+    with running_server(self_signed) as server:
+        asked = answers(monkeypatch, "y")
+        assert dial.trust(f"tls://127.0.0.1:{server.config.port}", None) == 0
+    assert asked == ["Trust this certificate? [y/N] "]
+    assert capsys.readouterr().out.startswith(f"trusted tls://127.0.0.1:{server.config.port}: ")
+
+
 def test_ctrl_c_at_the_trust_command_is_one_line(
     self_signed: ServerTLS, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -186,7 +186,8 @@ def trust(address: str, expected: str | None) -> int:
             print(f"{endpoint} was trusted with\n  {pinned}", file=sys.stderr)
         try:
             with _cancellable():
-                trusted = ask_on_terminal(endpoint, offered, "you asked to trust it")
+                trusted = ask_on_terminal(endpoint, offered, "you asked to trust it",
+                                          "Trust this certificate?")
         except Cancelled as cancelled:
             print("tongits trust: cancelled", file=sys.stderr)
             return cancelled.exit_status
