@@ -74,3 +74,9 @@ def say(key: str, **fields: object) -> str:
     """The phrase ``key`` with its fields filled (``KeyError`` for an unknown key or a field
     not given: a caller's bug, not a reader's input)."""
     return _FIELD.sub(lambda match: str(fields[match.group(1)]), PHRASES[key])
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 card``, ``2 cards``, ``0 tables``: for the terminal's screens and the server's log
+    lines alike (a host read "table t1 closed after 1 hands")."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

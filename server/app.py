@@ -23,6 +23,7 @@ import time
 
 import trio
 from tongits.protocol import ErrorCode
+from tongits.protocol.phrases import counted
 from trio.socket import AF_INET
 
 from .config import ServerConfig
@@ -167,8 +168,8 @@ class Server:
 
     async def shutdown(self) -> None:
         """Tell every connection the server is going away, give them a moment, stop."""
-        log.info("shutting down: %d connections, %d tables", len(self.peers),
-                 len(self.lobby.tables))
+        log.info("shutting down: %s, %s", counted(len(self.peers), "connection"),
+                 counted(len(self.lobby.tables), "table"))
         self.connections.kick_all(ErrorCode.SHUTTING_DOWN, "the server is shutting down")
         await self.connections.until_none(SHUTDOWN_GRACE)
         self._cancel.cancel()

@@ -35,6 +35,7 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output import ColorDepth, Output
 from tongits.engine import Action, Move, SeatView
 from tongits.engine.review import review_decisions
+from tongits.protocol.phrases import counted
 
 from ..review import render as render_review
 from . import render
@@ -43,7 +44,6 @@ from .completion import MoveCompleter
 from .hint import hint_lines
 from .session import Session
 from .state import LinkStatus, TableState, Update
-from .words import counted
 
 FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's (the hand on one line)
 THINKING = "thinking… (the hint searches; keep typing)"

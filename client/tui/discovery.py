@@ -9,8 +9,7 @@ import sys
 import time
 
 from tongits.protocol.discovery import DISCOVERY_PORT, QUERY, ServerAnnouncement, read_answer
-
-from .words import counted
+from tongits.protocol.phrases import counted
 
 
 def discover(

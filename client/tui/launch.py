@@ -27,6 +27,7 @@ from typing import Any
 
 import trio
 from tongits.protocol.discovery import DISCOVERY_PORT
+from tongits.protocol.phrases import counted
 from tongits.server.storage.lock import DatabaseInUse
 from tongits.server.storage.store import SQLiteJournal, StoreError, export
 
@@ -42,7 +43,6 @@ from .records import saved_words
 from .seats import SeatStore
 from .session import FakeSession, Session, local_policy
 from .state import HandOver, Notice, ServerRefused, StateUpdate, Update
-from .words import counted
 
 #: The longest name the server takes (``ServerConfig.name_max``).
 NAME_MAX = 32

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
-from tongits.protocol.phrases import PHRASES, say
+from tongits.protocol.phrases import PHRASES, counted, say
 
 from .state import LogKind, LogLine, TableState, pile_throwers
-from .words import counted
 
 Line = list[tuple[str, str]]
 HIDDEN = "▒▒"

@@ -21,6 +21,7 @@ from typing import Any
 import trio
 from tongits.protocol import BadLine, Codec, ErrorCode, FramingError, error_message
 from tongits.protocol.keepalive import HEARTBEAT_MISSES, dead_peer_options
+from tongits.protocol.phrases import counted
 
 from ..config import ServerConfig
 from ..errors import request_ref
@@ -156,8 +157,8 @@ class Connections:
             del self._per_host[key]
         with trio.CancelScope(shield=True), trio.move_on_after(1):
             await peer.stream.aclose()
-        log.info("connection %d (%s) closed after %d messages sent", peer.id,
-                 peer.name or "no hello", peer.sent)
+        log.info("connection %d (%s) closed after %s sent", peer.id,
+                 peer.name or "no hello", counted(peer.sent, "message"))
 
     def _end(self, peer: Peer) -> None:
         """The connection has ended: ``gone`` hears of it, nothing more is read from it, what

@@ -62,6 +62,7 @@ from tongits.protocol import (
     to_dict,
 )
 from tongits.protocol.maps import TableInfoMap
+from tongits.protocol.phrases import counted
 
 from ..errors import error_frame, is_refusal
 from ..storage.commit import GroupCommit
@@ -491,8 +492,8 @@ class Table:
         self._leave_lobby()
         if not self.broken:  # the server stops: the table stays open in the journal
             hands = self.state.match.hands_played if self.state.match else 0
-            log.info("table %s stopped after %d hands; it resumes when the server starts again",
-                     self.id, hands)
+            log.info("table %s stopped after %s; it resumes when the server starts again",
+                     self.id, counted(hands, "hand"))
 
     def _end(self) -> None:
         """The table is closed for good: everyone at it is back in the lobby, which forgets the
@@ -507,7 +508,7 @@ class Table:
         self.dealing.ended()
         self.journal.close_table(self.id)
         hands = self.state.match.hands_played if self.state.match else 0
-        log.info("table %s closed after %d hands", self.id, hands)
+        log.info("table %s closed after %s", self.id, counted(hands, "hand"))
 
     def _leave_lobby(self) -> None:
         """Everyone still at the table is back in the lobby, and the lobby forgets the table

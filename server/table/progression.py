@@ -26,6 +26,7 @@ from tongits.protocol import (
     ok_message,
     to_dict,
 )
+from tongits.protocol.phrases import counted
 
 from ..net.peer import TableLink
 from ..threads import OneThread
@@ -191,8 +192,8 @@ class Progression:
                                  standings=parts.state.standings(),
                                  forfeits=self.dealing.forfeits() or None))
         self.audience.tell(over)
-        log.info("table %s: match over (%s) after %d hands", parts.id, reason,
-                 parts.state.hand_number)
+        log.info("table %s: match over (%s) after %s", parts.id, reason,
+                 counted(parts.state.hand_number, "hand"))
 
     # ----- the turns the server plays ----------------------------------------------------
 
