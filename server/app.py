@@ -202,7 +202,8 @@ class Server:
                     print(f"listening on {host}:{port}", file=sys.stdout, flush=True)
                 if listeners and self.config.web:
                     host, port = listeners[0].socket.getsockname()[:2]
-                    address = browser_address(host, port, self.config.tls_enabled)
+                    address = browser_address(host, port, self.config.tls_enabled,
+                                              self.config.public_address)
                     print(f"open {address} in a browser", file=sys.stdout, flush=True)
                 async for signum in signals:
                     log.info("received %s", signal.Signals(signum).name)

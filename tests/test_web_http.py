@@ -720,3 +720,8 @@ def test_the_browser_address_is_one_to_type() -> None:
     assert browser_address("0.0.0.0", 7777, False) == f"http://{lan}:7777/"
     # (a listener on :: takes IPv6 alone: an IPv4 address would not reach it)
     assert browser_address("::", 7777, False) == f"http://{socket.gethostname()}:7777/"
+    # the host's --public-address, which the invite links give, wins (a VPS behind a NAT)
+    assert browser_address("0.0.0.0", 7777, True, "games.example.org") == \
+        "https://games.example.org:7777/"
+    assert browser_address("0.0.0.0", 7777, True, "games.example.org:443") == \
+        "https://games.example.org:443/"

@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 import h11
 import trio
 from tongits.protocol.phrases import PHRASES
+from tongits.protocol.transport import AddressError, Endpoint
 
 from .peer import Peer
 from .websocket import UpgradeError, WebSocketCarrier
@@ -429,15 +430,20 @@ def _is_table_path(path: str) -> bool:
     return len(parts) == 3 and parts[1] == "t" and bool(parts[2])
 
 
-def browser_address(host: str, port: int, tls: bool) -> str:
+def browser_address(host: str, port: int, tls: bool, public_address: str = "") -> str:
     """The address a person opens in a browser to reach a server listening on ``host``:
-    ``port``: for a wildcard address, the one a friend on the LAN types (``friends_host``),
-    IPv6 addresses in brackets."""
+    ``port``: the host's ``public_address`` (``HOST[:PORT]``, the one invite links give
+    friends) if set and readable; for a wildcard address, the one a friend on the LAN types
+    (``friends_host``); IPv6 addresses in brackets."""
+    scheme = "https" if tls else "http"
+    if public_address:
+        with contextlib.suppress(AddressError):
+            return f"{scheme}://{Endpoint.parse(public_address, port).hostport}/"
     if is_wildcard(host):
         host = friends_host(host)
     if ":" in host:
         host = f"[{host}]"
-    return f"{'https' if tls else 'http'}://{host}:{port}/"
+    return f"{scheme}://{host}:{port}/"
 
 
 def is_wildcard(host: str) -> bool:
