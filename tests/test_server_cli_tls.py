@@ -69,6 +69,7 @@ def test_self_signed_server_logs_its_fingerprint_and_keeps_the_key_private(
         logged = wait_for(log, r"fingerprint (SHA256:[0-9A-F:]{95})").group(1)
         key = tmp_path / "data" / "tls" / "key.pem"
         assert oct(key.stat().st_mode & 0o777) == "0o600"
+        assert oct((tmp_path / "data").stat().st_mode & 0o777) == "0o700"  # made for the key
         assert ServerTLS.self_signed(tmp_path / "data").fingerprint == logged
         known = KnownServers(tmp_path / "known")
         endpoint = Endpoint("127.0.0.1", port, tls=True)

@@ -98,7 +98,9 @@ def ensure_self_signed(directory: Path, common_name: str) -> tuple[Path, Path]:
     from cryptography.x509.oid import NameOID
 
     try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # the data directory too: mkdir's mode is the last folder's only (the others umask's)
+        directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, exist_ok=True)
     except OSError as error:
         raise TLSSetupError(f"cannot make {directory}: {error}") from None
     private = ec.generate_private_key(ec.SECP256R1())
