@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--budget", type=int, default=96, help="rollouts of the search per decision (default 96)"
     )
-    review.add_argument("--quiet", action="store_true", help="no progress bar")
+    review.add_argument("--quiet", action="store_true",
+                        help="no progress bar (none either when stderr is not a terminal)")
     _add_screen_commands(sub)
     _add_bot_command(sub)
     from .ladder import add_command as add_ladder_command
@@ -212,16 +213,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "review":
         from . import review as review_command
 
+        # the bar redraws one line: in a log file or a pipe it is a heap of \r-joined lines
+        progress = not args.quiet and sys.stderr.isatty()
         if Path(args.file).is_dir():
             return review_command.run_lost(args.file, bot=args.bot, worst=args.worst,
                                            as_json=args.json, budget=args.budget,
-                                           progress=not args.quiet)
+                                           progress=progress)
         return review_command.run(
             args.file,
             seat=args.seat,
             as_json=args.json,
             budget=args.budget,
-            progress=not args.quiet,
+            progress=progress,
         )
     if args.command == "arena":
         from .arena import runner, tournament

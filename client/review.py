@@ -7,7 +7,7 @@ Plain output: per seat, a table of its decisions (the loss, its noise, the costl
 better and why). With ``--json``, one JSON object per reviewed seat, one per line (the last
 line is the last seat's): ``{"seat": S, "decisions": [{"index", "played", "best", "loss",
 "margin", "costly", "tongits", "values"}, ...], "total_loss": x}``. A progress bar goes to
-stderr while the search runs.
+stderr while the search runs, when stderr is a terminal.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tongits.engine.review import Decision, SeatReview, decision_points, review_
 
 
 class Bar:
-    """A one-line progress bar on stderr (only when it is a terminal, or when asked)."""
+    """A one-line progress bar on stderr (``tongits review`` draws it only on a terminal)."""
 
     def __init__(self, label: str, stream: TextIO | None = None):
         self.label = label
