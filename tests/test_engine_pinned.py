@@ -139,8 +139,8 @@ PINNED = {
     random_records: "b65603ad737c7aec",
     views: "852b62f2b002ba68",
     bot_records: "a076ca79d87592c3",
-    expert_decisions: "57ca8264bd31d332",
-    worlds: "6bb0abcba394714d",
+    expert_decisions: "6ee357d3f6d9f78c",
+    worlds: "171d8f0b9fd56ede",
 }
 
 

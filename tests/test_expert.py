@@ -239,7 +239,9 @@ def test_the_expert_folds_where_strong_would_challenge_first_above_25_unless_its
     """No seat that calls by its count calls above 25, so the default answer to a call that
     nobody has challenged, holding more, is a fold where ``strong`` challenges (it doubts one
     caller in ten). The search overrules the fold only beyond the noise: at 37 it keeps it and
-    the hint says why; at 29 its worlds find a challenge far better, and it challenges."""
+    the hint says why; at 29 its worlds find a challenge far better, and it challenges. Those
+    worlds believe a caller counting up to 25 (more, one time in ten): at 33, believing one
+    counting up to 10 only, as ``strong`` does, the search challenged."""
     strong = get_policy("strong", 0)
     kept = first_answer(2, 1)
     assert kept.count() == 37 and strong(kept) == CHALLENGE
@@ -255,6 +257,12 @@ def test_the_expert_folds_where_strong_would_challenge_first_above_25_unless_its
     found = search(overruled, ExpertParams())
     assert found.default.move == FOLD and found.guard is not None and found.guard.beyond_noise
     assert ExpertPolicy()(overruled) == CHALLENGE
+
+    believed = first_answer(7, 1)
+    assert believed.count() == 33 and strong(believed) == CHALLENGE
+    assert ExpertPolicy()(believed) == FOLD
+    doubting = ExpertParams(inference=InferenceParams(answer_cap=10))
+    assert ExpertPolicy(params=doubting)(believed) == CHALLENGE
 
 
 def test_the_rollouts_count_guesses_are_dealt_when_the_bot_is_built() -> None:

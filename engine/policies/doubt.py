@@ -67,7 +67,8 @@ def doubt_of(view: SeatView, params: InferenceParams) -> Doubt:
     the cards they cannot place (all but the discards and the face-up melds: their own hands are
     not known to the seat, so they stay in), cards above its last throw ``above_throw`` as likely
     (it throws high cards first), each deal weighted 1 if it counts ``caller_cap`` or less, else
-    ``bluff_weight``: the reading of ``strong`` and of the expert's own worlds."""
+    ``bluff_weight``: the reading of ``strong`` (the expert's own worlds, answering a call,
+    believe a caller up to ``answer_cap``)."""
     know = public_knowledge(view)
     me = know.seat
     pool = indices_of(know.unseen | mask_of(view.hand))

@@ -11,10 +11,16 @@ drawn uniformly: what the other seats did says something about what they hold (`
   highest loose card first, so cards worth more than its last throw are less likely.
 
 A seat that called is expected to count low: while the call is answered, a deal in which the
-caller counts more than ``caller_cap`` is kept only with the chance ``bluff_weight`` (how much
+caller counts more than ``answer_cap`` is kept only with the chance ``bluff_weight`` (how much
 less often a seat calls on a high count than on a low one), else redrawn. Redrawn every time, a
 caller of 9 cards and 40 points was imagined at 25, and a seat that called at every chance won
-1.4 chips a hand from the expert.
+1.4 chips a hand from the expert. The cap is 25, the highest count at which a seat that calls
+by its count (``strong``, ``greedy``) calls: at 10, the count ``strong`` believes of a caller
+(``caller_cap``, how the table reads the seat's own call in ``doubt.py``), 43 % of the worlds
+had a ``strong`` caller counting more than 25 (19 % at 25; no such caller did, at 245 answers
+in 150 deals of three ``strong``), and the expert challenged calls it could not beat: folding
+more with the cap at 25 won it 0.043 and 0.027 chips a hand against two ``strong`` (seeds e1
+and e2, 1,500 hands each; docs/BOTS.md).
 
 Each unseen card gets a weight per seat; hands are dealt by weighted sampling without
 replacement (Efraimidis-Spirakis keys), the rest of the unseen cards make the stock in a
@@ -41,7 +47,9 @@ class InferenceParams:
     passed: float = 0.35  # a card that would have melded with a discard the seat drew over
     thrown_near: float = 0.6  # a card that melds with a card the seat threw
     above_throw: float = 0.45  # a card worth more than the seat's last throw
-    caller_cap: int = 10  # a seat that called counts at most this (deals are redrawn until so)...
+    caller_cap: int = 10  # how the table reads the seat's own call: a caller counts at most
+    # this, mostly (``doubt.py``)
+    answer_cap: int = 25  # a seat that called counts at most this (deals are redrawn until so)...
     bluff_weight: float = 0.1  # ... but a deal where it counts more is kept this often
     caller_tries: int = 30
     enabled: bool = True
@@ -162,7 +170,7 @@ class WorldMaker:
 
         While a call is being answered, a seat called because its count was low, mostly: of
         up to ``caller_tries`` deals, the first in which the caller counts at most
-        ``caller_cap``, or that is kept with the chance ``bluff_weight``, is taken (else the
+        ``answer_cap``, or that is kept with the chance ``bluff_weight``, is taken (else the
         one where it counts least)."""
         caller = self.view.caller if self.view.phase is Phase.ANSWER else None
         if caller is None or caller == self.inference.seat:
@@ -172,7 +180,7 @@ class WorldMaker:
         for _ in range(self.params.caller_tries):
             deal = self._cards(rng)
             count = count_of(mask_of(deal[0][caller]), concealed_melds_count=concealed)
-            if count <= self.params.caller_cap or rng.random() < self.params.bluff_weight:
+            if count <= self.params.answer_cap or rng.random() < self.params.bluff_weight:
                 return self._hand(deal)
             if best is None or count < best[0]:
                 best = (count, deal)
