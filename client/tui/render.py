@@ -6,6 +6,7 @@ terminal. Widths are those of an 80×24 screen; a larger screen gives the log mo
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -406,7 +407,7 @@ def sorted_hand(cards: Iterable[Card], by_rank: bool) -> list[Card]:
 
 def hand_line(state: TableState) -> Line:
     """Our hand: concealed melds of the best arrangement bracketed first, then loose cards."""
-    return [("", "  "), *(fragment for card in _hand_cards(state) for fragment in card)]
+    return hand_rows(state, sys.maxsize)[0]
 
 
 def hand_rows(state: TableState, cols: int) -> list[Line]:
@@ -424,8 +425,8 @@ def hand_rows(state: TableState, cols: int) -> list[Line]:
 
 
 def _hand_cards(state: TableState) -> list[Line]:
-    """The fragments of ``hand_line``, card by card, each with its brackets and the space
-    after it."""
+    """Our hand's fragments, card by card, each with its brackets and the space after it
+    (``hand_rows`` drops a row's last)."""
     view = state.view
     if view is None:
         return []
@@ -449,13 +450,8 @@ def _hand_cards(state: TableState) -> list[Line]:
         for i, card in enumerate(meld):
             out.append([*([("class:bracket", "[")] if i == 0 else []), fragment(card),
                         ("class:bracket", "] ") if i == len(meld) - 1 else ("", " ")])
-    loose = sorted_hand(arrangement.deadwood, by_rank)
-    out += [[fragment(card), ("", " ")] for card in loose]
-    if out and not loose:
-        out[-1][-1] = ("class:bracket", "]")
-    elif out:
-        out[-1].pop()  # no space after the last card
-    return out
+    return out + [[fragment(card), ("", " ")] for card in sorted_hand(arrangement.deadwood,
+                                                                       by_rank)]
 
 
 def me_rows(state: TableState, cols: int = 80) -> int:
