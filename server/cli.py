@@ -118,9 +118,18 @@ def build_parser() -> argparse.ArgumentParser:
             const=True if kind is bool else None,
             default=None,
             metavar=f.name.upper(),
-            help=f"{_HELP.get(f.name, f.name)} (default: {default})",
+            help=_help(f.name, default),
         )
     return parser
+
+
+def _help(name: str, default: object) -> str:
+    """An option's help with its default, unless it has none to show (an empty path or
+    list: ``(default: )`` told nothing) or its help already says it in words."""
+    text = _HELP.get(name, name)
+    if default == "" or "(default:" in text:
+        return text
+    return f"{text} (default: {default})"
 
 
 def _parse_bool(text: str) -> bool:
