@@ -55,7 +55,9 @@ async def serve_admin(
     path = directory / SOCKET_NAME
     try:
         if not _claim(path):
-            log.warning("another server answers on %s: no admin socket for this one", path)
+            log.warning("another server answers on %s: no admin socket for this one (to "
+                        "manage both, start this one with a --data-dir of its own and give "
+                        "`tongits-server status` the same)", path)
             task_status.started(None)
             return
         sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -397,7 +397,9 @@ async def test_the_host_sees_the_server_and_removes_a_player_and_closes_a_table(
         nursery.cancel_scope.cancel()
 
 
-async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
+async def test_the_admin_socket_is_private_to_its_owner(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     server = Server(quick_config(), MemoryJournal())
     directory = tmp_path / "data"
     with trio.fail_after(TIME_CAP):
@@ -417,6 +419,8 @@ async def test_the_admin_socket_is_private_to_its_owner(tmp_path: Path) -> None:
             # hung up before the answer.
             other = Server(quick_config(), MemoryJournal())
             assert await nursery.start(serve_admin, other, directory) is None
+            # and its host is told how to manage both
+            assert "start this one with a --data-dir of its own" in caplog.text
             for sent in (b"", b'{"command": "status"}\n'):
                 probe = await trio.open_unix_socket(str(path))
                 await probe.send_all(sent)
