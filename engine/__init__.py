@@ -30,6 +30,7 @@ from .options import (
     option_choices,
 )
 from .record import FORMAT, HandRecord, hand_record
+from .settlement import ChipItem, ChipItemMap, Settlement, Why
 from .view import LiveView, MeldView, SeatView, seat_view
 
 __all__ = [
@@ -39,6 +40,8 @@ __all__ = [
     "Arrangement",
     "CallTie",
     "Card",
+    "ChipItem",
+    "ChipItemMap",
     "End",
     "Hand",
     "HandRecord",
@@ -63,10 +66,12 @@ __all__ = [
     "SapawBlock",
     "Scoring",
     "SeatView",
+    "Settlement",
     "Step",
     "StockoutNoneOpen",
     "Suit",
     "TableMeld",
+    "Why",
     "best_arrangement",
     "cards_str",
     "deck_for",

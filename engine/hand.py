@@ -34,7 +34,7 @@ from .moves import (
     Move,
 )
 from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
-from .settlement import settle
+from .settlement import Settlement, Why, chips_of, settle
 from .wire import ResultMap, StepMap
 
 DEALT = 37  # deck positions dealt to the seats; the other 15 are the stock (§3)
@@ -266,6 +266,9 @@ class Hand:
         self.caller: int | None = None
         self.answers: dict[int, Action] = {}
         self.result: Result | None = None
+        #: once the hand is over, why each seat won or paid its chips (``result.chips`` are
+        #: their sums; the hand record keeps only those)
+        self.settlement: Settlement = ((), (), ())
         #: which seats have opened, and which may not call for a lay-off onto their melds
         #: (``opened``, ``call_blocked`` of each seat): tuples replaced when one changes, so
         #: that a reader at every step (a view) takes them as they are
@@ -315,7 +318,7 @@ class Hand:
         hand.steps = []
         hand.caller = caller
         hand.answers = dict(answers or {})
-        hand.result = None
+        hand.result, hand.settlement = None, ((), (), ())
         hand.opened_seats = (bool(opened[0]), bool(opened[1]), bool(opened[2]))
         hand._block_turn = (list(block_turns) if block_turns is not None
                             else [turn - 1 if b else None for b in blocked])
@@ -338,7 +341,7 @@ class Hand:
         other.steps = list(self.steps)
         other.caller = self.caller
         other.answers = dict(self.answers)
-        other.result = self.result
+        other.result, other.settlement = self.result, self.settlement
         other.opened_seats, other.blocked_seats = self.opened_seats, self.blocked_seats
         other._block_turn = list(self._block_turn)
         other.meld_changes = self.meld_changes
@@ -776,9 +779,11 @@ class Hand:
         if counts is None:
             counts = self._counts()
         burned = tuple(s for s in range(3) if not self.opened_seats[s] and s != winner)
-        chips = settle(
+        big_win = (Why.TONGITS if end is End.TONGITS else
+                   Why.CHALLENGED_CALL if end is End.CALL and challengers else Why.WIN)
+        self.settlement = settle(
             self.options,
-            big_win=end is End.TONGITS or (end is End.CALL and bool(challengers)),
+            big_win=big_win,
             winner=winner,
             caller=self.caller,
             challenged=bool(challengers),
@@ -786,5 +791,6 @@ class Hand:
             hands=self.hands,
             melds=self.melds,
         )
-        self.result = Result(end, winner, counts, burned, challengers, chips)
+        self.result = Result(end, winner, counts, burned, challengers,
+                             chips_of(self.settlement))
         self.phase = _OVER

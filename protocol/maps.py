@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired, TypedDict
 
-from tongits.engine import Match
+from tongits.engine import ChipItemMap, Match
 from tongits.engine.wire import MoveMap, ResultMap, StepMap, ViewMap
 
 
@@ -127,11 +127,12 @@ def standings_map(match: Match | None, names: Sequence[str | None],
 
 
 class HandResultMap(ResultMap):
-    """A ``hand_result``'s ``result``: the engine's, with every seat's cards (sorted) and what
-    the winner took from the pot."""
+    """A ``hand_result``'s ``result``: the engine's, with every seat's cards (sorted), what
+    the winner took from the pot and (1.4) why each seat's chips are what they are."""
 
     hands: list[list[str]]
     pot_taken: int
+    why: NotRequired[list[list[ChipItemMap]]]
 
 
 class StateHead(TypedDict):

@@ -85,8 +85,9 @@ from .message_maps import (
 PROTOCOL_VERSION = 1
 #: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``,
 #: ``welcome.options``; 1.2 adds the ladder (``register``, ``hello.account``, ``queue``,
-#: ``unqueue``, ``standings``); 1.3 adds ``seat_update.deadline``.
-PROTOCOL_MINOR = 3
+#: ``unqueue``, ``standings``); 1.3 adds ``seat_update.deadline``; 1.4
+#: ``hand_result.result.why``.
+PROTOCOL_MINOR = 4
 
 JSONMap = dict[str, Any]
 RequestId = int | str

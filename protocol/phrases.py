@@ -20,13 +20,15 @@ caller, ``hand.call_lost`` after a comma.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 #: Every phrase by key. A key's first word is what it tells: ``event.`` a step of the hand
 #: (one per action of the protocol), ``seat.`` a ``seat_update`` change, ``end.`` how a hand
 #: ended (the ``end`` of its result), ``call.`` a call and its answers, ``hand.`` a hand's
-#: start and its headline, ``whose.`` a seat as an owner.
+#: start and its headline, ``whose.`` a seat as an owner, ``why.`` a term of a seat's chips
+#: (``hand_result.result.why``, ``chip_words``).
 PHRASES: Final = MappingProxyType({
     "event.draw": "{who} drew",
     "event.call": "{who} called",
@@ -65,6 +67,15 @@ PHRASES: Final = MappingProxyType({
     "hand.call_lost": "challenging {whose} call",
     "whose.yours": "your",
     "whose.theirs": "{who}'s",
+    "why.win": "win",
+    "why.tongits": "Tongits",
+    "why.challenged_call": "challenged call",
+    "why.aces": "ace",
+    "why.fours": "four of a kind in hand",
+    "why.secret_melds": "secret meld",
+    "why.concealed_melds": "concealed meld of 4+",
+    "why.burned": "burned",
+    "why.lost_challenge": "lost the challenge",
 })
 
 _FIELD = re.compile(r"\{(\w+)\}")
@@ -80,3 +91,13 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``1 card``, ``2 cards``, ``0 tables``: for the terminal's screens and the server's log
     lines alike (a host read "table t1 closed after 1 hands")."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def chip_words(items: Sequence[Mapping[str, Any]]) -> str:
+    """Why a seat won or paid its chips, from its items of ``hand_result.result.why``: ``win
+    +2 · ace ×2 +4 · burned +1`` (the page's ``chipWords`` writes the same; ``""`` for none;
+    an item this phrasebook does not know, from a newer server, by its own name)."""
+    return " · ".join(
+        f"{PHRASES.get('why.' + item['why'], item['why'])}"
+        f"{' ×' + str(item['n']) if item['n'] > 1 else ''} {item['chips']:+d}"
+        for item in items)

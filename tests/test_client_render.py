@@ -306,6 +306,8 @@ def test_hand_over_shows_everything() -> None:
     assert "Hand over: Cara wins by Tongits" in text
     assert "burned" in text and "─ after 1 hand: Ana -5 · Bob -6 · Cara +11 ─" in text
     assert "Enter: next hand" in text
+    # why Ana's chips are -5: Cara's Tongits and her two aces, paid to her
+    assert "you to Cara: Tongits -3" in text and "ace ×2 -2" in text
     assert "hand 3♣ 4♣ 6♣" in text  # an opponent's hand is revealed
     assert all(len(line) <= 80 for line in text.split("\n"))
 

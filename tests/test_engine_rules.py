@@ -24,6 +24,7 @@ from tongits.engine import (
     Options,
     Phase,
     Result,
+    Why,
     deck_for,
     hand_record,
     parse_cards,
@@ -335,6 +336,8 @@ def test_tongits_by_meld() -> None:
     )
     assert r["counts"][0] == 0 and hand.legal_moves() == []
     assert illegal(hand, 0, "discard Ks") == "hand_over"
+    # 3 for the Tongits and 1 for the ace (Ac), from each; both losers burned
+    assert _why(hand)[1] == [("tongits", -3, 1), ("aces", -1, 1), ("burned", -1, 1)]
 
 
 def test_tongits_by_sapaw_and_by_discard() -> None:
@@ -693,16 +696,38 @@ def test_payments_aces_fours_secrets_and_burned() -> None:
     # each loser pays 1 (call) + 2 aces (Ac in hand, Ah laid off onto meld 1) + 3 (Jc..Js held)
     # + 3 (the secret) = 9, and seat 1, burned, one more
     assert (r["winner"], r["burned"], r["counts"][0], r["chips"]) == (0, [1], 1, [19, -10, -9])
+    # and why, term by term (what a table tells its players beside each seat's sum)
+    assert _why(_scoring_hand()) == [
+        [("win", 2, 1), ("aces", 4, 2), ("fours", 6, 1), ("secret_melds", 6, 1),
+         ("burned", 1, 1)],
+        [("win", -1, 1), ("aces", -2, 2), ("fours", -3, 1), ("secret_melds", -3, 1),
+         ("burned", -1, 1)],
+        [("win", -1, 1), ("aces", -2, 2), ("fours", -3, 1), ("secret_melds", -3, 1)]]
     r = result(_scoring_hand(face_up_four=True))
     assert r["chips"] == [13, -7, -6]  # a four placed face up earns nothing
     r = result(_scoring_hand(concealed_melds_count=True))
     assert r["counts"][0] == 41 and r["chips"] == [19, -10, -9]
 
 
+def _why(hand: Hand) -> list[list[tuple[str, int, int]]]:
+    """Each seat's settlement items as (why, chips, n); their sums are the result's chips."""
+    assert hand.result is not None
+    items = [[(i.why.value, i.chips, i.n) for i in seat] for seat in hand.settlement]
+    # with payments a loser's terms are all paid to the winner; with tally nobody pays
+    paid_to = {i.to for seat in hand.settlement for i in seat if i.chips < 0
+               and i.why is not Why.LOST_CHALLENGE}
+    assert paid_to <= {hand.result.winner}
+    assert [sum(chips for _, chips, _ in seat) for seat in items] == list(hand.result.chips)
+    return items
+
+
 def test_option_scoring_tally() -> None:
     r = result(_scoring_hand(scoring=Scoring.TALLY))
     # seat 0: 1 (win) + 2 aces + 3 (Jc..Js concealed) + 3 (secret); seat 2: Ad in hand
     assert r["chips"] == [9, 0, 1]
+    assert _why(_scoring_hand(scoring=Scoring.TALLY)) == [
+        [("win", 1, 1), ("aces", 2, 2), ("secret_melds", 3, 1), ("concealed_melds", 3, 1)],
+        [], [("aces", 1, 1)]]
     r = result(_scoring_hand(face_up_four=True, scoring=Scoring.TALLY))
     assert r["chips"] == [6, 0, 1]
     # concealed melds of four earn nothing when every card counts
@@ -714,6 +739,7 @@ def test_tally_caller_who_loses_a_challenge_loses_one() -> None:
     hand = call_hand((D25, D13B, D30), scoring=Scoring.TALLY)
     play(hand, "0 call; 1 challenge; 2 fold")
     assert result(hand)["chips"] == [-1, 3, 0]
+    assert _why(hand) == [[("lost_challenge", -1, 1)], [("challenged_call", 3, 1)], []]
     hand = call_hand((D13A, D25, D30), scoring=Scoring.TALLY)
     play(hand, "0 call; 1 fold; 2 fold")
     assert result(hand)["chips"] == [1, 0, 0]

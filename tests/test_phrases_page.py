@@ -15,7 +15,7 @@ from screen_support import finished
 from tongits.client.tui.render import result_head
 from tongits.client.tui.state import LogKind, event_lines
 from tongits.engine.view import seat_view_dict
-from tongits.protocol.phrases import PHRASES
+from tongits.protocol.phrases import PHRASES, chip_words
 from web_support import run_page
 
 NAMES = ("Ana", "Bob", "Cara")
@@ -33,7 +33,7 @@ return input.hands.map((hand) => {
   const headline = handHeadline(hand.result, call);
   const events = narrate(hand.view.history);
   S.seat = null; S.spectator = true;
-  return { headline, events, watched: narrate(hand.view.history) };
+  return { headline, events, watched: narrate(hand.view.history), why: hand.why.map(chipWords) };
 });
 """
 
@@ -43,7 +43,7 @@ def _as_the_page_writes(told: dict[str, Any]) -> dict[str, Any]:
     def ten(text: str) -> str:
         return re.sub(r"(?<![A-Za-z0-9])T(?=[♠♥♦♣])", "10", text)
     return {"headline": ten(told["headline"]), "events": [ten(e) for e in told["events"]],
-            "watched": [ten(e) for e in told["watched"]]}
+            "watched": [ten(e) for e in told["watched"]], "why": told["why"]}
 
 
 def _page(hands: list[dict[str, Any]], tmp: Path) -> list[dict[str, Any]]:
@@ -58,16 +58,19 @@ def test_the_page_and_the_terminal_tell_a_hand_in_the_same_words(tmp_path: Path)
         result, view = state.result, state.view
         assert result is not None and view is not None and view.seat is not None
         head = " ".join(result_head(state, result)).rstrip()
+        why = [[item.to_dict() for item in seat] for seat in session.hand.settlement]
         terminal.append({"headline": head,
                          "events": [line.text for line in state.log()
                                     if line.kind is LogKind.EVENT],
-                         "watched": [line.text for line in event_lines(view.history, NAMES)]})
-        hands.append({"names": list(NAMES), "seat": view.seat,
+                         "watched": [line.text for line in event_lines(view.history, NAMES)],
+                         "why": [chip_words(items) for items in why]})
+        hands.append({"names": list(NAMES), "seat": view.seat, "why": why,
                       "view": seat_view_dict(session.hand, view.seat),
                       "result": result.to_dict()})
         kinds.add(result.end.value + (" lost" if "challenging" in head else ""))
     assert {"tongits", "call", "call lost", "stock"} <= kinds  # every kind of headline is told
     assert any(line.startswith("You ") for hand in terminal for line in hand["events"])
+    assert any(" ×" in words for hand in terminal for words in hand["why"])  # an n above 1
     page = _page(hands, tmp_path)
     for seed, (ours, theirs) in enumerate(zip(terminal, page, strict=True)):
         assert theirs == _as_the_page_writes(ours), f"seed {seed}"

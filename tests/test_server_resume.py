@@ -287,11 +287,14 @@ async def test_restart_from_the_journal_restores_the_hand(
             results = await play_hands(ana, 1)
         finished = journal.hands[joined.table][-1]
         record = HandRecord.from_dict(finished["record"])
-        replayed = record.replay().result
+        hand = record.replay()
+        replayed = hand.result
         assert replayed is not None
         assert replayed.to_dict() == {
-            k: v for k, v in results[0].result.items() if k not in ("hands", "pot_taken")
+            k: v for k, v in results[0].result.items() if k not in ("hands", "pot_taken", "why")
         }
+        assert results[0].result["why"] == [[i.to_dict() for i in seat]
+                                            for seat in hand.settlement]
         assert finished["names"][0] == "Ana"
         entries = journal.entries[joined.table]
         dealt = max(i for i, e in enumerate(entries) if isinstance(e, StartEntry | DealEntry))

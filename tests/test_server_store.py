@@ -124,7 +124,8 @@ async def test_restart_on_sqlite_then_export_and_replay(
                      f"{table}-hand-2.json"]
     for result, name in zip(results, files[1:], strict=True):
         record = json.loads((out / name).read_text())
-        expected = {k: v for k, v in result.result.items() if k not in ("hands", "pot_taken")}
+        expected = {k: v for k, v in result.result.items()
+                    if k not in ("hands", "pot_taken", "why")}
         assert record["result"] == expected
         assert tongits_main(["replay", str(out / name), "--json"]) == 0
     standings = json.loads((out / "standings.json").read_text())
@@ -234,7 +235,7 @@ async def test_server_killed_mid_hand_restarts_and_finishes_the_hand(tmp_path: P
     for action in acked:
         hand.apply(action["seat"], Move.from_dict(action))
     assert hand.result is not None
-    expected = {k: v for k, v in result.result.items() if k not in ("hands", "pot_taken")}
+    expected = {k: v for k, v in result.result.items() if k not in ("hands", "pot_taken", "why")}
     assert hand.result.to_dict() == expected == stored["record"]["result"]
 
 

@@ -37,6 +37,7 @@ from typing import Any
 import pytest
 from tongits.engine import Card
 from tongits.engine.count import hand_count
+from tongits.protocol.phrases import chip_words
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -e '.[test]')")
 from selenium.common.exceptions import (  # noqa: E402
@@ -338,7 +339,14 @@ def test_a_person_plays_a_whole_match_against_two_server_bots(
     assert len(over) == 1
     for seat, chips in enumerate(over[0]["standings"]["chips"]):
         who = "You" if seat == 0 else over[0]["standings"]["names"][seat]
-        assert f"{who}: {'+' if chips > 0 else ''}{chips} chips" in result
+        noun = "chip" if abs(chips) == 1 else "chips"
+        assert f"{who}: {'+' if chips > 0 else ''}{chips} {noun}" in result
+    # under each seat's chips, why: the terms of the hand_result's why, in the terminal's words
+    why = next(m for m in seen if m["type"] == "hand_result")["result"]["why"]
+    rows = browser.execute_script(
+        "return [...document.querySelectorAll('#result tr.why td')].map((td) => td.textContent)")
+    assert rows and [row.rpartition(": ")[2] for row in rows] == [
+        words for words in map(chip_words, why) if words]  # a loser's row leads "to NAME: "
     shot(browser, "1280-result")
     moved = [m for m in seen if m["type"] == "state" and m.get("event", {}).get("seat") == 0]
     assert turns >= 1 and moved, "the person's clicks made moves"

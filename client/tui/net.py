@@ -632,7 +632,8 @@ class NetSession:
             )
         elif isinstance(msg, HandResult):
             self.seq = highest_seq(self.seq, msg.seq)
-            self.sink(HandOver(msg.result, msg.standings, msg.next_deal, msg.record))
+            self.sink(HandOver(msg.result, msg.standings, msg.next_deal, msg.record,
+                               msg.result.get("why", [])))
             if msg.record is not None and self.options.record_dir is not None:
                 self._keep_record(msg)
         elif isinstance(msg, MatchOver):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
-from tongits.protocol.phrases import PHRASES, counted, say
+from tongits.protocol.phrases import PHRASES, chip_words, counted, say
 
 from .state import LogKind, LogLine, TableState, pile_throwers
 
@@ -526,7 +526,7 @@ def log_panel(state: TableState, rows: int = 8, cols: int = 80) -> Line:
     When the hand is over, the result stands beside the log, which still scrolls (notes, such
     as the question before quitting, take the whole width until the next line typed)."""
     if state.hand_over and not state.notes:
-        left = result_lines(state)
+        left = result_lines(state, rows)
         side = max(width(line) for line in left) + 1
         right = log_window(state, rows, cols - side - 1)
         rows_out = []
@@ -721,9 +721,10 @@ def last_hand_lines(state: TableState) -> list[Line]:
             *([[("", "   " + " · ".join(said))]] if said else [])]
 
 
-def result_lines(state: TableState) -> list[Line]:
-    """Who won and how, then one row per seat: its name in full, count, burned, chips; at
-    the end of the match, the match's end instead (``match_lines``)."""
+def result_lines(state: TableState, rows: int = 8) -> list[Line]:
+    """Who won and how, then one row per seat: its name in full, count, burned, chips, and
+    why the reader's chips (a spectator's: the winner's) are what they are, as far as ``rows``
+    lines leave room; at the end of the match, the match's end instead (``match_lines``)."""
     result = state.result
     view = state.view
     assert result is not None
@@ -731,7 +732,7 @@ def result_lines(state: TableState) -> list[Line]:
         return match_lines(state)
     names = [_name(state, seat) for seat in range(3)]
     column = max(len(n) for n in names)
-    rows: list[Line] = [
+    table: list[Line] = [
         [
             ("class:me" if view and view.seat == seat else "", f" {names[seat]:<{column}}"),
             ("", f" count {result.counts[seat]:>3}"),
@@ -743,7 +744,7 @@ def result_lines(state: TableState) -> list[Line]:
     won, how = result_head(state, result)
     # How on a line of its own when the head would be wider than the rows and 48 columns:
     # the log beside it keeps room.
-    if len(won) + len(how) + 2 <= max(48, width(rows[0])):
+    if len(won) + len(how) + 2 <= max(48, width(table[0])):
         head = [[("class:turn", f" {won} {how}".rstrip())]]
     else:
         head = [[("class:turn", " " + won)], [("class:turn", "   " + how)]]
@@ -752,8 +753,34 @@ def result_lines(state: TableState) -> list[Line]:
         last = " " + NEXT_DEAL_WATCHING
     else:
         last = " Enter: next hand"
-    return [*head, *rows, *([[("class:count", f" {pot}")]] if pot else []),
-            [("class:turn", last)]]
+    out = [*head, *table, *([[("class:count", f" {pot}")]] if pot else [])]
+    why = _why_lines(state, max(width(table[0]), 36))
+    if len(out) + len(why) + 1 <= rows:
+        out += why
+    return [*out, [("class:turn", last)]]
+
+
+def _why_lines(state: TableState, cols: int) -> list[Line]:
+    """The terms of the reader's chips (a spectator's: the winner's), ``chip_words`` broken
+    between terms to ``cols``: "you: win -1 · ace ×2 -2 · burned -1"."""
+    view, result = state.view, state.result
+    seat = view.seat if view is not None and view.seat is not None else (
+        result.winner if result is not None else None)
+    if seat is None or len(state.why) != 3 or not state.why[seat]:
+        return []
+    who = "you" if view is not None and view.seat == seat else _name(state, seat)
+    paid = {item["to"] for item in state.why[seat] if "to" in item}
+    if len(paid) == 1:
+        who += f" to {_name(state, paid.pop())}"
+    lines = [f"   {who}:"]
+    for item in state.why[seat]:
+        term = chip_words([item])
+        joined = f"{lines[-1]}{' ' if lines[-1].endswith(':') else ' · '}{term}"
+        if len(joined) > cols and not lines[-1].endswith(":"):
+            lines.append("     " + term)
+        else:
+            lines[-1] = joined
+    return [[("class:dim", line)] for line in lines]
 
 
 def message_line(state: TableState, cols: int = 80) -> Line:

@@ -130,7 +130,8 @@ class FakeSession:
             assert self.hand.result is not None
             taken = self.match.settle(self.hand.result)
             standings = standings_map(self.match, self.names, taken)
-            self.sink(HandOver(self.hand.result.to_dict(), standings))
+            why = [[item.to_dict() for item in seat] for seat in self.hand.settlement]
+            self.sink(HandOver(self.hand.result.to_dict(), standings, why=why))
 
     def send_move(self, move: Move) -> None:
         try:

@@ -18,6 +18,7 @@ from typing import Any
 from tongits.engine import (
     Action,
     Card,
+    ChipItemMap,
     HandRecord,
     Move,
     RecordError,
@@ -97,6 +98,9 @@ class HandOver:
     standings: StandingsMap
     next_deal: float | None = None
     record: RecordMap | None = None
+    #: why each seat won or paid its chips (``hand_result.result.why``; none from a server
+    #: older than protocol 1.4)
+    why: Sequence[list[ChipItemMap]] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +243,9 @@ class TableState:
     #: the view the notes are about (a hint), when they are about one: they go when it does
     notes_about: SeatView | None = None
     result: Result | None = None
+    #: why each seat won or paid its chips (``hand_result.result.why``, protocol 1.4): empty
+    #: from an older server, or for a hand whose result came in a catching-up state
+    why: list[list[ChipItemMap]] = field(default_factory=list)
     standings: StandingsMap | None = None
     hands_seen: int = 0
     sort_by_rank: bool = False
@@ -387,7 +394,7 @@ class TableState:
         heard = [line for _, line in self.asides if not line.this_hand]
         self.asides = [(0, line) for line in heard[-6:]]
         self.back_at = {}
-        self.result = None
+        self.result, self.why = None, []
         self.notes, self.notes_about = [], None
         self.choices = []
         self.record = None
@@ -400,6 +407,7 @@ class TableState:
 
     def _hand_over(self, update: HandOver, now: float) -> None:
         self.result = Result.from_dict(update.result)
+        self.why = list(update.why)
         self.record = None
         if update.record is not None:
             try:

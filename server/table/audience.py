@@ -283,6 +283,7 @@ class Audience:
             **hand.result.to_dict(),
             "hands": [[str(c) for c in sorted(h)] for h in hand.hands],
             "pot_taken": state.pot_taken,
+            "why": [[item.to_dict() for item in seat] for seat in hand.settlement],
         }
         # A plain map with the fields of ``HandResult`` in their order, as ``to_dict`` writes
         # them (tests parse it back): the server's own output is not checked again.

@@ -988,11 +988,27 @@ function handStory(result) {
   if (result.end === "stock") lines.push("The stock ran out: the lowest count wins.");
   if (result.burned && result.burned.length) lines.push(`Burned (no meld on the table): ${names(result.burned)}.`);
   if (result.pot_taken) lines.push(`${winner} took the pot: ${plural(result.pot_taken, "chip")}.`);
+  // the Total column moves by the ante too, which no hand's Chips show
+  const ante = S.view && S.view.options ? S.view.options.ante : 0;
+  if (ante && S.standings) lines.push(`Ante: each seat puts ${plural(ante, "chip")} in the pot before each deal (Total counts it)${S.standings.pot ? `; the pot holds ${plural(S.standings.pot, "chip")}` : ""}.`);
   return { title, lines };
+}
+
+/** Why a seat won or paid its chips (`result.why`, protocol 1.4), as the terminal writes it
+ * (protocol/phrases.py `chip_words`; tests/test_phrases_page.py compares the two). */
+function chipWords(items) {
+  return items.map((item) => `${S.phrases[`why.${item.why}`] || item.why}${item.n > 1 ? ` ×${item.n}` : ""} ${item.chips > 0 ? "+" : ""}${item.chips}`).join(" · ");
 }
 
 function resultTable(result) {
   const standings = S.standings;
+  const why = (seat) => {
+    const items = result.why && result.why[seat];
+    if (!items || !items.length) return [];
+    const to = [...new Set(items.filter((i) => i.to !== undefined).map((i) => i.to))];
+    const lead = to.length === 1 ? `to ${seatName(to[0])}: ` : "";
+    return [el("tr", { class: "why" }, el("td", { colspan: "4", text: lead + chipWords(items) }))];
+  };
   // each seat's final hand on a row of its own under its figures: it fits a phone's width
   const rows = [0, 1, 2].flatMap((seat) => [
     el("tr", { class: seat === result.winner ? "winner" : null, "data-seat": seat },
@@ -1000,6 +1016,7 @@ function resultTable(result) {
       el("td", { class: "count", text: String(result.counts[seat]) }),
       el("td", { text: (result.chips[seat] > 0 ? "+" : "") + result.chips[seat] }),
       el("td", { text: standings ? String(standings.chips[seat]) : "" })),
+    ...why(seat),
     el("tr", { class: "final-hand" },
       el("td", { colspan: "4", "aria-label": `${possessive(seat)} last hand` },
         el("div", { class: "cards" }, ...(result.hands[seat] || []).map((c) => cardEl(c, { small: true }))))),
@@ -1028,7 +1045,7 @@ function renderResult() {
     const ranked = [0, 1, 2].sort((a, b) => chips[b] - chips[a] || a - b);
     box.append(el("ol", { class: "standings", "aria-label": "Final standings" }, ...ranked.map((s) => el("li", {
       class: chips[s] === best ? "winner" : null,
-      text: `${seatName(s)}: ${chips[s] > 0 ? "+" : ""}${chips[s]} chips, ${plural(over.standings.wins[s], "hand")} won` }))));
+      text: `${seatName(s)}: ${chips[s] > 0 ? "+" : ""}${chips[s]} ${Math.abs(chips[s]) === 1 ? "chip" : "chips"}, ${plural(over.standings.wins[s], "hand")} won` }))));
     const actions = el("p", { class: "actions" });
     if (S.rematch) {
       actions.append(el("button", { type: "button", id: "again", onclick: again }, "Again: another match, same players"));
