@@ -412,3 +412,74 @@ async def test_resumed_between_hands_the_table_waits_for_next_hand_as_documented
     section = doc.split("### Resuming a seat", 1)[1].split("\n## ", 1)[0]
     assert "Between hands, ask for the next one again" in section
     assert "may or may not have been served" in section
+
+
+@capped
+async def test_a_player_whose_phone_died_takes_the_seat_back_from_the_invite_link(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Ben's phone died mid-match, its seat token with it; he opens the invite link on another
+    device under the same name: a private table's code and his name give him his seat back
+    (the old token no longer works). Not while his seat is connected, not at a public table,
+    not under another name."""
+    async with (
+        memory_server(bot_delay=1.0, grace=10.0) as (_server, connect),
+        connect("Ana") as ana, connect("Sam") as sam,
+    ):
+        joined = await ana.create_table("Friday", bots=1, timer=0, private=True)
+        assert joined.code is not None
+        await sam.spectate(joined.table, code=joined.code)
+        async with connect("Ben") as ben:
+            await ben.join(joined.table, code=joined.code)
+            old_token, seat = ben.token, ben.seat
+            assert old_token is not None and seat is not None
+            await next_of(ben, State)
+            async with connect("ben") as other:  # his seat is connected: not his to take
+                with pytest.raises(ServerError) as refused:
+                    await other.join(joined.table, code=joined.code)
+                assert refused.value.code == "table_started"
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play_hands, ana, 1)
+            await next_of(sam, SeatUpdate, _change(seat, "stand_in"))
+            async with connect("Cleo") as cleo:  # another name: the table stays full
+                with pytest.raises(ServerError) as refused:
+                    await cleo.join(joined.table, code=joined.code)
+                assert refused.value.code == "table_started"
+            async with connect("BEN") as ben2:
+                with pytest.raises(ServerError) as refused:
+                    await ben2.join(joined.table, code="wrong")
+                assert refused.value.code == "bad_join_code"
+                back = await ben2.join(joined.table, code=joined.code)
+                assert back.seat == seat and back.token not in (None, old_token)
+                snapshot = await next_of(ben2, State)
+                assert snapshot.view["seat"] == seat and snapshot.missed is not None
+                assert snapshot.missed == snapshot.view["history"]  # the hand so far
+                update = await next_of(sam, SeatUpdate, _change(seat, "back"))
+                assert update.seats[seat]["name"] == "Ben"  # the seat keeps its name
+                assert update.seats[seat]["player"] == "human"
+                mine = snapshot if snapshot.legal else await my_turn(ben2)
+                assert mine.legal
+                await ben2.move(mine.legal[0])
+            nursery.cancel_scope.cancel()
+        codes = []
+        try:
+            async with connect("Ben", token=old_token):
+                pass
+        except* ServerError as group:  # the old token no longer works
+            codes = [e.code for e in group.exceptions if isinstance(e, ServerError)]
+        assert codes == ["bad_token"]
+
+    # a public table has no code to prove a seat is one's own: nobody takes one back by name
+    async with (
+        memory_server(bot_delay=1.0, grace=10.0) as (_server, connect),
+        connect("Ana") as ana,
+    ):
+        joined = await ana.create_table("Open", bots=1, timer=0)
+        async with connect("Ben") as ben:
+            await ben.join(joined.table)
+            await next_of(ben, State)
+        await trio.sleep(30)
+        async with connect("Ben") as ben2:
+            with pytest.raises(ServerError) as refused:
+                await ben2.join(joined.table)
+            assert refused.value.code == "table_started"

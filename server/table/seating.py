@@ -110,6 +110,10 @@ class Seating:
         table = self.table
         state = self.parts.state
         self.check_code(msg.code)
+        seat = self._own_seat_gone(peer) if state.private else None
+        if seat is not None:
+            self._take_back(peer, seat, msg.id)
+            return
         if state.started:
             raise ProtocolError(ErrorCode.TABLE_STARTED, "the match has started; spectate")
         if msg.seat is None:
@@ -124,6 +128,40 @@ class Seating:
         self._check_name_free(peer)
         self.sit_human(peer, seat, msg.id)
         self.changed(seat, SeatChange.SAT)
+
+    def _own_seat_gone(self, peer: Peer) -> int | None:
+        """The seat of a private table's player of ``peer``'s name whose connection is gone
+        (away, or a bot standing in until it comes back), if any: a friend whose phone died
+        has lost its seat token with it, and the table's code (the invite link) with the
+        seat's name is what a friend at that table can show instead. A connected seat is
+        never taken this way."""
+        assert peer.name is not None
+        wanted = same_name_key(peer.name)
+        for seat, info in enumerate(self.parts.state.seats):
+            if (info is not None and info.token_hash is not None
+                    and (info.stand_in or not info.is_bot)
+                    and self.audience.seat_peers[seat] is None
+                    and same_name_key(info.name) == wanted):
+                return seat
+        return None
+
+    def _take_back(self, peer: Peer, seat: int, ref: int | str | None) -> None:
+        """``peer`` plays ``seat`` again under a new token (``_own_seat_gone``; the old token
+        no longer resumes it), as a resume without a ``seq`` would: ``joined``, the seat's
+        whole view with the hand's events as ``missed``, ``back`` for everyone."""
+        table = self.table
+        info = self.parts.state.seats[seat]
+        assert info is not None and peer.name is not None
+        table.forget_token(info.token_hash)
+        token = new_token()
+        digest = token_digest(token)
+        self.parts.policies.pop(seat, None)
+        self.parts.ledger.commit(SitEntry(seat, info.name, PlayerKind.HUMAN, digest,
+                                          program=peer.kind is PlayerKind.BOT))
+        table.index_token(digest)
+        log.info("table %s: %r takes seat %d back by its name and the table's code", table.id,
+                 peer, seat)
+        self._welcome_back(peer, seat, token, None, SeatChange.BACK, ref)
 
     def _check_name_free(self, peer: Peer) -> None:
         """``name_taken`` if a player of ``peer``'s name sits at the table already, whatever
@@ -230,7 +268,6 @@ class Seating:
         if old is not None and old is not peer:
             old.table = None
             old.kick(ErrorCode.REPLACED, "another connection resumed this seat", flush=False)
-        self.parts.clock.away_until.pop(seat, None)
         info = state.seats[seat]
         assert info is not None
         change = SeatChange.BACK
@@ -239,13 +276,24 @@ class Seating:
             self.parts.ledger.commit(BackEntry(seat))
         elif old is not None and old is not peer:
             change = SeatChange.REPLACED
+        log.info("table %s: %r resumes seat %d", table.id, peer, seat)
+        self._welcome_back(peer, seat, token, seq, change)
+
+    def _welcome_back(self, peer: Peer, seat: int, token: str, seq: int | None,
+                      change: SeatChange, ref: int | str | None = None) -> None:
+        """``peer`` is at ``seat`` again: ``joined`` (the reply to request ``ref``, or pushed),
+        one ``state`` with the seat's whole view and the events since state ``seq`` as
+        ``missed`` (and the ``hand_result`` again if the hand ended after it), ``change`` for
+        everyone."""
+        state = self.parts.state
+        self.parts.clock.away_until.pop(seat, None)
         self.attach(peer, seat, token)
         # A stand-in about to play: the turn is the human's now, on the timer; a table that
         # waited for its players (``Dealing.paused``) plays on. Another seat's turn keeps its
         # deadline (the others' screens count it down).
         self.parts.clock.schedule()
-        peer.send(to_dict(Joined(table=table.id, seat=seat, token=token, spectator=False)))
-        log.info("table %s: %r resumes seat %d", table.id, peer, seat)
+        peer.send(to_dict(Joined(id=ref, table=self.table.id, seat=seat, token=token,
+                                 spectator=False)))
         seats = self.audience.seats_info()
         hand = state.hand
         if hand is not None:

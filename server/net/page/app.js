@@ -408,7 +408,7 @@ function enterLobbyOrInvite() {
         const watch = { type: "spectate", table: invite.table };
         if (invite.code) watch.code = invite.code;
         send(watch);
-        notice("The table is full: you are watching.");
+        notice("The table is full: you are watching. If a seat here was yours on another phone, open the link again and give that seat's name.");
         return true;
       }
       history.replaceState(null, "", "/");
