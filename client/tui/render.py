@@ -688,10 +688,11 @@ def match_winner(state: TableState) -> str:
     return f"Match over: {'you win' if mine else best[0].name + ' wins'} the match"
 
 
-def match_lines(state: TableState) -> list[Line]:
+def match_lines(state: TableState, room: int = 8) -> list[Line]:
     """The end of a match: the winner, the final standings (chips and hands won) and the last
-    hand; what may follow (``again``, a new match with the same settings; ``lobby``) is said
-    by the message and keys lines below."""
+    hand, with why the reader's chips in it were what they were as far as ``room`` lines
+    allow; what may follow (``again``, a new match with the same settings; ``lobby``) is
+    said by the message and keys lines below."""
     hands = state.standings["hands"] if state.standings is not None else None
     rows = final_standings(state)
     column = max((len(row.name) for row in rows), default=0)
@@ -703,7 +704,9 @@ def match_lines(state: TableState) -> list[Line]:
         out.append([("class:me" if row.seat == me else "", f" {place}. {row.name:<{column}}"),
                     ("class:count", f" {row.chips:+4d}"),
                     ("class:dim", f"  {counted(row.wins, 'win')}")])
-    return [*out, *last_hand_lines(state)]  # what may follow: the message and keys lines
+    out += last_hand_lines(state)  # what may follow: the message and keys lines
+    why = _why_lines(state, max(width(line) for line in out))
+    return out + why if len(out) + len(why) <= room else out
 
 
 def last_hand_lines(state: TableState) -> list[Line]:
@@ -729,7 +732,7 @@ def result_lines(state: TableState, rows: int = 8) -> list[Line]:
     view = state.view
     assert result is not None
     if state.match_over:
-        return match_lines(state)
+        return match_lines(state, rows)
     names = [_name(state, seat) for seat in range(3)]
     column = max(len(n) for n in names)
     table: list[Line] = [
@@ -753,11 +756,12 @@ def result_lines(state: TableState, rows: int = 8) -> list[Line]:
         last = " " + NEXT_DEAL_WATCHING
     else:
         last = " Enter: next hand"
-    out = [*head, *table, *([[("class:count", f" {pot}")]] if pot else [])]
+    out = [*head, *table]
     why = _why_lines(state, max(width(table[0]), 36))
     if len(out) + len(why) + 1 <= rows:
         out += why
-    return [*out, [("class:turn", last)]]
+    # the pot on the last line: at 80x24 a line of its own left no room for the why
+    return [*out, [*([("class:count", f" {pot} ·")] if pot else []), ("class:turn", last)]]
 
 
 def _why_lines(state: TableState, cols: int) -> list[Line]:
