@@ -34,7 +34,7 @@ from .moves import (
     Move,
 )
 from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
-from .settlement import Settlement, Why, chips_of, settle
+from .settlement import Settlement, Terms, Why, items_of, settle
 from .wire import ResultMap, StepMap
 
 DEALT = 37  # deck positions dealt to the seats; the other 15 are the stock (§3)
@@ -266,9 +266,8 @@ class Hand:
         self.caller: int | None = None
         self.answers: dict[int, Action] = {}
         self.result: Result | None = None
-        #: once the hand is over, why each seat won or paid its chips (``result.chips`` are
-        #: their sums; the hand record keeps only those)
-        self.settlement: Settlement = ((), (), ())
+        #: once the hand is over, the terms of each seat's chips (``settlement``)
+        self._terms: Terms = ((), (), ())
         #: which seats have opened, and which may not call for a lay-off onto their melds
         #: (``opened``, ``call_blocked`` of each seat): tuples replaced when one changes, so
         #: that a reader at every step (a view) takes them as they are
@@ -318,7 +317,7 @@ class Hand:
         hand.steps = []
         hand.caller = caller
         hand.answers = dict(answers or {})
-        hand.result, hand.settlement = None, ((), (), ())
+        hand.result, hand._terms = None, ((), (), ())
         hand.opened_seats = (bool(opened[0]), bool(opened[1]), bool(opened[2]))
         hand._block_turn = (list(block_turns) if block_turns is not None
                             else [turn - 1 if b else None for b in blocked])
@@ -341,7 +340,7 @@ class Hand:
         other.steps = list(self.steps)
         other.caller = self.caller
         other.answers = dict(self.answers)
-        other.result, other.settlement = self.result, self.settlement
+        other.result, other._terms = self.result, self._terms
         other.opened_seats, other.blocked_seats = self.opened_seats, self.blocked_seats
         other._block_turn = list(self._block_turn)
         other.meld_changes = self.meld_changes
@@ -349,6 +348,12 @@ class Hand:
         return other
 
     # ----- what a seat may know or do -------------------------------------------------------
+
+    @property
+    def settlement(self) -> Settlement:
+        """Once the hand is over, why each seat won or paid its chips (``result.chips`` are
+        the sums; the hand record keeps only those); nothing before."""
+        return items_of(self._terms)
 
     @property
     def over(self) -> bool:
@@ -781,7 +786,7 @@ class Hand:
         burned = tuple(s for s in range(3) if not self.opened_seats[s] and s != winner)
         big_win = (Why.TONGITS if end is End.TONGITS else
                    Why.CHALLENGED_CALL if end is End.CALL and challengers else Why.WIN)
-        self.settlement = settle(
+        chips, self._terms = settle(
             self.options,
             big_win=big_win,
             winner=winner,
@@ -791,6 +796,5 @@ class Hand:
             hands=self.hands,
             melds=self.melds,
         )
-        self.result = Result(end, winner, counts, burned, challengers,
-                             chips_of(self.settlement))
+        self.result = Result(end, winner, counts, burned, challengers, chips)
         self.phase = _OVER

@@ -12,6 +12,9 @@ from .count import best_arrangement
 from .melds import TableMeld
 from .options import Options, Scoring
 
+#: The seats other than the winner, by winner.
+_LOSERS = ((1, 2), (0, 2), (0, 1))
+
 #: 1 for each ace's index, else 0.
 _ACE: tuple[int, ...] = tuple(int(c % 13 == 0) for c in range(52))
 
@@ -78,6 +81,11 @@ class ChipItemMap(TypedDict):
 
 #: Each seat's items, in seat order.
 Settlement = tuple[tuple[ChipItem, ...], tuple[ChipItem, ...], tuple[ChipItem, ...]]
+#: A ``ChipItem`` as ``settle`` makes it, a plain tuple ``(why, chips, n, to)``: every
+#: search's rollout settles a hand and reads only the sums, so the items are made only for
+#: whoever asks (``items_of``).
+Term = tuple[Why, int, int, int | None]
+Terms = tuple[tuple[Term, ...], tuple[Term, ...], tuple[Term, ...]]
 
 
 def settle(
@@ -90,60 +98,72 @@ def settle(
     burned: Collection[int],
     hands: Sequence[Collection[Card]],
     melds: Sequence[TableMeld],
-) -> Settlement:
-    """Each seat's chip items for this hand alone (the ante pot is the match's business); a
-    seat's chip change is the sum of its items' ``chips`` (``chips_of``).
+) -> tuple[tuple[int, int, int], Terms]:
+    """Each seat's chip change for this hand alone (the ante pot is the match's business),
+    and the terms each is the sum of.
 
     ``big_win`` is the winner's base term: ``Why.WIN`` (1 chip), or ``Why.TONGITS`` or
     ``Why.CHALLENGED_CALL`` (3).
     """
     if winner is None:
-        return ((), (), ())
+        return (0, 0, 0), ((), (), ())
     base = 1 if big_win is Why.WIN else 3
     if options.scoring is Scoring.PAYMENTS:
-        items = _payments(winner, (big_win, base), burned, hands[winner], melds)
-    else:
-        items = _tally(options, winner, (big_win, base), hands, melds)
-        if challenged and caller is not None and caller != winner:
-            items[caller].append(ChipItem(Why.LOST_CHALLENGE, -1))
-    return (tuple(items[0]), tuple(items[1]), tuple(items[2]))
+        return _payments(winner, big_win, base, burned, hands[winner], melds)
+    terms = _tally(options, winner, big_win, base, hands, melds)
+    if challenged and caller is not None and caller != winner:
+        terms[caller].append((Why.LOST_CHALLENGE, -1, 1, None))
+    first, second, third = (tuple(seat) for seat in terms)
+    return (sum([t[1] for t in first]), sum([t[1] for t in second]),
+            sum([t[1] for t in third])), (first, second, third)
 
 
-def _payments(winner: int, win: tuple[Why, int], burned: Collection[int],
-              hand: Collection[Card], melds: Sequence[TableMeld]) -> list[list[ChipItem]]:
+def _payments(winner: int, win: Why, base: int, burned: Collection[int],
+              hand: Collection[Card], melds: Sequence[TableMeld],
+              ) -> tuple[tuple[int, int, int], Terms]:
     """Each loser pays the winner's terms, and a burned loser one chip more (§9)."""
-    items: list[list[ChipItem]] = [[], [], []]
-    terms = [(*win, 1), (Why.ACES, 1, _aces(winner, hand, melds)),
-             (Why.FOURS, 3, concealed_fours(hand)), (Why.SECRET_MELDS, 3, _secrets(winner, melds))]
-    losers = [seat for seat in range(3) if seat != winner]
-    for why, each, n in terms:
-        if n:
-            for seat in losers:
-                items[seat].append(ChipItem(why, -each * n, n, winner))
-            items[winner].append(ChipItem(why, each * n * len(losers), n))
-    paying = [seat for seat in losers if seat in burned]
-    for seat in paying:
-        items[seat].append(ChipItem(Why.BURNED, -1, 1, winner))
+    paid = [(win, base, 1)]
+    if aces := _aces(winner, hand, melds):
+        paid.append((_ACES, aces, aces))
+    if fours := concealed_fours(hand):
+        paid.append((_FOURS, 3 * fours, fours))
+    if secrets := _secrets(winner, melds):
+        paid.append((_SECRETS, 3 * secrets, secrets))
+    each_pays = sum([chips for _, chips, _ in paid])
+    paying = [seat for seat in _LOSERS[winner] if seat in burned]
+    lost = tuple([(why, -chips, n, winner) for why, chips, n in paid])
+    won = tuple([(why, 2 * chips, n, None) for why, chips, n in paid])
     if paying:
-        items[winner].append(ChipItem(Why.BURNED, len(paying), len(paying)))
-    return items
+        won += ((_BURNED, len(paying), len(paying), None),)
+    chips = [0, 0, 0]
+    terms: list[tuple[Term, ...]] = [(), (), ()]
+    for seat in _LOSERS[winner]:
+        if seat in paying:
+            chips[seat], terms[seat] = -each_pays - 1, (*lost, (_BURNED, -1, 1, winner))
+        else:
+            chips[seat], terms[seat] = -each_pays, lost
+    chips[winner], terms[winner] = 2 * each_pays + len(paying), won
+    return (chips[0], chips[1], chips[2]), (terms[0], terms[1], terms[2])
 
 
-def _tally(options: Options, winner: int, win: tuple[Why, int],
-           hands: Sequence[Collection[Card]], melds: Sequence[TableMeld]) -> list[list[ChipItem]]:
+_ACES, _FOURS, _SECRETS, _BURNED = Why.ACES, Why.FOURS, Why.SECRET_MELDS, Why.BURNED
+
+
+def _tally(options: Options, winner: int, win: Why, base: int,
+           hands: Sequence[Collection[Card]], melds: Sequence[TableMeld]) -> list[list[Term]]:
     """Each seat's own aces and melds, and the winner's win (§9, §13)."""
-    items: list[list[ChipItem]] = [[], [], []]
-    items[winner].append(ChipItem(*win))
+    terms: list[list[Term]] = [[], [], []]
+    terms[winner].append((win, base, 1, None))
     for seat in range(3):
         found = [(Why.ACES, 1, _aces(seat, hands[seat], melds)),
                  (Why.SECRET_MELDS, 3, _secrets(seat, melds))]
         if not options.concealed_melds_count:
             found.append((Why.CONCEALED_MELDS, 3, best_arrangement(hands[seat]).big_melds))
-        items[seat] += [ChipItem(why, each * n, n) for why, each, n in found if n]
-    return items
+        terms[seat] += [(why, each * n, n, None) for why, each, n in found if n]
+    return terms
 
 
-def chips_of(settlement: Settlement) -> tuple[int, int, int]:
-    """Each seat's chip change: the sum of its items."""
-    first, second, third = (sum(item.chips for item in seat) for seat in settlement)
+def items_of(terms: Terms) -> Settlement:
+    """``settle``'s terms as chip items (``ChipItem``)."""
+    first, second, third = (tuple(ChipItem(*term) for term in seat) for seat in terms)
     return (first, second, third)
