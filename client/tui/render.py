@@ -757,7 +757,7 @@ def result_lines(state: TableState, rows: int = 8) -> list[Line]:
     else:
         last = " Enter: next hand"
     out = [*head, *table]
-    why = _why_lines(state, max(width(table[0]), 36))
+    why = _why_lines(state, max(width(table[0]), 46))
     if len(out) + len(why) + 1 <= rows:
         out += why
     # the pot on the last line: at 80x24 a line of its own left no room for the why
