@@ -118,6 +118,9 @@ def settle(
             sum([t[1] for t in third])), (first, second, third)
 
 
+_ACES, _FOURS, _SECRETS, _BURNED = Why.ACES, Why.FOURS, Why.SECRET_MELDS, Why.BURNED
+
+
 def _payments(winner: int, win: Why, base: int, burned: Collection[int],
               hand: Collection[Card], melds: Sequence[TableMeld],
               ) -> tuple[tuple[int, int, int], Terms]:
@@ -146,17 +149,14 @@ def _payments(winner: int, win: Why, base: int, burned: Collection[int],
     return (chips[0], chips[1], chips[2]), (terms[0], terms[1], terms[2])
 
 
-_ACES, _FOURS, _SECRETS, _BURNED = Why.ACES, Why.FOURS, Why.SECRET_MELDS, Why.BURNED
-
-
 def _tally(options: Options, winner: int, win: Why, base: int,
            hands: Sequence[Collection[Card]], melds: Sequence[TableMeld]) -> list[list[Term]]:
     """Each seat's own aces and melds, and the winner's win (§9, §13)."""
     terms: list[list[Term]] = [[], [], []]
     terms[winner].append((win, base, 1, None))
     for seat in range(3):
-        found = [(Why.ACES, 1, _aces(seat, hands[seat], melds)),
-                 (Why.SECRET_MELDS, 3, _secrets(seat, melds))]
+        found = [(_ACES, 1, _aces(seat, hands[seat], melds)),
+                 (_SECRETS, 3, _secrets(seat, melds))]
         if not options.concealed_melds_count:
             found.append((Why.CONCEALED_MELDS, 3, best_arrangement(hands[seat]).big_melds))
         terms[seat] += [(why, each * n, n, None) for why, each, n in found if n]
