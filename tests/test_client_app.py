@@ -456,3 +456,20 @@ def test_a_spectator_asking_for_a_hint_is_told_on_the_message_line() -> None:
         screen.submit("hint")
     assert watching.message == "you are watching: hints are for the players"
     assert watching.message_is_error and screen.hint_task is None and not watching.notes
+
+
+def test_a_terminal_of_fifteen_rows_still_shows_the_table() -> None:
+    """A phone's terminal held sideways, a split tmux pane: below 18 rows prompt_toolkit said
+    only "Window too small..." (the full layout's fixed rows did not fit). Below 20 rows the
+    table is drawn short: the opponents in three lines, no options rule, no keys line."""
+    written = io.StringIO()
+    terminal = Vt100_Output(written, lambda: Size(rows=15, columns=80), enable_cpr=False)
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        await settle(lambda: "legal:" in written.getvalue())
+
+    run_screen(scenario, output=terminal, seed=4)
+    drawn = written.getvalue()
+    assert "Window too small" not in drawn
+    assert "Bob" in drawn and "Cara" in drawn and "Stock" in drawn and "legal:" in drawn
+    assert "F4 hint" not in drawn and "standard rules" not in drawn  # what gave way

@@ -289,13 +289,14 @@ def test_the_ante_pot_is_shown_and_who_takes_it() -> None:
         assert standings is not None
         panel = [line.split("│")[0].strip() for line in lines_of(screen_text(state, now=0.0))]
         if standings["pot"]:
-            assert f"pot {standings['pot']}" in panel
+            # on the last line, before "Enter: next hand"
+            assert f"pot {standings['pot']} · Enter: next hand" in panel
             said.append("pot")
         else:
             winner = state.result.winner if state.result is not None else None
             assert winner is not None
             who = "you take" if winner == 0 else f"{SEATS[winner]['name']} takes"
-            assert f"{who} the pot: +{standings['pot_taken']}" in panel
+            assert f"{who} the pot: +{standings['pot_taken']} · Enter: next hand" in panel
             said.append("taken")
         session.next_hand()
         while state.view is not None and state.view.legal:

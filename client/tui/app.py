@@ -46,6 +46,12 @@ from .session import Session
 from .state import LinkStatus, TableState, Update
 
 FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's (the hand on one line)
+#: Below this many rows (a phone's terminal held sideways, a split pane) the table is drawn
+#: short: the opponents in three lines, no options rule, no keys line (``help`` has them), so
+#: that the log keeps lines; at 17 rows and fewer the full layout did not fit at all.
+SHORT_BELOW = 20
+#: The rows the short layout saves: two of the opponents', the options rule, the keys line.
+SHORT_SAVES = 4
 THINKING = "thinking… (the hint searches; keep typing)"
 #: F4 again while the search runs: one search at a time (a thread cannot be stopped).
 STILL_THINKING = "still thinking about the hint… (keep typing)"
@@ -58,8 +64,14 @@ WAITING_QUIT = ("No card is dealt yet: the table closes within seconds if nobody
 def log_rows(state: TableState) -> int:
     """The log's lines: what the other regions leave (a banner may take more than one)."""
     cols = _cols()
-    return max(3, _rows() - FIXED_ROWS - (render.title_rows(state, cols) - 1)
+    fixed = FIXED_ROWS - (SHORT_SAVES if _short() else 0)
+    return max(3, _rows() - fixed - (render.title_rows(state, cols) - 1)
                - (render.me_rows(state, cols) - render.ME_ROWS))
+
+
+def _short() -> bool:
+    """Whether the table is drawn short (``SHORT_BELOW``)."""
+    return _rows() < SHORT_BELOW
 
 
 def _cols() -> int:
@@ -84,7 +96,8 @@ def opponents_row(state: TableState) -> VSplit:
             half = (_cols() - 1) // 2
             cols = half if offset == 1 else _cols() - 1 - half
             seat = (render.my_seat(state) + offset) % 3
-            return render.opponent_panel(state, seat, cols, now=time.monotonic())
+            return render.opponent_panel(state, seat, cols, 3 if _short() else 5,
+                                         now=time.monotonic())
 
         return make
 
@@ -94,7 +107,7 @@ def opponents_row(state: TableState) -> VSplit:
             Window(width=1, char="│", style="class:dim"),
             Window(_text(panel(2))),
         ],
-        height=5,
+        height=lambda: 3 if _short() else 5,
     )
 
 
@@ -109,13 +122,15 @@ def table_body(state: TableState, command_line: Window) -> HSplit:
             opponents_row(state),
             Window(_text(lambda: render.standings_rule(state, _cols())), height=1),
             Window(_text(lambda: render.centre_line(state, _cols())), height=1),
-            Window(_text(lambda: render.options_rule(state, _cols())), height=1),
+            Window(_text(lambda: render.options_rule(state, _cols())),
+                   height=lambda: 0 if _short() else 1),
             Window(_text(lambda: render.me_panel(state, _cols(), now())),
                    height=lambda: render.me_rows(state, _cols())),
             _rule(),
             Window(_text(lambda: render.log_panel(state, log_rows(state), _cols()))),
             Window(_text(lambda: render.message_line(state, _cols())), height=1),
-            Window(_text(lambda: render.keys_line(state, _cols())), height=1),
+            Window(_text(lambda: render.keys_line(state, _cols())),
+                   height=lambda: 0 if _short() else 1),
             command_line,
         ]
     )
