@@ -18,7 +18,7 @@ import trio
 from tongits.engine import Hand
 from tongits.engine.record import hand_record
 from tongits.engine.view import seat_legal, seat_view_dict
-from tongits.engine.wire import MoveMap, ViewMap
+from tongits.engine.wire import MoveMap, RecordMap, ViewMap
 from tongits.protocol import Mode, PlayerKind
 from tongits.protocol.maps import HandResultMap, SeatMap, StateHead, StateMap
 from tongits.protocol.message_maps import HandResultMessageMap
@@ -275,8 +275,11 @@ class Audience:
             message["standings"] = standings
         return message
 
-    def hand_result_message(self, hand: Hand) -> HandResultMessageMap:
-        """The ``hand_result`` of ``hand``, which has ended: every seat's cards are shown."""
+    def hand_result_message(self, hand: Hand,
+                            record: RecordMap | None = None) -> HandResultMessageMap:
+        """The ``hand_result`` of ``hand``, which has ended: every seat's cards are shown.
+        ``record``: the hand's record as the ledger journaled it, when the hand has just
+        ended (made again otherwise, for a player who resumes)."""
         state = self.state
         assert hand.result is not None
         result: HandResultMap = {
@@ -294,5 +297,6 @@ class Audience:
             message["last"] = True
         elif math.isfinite(self.clock.turn_at):
             message["next_deal"] = round(max(0.0, self.clock.turn_at - trio.current_time()), 3)
-        message["record"] = hand_record(hand, state.seat_names())
+        message["record"] = record if record is not None else hand_record(
+            hand, state.seat_names())
         return message

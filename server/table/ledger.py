@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from tongits.engine import hand_record
+from tongits.engine.wire import RecordMap
 
 from ..storage.journal import FinishedHand
 from .entries import Entry, MoveEntry
@@ -27,15 +28,18 @@ log = logging.getLogger("tongits.server")
 
 class Ledger:
     """Commits the entries of the table ``table_id``, whose state is ``state``, to
-    ``journal``. ``broken``: an entry could not be journaled (the table must close)."""
+    ``journal``. ``broken``: an entry could not be journaled (the table must close).
+    ``record``: the record of the hand the last move ended, as it was journaled (the
+    ``hand_result`` of that hand carries the same map: made once, not twice)."""
 
-    __slots__ = ("table_id", "state", "journal", "broken")
+    __slots__ = ("table_id", "state", "journal", "broken", "record")
 
     def __init__(self, table_id: str, state: TableLogState, journal: GroupCommit) -> None:
         self.table_id = table_id
         self.state = state
         self.journal = journal
         self.broken = False
+        self.record: RecordMap | None = None
 
     def commit(self, entry: Entry) -> None:
         """Apply ``entry``, then journal it; raises what the engine or the journal raised
@@ -47,8 +51,9 @@ class Ledger:
         if isinstance(entry, MoveEntry) and hand is not None and hand.over:
             assert state.match is not None
             names = state.seat_names()
+            self.record = hand_record(hand, names)
             finished = {"hand": state.match.hands_played, "names": names,
-                        "record": hand_record(hand, names)}
+                        "record": self.record}
         try:
             self.journal.append(self.table_id, entry, finished)
         except Exception:

@@ -171,7 +171,7 @@ class Progression:
         the match ends, or the next hand is dealt when the players are ready."""
         parts = self.parts
         self.dealing.hand_over(hand)
-        message = self.audience.hand_result_message(hand)
+        message = self.audience.hand_result_message(hand, parts.ledger.record)
         result = message["result"]
         log.info("table %s: hand %d over: %s, winner %s, chips %s", parts.id,
                  message["standings"]["hands"], result["end"], result["winner"],
