@@ -28,6 +28,14 @@ in this process, on another core than the servers when there are two or more:
     python bench/server_load.py --only b --transport both --contend --trace  # where it accrues
     python bench/server_load.py --only b --transport mixed --contend  # both in one server
     python bench/server_load.py --only b --only c --db both --reps 3 --against /tmp/before
+    python bench/server_load.py --only b --transport both --reps 3 --fanout-floor
+
+The echo floor answers each message with one small frame on its own connection; an action of
+ours writes a state to each of the table's three connections (about 1.1 KB each in binary
+mode, and the ``ok`` with the mover's). ``--fanout-floor`` runs a second floor in (b), right
+after the echo in each rep, that does that transport work too (the echo, and a state-sized
+frame to the sender and to the table's two other connections, made once): what an action costs
+beyond moving its bytes is the server's CPU per action over that floor's per message.
 
 (b) runs over TCP in binary mode by default; ``--transport ws`` seats the browser's way
 instead (JSON, one message per WebSocket text frame), and ``--transport both`` runs the two
@@ -94,26 +102,66 @@ _HEADER = struct.Struct(">I")
 # ----- the server side (child processes) ----------------
 
 
-async def _echo_connection(stream: trio.SocketStream) -> None:
-    unpacker = msgpack.Unpacker(raw=False)
-    buffer = b""
-    try:
-        while data := await stream.receive_some(65536):
-            buffer += data
-            out = []
-            while len(buffer) >= 4:
-                (length,) = _HEADER.unpack_from(buffer)
-                if len(buffer) < 4 + length:
-                    break
-                msg = msgpack.unpackb(buffer[4 : 4 + length], raw=False)
-                buffer = buffer[4 + length :]
-                payload = msgpack.packb(msg)
-                out.append(_HEADER.pack(len(payload)) + payload)
-            if out:
-                await stream.send_all(b"".join(out))
-    except trio.BrokenResourceError:
-        pass
-    del unpacker
+#: ``--fanout-floor``: the bytes of the state frame each of a table's three seats gets per
+#: action (the mean of a binary state over TCP, 1,110 bytes, in ``bench/action_cost.py
+#: --record`` at seed 17), and the frame itself, made once: a floor measures the transport's
+#: work, not encoding
+FANOUT_STATE_BYTES = 1110
+_FILL = msgpack.packb({"type": "fill", "fill": "x" * (FANOUT_STATE_BYTES - 20)})
+_FILL_FRAME = _HEADER.pack(len(_FILL)) + _FILL
+
+
+def _floor_server(fanout: bool) -> Callable[[trio.SocketStream], Awaitable[None]]:
+    """A floor's connection handler: every message is echoed (decoded and encoded again) in
+    one write of all that one read brought. With ``fanout``, each connection's first message
+    (``{"type": "hello", "group": t}``) names its table, and every further one is answered as
+    our server answers a move: the echo (the ``ok``) and a state-sized frame in that write to
+    the sender, and a state-sized frame to each of the table's two other connections, written
+    at once to their sockets as ``Peer`` writes while nothing is queued. What the echo alone
+    does not do of an action's transport: the two other writes, and bigger ones."""
+    groups: dict[int, list[int]] = {}
+
+    async def serve(stream: trio.SocketStream) -> None:
+        fd = stream.socket.fileno()
+        group: list[int] = []
+        buffer = b""
+        try:
+            while data := await stream.receive_some(65536):
+                buffer += data
+                out = []
+                while len(buffer) >= 4:
+                    (length,) = _HEADER.unpack_from(buffer)
+                    if len(buffer) < 4 + length:
+                        break
+                    msg = msgpack.unpackb(buffer[4 : 4 + length], raw=False)
+                    buffer = buffer[4 + length :]
+                    payload = msgpack.packb(msg)
+                    out.append(_HEADER.pack(len(payload)) + payload)
+                    if fanout:
+                        group = _fan_out(groups, group, fd, msg, out)
+                if out:
+                    await stream.send_all(b"".join(out))
+        except (trio.BrokenResourceError, OSError):
+            pass
+
+    return serve
+
+
+def _fan_out(groups: dict[int, list[int]], group: list[int], fd: int, msg: dict[str, Any],
+             out: list[bytes]) -> list[int]:
+    """The fan-out floor's part of answering ``msg`` from the connection ``fd`` of ``group``
+    (its table's connections): a ``hello`` joins the table it names (the group returned); any
+    other message gets a state-sized frame in the sender's write (``out``) and one written to
+    each other connection of the table."""
+    if msg.get("type") == "hello":
+        group = groups.setdefault(msg["group"], [])
+        group.append(fd)
+        return group
+    out.append(_FILL_FRAME)
+    for other in group:
+        if other != fd:
+            os.write(other, _FILL_FRAME)
+    return group
 
 
 async def _orphan_watch(parent: int) -> None:
@@ -126,10 +174,11 @@ async def _orphan_watch(parent: int) -> None:
 async def _serve_child(
     kind: str, parent: int, db: str, gc_full: float, limited: bool, tls_dir: str, trace: str
 ) -> None:
-    if kind == "echo":
+    if kind in ("echo", "fanout"):
+        handler = _floor_server(fanout=kind == "fanout")
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_orphan_watch, parent)
-            listeners = await nursery.start(trio.serve_tcp, _echo_connection, 0)
+            listeners = await nursery.start(trio.serve_tcp, handler, 0)
             print(listeners[0].socket.getsockname()[1], flush=True)
         return
     from tongits.server import Server
@@ -734,13 +783,15 @@ def _own_cpu() -> float:
 
 
 async def _seat_table(port: int, nursery: trio.Nursery, t: int, echo: bool) -> list[Client]:
-    """Table ``t``'s three connections: raw clients of the echo server, or an owner who
-    creates table ``t{t + 1}`` and two players who join it."""
+    """Table ``t``'s three connections: raw clients of a floor (echo or fan-out), which each
+    say their table first, or an owner who creates table ``t{t + 1}`` and two players who
+    join it."""
     if echo:
         group = []
         for _ in range(3):
             client = Client(await trio.open_tcp_stream("127.0.0.1", port))
             nursery.start_soon(client.read)
+            await client.request({"type": "hello", "group": t})
             group.append(client)
         return group
     transport = table_transport(t)
@@ -1107,27 +1158,18 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
     floors: list[dict[str, float]] = []
     runs: dict[Variant, list[dict[str, float]]] = {variant: [] for variant in variants}
     for rep in range(args.reps):
-        floor_b, _ = measure("echo", lambda child: paced_tables(
-            child, args.tables, floor_s, True))
-        samples = floor_b["samples"]
-        floor = {"p50": pct(samples, 0.5), "p99": pct(samples, 0.99),
-                 "p999": pct(samples, 0.999), "cpu_pct": round(100 * floor_b["cpu"], 1),
-                 # what one echoed message costs this machine now: the yardstick of the
-                 # server's CPU per action on a machine whose speed varies from hour to hour
-                 "cpu_us": us(floor_b["cpu"] * floor_s / max(1, len(samples))),
-                 "wakes": round(floor_b["wakes"], 2)}
+        floor = _paced_floors(args, floor_s, rep)
         floors.append(floor)
-        print(f"(b) echo floor{_rep(args, rep)}, {3 * args.tables} connections: p50 "
-              f"{floor['p50']} µs, p99 {floor['p99']} µs, p99.9 {floor['p999']} µs; CPU "
-              f"{floor['cpu_pct']} %, {floor['cpu_us']} µs per message, {floor['wakes']} "
-              "wake-ups per message", flush=True)
         for variant in variants if rep % 2 == 0 else variants[::-1]:
             runs[variant].append(_paced_variant(args, variant, paced_s, rep, floor, report))
     middle = {key: _median(floors, key) for key in floors[0]}
     report.update({"b_floor_p50_us": middle["p50"], "b_floor_p99_us": middle["p99"],
                    "b_floor_p999_us": middle["p999"], "b_floor_cpu_pct": middle["cpu_pct"],
                    "b_floor_cpu_per_message_us": middle["cpu_us"],
-                   "b_floor_wakes_per_message": middle["wakes"]})
+                   "b_floor_wakes_per_message": middle["wakes"],
+                   **{f"b_fanout_floor_{name}": middle[key]
+                      for key, name in (("fanout_cpu_us", "cpu_per_message_us"),
+                                        ("fanout_over_echo", "over_echo")) if key in middle}})
     names = {"p50": "server_p50_us", "p99": "server_p99_us", "p999": "server_p999_us",
              "max": "server_max_us", "actions": "actions", "cpu_pct": "server_cpu_pct",
              "clients_cpu_pct": "clients_cpu_pct", "behind_pct": "steps_behind_pct",
@@ -1135,7 +1177,8 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
              "cpu_us": "cpu_per_action_us",
              "memory_kb": "memory_per_table_kb", "p99_over_floor": "p99_over_floor_p99",
              "p999_over_floor": "p999_over_floor_p99",
-             "cpu_over_floor": "cpu_per_action_over_floor", "wakes": "wakes_per_action",
+             "cpu_over_floor": "cpu_per_action_over_floor",
+             "cpu_over_fanout": "cpu_per_action_over_fanout_floor", "wakes": "wakes_per_action",
              "tcp_p99": "tcp_seats_p99_us", "ws_p99": "ws_seats_p99_us",
              "ws_over_tcp_p99": "ws_over_tcp_p99"}
     for variant, reps in runs.items():
@@ -1149,7 +1192,8 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
                   f"{report[f'b{tag}_server_p99_us']} µs = "
                   f"{report[f'b{tag}_p99_over_floor_p99']}x the floor's p99 (floor "
                   f"{middle['p99']} µs); {report[f'b{tag}_cpu_per_action_us']} µs per action ="
-                  f" {report[f'b{tag}_cpu_per_action_over_floor']}x an echoed message; the "
+                  f" {report[f'b{tag}_cpu_per_action_over_floor']}x an echoed message"
+                  f"{_over_fanout(report, tag)}; the "
                   f"clients' process {report[f'b{tag}_clients_cpu_pct']} %; the server ready "
                   f"but waiting for a CPU {report[f'b{tag}_server_waited_for_cpu_pct']} % of "
                   "the time", flush=True)
@@ -1161,6 +1205,38 @@ def paced_scenario(args: argparse.Namespace, dbs: list[str], paced_s: float,
         print(f"(b) [{variant.db}, {variant.transport}] this checkout / --against: p99 "
               f"{report[f'b{mine}_server_p99_us_over_against']}, CPU per action "
               f"{report[f'b{mine}_cpu_per_action_us_over_against']}", flush=True)
+
+
+def _paced_floors(args: argparse.Namespace, seconds: float, rep: int) -> dict[str, float]:
+    """One rep's floors: the echo's figures, and with ``--fanout-floor`` the fan-out floor's
+    CPU per message (``fanout_cpu_us``) and its ratio to the echo's."""
+    floor = _paced_floor(args, "echo", seconds, rep)
+    if args.fanout_floor:
+        fanout = _paced_floor(args, "fanout", seconds, rep)
+        floor["fanout_cpu_us"] = fanout["cpu_us"]
+        floor["fanout_over_echo"] = round(fanout["cpu_us"] / max(floor["cpu_us"], 0.1), 2)
+        print(f"(b) fan-out floor{_rep(args, rep)}: {fanout['cpu_us']} µs per message = "
+              f"{floor['fanout_over_echo']}x the echo's", flush=True)
+    return floor
+
+
+def _paced_floor(args: argparse.Namespace, kind: str, seconds: float,
+                 rep: int) -> dict[str, float]:
+    """One (b) run of a floor (``echo``, or ``fanout`` for ``--fanout-floor``): its figures,
+    printed."""
+    run, _ = measure(kind, lambda child: paced_tables(child, args.tables, seconds, True))
+    samples = run["samples"]
+    floor = {"p50": pct(samples, 0.5), "p99": pct(samples, 0.99),
+             "p999": pct(samples, 0.999), "cpu_pct": round(100 * run["cpu"], 1),
+             # what one echoed message costs this machine now: the yardstick of the
+             # server's CPU per action on a machine whose speed varies from hour to hour
+             "cpu_us": us(run["cpu"] * seconds / max(1, len(samples))),
+             "wakes": round(run["wakes"], 2)}
+    print(f"(b) {kind} floor{_rep(args, rep)}, {3 * args.tables} connections: p50 "
+          f"{floor['p50']} µs, p99 {floor['p99']} µs, p99.9 {floor['p999']} µs; CPU "
+          f"{floor['cpu_pct']} %, {floor['cpu_us']} µs per message, {floor['wakes']} "
+          "wake-ups per message", flush=True)
+    return floor
 
 
 def _paced_variant(args: argparse.Namespace, variant: Variant, paced_s: float, rep: int,
@@ -1186,6 +1262,8 @@ def _paced_variant(args: argparse.Namespace, variant: Variant, paced_s: float, r
     run["p99_over_floor"] = round(run["p99"] / floor["p99"], 2)
     run["p999_over_floor"] = round(run["p999"] / floor["p99"], 2)
     run["cpu_over_floor"] = round(run["cpu_us"] / max(floor["cpu_us"], 0.1), 2)
+    if "fanout_cpu_us" in floor:
+        run["cpu_over_fanout"] = round(run["cpu_us"] / max(floor["fanout_cpu_us"], 0.1), 2)
     print(f"(b) {variant.label}{_rep(args, rep)} {args.tables} tables, "
           f"{3 * args.tables} connections, 1 action/table/s for {paced_s:g} s"
           f"{' in lock-step' if args.lock_step else ''}: p50 {run['p50']} µs, p99 "
@@ -1193,13 +1271,21 @@ def _paced_variant(args: argparse.Namespace, variant: Variant, paced_s: float, r
           f"{run['p999']} µs ({run['p999_over_floor']}x), max {run['max']} µs; server "
           f"CPU {run['cpu_pct']} % of a core (ready but waiting for one {run['waited_pct']} %"
           f" of the time), {run['cpu_us']} µs per action "
-          f"({run['cpu_over_floor']}x an echoed message), {run['wakes']} wake-ups "
+          f"({run['cpu_over_floor']}x an echoed message{_over_fanout(run)}), {run['wakes']}"
+          " wake-ups "
           f"per action (the echo's {floor['wakes']}), the clients' process "
           f"{run['clients_cpu_pct']} %; memory {run['memory_kb']} KB per table with 3 "
           f"connections{_behind(run['behind_pct'])}", flush=True)
     if variant.transport == "mixed":
         _print_mixed(variant.label + _rep(args, rep), paced["by_transport"], run)
     return run
+
+
+def _over_fanout(figures: dict[str, Any], tag: str | None = None) -> str:
+    """``--fanout-floor``: ", Nx the fan-out floor's" for a run's (or a variant's medians,
+    ``tag``) CPU per action; nothing without it."""
+    key = "cpu_over_fanout" if tag is None else f"b{tag}_cpu_per_action_over_fanout_floor"
+    return f", {figures[key]}x the fan-out floor's" if key in figures else ""
 
 
 def _print_mixed(label: str, by_transport: dict[str, list[float]],
@@ -1298,7 +1384,7 @@ def _over_against(report: dict[str, Any], prefix: str, names: tuple[str, ...]) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--child", choices=["echo", "tongits"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["echo", "fanout", "tongits"], help=argparse.SUPPRESS)
     parser.add_argument("--parent", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--db", default=":memory:", choices=[":memory:", "file", "both"],
                         help="the server's SQLite journal: :memory: (default), a new file per "
@@ -1352,6 +1438,11 @@ def main() -> None:
                         help="another checkout of this project (e.g. `git archive main | tar -x "
                         "-C DIR`): (b) and (c) run its server too, alternated with this one's, "
                         "and print this one's figures over its")
+    parser.add_argument("--fanout-floor", action="store_true",
+                        help="(b): a second floor beside the echo, run after it in each rep: "
+                        "the echo plus what an action's transport does that an echoed message "
+                        "does not (a state-sized frame to the sender and to the table's two "
+                        "other connections); prints the server's CPU per action over it too")
     parser.add_argument("--contend", action="store_true",
                         help="a busy process (a Python loop, nice 0, on the servers' core) "
                         "competes for the CPU during the whole run")
