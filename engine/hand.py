@@ -34,7 +34,7 @@ from .moves import (
     Move,
 )
 from .options import CallTie, Options, SapawBlock, StockoutNoneOpen
-from .settlement import Settlement, Terms, Why, items_of, settle
+from .settlement import Counted, Settlement, Why, items_of, settle
 from .wire import ResultMap, StepMap
 
 DEALT = 37  # deck positions dealt to the seats; the other 15 are the stock (§3)
@@ -57,6 +57,11 @@ class End(StrEnum):
 # Enum members as module constants: the hot paths below read them many times per move, and a
 # module global is several times cheaper than an enum class attribute.
 _START, _PLAY, _ANSWER, _OVER = Phase.START, Phase.PLAY, Phase.ANSWER, Phase.OVER
+#: The winner's base term by how the hand ended (a challenged call's is ``CHALLENGED_CALL``;
+#: module names: an enum member read from its class costs a Python call in 3.11, at every
+#: hand's end of every search).
+_BASE_TERM = {End.TONGITS: Why.TONGITS, End.CALL: Why.WIN, End.STOCK: Why.WIN, End.VOID: Why.WIN}
+_CHALLENGED_CALL, _END_CALL = Why.CHALLENGED_CALL, End.CALL
 _DRAW, _PICK, _MELD, _SECRET, _SAPAW = (
     Action.DRAW,
     Action.PICK,
@@ -266,8 +271,8 @@ class Hand:
         self.caller: int | None = None
         self.answers: dict[int, Action] = {}
         self.result: Result | None = None
-        #: once the hand is over, the terms of each seat's chips (``settlement``)
-        self._terms: Terms = ((), (), ())
+        #: once the hand is over, what its chips were counted from (``settlement``)
+        self._counted: Counted | None = None
         #: which seats have opened, and which may not call for a lay-off onto their melds
         #: (``opened``, ``call_blocked`` of each seat): tuples replaced when one changes, so
         #: that a reader at every step (a view) takes them as they are
@@ -317,7 +322,7 @@ class Hand:
         hand.steps = []
         hand.caller = caller
         hand.answers = dict(answers or {})
-        hand.result, hand._terms = None, ((), (), ())
+        hand.result, hand._counted = None, None
         hand.opened_seats = (bool(opened[0]), bool(opened[1]), bool(opened[2]))
         hand._block_turn = (list(block_turns) if block_turns is not None
                             else [turn - 1 if b else None for b in blocked])
@@ -340,7 +345,7 @@ class Hand:
         other.steps = list(self.steps)
         other.caller = self.caller
         other.answers = dict(self.answers)
-        other.result, other._terms = self.result, self._terms
+        other.result, other._counted = self.result, self._counted
         other.opened_seats, other.blocked_seats = self.opened_seats, self.blocked_seats
         other._block_turn = list(self._block_turn)
         other.meld_changes = self.meld_changes
@@ -353,7 +358,7 @@ class Hand:
     def settlement(self) -> Settlement:
         """Once the hand is over, why each seat won or paid its chips (``result.chips`` are
         the sums; the hand record keeps only those); nothing before."""
-        return items_of(self._terms)
+        return items_of(self._counted)
 
     @property
     def over(self) -> bool:
@@ -784,9 +789,8 @@ class Hand:
         if counts is None:
             counts = self._counts()
         burned = tuple(s for s in range(3) if not self.opened_seats[s] and s != winner)
-        big_win = (Why.TONGITS if end is End.TONGITS else
-                   Why.CHALLENGED_CALL if end is End.CALL and challengers else Why.WIN)
-        chips, self._terms = settle(
+        big_win = _CHALLENGED_CALL if challengers and end is _END_CALL else _BASE_TERM[end]
+        chips, self._counted = settle(
             self.options,
             big_win=big_win,
             winner=winner,

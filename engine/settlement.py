@@ -81,11 +81,22 @@ class ChipItemMap(TypedDict):
 
 #: Each seat's items, in seat order.
 Settlement = tuple[tuple[ChipItem, ...], tuple[ChipItem, ...], tuple[ChipItem, ...]]
-#: A ``ChipItem`` as ``settle`` makes it, a plain tuple ``(why, chips, n, to)``: every
-#: search's rollout settles a hand and reads only the sums, so the items are made only for
-#: whoever asks (``items_of``).
-Term = tuple[Why, int, int, int | None]
-Terms = tuple[tuple[Term, ...], tuple[Term, ...], tuple[Term, ...]]
+
+#: Chips per unit of each term (RULES.md §9): a won Tongits or challenged call (else 1), an
+#: ace, a four-of-a-kind concealed in hand (payments), a secret meld, a concealed meld of four
+#: or more (tally), a burned loser (payments), a caller who lost a challenge (tally).
+_BIG_WIN, _PER_ACE, _PER_FOUR, _PER_SECRET, _PER_CONCEALED, _PER_BURNED, _PER_LOST = (
+    3, 1, 3, 3, 3, 1, 1)
+
+#: What a hand's end counted for its chips: the winner and its base term, the scoring, each
+#: seat's aces, fours, secret melds and concealed melds as that scoring counts them (with
+#: payments the winner's alone), the burned losers (payments) and the caller who lost a
+#: challenge (tally). The chips and the items (``items_of``) are both made from it; every
+#: search's rollout settles a hand and reads only the chips, so the items are made only for
+#: whoever asks.
+Counted = tuple[int, Why, Scoring, tuple[tuple[int, int, int, int], ...], tuple[int, ...],
+                int | None]
+_NONE4 = (0, 0, 0, 0)
 
 
 def settle(
@@ -98,72 +109,77 @@ def settle(
     burned: Collection[int],
     hands: Sequence[Collection[Card]],
     melds: Sequence[TableMeld],
-) -> tuple[tuple[int, int, int], Terms]:
+) -> tuple[tuple[int, int, int], Counted | None]:
     """Each seat's chip change for this hand alone (the ante pot is the match's business),
-    and the terms each is the sum of.
+    and what was counted for it (None: no winner, nothing).
 
     ``big_win`` is the winner's base term: ``Why.WIN`` (1 chip), or ``Why.TONGITS`` or
     ``Why.CHALLENGED_CALL`` (3).
     """
     if winner is None:
-        return (0, 0, 0), ((), (), ())
-    base = 1 if big_win is Why.WIN else 3
-    if options.scoring is Scoring.PAYMENTS:
-        return _payments(winner, big_win, base, burned, hands[winner], melds)
-    terms = _tally(options, winner, big_win, base, hands, melds)
-    if challenged and caller is not None and caller != winner:
-        terms[caller].append((Why.LOST_CHALLENGE, -1, 1, None))
-    first, second, third = (tuple(seat) for seat in terms)
-    return (sum([t[1] for t in first]), sum([t[1] for t in second]),
-            sum([t[1] for t in third])), (first, second, third)
-
-
-_ACES, _FOURS, _SECRETS, _BURNED = Why.ACES, Why.FOURS, Why.SECRET_MELDS, Why.BURNED
-
-
-def _payments(winner: int, win: Why, base: int, burned: Collection[int],
-              hand: Collection[Card], melds: Sequence[TableMeld],
-              ) -> tuple[tuple[int, int, int], Terms]:
-    """Each loser pays the winner's terms, and a burned loser one chip more (§9)."""
-    paid = [(win, base, 1)]
-    if aces := _aces(winner, hand, melds):
-        paid.append((_ACES, aces, aces))
-    if fours := concealed_fours(hand):
-        paid.append((_FOURS, 3 * fours, fours))
-    if secrets := _secrets(winner, melds):
-        paid.append((_SECRETS, 3 * secrets, secrets))
-    each_pays = sum([chips for _, chips, _ in paid])
-    paying = [seat for seat in _LOSERS[winner] if seat in burned]
-    lost = tuple([(why, -chips, n, winner) for why, chips, n in paid])
-    won = tuple([(why, 2 * chips, n, None) for why, chips, n in paid])
-    if paying:
-        won += ((_BURNED, len(paying), len(paying), None),)
-    chips = [0, 0, 0]
-    terms: list[tuple[Term, ...]] = [(), (), ()]
-    for seat in _LOSERS[winner]:
-        if seat in paying:
-            chips[seat], terms[seat] = -each_pays - 1, (*lost, (_BURNED, -1, 1, winner))
-        else:
-            chips[seat], terms[seat] = -each_pays, lost
-    chips[winner], terms[winner] = 2 * each_pays + len(paying), won
-    return (chips[0], chips[1], chips[2]), (terms[0], terms[1], terms[2])
-
-
-def _tally(options: Options, winner: int, win: Why, base: int,
-           hands: Sequence[Collection[Card]], melds: Sequence[TableMeld]) -> list[list[Term]]:
-    """Each seat's own aces and melds, and the winner's win (§9, §13)."""
-    terms: list[list[Term]] = [[], [], []]
-    terms[winner].append((win, base, 1, None))
+        return (0, 0, 0), None
+    base = 1 if big_win is _WIN else _BIG_WIN
+    if options.scoring is _PAYMENTS:
+        hand = hands[winner]
+        aces, fours, secrets = _aces(winner, hand, melds), concealed_fours(hand), \
+            _secrets(winner, melds)
+        each = base + aces * _PER_ACE + fours * _PER_FOUR + secrets * _PER_SECRET
+        chips = [0, 0, 0]
+        paying = tuple(seat for seat in _LOSERS[winner] if seat in burned)
+        for seat in _LOSERS[winner]:
+            chips[seat] = -each - _PER_BURNED if seat in paying else -each
+        chips[winner] = -chips[0] - chips[1] - chips[2]
+        found = [_NONE4, _NONE4, _NONE4]
+        found[winner] = (aces, fours, secrets, 0)
+        return ((chips[0], chips[1], chips[2]),
+                (winner, big_win, _PAYMENTS, tuple(found), paying, None))
+    counted = []
     for seat in range(3):
-        found = [(_ACES, 1, _aces(seat, hands[seat], melds)),
-                 (_SECRETS, 3, _secrets(seat, melds))]
-        if not options.concealed_melds_count:
-            found.append((Why.CONCEALED_MELDS, 3, best_arrangement(hands[seat]).big_melds))
-        terms[seat] += [(why, each * n, n, None) for why, each, n in found if n]
-    return terms
+        concealed = 0 if options.concealed_melds_count else best_arrangement(hands[seat]).big_melds
+        counted.append((_aces(seat, hands[seat], melds), 0, _secrets(seat, melds), concealed))
+    tally = [aces * _PER_ACE + secrets * _PER_SECRET + concealed * _PER_CONCEALED
+             for aces, _, secrets, concealed in counted]
+    tally[winner] += base
+    lost = caller if challenged and caller is not None and caller != winner else None
+    if lost is not None:
+        tally[lost] -= _PER_LOST
+    return ((tally[0], tally[1], tally[2]),
+            (winner, big_win, options.scoring, tuple(counted), (), lost))
 
 
-def items_of(terms: Terms) -> Settlement:
-    """``settle``'s terms as chip items (``ChipItem``)."""
-    first, second, third = (tuple(ChipItem(*term) for term in seat) for seat in terms)
-    return (first, second, third)
+def items_of(counted: Counted | None) -> Settlement:
+    """The chip items of what ``settle`` counted: each seat's, whose chips add up to its
+    chip change."""
+    if counted is None:
+        return ((), (), ())
+    winner, big_win, scoring, found, paying, lost = counted
+    base = 1 if big_win is _WIN else _BIG_WIN
+    items: list[list[ChipItem]] = [[], [], []]
+    if scoring is _PAYMENTS:
+        aces, fours, secrets, _ = found[winner]
+        for why, each, n in ((big_win, base, 1), (_ACES, _PER_ACE, aces),
+                             (_FOURS, _PER_FOUR, fours), (_SECRETS, _PER_SECRET, secrets)):
+            if n:
+                for seat in _LOSERS[winner]:
+                    items[seat].append(ChipItem(why, -each * n, n, winner))
+                items[winner].append(ChipItem(why, 2 * each * n, n))
+        for seat in paying:
+            items[seat].append(ChipItem(_BURNED, -_PER_BURNED, 1, winner))
+        if paying:
+            items[winner].append(ChipItem(_BURNED, _PER_BURNED * len(paying), len(paying)))
+    else:
+        items[winner].append(ChipItem(big_win, base))
+        for seat, (aces, _, secrets, concealed) in enumerate(found):
+            items[seat] += [ChipItem(why, each * n, n) for why, each, n in (
+                (_ACES, _PER_ACE, aces), (_SECRETS, _PER_SECRET, secrets),
+                (_CONCEALED, _PER_CONCEALED, concealed)) if n]
+        if lost is not None:
+            items[lost].append(ChipItem(_LOST_CHALLENGE, -_PER_LOST))
+    return (tuple(items[0]), tuple(items[1]), tuple(items[2]))
+
+
+#: Module names (an enum member read from its class costs a Python call in Python 3.11, and
+#: every search's rollout settles a hand).
+_WIN, _ACES, _FOURS, _SECRETS, _BURNED = Why.WIN, Why.ACES, Why.FOURS, Why.SECRET_MELDS, Why.BURNED
+_LOST_CHALLENGE, _CONCEALED = Why.LOST_CHALLENGE, Why.CONCEALED_MELDS
+_PAYMENTS = Scoring.PAYMENTS

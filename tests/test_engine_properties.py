@@ -135,6 +135,12 @@ def test_cards_are_conserved_every_hand_ends_and_replays(seed: int) -> None:
     assert sum(hand.result.chips) == 0 or hand.options.scoring is Scoring.TALLY
     if hand.result.winner is not None:
         assert hand.result.winner not in hand.result.burned
+    # why each seat's chips are what they are, term by term: the terms add up to the chips
+    # (they are made apart from them, only when asked), and nothing is explained by nothing
+    why = hand.settlement
+    assert tuple(sum(item.chips for item in seat) for seat in why) == hand.result.chips
+    assert all(item.chips and item.n > 0 for seat in why for item in seat)
+    assert (hand.result.winner is None) == (why == ((), (), ()))
 
 
 @settings(max_examples=150, deadline=None)
