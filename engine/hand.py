@@ -57,11 +57,10 @@ class End(StrEnum):
 # Enum members as module constants: the hot paths below read them many times per move, and a
 # module global is several times cheaper than an enum class attribute.
 _START, _PLAY, _ANSWER, _OVER = Phase.START, Phase.PLAY, Phase.ANSWER, Phase.OVER
-#: The winner's base term by how the hand ended (a challenged call's is ``CHALLENGED_CALL``;
-#: module names: an enum member read from its class costs a Python call in 3.11, at every
-#: hand's end of every search).
-_BASE_TERM = {End.TONGITS: Why.TONGITS, End.CALL: Why.WIN, End.STOCK: Why.WIN, End.VOID: Why.WIN}
-_CHALLENGED_CALL, _END_CALL = Why.CHALLENGED_CALL, End.CALL
+#: The winner's base terms (module names: an enum member read from its class, or hashed,
+#: costs a Python call in 3.11, at every hand's end of every search).
+_WIN, _TONGITS_WIN, _CHALLENGED_CALL = Why.WIN, Why.TONGITS, Why.CHALLENGED_CALL
+_END_TONGITS, _END_CALL = End.TONGITS, End.CALL
 _DRAW, _PICK, _MELD, _SECRET, _SAPAW = (
     Action.DRAW,
     Action.PICK,
@@ -789,7 +788,8 @@ class Hand:
         if counts is None:
             counts = self._counts()
         burned = tuple(s for s in range(3) if not self.opened_seats[s] and s != winner)
-        big_win = _CHALLENGED_CALL if challengers and end is _END_CALL else _BASE_TERM[end]
+        big_win = (_TONGITS_WIN if end is _END_TONGITS else
+                   _CHALLENGED_CALL if challengers and end is _END_CALL else _WIN)
         chips, self._counted = settle(
             self.options,
             big_win=big_win,
