@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tongits.engine import Hand, HandRecord, RecordError, ReplayError, Step
+from tongits.protocol.phrases import chip_words, paid_to
 
 
 def _trace_line(index: int, step: Step, record: HandRecord) -> str:
@@ -109,7 +110,8 @@ def _print_json(hand: Hand, result: Mapping[str, Any] | None, differs: Any) -> N
 def _print_trace(
     record: HandRecord, hand: Hand, result: Mapping[str, Any] | None, differs: Any
 ) -> None:
-    """One line per step, then the result; the stored result that ``differs`` on stderr."""
+    """One line per step, then the result and why each seat's chips are what they are; the
+    stored result that ``differs`` on stderr."""
     index = 0
     for step in hand.steps:
         print(_trace_line(index, step, record))
@@ -118,6 +120,12 @@ def _print_trace(
         print(f"unfinished: {record.name(hand.to_act)} to act ({hand.phase.value})")
     else:
         print("result:", json.dumps(result))
+        for seat, seat_items in enumerate(hand.settlement):  # why each seat's chips
+            items = [item.to_dict() for item in seat_items]
+            to = paid_to(items)
+            lead = record.name(seat) + ("" if to is None else f" to {record.name(to)}")
+            if items:
+                print(f"  {lead}: {chip_words(items)}")
     if differs is not None:
         print(f"the stored result differs: {json.dumps(differs)}", file=sys.stderr)
 

@@ -101,3 +101,10 @@ def chip_words(items: Sequence[Mapping[str, Any]]) -> str:
         f"{PHRASES.get('why.' + item['why'], item['why'])}"
         f"{' ×' + str(item['n']) if item['n'] > 1 else ''} {item['chips']:+d}"
         for item in items)
+
+
+def paid_to(items: Sequence[Mapping[str, Any]]) -> int | None:
+    """The seat a seat's items were all paid to (with payments a loser's, to the winner), so
+    that its line can say so: "Ben to Ana: win -1 · ace ×2 -2"; None for the others."""
+    paid = {item["to"] for item in items if "to" in item}
+    return paid.pop() if len(paid) == 1 else None

@@ -72,6 +72,10 @@ def test_replay_and_review_say_names(tmp_path: Path, capsys: pytest.CaptureFixtu
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["0", "Ana", "meld"]
     assert not any(" seat " in line for line in lines)
+    # after the result, why each seat's chips are what they are, by name
+    assert lines[-4].startswith('result: {"end": "stock", "winner": 0,')
+    assert lines[-3:] == ["  Ana: win +2 · ace ×2 +4", "  Ben to Ana: win -1 · ace ×2 -2",
+                          "  greedy-bot-2 to Ana: win -1 · ace ×2 -2"]
     assert main(["review", str(path), "--seat", "0", "--budget", "4", "--quiet"]) == 0
     assert capsys.readouterr().out.startswith("Ana (seat 0): ")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from prompt_toolkit.styles import Style
 from tongits.engine import Card, End, Phase, Result, SeatView, best_arrangement
-from tongits.protocol.phrases import PHRASES, chip_words, counted, say
+from tongits.protocol.phrases import PHRASES, chip_words, counted, paid_to, say
 
 from .state import LogKind, LogLine, TableState, pile_throwers
 
@@ -773,9 +773,8 @@ def _why_lines(state: TableState, cols: int) -> list[Line]:
     if seat is None or len(state.why) != 3 or not state.why[seat]:
         return []
     who = "you" if view is not None and view.seat == seat else _name(state, seat)
-    paid = {item["to"] for item in state.why[seat] if "to" in item}
-    if len(paid) == 1:
-        who += f" to {_name(state, paid.pop())}"
+    if (to := paid_to(state.why[seat])) is not None:
+        who += f" to {_name(state, to)}"
     lines = [f"   {who}:"]
     for item in state.why[seat]:
         term = chip_words([item])
