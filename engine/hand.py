@@ -260,6 +260,9 @@ class Hand:
         self.stock: list[Card] = list(reversed(self.deck[DEALT:]))  # top of the stock is last
         self.discards: list[Card] = []  # top of the pile is last
         self.melds: list[TableMeld] = []
+        #: how many of ``melds`` are secret (a reader of the history at every step asks
+        #: whether a step must be hidden from a seat)
+        self.secret_melds = 0
         #: the cards that some meld on the table would take now (a bitmask), kept beside the
         #: melds by every change: legal moves ask it at every turn
         self._accept = 0
@@ -316,6 +319,7 @@ class Hand:
         hand.stock = list(stock)
         hand.discards = list(discards)
         hand.melds = list(melds)
+        hand.secret_melds = sum(m.secret for m in hand.melds)
         hand._accept = _accepted_by(hand.melds)
         hand.to_act, hand.phase, hand.turn = to_act, phase, turn
         hand.steps = []
@@ -339,6 +343,7 @@ class Hand:
         other.stock = list(self.stock)
         other.discards = list(self.discards)
         other.melds = [m.copy() for m in self.melds]
+        other.secret_melds = self.secret_melds
         other._accept = self._accept
         other.to_act, other.phase, other.turn = self.to_act, self.phase, self.turn
         other.steps = list(self.steps)
@@ -699,6 +704,7 @@ class Hand:
         ordered = sorted(cards, key=rank_suit_key)
         meld = TableMeld(len(self.melds), seat, ordered, secret)
         self.melds.append(meld)
+        self.secret_melds += secret
         self._accept |= meld.accept_mask
         self.meld_changes += 1
         if not self.opened_seats[seat]:

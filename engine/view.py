@@ -370,11 +370,9 @@ class LiveView:
         over, another seat's secret meld shows no cards (``Step.hidden``)."""
         hand = self._hand
         steps = hand.steps[start:]
-        if hand.phase is not _OVER:
-            for meld in hand.melds:  # (a loop: a training environment reads a step or two a time)
-                if meld.secret:
-                    seat = self.seat
-                    return tuple([step if step.seat == seat else step.hidden() for step in steps])
+        if hand.secret_melds and hand.phase is not _OVER:
+            seat = self.seat
+            return tuple([step if step.seat == seat else step.hidden() for step in steps])
         return tuple(steps)
 
     def glance(self, start: int) -> Glance:
@@ -383,7 +381,9 @@ class LiveView:
         environment's observation) reads each time, in one call rather than seven."""
         hand = self._hand
         seat, hands = self.seat, hand.hands
-        return (hand.cards_mask(seat) if seat is not None else 0, self.steps_since(start),
+        # (``steps_since`` itself only when a secret meld may hide a step: a call fewer a step)
+        return (hand.cards_mask(seat) if seat is not None else 0,
+                self.steps_since(start) if hand.secret_melds else tuple(hand.steps[start:]),
                 (len(hands[0]), len(hands[1]), len(hands[2])), len(hand.stock), hand.phase,
                 hand.blocked_seats, hand.caller)
 

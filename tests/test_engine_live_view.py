@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import random
 
-from engine_support import SEEDS, choose, random_hand
+from engine_support import SEEDS, choose, deal_with, random_hand
 from hypothesis import given, settings
-from tongits.engine import LiveView, seat_view
+from tongits.engine import Action, Hand, LiveView, seat_view
 from tongits.engine.cards import mask_of
 
 
@@ -40,3 +40,16 @@ def test_a_live_view_kept_for_a_hand_is_the_fresh_view_in_every_state(seed: int)
         if hand.over:
             break
         hand.apply(hand.to_act, choose(rng, hand.legal_moves()))
+
+
+def test_glance_hides_another_seats_secret_meld_until_the_hand_is_over() -> None:
+    """A seat reading the history step by step (``glance``) sees another seat's secret meld
+    without its cards, in the hand and in a copy of it; its owner sees the cards."""
+    hand = Hand(deal_with("7c 7d 7h 7s 2c 4d 9h Js Kc 3d 5h Ts Qd"), 0)
+    secret = next(m for m in hand.legal_moves() if m.action is Action.SECRET)
+    hand.apply(0, secret)
+    for state in (hand, hand.copy()):
+        others = LiveView(state, 1).glance(0)[1]
+        assert others == seat_view(state, 1).history
+        assert others[0].move.action is Action.SECRET and not others[0].move.cards
+        assert LiveView(state, 0).glance(0)[1][0].move is secret
