@@ -45,7 +45,11 @@ def test_finished_record_replays_with_its_result(
     code, out, err = replay(tmp_path, capsys, record)
     lines = out.splitlines()
     assert code == 0 and not err
-    assert lines[-1] == "result: " + json.dumps(record["result"])
+    # the result, then why each seat's chips are what they are (one line a seat: a loser's
+    # terms paid to the winner)
+    assert lines[-4] == "result: " + json.dumps(record["result"])
+    assert [line.split(":")[0] for line in lines[-3:]] == [
+        "  seat 0 to seat 2", "  seat 1 to seat 2", "  seat 2"]
     assert lines[0].split()[:4] == [
         "0",
         "seat",
@@ -178,5 +182,6 @@ def test_trace_marks_automatic_folds_without_an_index(
     code, out, _ = replay(tmp_path, capsys, hand_record(hand))
     lines = out.splitlines()
     assert code == 0
-    assert lines[-3:-1] == ["  -  seat 1  fold (automatic)", "  -  seat 2  fold (automatic)"]
-    assert lines[-4].split()[:4] == ["6", "seat", "0", "call"]
+    at = next(i for i, line in enumerate(lines) if line.startswith("result: "))
+    assert lines[at - 2:at] == ["  -  seat 1  fold (automatic)", "  -  seat 2  fold (automatic)"]
+    assert lines[at - 3].split()[:4] == ["6", "seat", "0", "call"]
