@@ -215,9 +215,13 @@ def hand_cards(driver: WebDriver) -> list[str]:
     return cards
 
 
-def moves(driver: WebDriver) -> dict[str, Any]:
-    return {b.get_attribute("data-action") or "": b
-            for b in driver.find_elements(By.CSS_SELECTOR, "#moves button")}
+def moves(driver: WebDriver) -> list[str]:
+    """The moves offered as buttons (their actions), read in one step, as ``hand_cards`` reads
+    the hand: the page draws its buttons again on every message, and a button found a moment
+    ago may be gone before it is read."""
+    actions: list[str] = driver.execute_script(
+        "return [...document.querySelectorAll('#moves button')].map((b) => b.dataset.action)")
+    return actions
 
 
 def legal_count(driver: WebDriver) -> int:
@@ -237,6 +241,36 @@ def click(driver: WebDriver, selector: str, what: str) -> None:
         return True
 
     wait(driver, clicked, what)
+
+
+def tap_a_discard(driver: WebDriver) -> str:
+    """Tap the first card the page marks as discardable and say which it was: found, read and
+    tapped in one step, again if the hand was drawn anew in between (``click``)."""
+    def tapped(d: WebDriver) -> str:
+        card = d.find_element(By.CSS_SELECTOR, "#hand .card.discardable")
+        name = card.get_attribute("data-card") or ""
+        card.click()
+        return name
+
+    name: str = wait(driver, tapped, "a card to discard")
+    return name
+
+
+def click_in_lobby(driver: WebDriver, says: str, button: str) -> str:
+    """Click ``button`` on the newest (last) row of the lobby that ``says`` something and has
+    that button, and give the row's table: the list is drawn anew every 4 s and on every
+    change, so the row is found, read and clicked in one step, again if it was redrawn."""
+    def clicked(d: WebDriver) -> str:
+        for row in reversed(d.find_elements(By.CSS_SELECTOR, "#tables li")):
+            found = row.find_elements(By.XPATH, f".//button[text()='{button}']")
+            if says in row.text and found:
+                table = row.get_attribute("data-table") or ""
+                found[0].click()
+                return table
+        return ""
+
+    table: str = wait(driver, clicked, f"{button} at the table {says!r} in the lobby")
+    return table
 
 
 def play_one_turn(driver: WebDriver) -> None:
@@ -521,9 +555,7 @@ def test_a_spectators_frames_hold_no_hidden_card(site: Site) -> None:
         sit_down(player, site, "Cora")
         create_table(player, timer=1)  # the server plays Cora's turns when her time runs out
         sit_down(watcher, site, "Dan")
-        row = wait(watcher, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#tables li")
-                                       if "Cora" in r.text or "playing" in r.text], "the table")
-        row[-1].find_element(By.XPATH, ".//button[text()='Watch']").click()
+        click_in_lobby(watcher, "Cora", "Watch")
         wait(watcher, lambda d: visible(d, "table"), "the watched table")
         wait(player, lambda d: "Someone is watching (1 spectator)" in d.find_element(
             By.ID, "log").text, "the spectator announced to the player")
@@ -611,11 +643,7 @@ def test_two_pages_and_a_terminal_client_share_a_table(site: Site) -> None:
         sit_down(ana, site, "Ana")
         create_table(ana, bots=0, name="Shared")
         sit_down(ben, site, "Ben")
-        row = wait(ben, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#tables li")
-                                   if "Shared" in r.text], "the table in the lobby")
-        table = row[0].get_attribute("data-table")
-        assert table
-        row[0].find_element(By.XPATH, ".//button[text()='Join']").click()
+        table = click_in_lobby(ben, "Shared", "Join")
         wait(ben, lambda d: visible(d, "table"), "Ben's seat")
         terminal.send({"type": "hello", "version": 1, "name": "Cy", "kind": "human"})
         terminal.send({"type": "join", "table": table})
@@ -725,9 +753,8 @@ def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
         assert no_horizontal_scroll(phone)
         create_table(phone)
         wait(phone, lambda d: legal_count(d) > 0, "my turn")
-        offered = moves(phone)
-        if "draw" in offered:
-            offered["draw"].click()
+        if "draw" in moves(phone):
+            click(phone, '#moves button[data-action="draw"]', "draw")
             wait(phone, lambda d: "draw" not in moves(d) and legal_count(d) > 0, "the draw")
         shot(phone, "360")
         assert no_horizontal_scroll(phone)
@@ -735,9 +762,7 @@ def test_a_phone_screen_needs_no_horizontal_scroll(site: Site) -> None:
         phone.execute_script("window.scrollTo(0, 0)")
         assert in_view(phone, "hand") and in_view(phone, "moves")  # docked at the bottom
         before = hand_cards(phone)
-        tapped = phone.find_element(By.CSS_SELECTOR, "#hand .card.discardable")
-        card = tapped.get_attribute("data-card")
-        tapped.click()  # one tap: the discard
+        card = tap_a_discard(phone)  # one tap: the discard
         wait(phone, lambda d: card not in hand_cards(d), "the card discarded")
         assert len(hand_cards(phone)) == len(before) - 1
         play_to_the_hands_end(phone)  # the hand's result, every hand shown, fits too
@@ -780,7 +805,7 @@ def test_a_phone_plays_a_timed_match_of_two_hands_to_its_end(site: Site) -> None
         assert in_view(phone, "match-over") and no_horizontal_scroll(phone)
         shot(phone, "360-match-over")
         rows = [li.text for li in phone.find_elements(By.CSS_SELECTOR, "#result .standings li")]
-        chips = [int(re.search(r": ([+-]?\d+) chips", row).group(1))  # type: ignore[union-attr]
+        chips = [int(re.search(r": ([+-]?\d+) chips?,", row).group(1))  # type: ignore[union-attr]
                  for row in rows]
         assert len(rows) == 3 and chips == sorted(chips, reverse=True)
         assert not any(" 1 hands" in row for row in rows)
@@ -803,16 +828,21 @@ def test_the_desktop_page_plays_from_the_keyboard(browser: WebDriver, site: Site
         if turn and (visible(browser, "result") or "draw" not in moves(browser)):
             break  # a bot went out or called after our first discard: the keys were shown
         if "draw" in moves(browser):
-            assert browser.find_element(
-                By.CSS_SELECTOR, '#moves button[data-action="draw"]').get_attribute(
-                "data-key") == "d"
+            assert browser.execute_script(
+                "return document.querySelector('#moves button[data-action=draw]').dataset.key"
+            ) == "d"
             keys.send_keys("d").perform()
             wait(browser, lambda d: "draw" not in moves(d) and legal_count(d) > 0, "the draw")
         focused = browser.switch_to.active_element
         assert focused.tag_name == "button"  # a move or a card, after the draw
-        card = browser.find_element(By.CSS_SELECTOR, "#hand .card.discardable")
-        name = card.get_attribute("data-card")
-        card.send_keys(Keys.ENTER)
+
+        def entered(d: WebDriver) -> str:  # in one step, as tap_a_discard taps
+            card = d.find_element(By.CSS_SELECTOR, "#hand .card.discardable")
+            name = card.get_attribute("data-card") or ""
+            card.send_keys(Keys.ENTER)
+            return name
+
+        name = wait(browser, entered, "a card to discard by its key")
         wait(browser, partial(lacks, card=name), "the discard, from the keyboard")
     errors = [e for e in browser_log(browser, "browser") if e["level"] == "SEVERE"]
     assert errors == [], errors  # no CSP violation, no script error
@@ -889,9 +919,7 @@ def test_a_call_is_announced_on_every_page_with_the_callers_name(site: Site) -> 
         create_table(pages[0], bots=0, name="Call table")
         for page, name in zip(pages[1:], names[1:], strict=True):
             sit_down(page, site, name)
-            row = wait(page, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#tables li")
-                                        if "Call table" in r.text], "the table in the lobby")
-            row[0].find_element(By.XPATH, ".//button[text()='Join']").click()
+            click_in_lobby(page, "Call table", "Join")
             wait(page, lambda d: visible(d, "table"), "a seat")
         for page in pages:
             wait(page, lambda d: len(hand_cards(d)) in (12, 13), "the deal")
