@@ -13,6 +13,7 @@ import math
 
 import trio
 import trio.lowlevel
+import trio.socket
 import trio.testing
 from drop_support import MOMENTS, DropOutcome, drop_round, observer_process, server_process
 from server_support import TIME_CAP, memory_server, next_of, until
@@ -22,6 +23,19 @@ from tongits.server.net.peer import Peer
 #: How long after the drop the observer may read ``away`` (the issue asks for one second; a
 #: test machine shared by many jobs may lag now and then, so two late tables are tolerated).
 NOTICE_BOUND = 1.0
+
+
+async def test_a_socket_closed_between_reads_is_the_end_of_the_connection() -> None:
+    """A connection's socket closed by another task while its reader was busy (handling the
+    last message) reads as the end of the connection, b"", not as an error: the reader waits
+    on the socket's descriptor, which a closed socket no longer has."""
+    left, right = trio.socket.socketpair()
+    peer = Peer(trio.SocketStream(right), Codec(Mode.BINARY), 16, "pair")
+    with left:
+        await left.send(b"x")
+        assert await peer.receive() == b"x"
+        await peer.stream.aclose()
+        assert await peer.receive() == b""
 
 
 async def test_a_peer_closed_while_corked_ends_its_writer() -> None:

@@ -310,8 +310,10 @@ class Peer:
         sock = self._socket
         if sock is None:
             return await self.stream.receive_some(65536)
-        fd = sock.fileno()  # (closed meanwhile, it is not read: the wait raises)
-        while True:
+        fd = sock.fileno()
+        if fd < 0:  # closed by another task while this one was not waiting: the end
+            return b""
+        while True:  # (closed while waiting: the wait raises ClosedResourceError)
             await trio.lowlevel.wait_readable(fd)
             try:
                 return os.read(fd, 65536)
