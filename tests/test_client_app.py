@@ -8,6 +8,7 @@ import io
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 
+import pytest
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
@@ -18,7 +19,11 @@ from tongits.client.tui.app import (
     _LOCAL_COMMANDS,
     STILL_THINKING,
     THINKING,
+    TINY_BELOW,
+    TINY_ROWS,
+    Fit,
     TableScreen,
+    fit_for,
     screen_for,
 )
 from tongits.client.tui.commands import COMMANDS, help_lines
@@ -56,10 +61,13 @@ def run_screen(
     return asyncio.run(main())
 
 
-async def play_hand(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> list[str]:
-    """Type the hint-player's choice until the hand is over; return what was typed."""
-    typed = []
-    while screen.state.view is not None and screen.state.view.legal:
+async def play_hand(screen: TableScreen, pipe: PipeInput, session: FakeSession,
+                    moves: int | None = None) -> list[str]:
+    """Type the hint-player's choice until the hand is over (or ``moves`` were typed); return
+    what was typed."""
+    typed: list[str] = []
+    while (screen.state.view is not None and screen.state.view.legal
+           and (moves is None or len(typed) < moves)):
         line = str(choose_move(screen.state.view))
         accepted = len(session.accepted)
         pipe.send_text(line + "\r")
@@ -456,6 +464,44 @@ def test_a_spectator_asking_for_a_hint_is_told_on_the_message_line() -> None:
         screen.submit("hint")
     assert watching.message == "you are watching: hints are for the players"
     assert watching.message_is_error and screen.hint_task is None and not watching.notes
+
+
+def _shown(screen: TableScreen) -> list[str]:
+    """The rows prompt_toolkit last drew, as text (its renderer keeps the screen it drew)."""
+    drawn = screen.app.renderer._last_screen
+    assert drawn is not None
+    size = screen.app.output.get_size()
+    return ["".join(drawn.data_buffer[row][col].char for col in range(size.columns)).rstrip()
+            for row in range(size.rows)]
+
+
+@pytest.mark.parametrize("rows", [10, 12, 14, 17])
+def test_a_terminal_of_few_rows_shows_the_table_and_the_newest_line_of_the_log(
+        rows: int) -> None:
+    """Below 13 rows prompt_toolkit said only "Window too small..."; at 14 the log was drawn
+    for three lines where the screen left it one, which showed the oldest of them: the last
+    move stayed out of sight. Below ``TINY_BELOW`` rows the table is drawn tiny (opponents in
+    two lines, our melds in one, no rules), down to ``TINY_ROWS``."""
+    written = io.StringIO()
+    terminal = Vt100_Output(written, lambda: Size(rows=rows, columns=80), enable_cpr=False)
+    shown: list[str] = []
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        await play_hand(screen, pipe, session, moves=4)
+        newest = to_text(log_panel(screen.state, 1, 80)).strip()
+
+        def drawn_newest() -> bool:
+            shown[:] = _shown(screen)
+            return any(line.strip() == newest for line in shown)
+
+        await settle(drawn_newest)
+
+    run_screen(scenario, output=terminal, seed=4)
+    assert "Window too small" not in written.getvalue()
+    text = "\n".join(shown)
+    assert "Bob" in text and "Cara" in text and "Stock" in text and "count" in text
+    assert fit_for(rows) is (Fit.TINY if rows < TINY_BELOW else Fit.SHORT)
+    assert rows >= TINY_ROWS
 
 
 def test_a_terminal_of_fifteen_rows_still_shows_the_table() -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 from client_positions import position
+from screen_support import finished
 from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import (
     centre_line,
     hand_line,
     hand_rows,
     make_style,
+    opponent_panel,
     screen_text,
     seat_marks,
     to_text,
@@ -338,3 +340,22 @@ def test_a_long_chat_line_is_read_in_full(cols: int) -> None:
     right = [line.split("│ ", 1)[1] for line in lines if "│ " in line]
     start = next(i for i, line in enumerate(right) if line.startswith("» Bob: word00"))
     assert f"» Bob: {said}" in " ".join(line.strip() for line in right[start:])
+
+
+def test_a_short_opponent_panel_at_the_end_of_a_hand_shows_the_hand() -> None:
+    """At the end of a hand a short screen's opponent panel (three lines: a terminal of 16 to
+    19 rows) held the header, the dealer's mark and the hand shown, and packing the melds into
+    no line left raised IndexError: the terminal client crashed as the hand ended."""
+    for seed in range(40):
+        state, _ = finished(seed)
+        view = state.view
+        assert view is not None and view.revealed is not None
+        dealer = view.dealer
+        if dealer != view.seat and any(m.owner == dealer for m in view.melds):
+            break
+    else:
+        raise AssertionError("no hand of seeds 0-39 ends with a dealer opponent's meld")
+    for rows in (2, 3, 5):
+        panel = to_text(opponent_panel(state, dealer, 39, rows)).split("\n")
+        assert len(panel) <= rows and panel[0].strip().startswith(state.seats[dealer].name)
+    assert "hand" in to_text(opponent_panel(state, dealer, 39, 3))

@@ -11,6 +11,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Sequence
+from enum import Enum
 from typing import Any, Protocol, cast
 
 from prompt_toolkit.application import Application, get_app
@@ -45,13 +46,15 @@ from .hint import hint_lines
 from .session import Session
 from .state import LinkStatus, TableState, Update
 
-FIXED_ROWS = 13 + render.ME_ROWS  # every row but the log's (the hand on one line)
 #: Below this many rows (a phone's terminal held sideways, a split pane) the table is drawn
 #: short: the opponents in three lines, no options rule, no keys line (``help`` has them), so
 #: that the log keeps lines; at 17 rows and fewer the full layout did not fit at all.
 SHORT_BELOW = 20
-#: The rows the short layout saves: two of the opponents', the options rule, the keys line.
-SHORT_SAVES = 4
+#: Below this many rows the short layout leaves the log fewer than three lines (at 12 and
+#: fewer it did not fit at all: prompt_toolkit said only "Window too small..."), so the table
+#: is drawn tiny: the opponents in two lines, our melds in one, no rules between the parts
+#: (``score`` has the standings). It fits down to ``TINY_ROWS``, the log's line the last.
+TINY_BELOW = 16
 THINKING = "thinking… (the hint searches; keep typing)"
 #: F4 again while the search runs: one search at a time (a thread cannot be stopped).
 STILL_THINKING = "still thinking about the hint… (keep typing)"
@@ -61,17 +64,61 @@ WAITING_QUIT = ("No card is dealt yet: the table closes within seconds if nobody
                 "its invite link with it; connect again at once to keep it.")
 
 
+class Fit(Enum):
+    """How much of the table the terminal's height holds, and so the rows of each part."""
+
+    FULL = "full"
+    SHORT = "short"
+    TINY = "tiny"
+
+    @property
+    def opponents(self) -> int:
+        return {Fit.FULL: 5, Fit.SHORT: 3, Fit.TINY: 2}[self]
+
+    @property
+    def meld_rows(self) -> int:
+        """Our melds' lines (a long run wraps onto the second)."""
+        return 1 if self is Fit.TINY else render.ME_MELD_ROWS
+
+    @property
+    def rules(self) -> int:
+        """The rule carrying the standings and the one over the log: one line each."""
+        return 0 if self is Fit.TINY else 1
+
+    @property
+    def extras(self) -> int:
+        """The options rule and the keys line: one line each."""
+        return 1 if self is Fit.FULL else 0
+
+    def fixed_rows(self) -> int:
+        """Every row but the log's, with a title of one line and the hand on one."""
+        title = centre = message = prompt = seat_header = hand = 1
+        return (title + self.opponents + 2 * self.rules + centre + 2 * self.extras
+                + seat_header + self.meld_rows + hand + message + prompt)
+
+
+#: The fewest rows the tiny layout fits in with one line of the log.
+TINY_ROWS = Fit.TINY.fixed_rows() + 1
+
+
+def fit_for(rows: int) -> Fit:
+    """The layout a terminal of ``rows`` rows is drawn in."""
+    if rows < TINY_BELOW:
+        return Fit.TINY
+    return Fit.SHORT if rows < SHORT_BELOW else Fit.FULL
+
+
 def log_rows(state: TableState) -> int:
-    """The log's lines: what the other regions leave (a banner may take more than one)."""
-    cols = _cols()
-    fixed = FIXED_ROWS - (SHORT_SAVES if _short() else 0)
-    return max(3, _rows() - fixed - (render.title_rows(state, cols) - 1)
-               - (render.me_rows(state, cols) - render.ME_ROWS))
+    """The log's lines: what the other regions leave (a banner may take more than one), one at
+    least. The log is drawn for the lines it is given: told three where the screen left one, it
+    showed the oldest of the three and hid the newest."""
+    cols, fit = _cols(), _fit()
+    hand = len(render.hand_rows(state, cols))
+    return max(1, _rows() - fit.fixed_rows() - (render.title_rows(state, cols) - 1) - (hand - 1))
 
 
-def _short() -> bool:
-    """Whether the table is drawn short (``SHORT_BELOW``)."""
-    return _rows() < SHORT_BELOW
+def _fit() -> Fit:
+    return fit_for(_rows())
 
 
 def _cols() -> int:
@@ -86,17 +133,13 @@ def _text(make: Callable[[], list[tuple[str, str]]]) -> FormattedTextControl:
     return FormattedTextControl(lambda: cast(StyleAndTextTuples, make()))
 
 
-def _rule() -> Window:
-    return Window(height=1, char="─", style="class:dim")
-
-
 def opponents_row(state: TableState) -> VSplit:
     def panel(offset: int) -> Callable[[], list[tuple[str, str]]]:
         def make() -> list[tuple[str, str]]:
             half = (_cols() - 1) // 2
             cols = half if offset == 1 else _cols() - 1 - half
             seat = (render.my_seat(state) + offset) % 3
-            return render.opponent_panel(state, seat, cols, 3 if _short() else 5,
+            return render.opponent_panel(state, seat, cols, _fit().opponents,
                                          now=time.monotonic())
 
         return make
@@ -107,7 +150,7 @@ def opponents_row(state: TableState) -> VSplit:
             Window(width=1, char="│", style="class:dim"),
             Window(_text(panel(2))),
         ],
-        height=lambda: 3 if _short() else 5,
+        height=lambda: _fit().opponents,
     )
 
 
@@ -120,17 +163,18 @@ def table_body(state: TableState, command_line: Window) -> HSplit:
             Window(_text(lambda: render.title_line(state, now(), _cols())),
                    height=lambda: render.title_rows(state, _cols())),
             opponents_row(state),
-            Window(_text(lambda: render.standings_rule(state, _cols())), height=1),
+            Window(_text(lambda: render.standings_rule(state, _cols())),
+                   height=lambda: _fit().rules),
             Window(_text(lambda: render.centre_line(state, _cols())), height=1),
             Window(_text(lambda: render.options_rule(state, _cols())),
-                   height=lambda: 0 if _short() else 1),
-            Window(_text(lambda: render.me_panel(state, _cols(), now())),
-                   height=lambda: render.me_rows(state, _cols())),
-            _rule(),
+                   height=lambda: _fit().extras),
+            Window(_text(lambda: render.me_panel(state, _cols(), now(), _fit().meld_rows)),
+                   height=lambda: render.me_rows(state, _cols(), _fit().meld_rows)),
+            Window(height=lambda: _fit().rules, char="─", style="class:dim"),
             Window(_text(lambda: render.log_panel(state, log_rows(state), _cols()))),
             Window(_text(lambda: render.message_line(state, _cols())), height=1),
             Window(_text(lambda: render.keys_line(state, _cols())),
-                   height=lambda: 0 if _short() else 1),
+                   height=lambda: _fit().extras),
             command_line,
         ]
     )
@@ -365,7 +409,7 @@ class TableScreen:
         state.say("hand sorted by " + ("rank" if state.sort_by_rank else "suit"))
 
     def _log(self, _command: Local) -> None:
-        self.scroll_log(log_rows(self.state) - 1)
+        self.scroll_log(self.page_lines())
 
     def _options(self, _command: Local) -> None:
         self.state.note(render.options_lines(self.state, _cols()))
@@ -497,6 +541,10 @@ class TableScreen:
         progress(0, len(points))
         threading.Thread(target=work, name="review", daemon=True).start()
 
+    def page_lines(self) -> int:
+        """The lines PgUp and PgDn scroll: the log's but one, which stays in view."""
+        return max(1, log_rows(self.state) - 1)
+
     def scroll_log(self, lines: int) -> None:
         """Scroll the log back (``lines`` > 0) or forward; 0 lines back is its end. Notes
         longer than the log's panel (a review) stand in its place: they scroll instead."""
@@ -512,8 +560,8 @@ class TableScreen:
         """Log scrolling, ^C (clears the line), ^Q and ^D (ask to quit), F2-F5, and Tab."""
         empty = Condition(lambda: not self.buffer.text)
         keys: list[tuple[str, Callable[[KeyPressEvent], None], FilterOrBool]] = [
-            ("pageup", lambda _: self.scroll_log(log_rows(self.state) - 1), True),
-            ("pagedown", lambda _: self.scroll_log(-(log_rows(self.state) - 1)), True),
+            ("pageup", lambda _: self.scroll_log(self.page_lines()), True),
+            ("pagedown", lambda _: self.scroll_log(-self.page_lines()), True),
             ("end", lambda _: self.scroll_log(-self.state.log_scroll), empty),
             ("c-c", lambda _: self._clear_line(), True),
             ("c-q", lambda _: self.ask_quit(), True),

@@ -20,8 +20,8 @@ Line = list[tuple[str, str]]
 HIDDEN = "▒▒"
 #: Lines for our own melds (a long run wraps onto the second).
 ME_MELD_ROWS = 2
-#: The panel holding our seat: header, melds, hand.
-ME_ROWS = ME_MELD_ROWS + 2
+#: The fewest columns an opponent's melds are packed in, after the marks that lead them.
+MELD_ROOM = 12
 #: Lines a banner may take at the top of the screen (the log gives them up).
 BANNER_ROWS = 3
 SUIT_STYLE = ("class:club", "class:diamond", "class:heart", "class:spade")
@@ -262,7 +262,10 @@ def seat_tag(state: TableState, seat: int) -> str:
 
 def _pack(items: Sequence[Line], cols: int, rows: int) -> list[Line]:
     """Lay ``items`` left to right in at most ``rows`` lines of ``cols`` columns; an item
-    wider than a line is wrapped onto lines of its own."""
+    wider than a line is wrapped onto lines of its own. No rows left (a short panel whose
+    lines the header, the marks and a revealed hand took) is no lines, not a crash."""
+    if rows <= 0:
+        return []
     items = [piece for item in items for piece in wrap(item, cols)]
     lines: list[Line] = []
     current: Line = []
@@ -332,21 +335,31 @@ def seat_marks(state: TableState, seat: int, now: float | None = None) -> Line:
 def opponent_panel(
     state: TableState, seat: int, cols: int = 39, rows: int = 5, now: float | None = None
 ) -> Line:
+    """An opponent in ``rows`` lines: the header, the marks, the melds (or the hand shown at
+    the end). In two lines (a terminal of few rows) the marks lead the melds' line."""
     view = state.view
     lines: list[Line] = [seat_header(state, seat)]
     marks = seat_marks(state, seat, now)
-    if marks:
+    lead: Line = [("", "  ")]
+    if rows <= 2:
+        lead = [*marks, *lead] if marks else lead
+    elif marks:
         lines.append(marks)
     if view is not None:
-        items: list[Line] = []
         if view.revealed is not None:
             hand = view.revealed[seat]
             lines.append([("class:dim", "  hand ")] + cards_line(hand))
         items = [meld_fragments(state, m.id) for m in view.melds if m.owner == seat]
-        if items:
-            lines.extend([("", "  "), *line] for line in _pack(items, cols - 2, rows - len(lines)))
+        if items and cols - width(lead) < MELD_ROOM:  # the marks leave the melds no room
+            lines.append(lead)
+        elif items:
+            packed = _pack(items, cols - width(lead), rows - len(lines))
+            indent: Line = [("", " " * width(lead))]
+            lines.extend([*(lead if i == 0 else indent), *line] for i, line in enumerate(packed))
         elif view.revealed is None:
-            lines.append([("class:dim", "  no melds")])
+            lines.append([*lead[:-1], ("class:dim", "  no melds")])
+    elif rows <= 2 and marks:
+        lines.append(marks)
     return join_lines([fit(line, cols) for line in lines[:rows]])
 
 
@@ -454,12 +467,15 @@ def _hand_cards(state: TableState) -> list[Line]:
                                                                        by_rank)]
 
 
-def me_rows(state: TableState, cols: int = 80) -> int:
+def me_rows(state: TableState, cols: int = 80, meld_rows: int = ME_MELD_ROWS) -> int:
     """The lines of ``me_panel``: the seat, its melds, and the hand's rows."""
-    return ME_ROWS - 1 + len(hand_rows(state, cols))
+    return 1 + meld_rows + len(hand_rows(state, cols))
 
 
-def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Line:
+def me_panel(state: TableState, cols: int = 80, now: float | None = None,
+             meld_rows: int = ME_MELD_ROWS) -> Line:
+    """Our seat: its header, ``meld_rows`` lines for its melds (a terminal of few rows gives
+    them one), and the hand."""
     view = state.view
     seat = my_seat(state)
     header = seat_header(state, seat, me=True)
@@ -479,12 +495,12 @@ def me_panel(state: TableState, cols: int = 80, now: float | None = None) -> Lin
     mine = [meld_fragments(state, m.id) for m in view.melds if m.owner == seat] if view else []
     lines = [fit(header, cols)]
     if mine:
-        packed = _pack(mine, cols - 9, ME_MELD_ROWS)
+        packed = _pack(mine, cols - 9, meld_rows)
         for i, row in enumerate(packed):
             lines.append(fit([("class:dim", "  table: " if i == 0 else " " * 9), *row], cols))
     else:
         lines.append(fit([("class:dim", "  table: no melds yet")], cols))
-    lines += [fit([], cols)] * (1 + ME_MELD_ROWS - len(lines))
+    lines += [fit([], cols)] * (1 + meld_rows - len(lines))
     return join_lines([*lines, *(fit(row, cols) for row in hand_rows(state, cols))])
 
 
