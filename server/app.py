@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import time
+from functools import partial
 
 import trio
 from tongits.protocol import ErrorCode
@@ -73,8 +74,9 @@ class Server:
         self.ladder = ladder if ladder is not None else Ladder()
         self.matchmaker = Matchmaker(self.ladder, self.lobby, config)
         self.gate = PasswordGate(password)
-        self.transport = TransportWrapper(config, tls,
-                                          password if config.invite_password else None)
+        self.transport = TransportWrapper(
+            config, tls, password if config.invite_password else None,
+            partial(self.lobby.invite_name, codeless=not self.gate.required))
         handshake = Handshake(config, self.gate, self.lobby, self.ladder,
                               self.transport.capabilities, address_key)
         desk = LadderDesk(config, self.ladder, self.matchmaker)

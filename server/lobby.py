@@ -194,6 +194,21 @@ class Lobby:
             raise ProtocolError(ErrorCode.NO_SUCH_TABLE, f"no table {shown(table_id)}")
         return table
 
+    def invite_name(self, table_id: str, code: str | None, *, codeless: bool) -> str | None:
+        """The name of the open table ``table_id``, for the page its invite link opens (the
+        form a friend meets first names the table): None when there is no such table, when a
+        private table's ``code`` is wrong, and, unless ``codeless`` (a server without a
+        password), when the link has no code, which proves nothing of its holder: a stranger
+        trying table ids learns no name from a server that keeps its tables to its guests."""
+        table = self.tables.get(table_id)
+        if table is None or table.closed or (code is None and not codeless):
+            return None
+        try:
+            table.seating.check_code(code)
+        except ProtocolError:
+            return None
+        return table.state.name
+
     def check_quota(self, quota: str | None) -> None:
         """``too_many_tables`` if the creator's address (``quota``; None: exempt) or its IPv6
         /48 holds its share of open tables already."""

@@ -533,7 +533,10 @@ def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
         friend.execute_script("localStorage.clear()")  # a new phone, then the right link
         friend.get(site.url + path)
         wait(friend, lambda d: visible(d, "login"), "the name form")
-        assert friend.find_element(By.ID, "login-title").text == "You are invited to a table"
+        # the form names the table (the server puts its name in the page of a link with the
+        # right code): it said only "You are invited to a table"
+        assert friend.find_element(By.ID, "login-title").text == (
+            "You are invited to a table: Hana's table")
         assert friend.find_element(By.ID, "login-enter").text == "Join the table"
         sit_down(friend, site, "Ivo", path=path)
         wait(friend, lambda d: visible(d, "table") and len(hand_cards(d)) in (12, 13),

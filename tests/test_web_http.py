@@ -6,6 +6,7 @@ for TLS (a real port and a test CA)."""
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import math
 import socket
@@ -105,6 +106,47 @@ async def test_the_page_and_its_invite_address_carry_a_strict_policy(
         assert status == 200 and body == b"" and int(headers["content-length"]) > 1000
         assert parse(await get(server, "/etc/passwd"))[0] == 404
         assert parse(await get(server, "/../server/app.py"))[0] == 404
+
+
+def _invited_to(page: bytes) -> str:
+    """The table's name the page an invite link opens holds for its first form ("" none)."""
+    meta = b'<meta name="invited-to" content="'
+    start = page.index(meta) + len(meta)
+    return html.unescape(page[start:page.index(b'"', start)].decode())
+
+
+@capped
+@pytest.mark.parametrize("password", [None, "pw"])
+async def test_an_invite_links_page_names_its_table_to_those_it_may(
+    autojump_clock: trio.testing.MockClock, password: str | None,
+) -> None:
+    """The form a friend who tapped an invite link meets said "You are invited to a table":
+    which table, the page did not know before the friend's hello. The server puts the table's
+    name in the page of ``/t/TABLE``: for a private table only with its code, and on a server
+    with a password only with a code (a link without one proves nothing of its holder)."""
+    async with (running(password) as server, served(server, "127.0.0.1:5") as one,
+                served(server, "127.0.0.1:6") as other):
+        tables = {}
+        for stream, private in ((one, False), (other, True)):
+            ws = await WebSocketClient.open(stream)
+            await ws.send({**HELLO, **({"password": password} if password else {})})
+            await ws.receive_type("welcome")
+            name = f"Ana & Bo's <{'private' if private else 'open'}> table"
+            await ws.send({"type": "create_table", "id": 2, "name": name, "bots": 1,
+                           "private": private})
+            joined = await ws.receive_type("joined")
+            tables[private] = (joined["table"], joined.get("code"), name)
+        public_id, _, public_name = tables[False]
+        private_id, code, private_name = tables[True]
+        assert code is not None
+        pages = {target: parse(await get(server, target))[2] for target in (
+            f"/t/{public_id}", f"/t/{private_id}", f"/t/{private_id}?code={code}",
+            f"/t/{private_id}?code=wrong12345", "/t/t999", "/")}
+    assert _invited_to(pages[f"/t/{public_id}"]) == ("" if password else public_name)
+    assert _invited_to(pages[f"/t/{private_id}?code={code}"]) == private_name
+    for unnamed in (f"/t/{private_id}", f"/t/{private_id}?code=wrong12345", "/t/t999", "/"):
+        assert _invited_to(pages[unnamed]) == "", unnamed
+    assert b"<private>" not in pages[f"/t/{private_id}?code={code}"]  # escaped, not markup
 
 
 @capped

@@ -24,22 +24,25 @@ from tongits.protocol.transport import TLS_RECORD, AddressError, Endpoint, Invit
 from ..config import ServerConfig
 from .peer import Peer
 from .tls import ServerTLS
-from .web import WebSite, friends_host, http_start, is_wildcard, own_names
+from .web import TableNamer, WebSite, friends_host, http_start, is_wildcard, own_names
 
 log = logging.getLogger("tongits.server")
 
 
 class TransportWrapper:
     """``tls`` serves TLS on the same port (``None``: plain only); ``invite_password`` is the
-    password invite links carry (``None``: they carry none)."""
+    password invite links carry (``None``: they carry none); ``name_table`` names the table
+    an invite link's page opens into (``WebSite``)."""
 
     def __init__(self, config: ServerConfig, tls: ServerTLS | None,
-                 invite_password: str | None = None) -> None:
+                 invite_password: str | None = None,
+                 name_table: TableNamer | None = None) -> None:
         self.config = config
         self.tls = tls
         #: the page and the WebSocket for browsers on the same port (None: ``--web false``)
         self.web = (WebSite(config.handshake_timeout, config.frame_timeout,
-                            own_names(config.host, config.public_address, config.web_hosts))
+                            own_names(config.host, config.public_address, config.web_hosts),
+                            name_table)
                     if config.web else None)
         self._invite_password = invite_password
 

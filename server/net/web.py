@@ -28,19 +28,21 @@ accepts it, each with an ``ETag``: a browser keeps them and asks again with ``If
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import hashlib
+import html
 import ipaddress
 import json
 import logging
 import math
 import re
 import socket
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import h11
 import trio
@@ -86,6 +88,11 @@ _FILES = {
     "/manifest.webmanifest": ("manifest.webmanifest", "application/manifest+json"),
 }
 _PAGE = ("index.html", "text/html; charset=utf-8")
+#: The page's placeholder for the name of the table an invite link opens into (``WebSite``).
+INVITED_TO = b'<meta name="invited-to" content="">'
+#: The name of an open table for its id and an invite link's code, or None: no such table, or
+#: one the link may not name (``Lobby.invite_name``).
+TableNamer = Callable[[str, str | None], str | None]
 #: A ``Host`` header: a name or an address (IPv6 in brackets), perhaps a port; nothing else.
 _HOST = re.compile(rb"(?P<name>[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?")
 
@@ -131,6 +138,14 @@ def load_page() -> dict[str, StaticFile]:
     return files
 
 
+@functools.lru_cache(maxsize=64)
+def invite_page(page: StaticFile, name: str) -> StaticFile:
+    """The page naming the table ``name`` its invite link opens into, in ``INVITED_TO`` (read
+    by the script: the page runs no inline code); kept for the tables asked for last."""
+    named = f'<meta name="invited-to" content="{html.escape(name)}">'.encode()
+    return StaticFile.of(page.body.replace(INVITED_TO, named, 1), page.content_type)
+
+
 @dataclass(frozen=True, slots=True)
 class Upgraded:
     """A connection that became a WebSocket: its carrier and the wire bytes that followed the
@@ -150,9 +165,13 @@ class WebSite:
     and the time an answer may take to leave (0 means no limit, as in ``ServerConfig``)."""
 
     def __init__(self, handshake_timeout: float, frame_timeout: float,
-                 names: Collection[str] = ("localhost",)) -> None:
-        """``names``: the host names the server goes by (``own_names``), lower case."""
+                 names: Collection[str] = ("localhost",),
+                 name_table: TableNamer | None = None) -> None:
+        """``names``: the host names the server goes by (``own_names``), lower case;
+        ``name_table``: the name of the table an invite link's page (``/t/TABLE``) opens into,
+        which the page's first form names (None: it names the id the link holds)."""
         self.files = load_page()
+        self.name_table = name_table
         self.silence = handshake_timeout or math.inf
         self.frame_timeout = frame_timeout or math.inf
         self.names = frozenset(names)
@@ -253,6 +272,11 @@ class WebSite:
         if path == SOCKET_PATH:
             return await self._upgrade(peer, http, request)
         page = self.files.get("/" if path == "/" or _is_table_path(path) else path)
+        if page is not None and _is_table_path(path) and self.name_table is not None:
+            code = parse_qs(urlsplit(target).query).get("code", [None])[0]
+            name = self.name_table(unquote(path.split("/")[2]), code)
+            if name is not None:
+                page = invite_page(page, name)
         if page is None:
             await self._refuse(peer, http, 404, "not found", keep=True,
                                head=request.method == b"HEAD")

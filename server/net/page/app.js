@@ -380,9 +380,14 @@ function handle(msg) {
 
 function askLogin(message) {
   show("login");
-  // a friend who tapped an invite link learns that the link worked, and what Enter does
-  const invited = invitePath() !== null;
-  $("login-title").textContent = invited ? "You are invited to a table" : "Sit down";
+  // a friend who tapped an invite link learns that the link worked, which table it opens (its
+  // name, which the server puts in the page for a link it may name; else the link's id), and
+  // what Enter does
+  const invite = invitePath();
+  const invited = invite !== null;
+  const named = document.querySelector('meta[name="invited-to"]').content;
+  $("login-title").textContent = !invited ? "Sit down"
+    : named ? `You are invited to a table: ${named}` : `You are invited to table ${invite.table}`;
   $("login-enter").textContent = invited ? "Join the table" : "Enter";
   $("password-row").hidden = !S.needPassword;
   $("login-name").value = S.name;
