@@ -506,7 +506,7 @@ def test_a_tap_on_a_card_that_is_no_discard_now_says_why(site: Site) -> None:
 
 
 def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
-    host, friend = open_browser(), open_browser()
+    host, friend, late = open_browser(), open_browser(), open_browser()
     try:
         sit_down(host, site, "Hana")
         create_table(host, bots=1, private=True)
@@ -547,9 +547,25 @@ def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
         host.refresh()  # the link stays on the host's page
         wait(host, lambda d: visible(d, "table") and d.find_element(By.ID, "invite-link").text
              == link, "the invite link after a reload")
+        # a third friend with the link: the table is full, so the page watches it and says so
+        # as news, not in the colour of an error (nothing went wrong)
+        sit_down(late, site, "Jo", path=path)
+        wait(late, lambda d: visible(d, "table") and "you are watching" in
+             d.find_element(By.ID, "notice").text, "the late friend told it watches")
+        news = late.find_element(By.ID, "notice")
+        assert news.get_attribute("role") == "status"
+        watching_colour = news.value_of_css_property("background-color")
+        shot(late, "1280-watching-notice")
+        late.get(site.url + "/t/t999?code=abcdefghij")
+        wait(late, lambda d: "table is closed" in d.find_element(By.ID, "notice").text,
+             "a closed table said")
+        error = late.find_element(By.ID, "notice")
+        assert error.get_attribute("role") == "alert"
+        assert error.value_of_css_property("background-color") != watching_colour
     finally:
         host.quit()
         friend.quit()
+        late.quit()
 
 
 def test_a_spectators_frames_hold_no_hidden_card(site: Site) -> None:

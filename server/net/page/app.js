@@ -115,10 +115,14 @@ function say(key, fields = {}) {
  * reader sees the cards' faces, not the notation). */
 function pretty(card) { return cardFace(card).join(""); }
 
-function notice(text) {
+/** The notice over the page: an error's colour unless it is only `news` (you are watching,
+ * the seat went to another window): nothing went wrong, and it does not look so. */
+function notice(text, news = false) {
   const box = $("notice");
   box.textContent = text || "";
   box.hidden = !text;
+  box.classList.toggle("news", news);
+  box.setAttribute("role", news ? "status" : "alert");
 }
 
 function status(text) { $("status").textContent = text; }
@@ -360,7 +364,7 @@ const HANDLERS = {
     }
     if (msg.code === "replaced") {
       S.ws = null; // another tab took the seat: do not fight it
-      notice("This seat was opened in another window.");
+      notice("This seat was opened in another window.", true);
       return;
     }
     notice(msg.message || msg.code);
@@ -413,7 +417,7 @@ function enterLobbyOrInvite() {
         const watch = { type: "spectate", table: invite.table };
         if (invite.code) watch.code = invite.code;
         send(watch);
-        notice("The table is full: you are watching. If a seat here was yours on another phone, open the link again and give that seat's name.");
+        notice("The table is full: you are watching. If a seat here was yours on another phone, open the link again and give that seat's name.", true);
         return true;
       }
       history.replaceState(null, "", "/");
