@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .cli_options import add_transport_options
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tongits", description="Tongits: play, host, replay.")
@@ -91,7 +93,7 @@ def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the server: HOST:PORT, tls://HOST[:PORT] or an invite link (a host such as the "
         "arena may assign one with TONGITS_SERVER)",
     )
-    _add_transport_options(bot)
+    add_transport_options(bot)
     bot.add_argument("--code", help="join code of a private table")
     bot.add_argument("--table", help="table id or name to join (or to name, with --create)")
     bot.add_argument("--create", action="store_true", help="open a table instead of joining")
@@ -113,16 +115,6 @@ def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     bot.add_argument("--seed", help="seed of the bot's own randomness")
     bot.add_argument("--name", help="name at the table (default: the policy's name)")
     bot.add_argument("--text", action="store_true", help="speak JSON lines instead of msgpack")
-
-
-def _add_transport_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tls", action="store_true", help="speak TLS (same as tls://HOST)")
-    parser.add_argument(
-        "--password-file",
-        metavar="FILE",
-        help="file holding the server password (default: $TONGITS_PASSWORD; never give a "
-        "password on the command line)",
-    )
 
 
 def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -192,7 +184,7 @@ def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         action="store_true",
         help="with an invite link: watch its table (a private one too) instead of sitting down",
     )
-    _add_transport_options(connect)
+    add_transport_options(connect)
     trust = sub.add_parser(
         "trust", help="accept a server's self-signed TLS certificate (first use or a new one)"
     )

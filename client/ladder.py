@@ -18,6 +18,7 @@ from tongits.protocol import LadderStandings
 from tongits.protocol.transport import AddressError, Endpoint
 
 from .accounts import AccountKeys
+from .cli_options import add_transport_options
 from .connection import ConnectionClosed, ServerError, open_connection
 from .sdk import read_password, sole_error
 from .tls import TrustError
@@ -104,6 +105,4 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     ladder.add_argument("--offset", type=int, default=0, help="first rank shown, from 0")
     ladder.add_argument("--limit", type=int, help="accounts shown (the server shows 100 at most)")
     ladder.add_argument("--json", action="store_true", help="one JSON line")
-    ladder.add_argument("--tls", action="store_true", help="speak TLS (same as tls://HOST)")
-    ladder.add_argument("--password-file", metavar="FILE",
-                        help="file holding the server password (default: $TONGITS_PASSWORD)")
+    add_transport_options(ladder)

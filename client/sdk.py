@@ -635,7 +635,9 @@ def run_builtin(args: argparse.Namespace) -> int:
         policy = _named_policy(args.policy, args.seed)
         password = read_password(args.password_file)
     except (AddressError, ValueError, KeyError, OSError) as exc:
-        print(f"tongits bot: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        # a KeyError's own words (its str() quotes them); an OSError's args[0] is its errno
+        said = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"tongits bot: {said}", file=sys.stderr)
         return 2
     seated = args.bots.strip()
     bots: int | list[str] = (int(seated) if seated.isdigit()

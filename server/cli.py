@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
         "running server from the same machine.",
     )
     parser.add_argument("--config", metavar="FILE", help="TOML file with the settings below")
+    # taken as a prefix of --password-file, "--password pw" read a file named pw and said
+    # only "[Errno 2] No such file or directory: 'pw'"
+    parser.add_argument("--password", type=_refuse_password, help=argparse.SUPPRESS)
     defaults = ServerConfig()
     for f in fields(ServerConfig):
         default = getattr(defaults, f.name)
@@ -130,6 +133,13 @@ def _help(name: str, default: object) -> str:
     if default == "" or "(default:" in text:
         return text
     return f"{text} (default: {default})"
+
+
+def _refuse_password(_text: str) -> str:
+    """``--password``'s value is never taken: ``ps`` shows a command line to every user."""
+    raise argparse.ArgumentTypeError(
+        "a password is never given on the command line (every user of the machine can read "
+        "it there): put it in a file and give --password-file FILE, or set TONGITS_PASSWORD")
 
 
 def _parse_bool(text: str) -> bool:

@@ -172,3 +172,34 @@ def test_play_with_a_free_seat_says_where_a_friend_connects(
         (line,) = friends
         assert re.fullmatch(r"friends on this computer join: tongits connect 127\.0\.0\.1:\d+ "
                             r"--name NAME", line) and len(line) < 80
+
+
+@pytest.mark.parametrize("argv", [
+    ["connect", "127.0.0.1:7777", "--name", "Ana", "--password", "pw"],
+    ["bot", "greedy", "--connect", "127.0.0.1:7777", "--password", "pw"],
+    ["ladder", "127.0.0.1:7777", "--password", "pw"],
+])
+def test_a_password_on_the_command_line_is_refused_in_words(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--password pw`` was taken for ``--password-file pw`` (argparse takes a prefix of an
+    option for it): "[Errno 2] No such file or directory: 'pw'", or, from ``tongits bot``,
+    only "tongits bot: 2"."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "never given on the command line" in err and "--password-file FILE" in err
+    assert "Errno" not in err
+
+
+def test_a_password_file_that_is_not_there_is_named_by_tongits_bot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An OSError's first argument is its errno: the bot said "tongits bot: 2"."""
+    missing = tmp_path / "password"
+    assert main(["bot", "greedy", "--connect", "127.0.0.1:7777",
+                 "--password-file", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tongits bot: ") and "No such file or directory" in err
+    assert str(missing) in err
