@@ -74,6 +74,25 @@ def test_the_status_line_forgets_the_moment_that_passed() -> None:
     assert "shutting down" not in text and "connection lost" not in text
 
 
+def test_a_connection_lost_and_back_is_said_in_the_log_once_it_is_back() -> None:
+    """The server killed and started again mid-hand: the banner said "connection lost,
+    reconnecting" while it lasted, then went, and nothing on the screen told of it; the log
+    said only "Ben is back" of the friend who reconnected later. Now it says how long ours was
+    gone, once, where it happened in the hand."""
+    session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
+    state = TableState()
+    session.start(state.apply)
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED), now=10.0)  # the first: nothing said
+    state.apply(ConnectionChanged(LinkStatus.LOST, "(refused; retry in 1s)"), now=100.0)
+    state.apply(ConnectionChanged(LinkStatus.LOST, "(refused; retry in 3s)"), now=101.0)
+    assert "connection lost" in screen_text(state, now=101.0)
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED), now=112.4)
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED), now=120.0)
+    lines = [line.text for line in state.log()]
+    assert lines.count("connection back after 12 s") == 1 and lines[-1].startswith("connection")
+    assert "connection lost" not in screen_text(state, now=112.4)
+
+
 def test_a_sent_move_is_not_announced_once_it_is_played() -> None:
     session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
     state = TableState()

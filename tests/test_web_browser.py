@@ -568,6 +568,23 @@ def test_an_invite_link_opens_into_its_private_table(site: Site) -> None:
         late.quit()
 
 
+def test_a_connection_lost_and_back_is_said_in_the_log(site: Site) -> None:
+    """The server killed and started again mid-hand: the status said "connection lost,
+    reconnecting…" while it lasted, then "connected", and nothing on the page told of it. The
+    log now says it, in the terminal's words (the phrasebook's ``link.back``)."""
+    phone = open_phone()
+    try:
+        sit_down(phone, site, "Lia")
+        create_table(phone)
+        wait(phone, lambda d: len(hand_cards(d)) in (12, 13), "the hand dealt")
+        phone.execute_script("S.ws.close()")  # as the network or the server would
+        wait(phone, lambda d: "connection back after" in d.find_element(By.ID, "log").text
+             and d.find_element(By.ID, "status").text == "connected", "the link back, said")
+        assert phone.find_element(By.ID, "log").text.count("connection back after") == 1
+    finally:
+        phone.quit()
+
+
 def test_a_spectators_frames_hold_no_hidden_card(site: Site) -> None:
     player, watcher = open_browser(), open_browser()
     try:

@@ -253,6 +253,7 @@ class TableState:
     message_is_error: bool = False
     banner: str | None = None
     link: LinkStatus = LinkStatus.CONNECTED  # where the session's connection stands
+    lost_at: float | None = None  # time.monotonic() when the link was lost, until it is back
     closed: bool = False
     lobby: Sequence[TableInfoMap] | None = None  # the server's tables while in the lobby
     #: this hand's views in which the seat had a choice of moves (what ``review`` grades)
@@ -429,7 +430,7 @@ class TableState:
         """Everything about the table goes; how the player likes the hand sorted and the
         state of the connection stay."""
         fresh = TableState(sort_by_rank=self.sort_by_rank, link=self.link, banner=self.banner,
-                           closed=self.closed, has_lobby=self.has_lobby)
+                           closed=self.closed, has_lobby=self.has_lobby, lost_at=self.lost_at)
         for each in fields(self):
             setattr(self, each.name, getattr(fresh, each.name))
 
@@ -469,12 +470,21 @@ class TableState:
             self.say("")
         self.lobby = update.tables
 
-    def _connection(self, update: ConnectionChanged, _now: float) -> None:
+    def _connection(self, update: ConnectionChanged, now: float) -> None:
+        """The banner says a lost link while it lasts; the log says it was lost once it is
+        back (a server started again, a Wi-Fi out of reach): the banner is gone by then. A
+        blip of less than a second is no news (a resume that missed nothing leaves the screen
+        as it was)."""
         self.link = update.status
         if update.status is LinkStatus.CONNECTED:
+            away = round(now - self.lost_at) if self.lost_at is not None else 0
+            if away >= 1:
+                self._aside(LogLine(LogKind.SEAT, say("link.back", count=away)))
+                self.lost_at = None
             self.banner = None
             self.say("")
         elif update.status is LinkStatus.LOST:
+            self.lost_at = now if self.lost_at is None else self.lost_at
             self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
         else:
             self.banner = "disconnected: " + (update.detail or "the server is gone")

@@ -39,6 +39,7 @@ const S = {
   seq: null, hand: null, view: null, legal: [], deadline: null, seats: [],
   standings: null, result: null, nextDeal: null, matchOver: null,
   log: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null, pingedAt: null,
+  lostAt: null, // Date.now() when the connection was lost, until it is back (link.back)
   optionChoices: [], // welcome.options: the table options the server accepts, and their values
   phrases: {}, // the phrasebook (/phrases.json)
   told: { hand: null, steps: 0 }, // the steps of the hand already in the log
@@ -191,6 +192,7 @@ function lost() {
   clearInterval(S.pinger);
   if (S.needPassword) return;
   S.reconnects += 1;
+  if (S.lostAt === null) S.lostAt = Date.now();
   status("connection lost, reconnecting…");
   if (S.view) render();
   setTimeout(connect, Math.min(8000, 500 * 2 ** Math.min(S.reconnects, 4)));
@@ -244,6 +246,11 @@ const HANDLERS = {
     renderLadder();
     status("connected");
     notice("");
+    // the log says the connection was lost once it is back, as the terminal's does: the status
+    // that said so is gone by then (a blip of less than a second is no news)
+    const away = S.lostAt !== null ? Math.round((Date.now() - S.lostAt) / 1000) : 0;
+    if (away >= 1 && S.table) logLine(say("link.back", { count: away }), "seat-line");
+    S.lostAt = null;
     const kept = savedSeat();
     if (kept && kept.token) return; // the resumed seat's joined and state follow
     enterLobbyOrInvite();
