@@ -28,7 +28,7 @@ from tongits.client.tui.app import (
 )
 from tongits.client.tui.commands import COMMANDS, help_lines
 from tongits.client.tui.hint import choose_move, hint_lines
-from tongits.client.tui.render import log_panel, to_text
+from tongits.client.tui.render import log_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import ConnectionChanged, LinkStatus
 from tongits.engine import Action, Options, Phase, SeatView
@@ -105,8 +105,8 @@ def test_score_says_the_chips_and_the_ante_pot() -> None:
         await play_hand(screen, pipe, session)
         await settle(lambda: screen.state.standings is not None)
         pipe.send_text("score\r")
-        await settle(lambda: screen.state.message.startswith("chips:"))
-        seen["said"] = screen.state.message
+        await settle(lambda: bool(screen.state.notes))
+        seen["said"] = screen.state.notes[-1].text
 
     screen = run_screen(scenario, seed=5, options=Options.from_dict({"ante": 5}))
     standings = screen.state.standings
@@ -114,6 +114,36 @@ def test_score_says_the_chips_and_the_ante_pot() -> None:
     ledger = standings["chips"]
     assert seen["said"] == (
         f"chips: Ana {ledger[0]:+d} · Bob {ledger[1]:+d} · Cara {ledger[2]:+d} · pot 15")
+
+
+def test_score_asked_while_the_bots_play_stays_until_our_next_move() -> None:
+    """``score`` typed while the bots played was on the message line, which says the present:
+    the next bot's move (0.8 s later at ``tongits play``) took it away unread."""
+    from tongits.client.tui.state import StateUpdate, TableState
+
+    session = FakeSession(seed=5, names=("Ana", "Bob", "Cara"))
+    views: list[SeatView] = []
+    state = TableState()
+
+    def sink(update: object) -> None:
+        state.apply(update)  # type: ignore[arg-type]
+        if isinstance(update, StateUpdate):
+            views.append(update.view)
+
+    session.start(sink)
+    while state.view is not None and state.view.legal:
+        session.send_move(choose_move(state.view))
+    # a view in which another seat is to play, and the next, after that seat's move
+    at = next(i for i, view in enumerate(views[:-1])
+              if view.to_act != view.seat and views[i + 1].history != view.history)
+    watching = TableState()
+    watching.apply(StateUpdate(views[at], session.seats(), None, table="t1"))
+    with create_pipe_input() as pipe:
+        screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                             state=watching)
+        screen.submit("score")
+        watching.apply(StateUpdate(views[at + 1], session.seats(), None, table="t1"))
+    assert "no hand has been settled yet" in screen_text(watching, now=0.0)
 
 
 def test_refused_input_is_not_sent_and_says_why() -> None:

@@ -416,13 +416,16 @@ class TableScreen:
         self.state.say("")
 
     def _score(self, _command: Local) -> None:
+        """The chips as a note, which stays until our next move: on the message line, which
+        says the present, a bot's move took them away within a second of being asked for."""
         scores = render.standings(self.state)
         pot = render.pot_words(self.state)
-        self.state.say(
+        self.state.note([
             "chips: " + " · ".join(
                 [*(f"{name} {chips:+d}" for name, chips in scores), *([pot] if pot else [])])
             if scores else "no hand has been settled yet"
-        )
+        ])
+        self.state.say("")
 
     def _say(self, command: Local) -> None:
         self.session.send_chat(command.text)
