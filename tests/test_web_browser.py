@@ -715,9 +715,12 @@ def test_a_wrong_password_says_so(tmp_path: Path, browser: WebDriver) -> None:
         browser.find_element(By.ID, "login-name").send_keys("Eve\n")
         wait(browser, lambda d: visible(d, "password-row"), "the password field")
         assert "needs a password" in browser.find_element(By.ID, "notice").text
+        # asked for, not refused: not in the error's colour (it was); a wrong one is an error
+        assert browser.find_element(By.ID, "notice").get_attribute("role") == "status"
         browser.find_element(By.ID, "login-password").send_keys("wrong\n")
         wait(browser, lambda d: "Wrong password" in d.find_element(By.ID, "notice").text,
              "the refusal")
+        assert browser.find_element(By.ID, "notice").get_attribute("role") == "alert"
         assert visible(browser, "login")
         browser.find_element(By.ID, "login-password").send_keys(PASSWORD + "\n")
         wait(browser, lambda d: visible(d, "lobby"), "the lobby")

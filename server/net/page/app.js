@@ -353,7 +353,8 @@ const HANDLERS = {
       S.password = "";
       sessionStorage.removeItem(PASSWORD_KEY);
       status("password needed");
-      askLogin(wrong ? "Wrong password: try again." : "This server needs a password.");
+      // asked for the first time, it is news (the form asks for it); a wrong one is an error
+      askLogin(wrong ? "Wrong password: try again." : "This server needs a password.", !wrong);
       return;
     }
     if (msg.code === "bad_token") {
@@ -389,7 +390,7 @@ function handle(msg) {
 
 // ----- login and lobby ---------------------------------------------------------------------
 
-function askLogin(message) {
+function askLogin(message, news = false) {
   show("login");
   // a friend who tapped an invite link learns that the link worked, which table it opens (its
   // name, which the server puts in the page for a link it may name; else the link's id), and
@@ -402,7 +403,7 @@ function askLogin(message) {
   $("login-enter").textContent = invited ? "Join the table" : "Enter";
   $("password-row").hidden = !S.needPassword;
   $("login-name").value = S.name;
-  notice(message || "");
+  notice(message || "", news);
   (S.name && S.needPassword ? $("login-password") : $("login-name")).focus();
 }
 
