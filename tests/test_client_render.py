@@ -12,6 +12,7 @@ from tongits.client.tui.render import (
     hand_rows,
     make_style,
     opponent_panel,
+    result_lines,
     screen_text,
     seat_marks,
     to_text,
@@ -359,3 +360,15 @@ def test_a_short_opponent_panel_at_the_end_of_a_hand_shows_the_hand() -> None:
         panel = to_text(opponent_panel(state, dealer, 39, rows)).split("\n")
         assert len(panel) <= rows and panel[0].strip().startswith(state.seats[dealer].name)
     assert "hand" in to_text(opponent_panel(state, dealer, 39, 3))
+
+
+@pytest.mark.parametrize("rows", [1, 3, 4, 8])
+def test_the_result_beside_the_log_always_says_how_the_next_hand_comes(rows: int) -> None:
+    """A short screen (16 to 19 rows, or the tiny layout below) has no keys line, and the
+    result's last line, "Enter: next hand", was cut below the seats' rows: at a table without
+    a timer nothing on the screen said how to go on."""
+    state, _ = finished(4)
+    lines = [to_text(line) for line in result_lines(state, rows)]
+    assert len(lines) <= rows and lines[-1].strip() == "Enter: next hand"
+    if rows > 1:
+        assert lines[0].strip().startswith("Hand over")

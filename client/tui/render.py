@@ -776,8 +776,12 @@ def result_lines(state: TableState, rows: int = 8) -> list[Line]:
     why = _why_lines(state, max(width(table[0]), 46))
     if len(out) + len(why) + 1 <= rows:
         out += why
-    # the pot on the last line: at 80x24 a line of its own left no room for the why
-    return [*out, [*([("class:count", f" {pot} ·")] if pot else []), ("class:turn", last)]]
+    # the pot on the last line: at 80x24 a line of its own left no room for the why. That
+    # line is kept whatever ``rows`` leave: a short screen has no keys line, and "Enter: next
+    # hand" cut off below the seats left a player at a table without a timer not knowing how
+    # the next hand is dealt.
+    return [*out[:max(0, rows - 1)],
+            [*([("class:count", f" {pot} ·")] if pot else []), ("class:turn", last)]]
 
 
 def _why_lines(state: TableState, cols: int) -> list[Line]:
