@@ -229,11 +229,17 @@ def test_the_password_comes_from_a_file_or_the_environment(tmp_path: Path) -> No
 
 
 def test_the_password_is_no_command_line_option() -> None:
+    """No option takes a password: ``--password`` is there only to refuse one in words (as a
+    prefix of ``--password-file`` it read a file named as the password)."""
     from tongits.server.cli import build_parser
 
-    options = {a for action in build_parser()._actions for a in action.option_strings}
+    parser = build_parser()
+    options = {a for action in parser._actions for a in action.option_strings}
     assert "--password-file" in options
-    assert not any(o.startswith("--password") and o != "--password-file" for o in options)
+    assert {o for o in options if o.startswith("--password")} == {"--password-file",
+                                                                  "--password"}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--password", "pw"])
 
 
 @capped
