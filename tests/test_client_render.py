@@ -15,6 +15,7 @@ from tongits.client.tui.render import (
     result_lines,
     screen_text,
     seat_marks,
+    title_line,
     to_text,
 )
 from tongits.client.tui.session import FakeSession
@@ -372,3 +373,15 @@ def test_the_result_beside_the_log_always_says_how_the_next_hand_comes(rows: int
     assert len(lines) <= rows and lines[-1].strip() == "Enter: next hand"
     if rows > 1:
         assert lines[0].strip().startswith("Hand over")
+
+
+def test_a_narrow_title_keeps_the_turn_and_the_clock() -> None:
+    """At 40 columns (a phone's terminal) the title was cut at its end: "Tongits · play (t1) ·
+    hand 2 YOUR TURN…", the moves and the seconds left out of sight."""
+    view = position("Kc Kd Kh 4s 5s 6s 9c", phase=Phase.PLAY)
+    state = state_for(view, deadline=27.2)
+    text = to_text(title_line(state, now=100.0, cols=40))
+    assert len(text) <= 40 and text.rstrip().endswith("⏱ 0:28")  # 27.2 s, counted up
+    assert "YOUR TURN: meld, discard" in text and text.startswith(" t1")
+    wide = to_text(title_line(state, now=100.0, cols=80))
+    assert wide.startswith(" Tongits · t1 · hand 1") and wide.rstrip().endswith("⏱ 0:28")

@@ -202,8 +202,20 @@ def title_line(state: TableState, now: float, cols: int = 80) -> Line:
     left_on_turn = countdown(state, now)
     if left_on_turn:
         right += f"⏱ {left_on_turn} "
+    left = _title_left(left, cols - len(right) - 1)
     gap = max(1, cols - len(left) - len(right))
     return fit([("class:title", left + " " * gap + right)], cols)
+
+
+def _title_left(left: str, room: int) -> str:
+    """The title's left part in ``room`` columns: a narrow screen (a phone's terminal, 40
+    columns) gives way on the left. Cut at the end, the turn and the clock were what it lost
+    ("hand 2 YOUR TURN…", never the seconds left)."""
+    if len(left) > room:
+        left = left.removeprefix(" Tongits ·")
+    if len(left) > room:
+        left = left[:room - 1] + "…" if room > 1 else ""
+    return left
 
 
 def meld_fragments(state: TableState, meld_id: int) -> Line:
