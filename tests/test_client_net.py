@@ -823,6 +823,44 @@ def test_the_creator_back_at_her_waiting_private_table_sees_its_invite_again(
     link = next(word for word in seen["first"].split() if "code=" in word)
     assert "/t/t1?code=" in link
     assert "waiting for 2 players" in seen["back"] and link in seen["back"]
+    assert "friends in a browser" not in seen["first"]  # a link without its code is refused
+
+
+def test_the_creator_of_a_public_table_is_given_its_page_for_friends_with_a_phone(
+    tmp_path: Path,
+) -> None:
+    """Ana makes a public table at a terminal; Cara has only a phone. The terminal said
+    "friends type `join friday`", which a phone cannot type, and no address of the page (the
+    page's own players see an Invite line for any table)."""
+    from test_client_dial import running_server
+    from tongits.client.tui.lobby import LobbyJoin
+    from tongits.client.tui.seats import SeatStore
+
+    seen: dict[str, str] = {}
+
+    async def run_screen(port: int) -> None:
+        with create_pipe_input() as pipe:
+            lobby = LobbyJoin()
+            session = NetSession("127.0.0.1", port, SessionOptions(
+                name="Ana", join=lobby, lobby=lobby, seats=SeatStore(tmp_path / "seats")))
+            lobby.session = session
+            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                                 lobby=lobby)
+            task = asyncio.create_task(screen.run())
+            state = screen.state
+            try:
+                await settle(lambda: state.lobby is not None)
+                pipe.send_text("create friday\r")
+                await settle(lambda: "friends in a browser" in screen_for(state))
+                seen["screen"] = screen_for(state)
+            finally:
+                screen.app.exit()
+                await asyncio.wait_for(task, 5)
+
+    with running_server(None, password=None) as server:
+        port = server.config.port
+        asyncio.run(run_screen(port))
+    assert f"open http://127.0.0.1:{port}/t/t1" in " ".join(seen["screen"].split())
 
 
 class CrowdedServer(EmbeddedServer):

@@ -40,7 +40,7 @@ from tongits.protocol import (
 )
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 from tongits.protocol.maps import SeatMap, TableInfoMap
-from tongits.protocol.transport import AddressError, Invite
+from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from ..connection import (
     Connection,
@@ -430,6 +430,9 @@ class NetSession:
         if named is not None:  # now for the title, again to count the view's hand
             self.sink(named)
             after_view.append(named)
+            link = self._browser_link(named)
+            if link is not None and not resumed:
+                after_view.append(Notice(f"friends in a browser or on a phone open {link}"))
         if resumed and self._token_from_disk:
             self._token_from_disk = False
             back = f"back in your seat at {self.table}"
@@ -476,6 +479,19 @@ class NetSession:
         self._invite_unsaid = False
         if self.invite is not None and any(seat["player"] is None for seat in seats):
             self.sink(Notice(invite_words(self.invite)))
+
+    def _browser_link(self, named: TableNamed) -> str | None:
+        """The page's address opening into a public table still waiting for players (the
+        page shows it to its players; a terminal at a public table said only "friends type
+        `join Friday`", which a friend with a phone cannot type): None for a private table
+        (its invite link holds the code), a match begun, or a server of this process (``tongits
+        play``, which says its address itself when it lets friends in)."""
+        entry = self.table_entry
+        if (named.private or self.options.prelude is not None or entry is None
+                or entry["started"] or entry["players"] >= 3):
+            return None
+        tls = self.options.tls is not False
+        return Invite(Endpoint(self.host, self.port, tls), named.table).browser()
 
     async def _table_named(self, conn: Connection) -> TableNamed | None:
         """The table's name and hands played, from the lobby's list (the table's messages
