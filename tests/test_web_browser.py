@@ -375,6 +375,11 @@ def test_a_person_plays_a_whole_match_against_two_server_bots(
         who = "You" if seat == 0 else over[0]["standings"]["names"][seat]
         noun = "chip" if abs(chips) == 1 else "chips"
         assert f"{who}: {'+' if chips > 0 else ''}{chips} {noun}" in result
+    # the result table's Total is signed as the standings are (a winner's read "21")
+    totals = browser.execute_script(
+        "return [...document.querySelectorAll('#result tr[data-seat] td:nth-child(4)')]"
+        ".map((td) => td.textContent)")
+    assert totals == [("+" if c > 0 else "") + str(c) for c in over[0]["standings"]["chips"]]
     # under each seat's chips, why: the terms of the hand_result's why, in the terminal's words
     why = next(m for m in seen if m["type"] == "hand_result")["result"]["why"]
     rows = browser.execute_script(

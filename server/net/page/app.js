@@ -1017,6 +1017,9 @@ function chipWords(items) {
   return items.map((item) => `${S.phrases[`why.${item.why}`] || item.why}${item.n > 1 ? ` ×${item.n}` : ""} ${item.chips > 0 ? "+" : ""}${item.chips}`).join(" · ");
 }
 
+/** Chips as the terminal writes them: `+8`, `-4`, `0`. */
+function signed(chips) { return (chips > 0 ? "+" : "") + chips; }
+
 function resultTable(result) {
   const standings = S.standings;
   const why = (seat) => {
@@ -1031,8 +1034,9 @@ function resultTable(result) {
     el("tr", { class: seat === result.winner ? "winner" : null, "data-seat": seat },
       el("td", { text: seatName(seat) + (result.burned && result.burned.includes(seat) ? " (burned)" : "") }),
       el("td", { class: "count", text: String(result.counts[seat]) }),
-      el("td", { text: (result.chips[seat] > 0 ? "+" : "") + result.chips[seat] }),
-      el("td", { text: standings ? String(standings.chips[seat]) : "" })),
+      el("td", { text: signed(result.chips[seat]) }),
+      // signed as the hand's Chips and the match's standings are: a bare "21" beside "+8"
+      el("td", { text: standings ? signed(standings.chips[seat]) : "" })),
     ...why(seat),
     el("tr", { class: "final-hand" },
       el("td", { colspan: "4", "aria-label": `${possessive(seat)} last hand` },
