@@ -198,10 +198,11 @@ class Lobby:
         """The name of the open table ``table_id``, for the page its invite link opens (the
         form a friend meets first names the table): None when there is no such table, when a
         private table's ``code`` is wrong, and, unless ``codeless`` (a server without a
-        password), when the link has no code, which proves nothing of its holder: a stranger
-        trying table ids learns no name from a server that keeps its tables to its guests."""
+        password), for a public table, whose code (none, or any) proves nothing of the link's
+        holder: a stranger trying table ids learns no name from a server that keeps its tables
+        to its guests."""
         table = self.tables.get(table_id)
-        if table is None or table.closed or (code is None and not codeless):
+        if table is None or table.closed or not (codeless or table.state.private):
             return None
         try:
             table.seating.check_code(code)

@@ -140,9 +140,11 @@ async def test_an_invite_links_page_names_its_table_to_those_it_may(
         private_id, code, private_name = tables[True]
         assert code is not None
         pages = {target: parse(await get(server, target))[2] for target in (
-            f"/t/{public_id}", f"/t/{private_id}", f"/t/{private_id}?code={code}",
+            f"/t/{public_id}", f"/t/{public_id}?code=made1up234", f"/t/{private_id}",
+            f"/t/{private_id}?code={code}",
             f"/t/{private_id}?code=wrong12345", "/t/t999", "/")}
-    assert _invited_to(pages[f"/t/{public_id}"]) == ("" if password else public_name)
+    for public in (f"/t/{public_id}", f"/t/{public_id}?code=made1up234"):
+        assert _invited_to(pages[public]) == ("" if password else public_name), public
     assert _invited_to(pages[f"/t/{private_id}?code={code}"]) == private_name
     for unnamed in (f"/t/{private_id}", f"/t/{private_id}?code=wrong12345", "/t/t999", "/"):
         assert _invited_to(pages[unnamed]) == "", unnamed
