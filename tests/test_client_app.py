@@ -14,7 +14,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput, Output
 from prompt_toolkit.output.vt100 import Vt100_Output
-from screen_support import SETTLE_CAP, settle
+from screen_support import SETTLE_CAP, finished, settle
 from tongits.client.tui.app import (
     _LOCAL_COMMANDS,
     STILL_THINKING,
@@ -532,6 +532,21 @@ def test_a_terminal_of_few_rows_shows_the_table_and_the_newest_line_of_the_log(
     assert "Bob" in text and "Cara" in text and "Stock" in text and "count" in text
     assert fit_for(rows) is (Fit.TINY if rows < TINY_BELOW else Fit.SHORT)
     assert rows >= TINY_ROWS
+
+
+def test_a_hint_asked_once_the_hand_is_over_leaves_the_result_in_view() -> None:
+    """F4 at a hand's end searched the finished hand and put "best: no meld … the hand is
+    over" in the log's place, where the result stands, until the next deal."""
+    state, session = finished(4, ("Ana", "Bob", "Cara"))
+    shown = screen_text(state, now=0.0)
+    assert "Hand over" in shown
+    with create_pipe_input() as pipe:
+        screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                             state=state)
+        screen.submit("hint")
+    assert screen.hint_task is None and not state.notes
+    assert state.message == "the hand is over: no hint (review grades your decisions)"
+    assert "Hand over" in screen_text(state, now=0.0)
 
 
 def test_a_terminal_of_fifteen_rows_still_shows_the_table() -> None:

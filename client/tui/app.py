@@ -486,6 +486,11 @@ class TableScreen:
             # a hint's note, which goes with the next move (at once, at a table of bots).
             state.say("you are watching: hints are for the players", error=True)
             return
+        if state.hand_over:
+            # The hint of a finished hand ("best: no meld … the hand is over") took the log's
+            # place, and the result beside it, until the next deal.
+            state.say("the hand is over: no hint (review grades your decisions)", error=True)
+            return
         if self.hint_task is not None and not self.hint_task.done():
             # One search at a time: a second one would only halve the speed of both. Asked
             # for a position the running search is not about, it follows that one.
