@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import getpass
+import logging
 import shlex
 import sys
 import threading
@@ -89,10 +90,18 @@ def plain(server: Server) -> Target:
     return Target(Endpoint("127.0.0.1", server.config.port))
 
 
-def test_the_probe_tells_a_tls_server_from_a_plain_one(self_signed: ServerTLS) -> None:
+def test_the_probe_tells_a_tls_server_from_a_plain_one(
+    self_signed: ServerTLS, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The plain server's log says why a handshake came: each friend's terminal asks before
+    a password goes in clear (the line said only "start it with --tls-cert…", a mistake to
+    the host at every arrival)."""
     with running_server(self_signed) as tls_server, running_server(None) as plain_server:
         assert trio.run(offers_tls, plain(tls_server).endpoint)
-        assert not trio.run(offers_tls, plain(plain_server).endpoint)
+        with caplog.at_level(logging.INFO, logger="tongits.server"):
+            assert not trio.run(offers_tls, plain(plain_server).endpoint)
+    said = [r.getMessage() for r in caplog.records if "TLS handshake" in r.getMessage()]
+    assert len(said) == 1 and "tongits connect tries one before it sends a password" in said[0]
 
 
 def test_a_password_is_not_sent_in_clear_to_a_tls_server_unless_the_person_says_so(

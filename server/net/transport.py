@@ -142,8 +142,13 @@ class TransportWrapper:
         """TLS over ``peer``'s stream, begun by ``data``: True once the handshake is done,
         None if it failed (or this server has no certificate)."""
         if self.tls is None:
-            log.info("connection %d: a TLS handshake, but this server has no certificate "
-                     "(start it with --tls-cert/--tls-key or --tls-self-signed)", peer.id)
+            # Every `tongits connect` to a server with a password asks this first (before the
+            # password would go in clear): the line said only how to start TLS, and a host read
+            # a mistake in each friend's arrival.
+            log.info("connection %d: a TLS handshake, refused: this server has no certificate "
+                     "(tongits connect tries one before it sends a password in clear; to serve "
+                     "TLS, start the server with --tls-cert/--tls-key or --tls-self-signed)",
+                     peer.id)
             return None
         secure = self.tls.wrap(peer.stream, data)
         try:
