@@ -61,11 +61,22 @@ def render(review: SeatReview, heading: str | None = None) -> str:
         lines.append("worst decisions:")
         for d in worst:
             lines.append(
-                f"  #{d.index} {d.played} -> {_best(d)}: -{d.loss:.2f} chips, {d.reason}"
+                f"  #{d.index} {d.played} -> {_best(d)}: -{d.loss:.2f} chips, {_why(d)}"
             )
     else:
         lines.append("no decision lost anything against the search")
     return "\n".join(lines)
+
+
+def _why(decision: Decision) -> str:
+    """The reason of a costly decision; a loss inside its noise is said to be one, not given a
+    reason: "-0.01 chips, calling would likely have won the hand now" (noise ±0.63) told a bot's
+    author of a likely win the search did not see."""
+    if decision.costly or decision.tongits:
+        return decision.reason
+    if not math.isfinite(decision.margin):
+        return "too few worlds to tell it from noise"
+    return f"within the noise (±{decision.margin:.2f}): not marked"
 
 
 def _best(decision: Decision) -> str:

@@ -230,3 +230,23 @@ def test_review_of_an_arena_run_grades_the_hands_a_bot_lost_worst_first(
     assert all(g["decisions"] and g["decisions"][0]["index"] == 0 for g in graded)
     assert main(["review", str(tmp_path), "--bot", "nobody"]) == 2
     assert "its bots: strong, random, random" in capsys.readouterr().err
+
+
+def test_a_worst_decision_inside_its_noise_is_said_to_be_noise() -> None:
+    """`tongits review rec --bot py:mybot:make` (arena seed 7, deal 4 rot 0) listed
+    "#9 draw -> call: -0.01 chips, calling would likely have won the hand now" with a noise of
+    ±0.63: a reason that claims a likely win for a loss the search cannot tell from luck."""
+    from tongits.engine import Move
+    from tongits.engine.review import Decision, SeatReview
+
+    def decision(index: int, loss: float, margin: float, reason: str) -> Decision:
+        return Decision(index, index, index, Move.draw(), Move.parse("call"), loss, margin, {},
+                        reason)
+
+    review = SeatReview(0, (decision(0, 0.01, 0.63, "calling would likely have won the hand now"),
+                            decision(1, 1.5, 0.5, "calling would likely have won the hand now")))
+    worst = render(review).split("worst decisions:\n")[1].splitlines()
+    assert worst == [
+        "  #1 draw -> call: -1.50 chips, calling would likely have won the hand now",
+        "  #0 draw -> call: -0.01 chips, within the noise (±0.63): not marked",
+    ]
