@@ -19,7 +19,7 @@ import trio
 import trio.testing
 from server_support import TIME_CAP, capped, memory_server, next_of, play_hands, quick_config
 from tongits.client.connection import ServerError
-from tongits.protocol import MatchOver, Pong, SeatUpdate, State
+from tongits.protocol import PROTOCOL_MINOR, MatchOver, Pong, SeatUpdate, State
 from tongits.server import MemoryJournal, Server
 from tongits.server.handshake import SERVER_VERSION
 from tongits.server.net.tls import ServerTLS
@@ -79,6 +79,15 @@ async def test_a_catching_up_state_after_a_hand_result_is_one_seq_below_it(
     state = _section("### `state`")
     assert "do not drop it as old or as a duplicate" in state
     assert "below your `seq` if you last had a `hand_result`" in _section("### Resuming a seat")
+
+
+def test_the_welcome_row_says_the_minor_version_the_server_sends() -> None:
+    """The row said `3` while the page's title, its examples and the server said 1.4: a bot
+    author reading the table would take a server's `4` for a newer protocol than the page."""
+    row = next(line for line in _section("### `welcome`").splitlines()
+               if line.startswith("| `minor?`"))
+    assert f"minor version, `{PROTOCOL_MINOR}`" in row, row
+    assert DOC.startswith(f"# Tongits wire protocol, version 1.{PROTOCOL_MINOR}\n")
 
 
 def test_the_seat_entry_names_every_policy_a_server_bot_may_have() -> None:
