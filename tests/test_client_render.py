@@ -385,3 +385,27 @@ def test_a_narrow_title_keeps_the_turn_and_the_clock() -> None:
     assert "YOUR TURN: meld, discard" in text and text.startswith(" t1")
     wide = to_text(title_line(state, now=100.0, cols=80))
     assert wide.startswith(" Tongits · t1 · hand 1") and wide.rstrip().endswith("⏱ 0:28")
+
+
+def test_a_spectator_sees_the_bottom_seats_hand_once_the_hand_is_over_and_not_before() -> None:
+    """A spectator's terminal showed the two top seats' final hands at a hand's end but only
+    "(watching)" for the seat at the bottom: RULES.md §11 reveals all three hands then."""
+    from tongits.engine import seat_view
+
+    session = FakeSession(seed=5, names=("Ana", "Bob", "Cara"))
+    played = TableState()
+    session.start(played.apply)
+    assert "(watching)" in hand_line_text(state_for(seat_view(session.hand, None)))
+    while played.view is not None and played.view.legal:
+        session.send_move(choose_move(played.view))
+    assert session.hand.over
+    over = state_for(seat_view(session.hand, None))
+    assert over.view is not None and over.view.revealed is not None
+    shown = hand_line_text(over)
+    assert "(watching)" not in shown
+    assert sorted(shown.replace("[", " ").replace("]", " ").split()) == sorted(
+        card.pretty() for card in over.view.revealed[0])
+
+
+def hand_line_text(state: TableState) -> str:
+    return to_text(hand_line(state))

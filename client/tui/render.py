@@ -451,13 +451,17 @@ def hand_rows(state: TableState, cols: int) -> list[Line]:
 
 def _hand_cards(state: TableState) -> list[Line]:
     """Our hand's fragments, card by card, each with its brackets and the space after it
-    (``hand_rows`` drops a row's last)."""
+    (``hand_rows`` drops a row's last); a spectator's bottom seat's, once the hand is over."""
     view = state.view
     if view is None:
         return []
+    hand = view.hand
     if view.seat is None:
-        return [[("class:dim", "(watching)")]]
-    arrangement = best_arrangement(view.hand)
+        if view.revealed is None:
+            return [[("class:dim", "(watching)")]]
+        # once the hand is over a spectator sees the bottom seat's hand, as every other seat's
+        hand = view.revealed[my_seat(state)]
+    arrangement = best_arrangement(hand)
     by_rank = state.sort_by_rank
     melds = sorted(
         (sorted_hand(m, by_rank) for m in arrangement.melds),
