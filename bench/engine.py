@@ -2,7 +2,12 @@
 gin rummy, microseconds per decision and per optimal count, and the expert's worlds per second.
 The last line is one JSON object so that runs can be compared by a script:
 
-    python bench/engine.py [--seconds S] [--reps N] [--expert-decisions D]
+    python bench/engine.py [--seconds S] [--reps N] [--expert-decisions D] [--pure]
+
+The engine runs as installed: compiled (setup.py compiles the modules of
+``tongits.engine.compiled``) unless it was built with ``TONGITS_PURE=1``; the first line says
+which. ``--pure`` measures the pure Python engine (the ``.py`` sources, their extensions passed
+over) in a process of its own: #37's first row compares pure Python both.
 
 Every rate is per second of this process's CPU time (``time.process_time``), so that other
 work on a shared machine, which takes the CPU away, does not lower it (it still slows the
@@ -28,12 +33,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
 from tongits.engine import DECK, Card, Hand, deck_for, hand_count, seat_view
+from tongits.engine.compiled import MODULES, pure_requested, running_compiled
 from tongits.engine.policies import ExpertPolicy, get_policy
 from tongits.engine.policies.expert import DEFAULT_BUDGET
 
@@ -142,7 +150,19 @@ def main() -> None:
     parser.add_argument("--counts", type=int, default=10000, help="random hands counted")
     parser.add_argument("--expert-decisions", type=int, default=40,
                         help="expert decisions timed (0: none)")
+    parser.add_argument("--pure", action="store_true",
+                        help="the engine's .py sources, not its compiled modules")
     args = parser.parse_args()
+    if args.pure and not pure_requested():
+        # the compiled modules are loaded already: the same command again, told to pass them over
+        os.execve(sys.executable, [sys.executable, *sys.argv],
+                  {**os.environ, "TONGITS_PURE": "1"})
+    compiled = running_compiled()
+    # a compiled build's module whose source changed since the build runs as Python
+    changed = [name for name in MODULES if name in sys.modules and name not in compiled]
+    print("engine: pure Python" if not compiled else
+          f"engine: compiled ({len(compiled)} modules)" if not changed else
+          f"engine: compiled ({len(compiled)} modules), as Python since changed: {changed}")
     rng = random.Random(1)
     anchor = rlcard_games()
     ours: list[float] = []
@@ -166,6 +186,7 @@ def main() -> None:
         "hands_per_s_views": round(statistics.median(viewed), 1),
         "us_per_decision": round(statistics.median(decision), 2),
         "us_per_count": round(statistics.median(counts), 2),
+        "compiled_modules": len(compiled),
     }
     if anchor is not None:
         ratios = [a / b for a, b in zip(ours, theirs, strict=True)]

@@ -5,6 +5,8 @@ is the single source of truth for what may be played, and ``seat_view`` (``LiveV
 state) the single place that decides what a seat may know.
 """
 
+# first: the finder that decides whether each compiled module runs as its extension
+from . import compiled  # noqa: F401
 from .cards import DECK, Card, Suit, cards_str, parse_cards
 from .count import Arrangement, best_arrangement, hand_count
 from .errors import (

@@ -9,6 +9,10 @@ and pettingzoo come with ``pip install 'tongits[rl]'`` and are loaded only when
 ``tongits.client.rl`` is imported, so the engine and the core install stay light.
 """
 
+# before this package's compiled modules are looked for: the finder that decides whether each
+# runs as its extension (tongits.engine.compiled)
+import tongits.engine.compiled  # noqa: F401
+
 from .actions import (
     ACTIONS,
     MELDS,
