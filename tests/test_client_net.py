@@ -18,7 +18,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput
 from screen_support import settle
-from tongits.client.connection import Connection, open_connection
+from tongits.client.connection import Connection, ServerError, open_connection
 from tongits.client.tui import net
 from tongits.client.tui.app import TableScreen, screen_for
 from tongits.client.tui.hint import choose_move
@@ -26,7 +26,7 @@ from tongits.client.tui.net import NetSession, SessionOptions
 from tongits.client.tui.render import lobby_panel, to_text
 from tongits.client.tui.state import Notice, event_lines
 from tongits.engine import HandRecord, Phase, SeatView, Step
-from tongits.protocol import ErrorCode, State
+from tongits.protocol import Error, ErrorCode, State
 from tongits.server.app import Server
 from tongits.server.config import ServerConfig
 
@@ -925,3 +925,20 @@ def test_a_request_after_the_session_ended_is_answered_on_screen_not_with_a_trac
     asyncio.run(main())
     notices = [u.text for u in said if isinstance(u, Notice)]
     assert notices and all("not connected any more" in text for text in notices)
+
+
+def test_a_server_shutting_down_is_news_not_a_refusal() -> None:
+    """Killed for an upgrade, a server tells every client ``shutting_down``, and so it answers
+    the ``hello`` of a client that reconnects within its last moments: the screen said
+    "✗ server refused: the server is shutting down (shutting_down)" in the error's colour and
+    kept it after "connection back after 4 s", though nothing had been refused."""
+    said: list[object] = []
+    async def sit(conn: Connection) -> None:
+        await conn.join("t1")
+
+    session = NetSession("127.0.0.1", 0, SessionOptions(name="Ana", join=sit))
+    session.sink = said.append
+    refusal = Error(code=ErrorCode.SHUTTING_DOWN, number=5001,
+                    message="the server is shutting down")
+    assert session._reason(ServerError(refusal)) == ErrorCode.SHUTTING_DOWN
+    assert said == [Notice("the server is shutting down")]

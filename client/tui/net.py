@@ -351,7 +351,9 @@ class NetSession:
 
     def _reason(self, error: BaseException) -> str:
         if isinstance(error, ServerError):
-            if error.code not in FINAL:
+            if error.code == ErrorCode.SHUTTING_DOWN:  # news, not a refusal: we reconnect
+                self.sink(Notice(error.message))
+            elif error.code not in FINAL:
                 self.sink(ServerRefused(error.code, error.message))
             return error.code
         if isinstance(error, ConnectionClosed):
