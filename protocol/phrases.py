@@ -27,10 +27,11 @@ from typing import Any, Final
 #: Every phrase by key. A key's first word is what it tells: ``event.`` a step of the hand
 #: (one per action of the protocol), ``seat.`` a ``seat_update`` change, ``link.`` the reader's
 #: own connection (in the log once it is back: the banner or status that said it was lost is
-#: gone by then, and another seat's "is back" told nothing of it), ``end.`` how a hand
-#: ended (the ``end`` of its result), ``call.`` a call and its answers, ``hand.`` a hand's
-#: start and its headline, ``whose.`` a seat as an owner, ``why.`` a term of a seat's chips
-#: (``hand_result.result.why``, ``chip_words``).
+#: gone by then, and another seat's "is back" told nothing of it), ``chat.`` the speaker of
+#: a chat line who holds no seat, ``end.`` how a hand ended (the ``end`` of its result),
+#: ``call.`` a call and its answers, ``hand.`` a hand's start and its headline, ``whose.`` a
+#: seat as an owner, ``why.`` a term of a seat's chips (``hand_result.result.why``,
+#: ``chip_words``).
 PHRASES: Final = MappingProxyType({
     "event.draw": "{who} drew",
     "event.call": "{who} called",
@@ -52,6 +53,7 @@ PHRASES: Final = MappingProxyType({
     "seat.replaced": "{name} reconnected",
     "seat.stand_in": "a bot is standing in for {name}",
     "link.back": "connection back after {count} s",
+    "chat.watching": "{name} (watching)",
     "end.tongits": "by Tongits",
     "end.call": "by call",
     "end.stock": "at stock-out",

@@ -137,6 +137,16 @@ def test_log_names_public_actions_and_chat() -> None:
     assert "» Ana: hello" in screen_text(state, now=100.0)
 
 
+def test_a_spectators_chat_line_says_the_speaker_is_watching() -> None:
+    """Ben, watching, said "hi from the rail": the players read "» Ben: hi from the rail" and
+    looked for a Ben among the seats (the page said "Ben: …" too)."""
+    state = state_for(VIEW)
+    state.apply(ChatReceived(None, "Ben", "hi from the rail"))
+    state.apply(ChatReceived(1, "Bob", "welcome"))
+    text = screen_text(state, now=100.0)
+    assert "» Ben (watching): hi from the rail" in text and "» Bob: welcome" in text
+
+
 def test_banner_and_seat_changes() -> None:
     state = state_for(VIEW)
     state.apply(ConnectionChanged(LinkStatus.LOST))

@@ -435,7 +435,9 @@ class TableState:
             setattr(self, each.name, getattr(fresh, each.name))
 
     def _chat(self, update: ChatReceived, _now: float) -> None:
-        self._aside(LogLine(LogKind.CHAT, f"{update.name}: {update.text}", update.seat))
+        # a spectator's line says so: the players would look for the name among the seats
+        name = update.name if update.seat is not None else say("chat.watching", name=update.name)
+        self._aside(LogLine(LogKind.CHAT, f"{name}: {update.text}", update.seat))
 
     def _seats(self, update: SeatsChanged, now: float) -> None:
         before = self.seats

@@ -343,7 +343,9 @@ const HANDLERS = {
     render();
   },
   chat(msg) {
-    logLine(`${msg.name}: ${msg.text}`, "chat-line");
+    // a spectator's line says so: the players would look for the name among the seats
+    const name = msg.seat === undefined ? say("chat.watching", { name: msg.name }) : msg.name;
+    logLine(`${name}: ${msg.text}`, "chat-line");
   },
   tables(msg) { renderTables(msg.tables); },
   error(msg) {
