@@ -782,6 +782,29 @@ def test_again_when_the_server_has_no_table_left_says_so_and_opens_the_lobby() -
     assert "too_many_tables" in seen["message"]
 
 
+@asynccontextmanager
+async def lobby_screen(port: int, tmp_path: Path) -> AsyncIterator[tuple[TableScreen, PipeInput]]:
+    """Ana's terminal in the lobby of the server on ``port``, her seats kept under
+    ``tmp_path``, and the pipe she types into; closed on the way out as if killed (the seat is
+    kept, not left)."""
+    from tongits.client.tui.lobby import LobbyJoin
+    from tongits.client.tui.seats import SeatStore
+
+    with create_pipe_input() as pipe:
+        lobby = LobbyJoin()
+        session = NetSession("127.0.0.1", port, SessionOptions(
+            name="Ana", join=lobby, lobby=lobby, seats=SeatStore(tmp_path / "seats")))
+        lobby.session = session
+        screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
+                             lobby=lobby)
+        task = asyncio.create_task(screen.run())
+        try:
+            yield screen, pipe
+        finally:
+            screen.app.exit()
+            await asyncio.wait_for(task, 5)
+
+
 def test_the_creator_back_at_her_waiting_private_table_sees_its_invite_again(
     tmp_path: Path,
 ) -> None:
@@ -791,31 +814,18 @@ def test_the_creator_back_at_her_waiting_private_table_sees_its_invite_again(
     ``joined`` of the create, which a resume does not get), and so is "back in your seat"
     (it waited for a deal: a waiting table sends no state)."""
     from test_client_dial import running_server
-    from tongits.client.tui.lobby import LobbyJoin
-    from tongits.client.tui.seats import SeatStore
 
     seen: dict[str, str] = {}
 
     async def run_screen(port: int, first: bool) -> None:
-        with create_pipe_input() as pipe:
-            lobby = LobbyJoin()
-            session = NetSession("127.0.0.1", port, SessionOptions(
-                name="Ana", join=lobby, lobby=lobby, seats=SeatStore(tmp_path / "seats")))
-            lobby.session = session
-            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
-                                 lobby=lobby)
-            task = asyncio.create_task(screen.run())
+        async with lobby_screen(port, tmp_path) as (screen, pipe):
             state = screen.state
-            try:
-                if first:
-                    await settle(lambda: state.lobby is not None)
-                    pipe.send_text("create friday private\r")
-                await settle(lambda: "invite friends: " in screen_for(state) and (
-                    first or "back in your seat at t1" in screen_for(state)))
-                seen["first" if first else "back"] = screen_for(state)
-            finally:
-                screen.app.exit()  # as if killed: the seat is kept, not left
-                await asyncio.wait_for(task, 5)
+            if first:
+                await settle(lambda: state.lobby is not None)
+                pipe.send_text("create friday private\r")
+            await settle(lambda: "invite friends: " in screen_for(state) and (
+                first or "back in your seat at t1" in screen_for(state)))
+            seen["first" if first else "back"] = screen_for(state)
 
     with running_server(None, password=None) as server:
         asyncio.run(run_screen(server.config.port, True))
@@ -833,29 +843,15 @@ def test_the_creator_of_a_public_table_is_given_its_page_for_friends_with_a_phon
     "friends type `join friday`", which a phone cannot type, and no address of the page (the
     page's own players see an Invite line for any table)."""
     from test_client_dial import running_server
-    from tongits.client.tui.lobby import LobbyJoin
-    from tongits.client.tui.seats import SeatStore
 
     seen: dict[str, str] = {}
 
     async def run_screen(port: int) -> None:
-        with create_pipe_input() as pipe:
-            lobby = LobbyJoin()
-            session = NetSession("127.0.0.1", port, SessionOptions(
-                name="Ana", join=lobby, lobby=lobby, seats=SeatStore(tmp_path / "seats")))
-            lobby.session = session
-            screen = TableScreen(session, input=pipe, output=DummyOutput(), colour=False,
-                                 lobby=lobby)
-            task = asyncio.create_task(screen.run())
-            state = screen.state
-            try:
-                await settle(lambda: state.lobby is not None)
-                pipe.send_text("create friday\r")
-                await settle(lambda: "friends in a browser" in screen_for(state))
-                seen["screen"] = screen_for(state)
-            finally:
-                screen.app.exit()
-                await asyncio.wait_for(task, 5)
+        async with lobby_screen(port, tmp_path) as (screen, pipe):
+            await settle(lambda: screen.state.lobby is not None)
+            pipe.send_text("create friday\r")
+            await settle(lambda: "friends in a browser" in screen_for(screen.state))
+            seen["screen"] = screen_for(screen.state)
 
     with running_server(None, password=None) as server:
         port = server.config.port
