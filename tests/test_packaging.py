@@ -36,7 +36,11 @@ def test_an_install_runs_the_listed_modules_compiled() -> None:
     for name in MODULES:
         importlib.import_module(name)
     compiled = running_compiled()
-    assert [name for name in MODULES if name not in compiled] == []
+    as_python = [name for name in MODULES if name not in compiled]
+    assert as_python == [], (
+        f"run as Python: {as_python}: their .py changed since the install compiled them "
+        "(`pip install -e .` compiles them again), or the compile failed (`pip install -v .` "
+        "says why)")
 
 
 def _built(tmp_path: Path, *, changed_after: float) -> Path:
