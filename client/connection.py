@@ -138,6 +138,9 @@ class Connection:
         self._reader_scope = trio.CancelScope()
         #: why this side ended the connection (the server stopped answering), else None
         self.lost: str | None = None
+        #: ``trio.current_time()`` when the server was last known to be there: its last bytes,
+        #: or the close or reset that ended the connection, heard as it came (``silent_for``)
+        self.alive_at = trio.current_time()
 
     # ----- requests -----------------------------------------------------------------------
 
@@ -299,6 +302,13 @@ class Connection:
                 self._reader_scope.cancel()
                 return
 
+    def silent_for(self) -> float:
+        """Seconds since the server was last known to be there. A connection that died without
+        a word (a network gone: no answer to a ``ping``, or the kernel's timeout) ended that
+        long ago, not when this side noticed, 20 to 30 s later; one the server closed or reset
+        ended when it was heard, and says 0."""
+        return trio.current_time() - self.alive_at
+
     def abandon(self) -> None:
         """Have the coming close reset the connection (``SO_LINGER`` 0) instead of ending it
         gracefully: what the kernel still holds unsent is dropped. A graceful close would keep
@@ -356,8 +366,11 @@ class Connection:
                 while True:
                     try:
                         data = await self.stream.receive_some(65536)
-                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+                        if not isinstance(error.__cause__, TimeoutError):  # a reset, heard
+                            self.alive_at = trio.current_time()
                         break
+                    self.alive_at = trio.current_time()  # bytes, or the server's close
                     if not data:
                         break
                     self.codec.receive_data(data)

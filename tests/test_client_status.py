@@ -93,6 +93,21 @@ def test_a_connection_lost_and_back_is_said_in_the_log_once_it_is_back() -> None
     assert "connection lost" not in screen_text(state, now=112.4)
 
 
+def test_a_link_gone_without_a_word_is_counted_from_when_the_server_was_last_heard() -> None:
+    """Gus's Wi-Fi was out for 71 s; the client noticed 24 s in (no answer to its ping), and
+    the log said "connection back after 47 s". The loss is counted from when the server was
+    last heard (``ConnectionChanged.silent``), so the log says how long the link was gone."""
+    session = FakeSession(seed=4, names=("Fay", "Gus", "Hal"))
+    state = TableState()
+    session.start(state.apply)
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED), now=10.0)
+    state.apply(ConnectionChanged(LinkStatus.LOST, "(no answer; retry in 1s)", silent=24.0),
+                now=124.0)
+    state.apply(ConnectionChanged(LinkStatus.LOST, "(refused; retry in 3s)"), now=130.0)
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED), now=171.0)
+    assert [line.text for line in state.log()].count("connection back after 71 s") == 1
+
+
 def test_a_sent_move_is_not_announced_once_it_is_played() -> None:
     session = FakeSession(seed=4, names=("Ana", "Bob", "Cara"))
     state = TableState()

@@ -244,6 +244,21 @@ async def test_a_dead_peer_timeout_of_zero_leaves_the_system_defaults() -> None:
 # ----- the whole path through a link that goes dead ----------------------------------------------
 
 
+async def test_a_connection_the_server_closed_ended_when_it_was_heard(
+    autojump_clock: object,
+) -> None:
+    """A server that closes (or resets) the connection is heard at once: the connection ended
+    then, however long the server had been quiet before (``silent_for`` 0), unlike a link that
+    died without a word."""
+    client, server_side = trio.testing.memory_stream_pair()
+    conn = Connection(client)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(conn.run_reader)
+        await trio.sleep(50)  # a quiet table: nothing said for 50 s
+        await server_side.aclose()
+    assert conn.silent_for() == 0
+
+
 async def test_through_a_dead_link_both_sides_notice_and_the_player_comes_back() -> None:
     """Ben (heartbeat 1 s) behind the black hole; Ana, at the same table, directly. The link
     dies: the server says ``away`` within three periods, Ben's connection gives up within
@@ -268,6 +283,9 @@ async def test_through_a_dead_link_both_sides_notice_and_the_player_comes_back()
                 noticed = trio.current_time() - dropped
                 assert closed.value.lost is not None and closed.value.error is None
                 assert noticed <= (PONG_WAIT + 1) * heartbeat + 0.5
+                # the link died when it went silent, not when it was noticed (its last pong
+                # came at most a period before the drop)
+                assert noticed <= ben.silent_for() <= noticed + heartbeat + 0.5
                 seq = ben.seq
             await next_of(ana, SeatUpdate, _change(seated.seat, "away"))
             away = trio.current_time() - dropped
@@ -353,8 +371,11 @@ def test_the_screen_says_the_link_is_lost_and_comes_back_to_its_seat_by_itself()
                 await settle(lambda: "away" in hidden.changes)
                 seen["table noticed"] = loop.time() - dropped
                 in_trio(hidden.hole.unblock)
+                seen["outage"] = loop.time() - dropped
                 await settle(lambda: "back" in hidden.changes)
                 await settle(lambda: screen.state.banner is None)
+                seen["said"] = [line.text for line in screen.state.log()
+                                if line.text.startswith("connection back after")]
                 seen["token"] = (token, session.token)
                 seen["legal"] = bool(screen.state.view and screen.state.view.legal)
             finally:
@@ -367,6 +388,9 @@ def test_the_screen_says_the_link_is_lost_and_comes_back_to_its_seat_by_itself()
     assert "connection lost" in seen["banner"] and "seat is kept" in seen["banner"]
     assert seen["token"][0] == seen["token"][1] is not None
     assert seen["legal"]  # back in her seat, her turn as it was
+    # the log counts the outage from when the link went silent, not from when it was noticed
+    (said,) = seen["said"]
+    assert int(said.split()[3]) >= seen["outage"] - 1
 
 
 # ----- coming back after a bot stood in ---------------------------------------------------------

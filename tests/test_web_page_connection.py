@@ -13,7 +13,7 @@ from web_support import run_page
 #: A fake clock, timers, DOM and WebSocket around the page's ``connect``; ``input.steps`` say
 #: what happens: ``at`` a time (ms), ``open`` the newest socket, ``hear`` a message on socket
 #: ``n``, ``beat`` the heartbeat's tick. Each step's result: the sockets' states, what each
-#: sent, and the page's status line.
+#: sent, the page's status line, and when the page takes the link to have been lost.
 NETWORK = r"""
 let now = 0;
 Date.now = () => now;
@@ -55,7 +55,7 @@ return input.steps.map((step) => {
   if (step.do === "beat") beat();
   return { sockets: sockets.map((s) => ({ sent: [...s.sent], closed: s.closed })),
            current: sockets.indexOf(S.ws),
-           status: elements.status ? elements.status.textContent : "" };
+           status: elements.status ? elements.status.textContent : "", lostAt: S.lostAt };
 });
 """
 
@@ -82,6 +82,9 @@ def test_a_ping_unanswered_for_two_periods_gives_the_connection_up(tmp_path: Pat
     lost = told[5]
     assert lost["sockets"] == [{"sent": ["hello", "ping", "ping", "ping"], "closed": True}]
     assert lost["current"] == -1 and lost["status"] == "connection lost, reconnecting…"
+    # lost since its ping went unanswered, not since the page noticed (the log's "connection
+    # back after N s" counted from 40 s: a 71 s outage read 47 s)
+    assert lost["lostAt"] == 20_000
     assert told[6]["current"] == -1
     assert len(told[7]["sockets"]) == 2 and told[7]["current"] == 1  # type: ignore[arg-type]
 

@@ -184,6 +184,9 @@ class NetSession:
         self.sink: Sink = lambda update: None
         self._trio: trio.lowlevel.TrioToken | None = None
         self._cancel = trio.CancelScope()
+        #: how long the last connection's server had been silent when it ended
+        #: (``Connection.silent_for``), told with the LOST that follows
+        self._silent = 0.0
         self._outbox_send, self._outbox = trio.open_memory_channel[Outgoing](100)
         self._done: asyncio.Future[None] | None = None
         self._early: list[Outgoing] = []
@@ -323,11 +326,13 @@ class NetSession:
                 return
             delays = self.options.retry_delays
             delay = delays[min(failures - 1, len(delays) - 1)]
-            self.sink(ConnectionChanged(LinkStatus.LOST, f"({reason}; retry in {delay:g}s)"))
+            self.sink(ConnectionChanged(LinkStatus.LOST, f"({reason}; retry in {delay:g}s)",
+                                        silent=self._silent))
             await trio.sleep(delay)
 
     async def _one_connection(self) -> str:
         """Connect, take or resume the seat, relay messages; return why it ended."""
+        self._silent = 0.0
         try:
             return await self._connection()
         except BaseExceptionGroup as group:  # the connection's nursery wraps its errors
@@ -380,7 +385,11 @@ class NetSession:
                 self.table = conn.table or self.table
                 self._save_seat()
                 self.sink(ConnectionChanged(LinkStatus.CONNECTED))
-                await self._listen(conn, await self._said_after_the_view(conn, resumed), resumed)
+                try:
+                    await self._listen(conn, await self._said_after_the_view(conn, resumed),
+                                       resumed)
+                finally:
+                    self._silent = conn.silent_for()
                 if conn.closed_by:
                     return conn.closed_by.code
                 return conn.lost or "the server closed"

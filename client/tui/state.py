@@ -157,6 +157,9 @@ class LinkStatus(StrEnum):
 class ConnectionChanged:
     status: LinkStatus
     detail: str = ""
+    #: LOST: how long before this the server was last heard (``Connection.silent_for``): a
+    #: network gone without a word is noticed 20 to 30 s after it went
+    silent: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,11 +485,11 @@ class TableState:
             away = round(now - self.lost_at) if self.lost_at is not None else 0
             if away >= 1:
                 self._aside(LogLine(LogKind.SEAT, say("link.back", count=away)))
-                self.lost_at = None
+            self.lost_at = None
             self.banner = None
             self.say("")
         elif update.status is LinkStatus.LOST:
-            self.lost_at = now if self.lost_at is None else self.lost_at
+            self.lost_at = now - update.silent if self.lost_at is None else self.lost_at
             self.banner = "connection lost, reconnecting (your seat is kept)… " + update.detail
         else:
             self.banner = "disconnected: " + (update.detail or "the server is gone")

@@ -186,13 +186,14 @@ function connect() {
     CONNECT_WAIT * 1000);
 }
 
-/** The connection is gone: say so, and connect again (the seat's token resumes the seat). */
-function lost() {
+/** The connection is gone: say so, and connect again (the seat's token resumes the seat).
+ * `since`: when it went, if before now (a link that died without a word: see giveUp). */
+function lost(since = null) {
   S.open = false;
   clearInterval(S.pinger);
   if (S.needPassword) return;
   S.reconnects += 1;
-  if (S.lostAt === null) S.lostAt = Date.now();
+  if (S.lostAt === null) S.lostAt = since ?? Date.now();
   status("connection lost, reconnecting…");
   if (S.view) render();
   setTimeout(connect, Math.min(8000, 500 * 2 ** Math.min(S.reconnects, 4)));
@@ -202,9 +203,10 @@ function lost() {
  * networks): the browser would say so only when the network came back, or after minutes of
  * retries, and the page showed "connected" all along. */
 function giveUp(ws) {
+  const since = S.pingedAt; // the ping left unanswered: the link was gone by then
   S.ws = null;
   try { ws.close(); } catch { /* closing a socket that never opened */ }
-  lost();
+  lost(since);
 }
 
 /** Every half heartbeat: a ping, unless the last one is still unanswered after two periods
