@@ -210,4 +210,19 @@ def ask_on_terminal(endpoint: Endpoint, offered: str, reason: str,
         file=sys.stderr,
     )
     answer = input(f"{question} [y/N] ")  # Ctrl-D: EOFError, a cancel
-    return answer.strip().lower() in ("y", "yes")
+    while (trusted := read_trust(answer, offered)) is None:
+        answer = input("Please type y, n, or the fingerprint the host sent you: ")
+    return trusted
+
+
+def read_trust(answer: str, offered: str) -> bool | None:
+    """What an answer to the trust question says: y or yes (or the fingerprint itself, pasted
+    from the host's message, as SSH takes it) trusts; n, no or nothing does not; anything else
+    (``yes please``, a typo, another fingerprint) is no answer, and the question is asked again
+    rather than taken for a no that ends the program."""
+    said = answer.strip().lower()
+    if said in ("y", "yes") or said == offered.lower():
+        return True
+    if said in ("", "n", "no"):
+        return False
+    return None

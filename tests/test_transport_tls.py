@@ -23,6 +23,7 @@ from tongits.client.tls import (
     CertificateUnknown,
     ClientTLS,
     KnownServers,
+    ask_on_terminal,
     open_stream,
 )
 from tongits.client.tui.net import UNTRUSTED, NetSession, SessionOptions
@@ -302,3 +303,33 @@ async def test_a_certificate_changed_between_two_connections_of_a_game_is_explai
     assert updates == [ConnectionChanged(LinkStatus.CLOSED, UNTRUSTED)]
     assert session.farewell is not None and "CHANGED" in session.farewell
     assert f"tongits trust tls://127.0.0.1:{port}" in session.farewell
+
+
+def test_the_trust_question_asks_again_until_it_is_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At "Trust this certificate and connect? [y/N]" a friend typed "yes please": it was taken
+    for a no and the program ended. Now only y/yes (or the fingerprint itself, pasted from the
+    host's message) trusts, only n/no/Enter refuses, and anything else asks again."""
+    offered = "SHA256:3F:A1:00"
+
+    def answers(*typed: str) -> tuple[bool, list[str]]:
+        asked: list[str] = []
+        replies = iter(typed)
+
+        def fake_input(prompt: str) -> str:
+            asked.append(prompt)
+            return next(replies)
+
+        monkeypatch.setattr("builtins.input", fake_input)
+        monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+        server = Endpoint("play.example", 7777, tls=True)
+        return ask_on_terminal(server, offered, "self-signed"), asked
+
+    trusted, asked = answers("yes please", "maybe", "y")
+    assert trusted and len(asked) == 3 and "fingerprint" in asked[1]
+    assert answers("sha256:3f:a1:00") == (True, [asked[0]])
+    assert answers("") == (False, [asked[0]])
+    trusted, asked = answers("SHA256:00:00:00", "no")
+    assert not trusted and len(asked) == 2
+
