@@ -6,7 +6,8 @@
 //
 // It joins the table given with --table, or else the first public table with a free seat, or
 // else creates a table with two server bots and a match of N hands (default 1; protocol 1.1).
-// Then, whenever a `state` lists legal moves for its seat, it plays the first one that is not
+// Then, whenever the newest `state` it has read lists legal moves for its seat (an older one,
+// read in the same chunk, may offer moves that are gone), it plays the first one that is not
 // `call`; after each `hand_result` it asks for the next hand. It exits with status 0 when the
 // match is over (`match_over`), or, at a table whose match is open-ended, after N hands (it
 // leaves first).
@@ -53,12 +54,18 @@ function request(msg) {
 
 socket.on('data', (chunk) => {
   buffer += chunk;
+  let newest = null; // the chunk's last state: only it is answered (an older one's moves may be gone)
   let newline;
   while ((newline = buffer.indexOf('\n')) >= 0) {
     const line = buffer.slice(0, newline).trim();
     buffer = buffer.slice(newline + 1);
-    if (line) receive(JSON.parse(line));
+    if (!line) continue;
+    const msg = JSON.parse(line);
+    if (msg.type === 'state' && !pending.has(msg.id)) { newest = msg; continue; }
+    if (msg.type === 'hand_result' || msg.type === 'match_over') newest = null; // its hand is over
+    receive(msg);
   }
+  if (newest) receive(newest);
 });
 
 function receive(msg) {
