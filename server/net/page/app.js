@@ -1018,7 +1018,7 @@ function handStory(result) {
 /** Why a seat won or paid its chips (`result.why`, protocol 1.4), as the terminal writes it
  * (protocol/phrases.py `chip_words`; tests/test_phrases_page.py compares the two). */
 function chipWords(items) {
-  return items.map((item) => `${S.phrases[`why.${item.why}`] || item.why}${item.n > 1 ? ` ×${item.n}` : ""} ${item.chips > 0 ? "+" : ""}${item.chips}`).join(" · ");
+  return items.map((item) => `${S.phrases[`why.${item.why}`] || item.why}${item.n > 1 ? ` ×${item.n}` : ""} ${signed(item.chips)}`).join(" · ");
 }
 
 /** Chips as the terminal writes them: `+8`, `-4`, `0`. */
@@ -1070,7 +1070,7 @@ function renderResult() {
     const ranked = [0, 1, 2].sort((a, b) => chips[b] - chips[a] || a - b);
     box.append(el("ol", { class: "standings", "aria-label": "Final standings" }, ...ranked.map((s) => el("li", {
       class: chips[s] === best ? "winner" : null,
-      text: `${seatName(s)}: ${chips[s] > 0 ? "+" : ""}${chips[s]} ${Math.abs(chips[s]) === 1 ? "chip" : "chips"}, ${plural(over.standings.wins[s], "hand")} won` }))));
+      text: `${seatName(s)}: ${signed(chips[s])} ${Math.abs(chips[s]) === 1 ? "chip" : "chips"}, ${plural(over.standings.wins[s], "hand")} won` }))));
     const actions = el("p", { class: "actions" });
     if (S.rematch) {
       actions.append(el("button", { type: "button", id: "again", onclick: again }, "Again: another match, same players"));
