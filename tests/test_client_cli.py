@@ -174,6 +174,23 @@ def test_play_with_a_free_seat_says_where_a_friend_connects(
                             r"--name NAME", line) and len(line) < 80
 
 
+@pytest.mark.parametrize("listen", ["0.0.0.0", "10.1.2.3", "fd00::5"])
+def test_play_on_the_lan_names_the_address_friends_connect_to(listen: str) -> None:
+    """``tongits play --listen ADDRESS`` tells friends where to connect: the address it listens
+    on, or for every address of the machine the one the server's own invite page gives (the
+    terminal named the default route's address even when told to listen on another)."""
+    from tongits.client.tui.launch import _friends_join
+    from tongits.server.net.web import browser_address
+
+    notice = _friends_join(listen, 7777, 1)
+    assert notice is not None
+    host = browser_address(listen, 7777, tls=False).removeprefix("http://").removesuffix("/")
+    assert notice.text == (f"friends join: tongits connect {host} --name NAME "
+                           "(or tongits discover)")
+    if listen != "0.0.0.0":
+        assert listen in host
+
+
 @pytest.mark.parametrize("argv", [
     ["connect", "127.0.0.1:7777", "--name", "Ana", "--password", "pw"],
     ["bot", "greedy", "--connect", "127.0.0.1:7777", "--password", "pw"],

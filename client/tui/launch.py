@@ -28,6 +28,7 @@ from typing import Any
 import trio
 from tongits.protocol.discovery import DISCOVERY_PORT
 from tongits.protocol.phrases import counted
+from tongits.server.net.web import friends_host, is_wildcard
 from tongits.server.storage.lock import DatabaseInUse
 from tongits.server.storage.store import SQLiteJournal, StoreError, export
 
@@ -241,7 +242,10 @@ def _friends_join(listen: str, port: int, bots: int) -> Notice | None:
     left to them (``bots`` < 2), from this computer (the port is one of the moment, not
     7777: nothing else says it)."""
     if not _is_loopback(listen):
-        return Notice(f"friends join: tongits connect {lan_address()}:{port} --name NAME "
+        host = friends_host(listen) if is_wildcard(listen) else listen
+        if ":" in host:
+            host = f"[{host}]"
+        return Notice(f"friends join: tongits connect {host}:{port} --name NAME "
                       "(or tongits discover)")
     if bots < 2:
         return Notice(f"friends on this computer join: tongits connect 127.0.0.1:{port} "
@@ -273,17 +277,6 @@ def _port_free(host: str, port: int) -> bool:
         except OSError:
             return False
     return True
-
-
-def lan_address() -> str:
-    """This machine's address on the LAN (the one its default route leaves by); connecting a
-    UDP socket sends nothing."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("10.255.255.255", 1))
-            return str(probe.getsockname()[0])
-        except OSError:
-            return socket.gethostname()
 
 
 def write_records(db: Path, out: Path, table: str) -> list[Path]:
