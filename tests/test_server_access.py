@@ -35,8 +35,9 @@ from tongits.server.net.access import (
     PasswordGate,
     load_password,
 )
+from tongits.server.net.lan import lan_address
 from tongits.server.net.transport import TransportWrapper
-from tongits.server.net.web import browser_address, lan_address
+from tongits.server.net.web import browser_address
 
 PASSWORD = "correct horse battery"
 
@@ -289,6 +290,24 @@ def test_the_lan_address_is_one_of_this_machines_own() -> None:
         assert not ipaddress.ip_address(address).is_loopback
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
             probe.bind((address, 0))
+
+
+def test_a_lan_with_no_route_out_still_gets_an_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a LAN with no route out (a switch with no uplink; the namespaces of this suite's LAN
+    tests) the server named itself by machine name, which a phone cannot open: the address of
+    an interface that is up is named instead, the same one the route out leaves from here."""
+    from tongits.server.net import lan
+
+    routed = lan.lan_address()
+    found = list(lan._interface_addresses())
+    assert routed is None or routed in found
+
+    def unreachable(self: socket.socket, address: object) -> None:
+        raise OSError(101, "Network is unreachable")
+
+    monkeypatch.setattr(socket.socket, "connect", unreachable)
+    assert lan.lan_address() == (found[0] if found else None)
+    assert lan.friends_host("0.0.0.0") == (found[0] if found else socket.gethostname())
 
 
 @capped

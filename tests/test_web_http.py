@@ -28,6 +28,7 @@ from tongits.protocol import ErrorCode
 from tongits.protocol.phrases import PHRASES
 from tongits.protocol.transport import Endpoint, Invite
 from tongits.server import MemoryJournal, Server
+from tongits.server.net.lan import lan_address
 from tongits.server.net.tls import ServerTLS
 from tongits.server.net.web import (
     CONTENT_SECURITY_POLICY,
@@ -35,7 +36,6 @@ from tongits.server.net.web import (
     RETRY_AFTER,
     browser_address,
     http_start,
-    lan_address,
 )
 from tongits.server.net.websocket import WebSocketCarrier, text_frame
 from web_support import WebSocketClient, WebSocketRefused, read_response

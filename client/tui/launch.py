@@ -28,7 +28,7 @@ from typing import Any
 import trio
 from tongits.protocol.discovery import DISCOVERY_PORT
 from tongits.protocol.phrases import counted
-from tongits.server.net.web import friends_host, is_wildcard
+from tongits.server.net.lan import friends_host, is_wildcard
 from tongits.server.storage.lock import DatabaseInUse
 from tongits.server.storage.store import SQLiteJournal, StoreError, export
 

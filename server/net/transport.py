@@ -22,9 +22,10 @@ from tongits.protocol import Codec, ErrorCode, Mode
 from tongits.protocol.transport import TLS_RECORD, AddressError, Endpoint, Invite
 
 from ..config import ServerConfig
+from .lan import friends_host, is_wildcard
 from .peer import Peer
 from .tls import ServerTLS
-from .web import TableNamer, WebSite, friends_host, http_start, is_wildcard, own_names
+from .web import TableNamer, WebSite, http_start, own_names
 
 log = logging.getLogger("tongits.server")
 

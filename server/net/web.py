@@ -49,6 +49,7 @@ import trio
 from tongits.protocol.phrases import PHRASES
 from tongits.protocol.transport import AddressError, Endpoint
 
+from .lan import friends_host, is_wildcard
 from .peer import Peer
 from .websocket import UpgradeError, WebSocketCarrier
 
@@ -468,33 +469,6 @@ def browser_address(host: str, port: int, tls: bool, public_address: str = "") -
     if ":" in host:
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}/"
-
-
-def is_wildcard(host: str) -> bool:
-    """Whether a server listening on ``host`` listens on every address of the machine."""
-    return host in ("0.0.0.0", "::", "")
-
-
-def friends_host(listening: str) -> str:
-    """How another machine on the LAN reaches a server listening on every address of
-    ``listening``'s family: this machine's LAN address (``lan_address``), else its name. A
-    phone types or taps this; most phones resolve no bare machine name, so the address comes
-    first. A listener on ``::`` takes IPv6 alone (Trio sets ``IPV6_V6ONLY``): its name, then."""
-    address = lan_address() if listening != "::" else None
-    return address or socket.gethostname()
-
-
-def lan_address() -> str | None:
-    """This machine's IPv4 address on its network: the source address of its route out,
-    found without sending anything (connecting a UDP socket only chooses a route and the
-    address it leaves from); None with no route out."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("192.0.2.1", 9))  # (TEST-NET-1: an address no host has)
-        except OSError:
-            return None
-        address: str = probe.getsockname()[0]
-    return None if ipaddress.ip_address(address).is_loopback else address
 
 
 def own_names(host: str, public_address: str, extra: str) -> frozenset[str]:
