@@ -194,6 +194,8 @@ class ChatLineMap(TypedDict):
     seat: NotRequired[int]
     name: str
     text: str
+    n: NotRequired[int]
+    earlier: NotRequired[bool]
 
 
 class SeatUpdateMap(TypedDict):

@@ -87,7 +87,7 @@ PROTOCOL_VERSION = 1
 #: ``welcome.options``; 1.2 adds the ladder (``register``, ``hello.account``, ``queue``,
 #: ``unqueue``, ``standings``); 1.3 adds ``seat_update.deadline``; 1.4
 #: ``hand_result.result.why``.
-PROTOCOL_MINOR = 4
+PROTOCOL_MINOR = 5
 
 JSONMap = dict[str, Any]
 RequestId = int | str
@@ -415,13 +415,17 @@ class MatchOver(ServerMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChatLine(ServerMessage):
-    """A chat line said at a table; ``seat`` is None for a spectator."""
+    """A chat line said at a table; ``seat`` is None for a spectator. ``n`` (since 1.5): the
+    line's number at its table, from 1; ``earlier`` (since 1.5): said before the recipient
+    joined, began watching or came back (sent right after its state: what it missed)."""
 
     TYPE = "chat"
     table: str
     seat: int | None = None
     name: str
     text: str
+    n: int | None = None
+    earlier: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

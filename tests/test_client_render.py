@@ -23,6 +23,7 @@ from tongits.client.tui.state import (
     ChatReceived,
     ConnectionChanged,
     LinkStatus,
+    LogKind,
     Notice,
     SeatsChanged,
     StateUpdate,
@@ -282,6 +283,24 @@ def test_the_mark_of_the_missed_moves_goes_with_its_hand() -> None:
     assert "Bob: brb" in log and not any("while you were away" in text for text in log)
     assert "friends join: tongits connect 10.0.0.2:7777" in log and "hand record saved" not in log
     assert "while you were away" not in screen_text(state, now=0.0)
+
+
+def test_coming_back_shows_the_talk_missed_and_not_twice_what_was_heard() -> None:
+    """Back from a dropped connection the server tells the table's recent chat again
+    (``earlier``): the lines said while we were away appear, those on the screen already do
+    not appear twice, and a line said anew with the same words does."""
+    view = _views(seed=6)[3]
+    state = TableState()
+    state.apply(StateUpdate(view, SEATS, None, table="t1"), now=0.0)
+    state.apply(ChatReceived(1, "Bob", "brb", n=1))
+    state.apply(ConnectionChanged(LinkStatus.LOST))
+    state.apply(ConnectionChanged(LinkStatus.CONNECTED))
+    state.apply(StateUpdate(view, SEATS, None, table="t1"), now=1.0)
+    state.apply(ChatReceived(1, "Bob", "brb", n=1, earlier=True))
+    state.apply(ChatReceived(2, "Cara", "where is Ana?", n=2, earlier=True))
+    state.apply(ChatReceived(1, "Bob", "brb", n=3))
+    chat = [line.text for line in state.log() if line.kind is LogKind.CHAT]
+    assert chat == ["Bob: brb", "Cara: where is Ana?", "Bob: brb"]
 
 
 def test_a_resume_that_missed_nothing_leaves_the_screen_as_it_was() -> None:

@@ -254,6 +254,41 @@ async def test_spectator_sees_public_view_and_chat() -> None:
 
 
 @capped
+async def test_who_arrives_later_reads_what_was_said_before() -> None:
+    """A spectator who arrives late, a friend back with its token and a player who sits down
+    read the table's recent talk, marked ``earlier``, after their state; each line is numbered
+    at its table, and only the last ``KEPT`` are kept."""
+    from tongits.server.table.chat import KEPT
+
+    async with memory_server() as (_server, connect), connect("Ana") as ana, connect("Ben") as ben:
+        joined = await ana.create_table("Talk", bots=1, auto_start=False)
+        for n in range(KEPT + 2):
+            await ana.chat(f"line {n}")
+        said = [await next_of(ana, ChatLine) for _ in range(KEPT + 2)]
+        assert [line.n for line in said] == list(range(1, KEPT + 3))
+        assert all(line.earlier is None for line in said)
+        await ben.join(joined.table)
+        told = [await next_of(ben, ChatLine) for _ in range(KEPT)]
+        assert [(line.n, line.text, line.earlier) for line in told] == [
+            (n + 1, f"line {n}", True) for n in range(2, KEPT + 2)]
+        await ben.chat("hi all")
+        assert (await next_of(ana, ChatLine)).n == KEPT + 3
+        await ana.start()
+        await next_of(ben, State)
+        token = ben.token
+        assert token is not None
+        async with connect("Sam") as sam:
+            await sam.spectate(joined.table)
+            assert isinstance(await sam.receive(), State)
+            first = await sam.receive()
+            assert isinstance(first, ChatLine) and first.earlier and first.text == "line 3"
+        async with connect("Ben", token=token) as back:
+            await next_of(back, State)
+            told = [await next_of(back, ChatLine) for _ in range(KEPT)]
+            assert told[-1].text == "hi all" and all(line.earlier for line in told)
+
+
+@capped
 async def test_resume_with_token_replaces_the_old_connection() -> None:
     async with memory_server() as (_server, connect), connect("Ana") as ana, connect("Ben") as ben:
         joined = await ana.create_table("Resume", bots=1)

@@ -666,7 +666,7 @@ class NetSession:
         elif isinstance(msg, MatchOver):
             self._match_ended(msg)
         elif isinstance(msg, ChatLine):
-            self.sink(ChatReceived(msg.seat, msg.name, msg.text))
+            self.sink(ChatReceived(msg.seat, msg.name, msg.text, msg.n, bool(msg.earlier)))
         elif isinstance(msg, SeatUpdate):
             ours = msg.change is not None and msg.change["seat"] == seat
             self.sink(SeatsChanged(msg.seats, None if ours else msg.change, msg.deadline))

@@ -120,9 +120,14 @@ class MatchEnded:
 
 @dataclass(frozen=True, slots=True)
 class ChatReceived:
+    """A chat line; ``n``: its number at the table (protocol 1.5), ``earlier``: said before we
+    arrived or came back, told again (``TableState`` skips such a line it shows already)."""
+
     seat: int | None
     name: str
     text: str
+    n: int | None = None
+    earlier: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +244,8 @@ class TableState:
     deadline_at: float | None = None  # time.monotonic() at which the turn times out
     #: chat and seat changes, each with the history length when it was heard
     asides: list[tuple[int, LogLine]] = field(default_factory=list)
+    #: the numbered chat lines heard at this table, as (number, speaker, text)
+    heard: set[tuple[int, str, str]] = field(default_factory=set)
     #: seats whose human came back, with the history length then (marked until they act)
     back_at: dict[int, int] = field(default_factory=dict)
     notes: list[LogLine] = field(default_factory=list)  # local output: help, hint, errors
@@ -438,6 +445,11 @@ class TableState:
             setattr(self, each.name, getattr(fresh, each.name))
 
     def _chat(self, update: ChatReceived, _now: float) -> None:
+        if update.n is not None:
+            key = (update.n, update.name, update.text)
+            if update.earlier and key in self.heard:
+                return  # told again on coming back: on the screen already
+            self.heard.add(key)
         # a spectator's line says so: the players would look for the name among the seats
         name = update.name if update.seat is not None else say("chat.watching", name=update.name)
         self._aside(LogLine(LogKind.CHAT, f"{name}: {update.text}", update.seat))

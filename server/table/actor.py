@@ -40,7 +40,6 @@ import trio
 from tongits.protocol import (
     AddBot,
     Chat,
-    ChatLine,
     CreateTable,
     ErrorCode,
     Join,
@@ -459,8 +458,7 @@ class Table:
         if not text or any(not ch.isprintable() for ch in text):
             raise ProtocolError(ErrorCode.BAD_FIELD, "chat text is empty or has control characters")
         peer.send(ok_message(msg.id))
-        self.audience.tell(to_dict(ChatLine(table=self.id, seat=peer.seat, name=peer.name or "?",
-                                    text=text)))
+        self.audience.chat.say(peer.seat, peer.name or "?", text)
 
     # ----- closing ------------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ A ``Table`` holds one ``Audience``: the connections at its seats and its spectat
 messages it sends them. Each change of a hand goes out as one ``state`` per recipient (its own
 ``seat_view``, the public one for spectators), built from shared parts and encoded once per
 codec mode (``fanout.StateFrames``); what the table says to everyone alike (a chat line, a
-hand's result) is encoded once per mode too (``tell``).
+hand's result) is encoded once per mode too (``tell``). Its talk is kept for who comes later
+(``chat.TableChat``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tongits.protocol import Mode, PlayerKind
 from tongits.protocol.maps import HandResultMap, SeatMap, StateHead, StateMap
 from tongits.protocol.message_maps import HandResultMessageMap
 
+from .chat import TableChat
 from .fanout import HandCache, StateFrames
 from .table import SEATS
 
@@ -40,7 +42,7 @@ _SHOWN_FIELDS = operator.attrgetter("name", "player", "policy", "stand_in", "tim
 class Audience:
     """The connections at one table (``seat_peers``, ``spectators``) and the fan-out to them."""
 
-    __slots__ = ("table_id", "state", "clock", "dealing", "seat_peers", "spectators",
+    __slots__ = ("table_id", "state", "clock", "dealing", "seat_peers", "spectators", "chat",
                  "_hand_cache", "_history_of", "_shown")
 
     def __init__(self, table_id: str, state: TableLogState, clock: Clock,
@@ -48,6 +50,8 @@ class Audience:
         self.table_id, self.state, self.clock, self.dealing = table_id, state, clock, dealing
         self.seat_peers: list[Peer | None] = [None, None, None]
         self.spectators: set[Peer] = set()
+        #: what was said at the table, kept for who comes later
+        self.chat = TableChat(table_id, self)
         #: the encoded steps of the current hand's history (``broadcast``), and that hand
         self._hand_cache = HandCache()
         self._history_of: Hand | None = None

@@ -191,6 +191,7 @@ class Seating:
         joined = Joined(id=ref, table=table.id, seat=seat, token=token, spectator=False,
                         code=code, invite=invite)
         peer.send(to_dict(joined))
+        self.audience.chat.retell(peer)
         log.info("table %s: %r sits in seat %d", table.id, peer, seat)
 
     def attach(self, peer: Peer, seat: int, token: str | None) -> None:
@@ -244,6 +245,7 @@ class Seating:
         peer.send(to_dict(Joined(id=msg.id, table=table.id, spectator=True)))
         if self.parts.state.hand is not None:
             peer.send(self.audience.catch_up_state(None, self.audience.seats_info()))
+        self.audience.chat.retell(peer)
         self.changed()
 
     def check_code(self, code: str | None) -> None:
@@ -302,6 +304,7 @@ class Seating:
             peer.send(message)
             if hand.over and (seq is None or seq < state.seq):
                 peer.send(self.audience.hand_result_message(hand))
+        self.audience.chat.retell(peer)
         self.changed(seat, change)
 
     def leave(self, peer: Peer, *, disconnected: bool = False) -> None:

@@ -38,7 +38,7 @@ const S = {
   table: null, tableName: "", seat: null, spectator: false, code: null,
   seq: null, hand: null, view: null, legal: [], deadline: null, seats: [],
   standings: null, result: null, nextDeal: null, matchOver: null,
-  log: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null, pingedAt: null,
+  log: [], heard: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null, pingedAt: null,
   lostAt: null, // Date.now() when the connection was lost, until it is back (link.back)
   optionChoices: [], // welcome.options: the table options the server accepts, and their values
   phrases: {}, // the phrasebook (/phrases.json)
@@ -345,6 +345,14 @@ const HANDLERS = {
     render();
   },
   chat(msg) {
+    if (msg.n !== undefined) {
+      // the table tells its recent talk again to who comes back (`earlier`): a line this
+      // tab shows already (kept over a reload too) is not shown twice
+      const key = JSON.stringify([msg.n, msg.name, msg.text]);
+      if (msg.earlier && S.heard.includes(key)) return;
+      S.heard.push(key);
+      if (S.heard.length > 100) S.heard.shift();
+    }
     // a spectator's line says so: the players would look for the name among the seats
     const name = msg.seat === undefined ? say("chat.watching", { name: msg.name }) : msg.name;
     logLine(`${name}: ${msg.text}`, "chat-line");
@@ -664,7 +672,8 @@ function logLine(text, cls) {
 
 function saveLog() {
   try {
-    sessionStorage.setItem(LOG_KEY, JSON.stringify({ table: S.table, told: S.told, log: S.log }));
+    sessionStorage.setItem(LOG_KEY, JSON.stringify({ table: S.table, told: S.told, log: S.log,
+                                                     heard: S.heard }));
   } catch { /* storage full or refused: the log lives on the page only */ }
 }
 
@@ -675,6 +684,7 @@ function restoreLog(table) {
   const same = kept && kept.table === table;
   S.log = same ? kept.log : [];
   S.told = same ? kept.told : { hand: null, steps: 0 };
+  S.heard = (same && kept.heard) || [];
   $("log").replaceChildren(...S.log.map((line) => el("li", { class: line.cls || null, text: line.text })));
 }
 
@@ -1183,7 +1193,7 @@ function tick() {
 function resetTable() {
   S.table = null; S.view = null; S.result = null; S.matchOver = null; S.standings = null;
   S.tableName = ""; S.entry = null; S.rematch = null; S.confirming = null;
-  S.seats = []; S.invite = null; S.legal = []; S.log = []; S.hand = null;
+  S.seats = []; S.invite = null; S.legal = []; S.log = []; S.heard = []; S.hand = null;
   S.told = { hand: null, steps: 0 };
   $("log").replaceChildren();
   document.title = TITLE;
