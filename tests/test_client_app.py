@@ -192,6 +192,31 @@ def test_keys_draw_hint_sort_and_tab_completion() -> None:
     run_screen(scenario, seed=4)
 
 
+def test_a_paste_of_several_lines_comes_up_a_line_at_each_enter() -> None:
+    """In tmux, a paste of "draw" and "discard 9s" (bracketed, as terminals paste) went into
+    the one-line input unseen (it showed the paste's last, empty, line) and the next Enter sent
+    both lines as one, refused. Now each line comes up on its own, for its own Enter."""
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        pipe.send_text("\x1b[200~say hello table\r\n\nsay gg\n\x1b[201~")
+        await settle(lambda: screen.buffer.text == "say hello table")
+        assert "pasted 2 lines: Enter sends this one" in screen_for(screen.state)
+        pipe.send_text("\r")
+        await settle(lambda: screen.buffer.text == "say gg")
+        assert "» Ana: hello table" in screen_for(screen.state)
+        pipe.send_text("\r")
+        await settle(lambda: "» Ana: gg" in screen_for(screen.state))
+        assert screen.buffer.text == ""
+        pipe.send_text("\x1b[200~say one\nsay two\x1b[201~")
+        await settle(lambda: screen.buffer.text == "say one")
+        pipe.send_text("\x03")  # ^C: the line and the rest of the paste are dropped
+        await settle(lambda: screen.buffer.text == "")
+        pipe.send_text("\r")
+        await asyncio.sleep(0.05)
+        assert screen.buffer.text == "" and "say two" not in screen_for(screen.state)
+
+    run_screen(scenario, seed=4)
+
+
 class HeldHint:
     """The real hint, held back until the test lets it go: what the screen does while the
     search is still running is then observable without any timing."""

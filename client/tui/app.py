@@ -22,6 +22,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import (
     DynamicContainer,
     Float,
@@ -232,6 +233,8 @@ class TableScreen:
         self.hint_task: asyncio.Task[None] | None = None
         #: F4 was pressed again, for a newer position, while a hint was being computed.
         self._hint_again = False
+        #: The lines of a paste still to come up, one at each Enter (``_paste``).
+        self.pasted: list[str] = []
         self.lobby = lobby
         self.state = state or TableState()
         self.state.has_lobby = lobby is not None
@@ -283,7 +286,30 @@ class TableScreen:
 
     def _accept(self, buffer: Buffer) -> bool:
         self.submit(buffer.text)
+        if self.pasted:
+            line = self.pasted.pop(0)
+            asyncio.get_running_loop().call_soon(self._put_on_line, line)
         return False
+
+    def _paste(self, event: KeyPressEvent) -> None:
+        """A paste of several lines (moves copied from a hint or a chat) comes up one line at a
+        time: the first on the line, the next at each Enter, each seen and sent on its own.
+        Left to the one-line input, the whole paste went in unseen (it showed the paste's last,
+        empty, line) and the next Enter sent every line as one, refused as a bad command."""
+        text = event.data.replace("\r\n", "\n").replace("\r", "\n")
+        lines = [line.strip() for line in text.split("\n") if line.strip()]
+        if not lines:
+            return
+        self.buffer.insert_text(lines[0])
+        self.pasted = lines[1:]
+        if self.pasted:
+            self.state.say(f"pasted {counted(len(lines), 'line')}: Enter sends this one, "
+                           "then the next comes up")
+
+    def _put_on_line(self, line: str) -> None:
+        self.buffer.text = line
+        self.buffer.cursor_position = len(line)
+        self.app.invalidate()
 
     def ask_quit(self) -> None:
         """Quit at once from the lobby, as a spectator or once disconnected; from a seat in a
@@ -579,6 +605,7 @@ class TableScreen:
             ("f4", lambda _: self.submit("hint"), True),
             ("f5", lambda _: self.submit("sort"), True),
             ("tab", _complete_now, True),
+            (Keys.BracketedPaste, self._paste, True),
         ]
         kb = KeyBindings()
         for key, handler, when in keys:
@@ -586,13 +613,15 @@ class TableScreen:
         return kb
 
     def _clear_line(self) -> None:
-        """^C clears the line (as pgcli and ptpython do); it never quits."""
+        """^C clears the line (as pgcli and ptpython do), and the rest of a paste; it never
+        quits."""
         if self.state.confirming_quit:
             self._answer_quit("n")
         elif self.state.confirming_leave:
             self._answer_leave("n")
         elif self.buffer.text:
             self.buffer.reset()
+            self.pasted = []
         else:
             self.state.say("^C clears the line; to leave, type quit (or ^Q)")
 

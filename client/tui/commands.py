@@ -10,7 +10,8 @@ words its code, so the player reads "draw or pick first" instead of a bare refus
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
@@ -109,10 +110,57 @@ def resolve(word: str) -> CommandSpec | None:
     return found[0] if word and len(found) == 1 else None
 
 
-def _unknown(word: str) -> str:
+#: Words players type for a move that are not its command here, and the command they mean.
+_OTHER_WORDS: dict[str, str] = {
+    "throw": "discard", "drop": "discard", "toss": "discard", "tapon": "discard",
+    "bunot": "draw", "knock": "call", "fight": "challenge", "laban": "challenge",
+}
+
+
+def _spans(words: Sequence[str]) -> list[tuple[str, bool]]:
+    """The words, a rank typed apart from its suit (``10 h``) joined to it, each with whether
+    it is a card."""
+    spans = []
+    rest = list(words)
+    while rest:
+        word = rest.pop(0)
+        if not _is_card(word) and rest and _is_card(word + rest[0]):
+            word += rest.pop(0)
+        spans.append((word, _is_card(word)))
+    return spans
+
+
+def _cards_typed(words: Sequence[str]) -> list[str] | None:
+    """``words`` read as cards, in the player's spelling (``_spans``); None when they are not
+    all cards."""
+    spans = _spans(words)
+    return [word for word, _ in spans] if all(card for _, card in spans) else None
+
+
+def _is_card(word: str) -> bool:
+    try:
+        Card.parse(word)
+    except InvalidMove:
+        return False
+    return True
+
+
+def _move_for(cards: Sequence[str]) -> str:
+    """The move a player typing only cards most likely means, as an example to type."""
+    return ("discard " if len(cards) == 1 else "meld ") + " ".join(cards)
+
+
+def _unknown(word: str, rest: str = "") -> str:
     """Why ``word`` names no command, with the commands it may have meant: those it begins
-    (``d``: discard or draw) or a near spelling (``drw``: draw)."""
+    (``d``: discard or draw), a near spelling (``drw``: draw), another word for one
+    (``throw``: discard), or, for a line of cards (``10h``), the move to put before them."""
+    cards = _cards_typed([word, *_words_after(rest)])
+    if cards:
+        return f"name the move first: {_move_for(cards)}"
     lowered = word.lower()
+    if lowered in _OTHER_WORDS:
+        typed = " ".join([_OTHER_WORDS[lowered], *_words_after(rest)])
+        return f"unknown command {word!r}: here it is {typed}"
     meant = sorted(name for name in COMMANDS if name.startswith(lowered))
     if not meant:
         meant = sorted(difflib.get_close_matches(lowered, COMMANDS, n=3, cutoff=0.6))
@@ -121,21 +169,36 @@ def _unknown(word: str) -> str:
     return f"unknown command {word!r}; `help` lists them"
 
 
+#: Cards written without a space between them: ``3h4h5h``.
+_RUN_TOGETHER = re.compile(r"(?:(?:10|[2-9tjqka])[cdhs♣♦♥♠]){2,}", re.IGNORECASE)
+_ONE_CARD = re.compile(r"(?:10|[2-9tjqka])[cdhs♣♦♥♠]", re.IGNORECASE)
+
+
 def parse_card(token: str) -> Card:
     try:
         return Card.parse(token)
     except InvalidMove:
+        if _RUN_TOGETHER.fullmatch(token):
+            apart = " ".join(_ONE_CARD.findall(token))
+            raise CommandError(f"{token!r}: put a space between the cards: {apart}") from None
         raise CommandError(f"{token!r} is not a card (write 7h, Th or 10h, K♠)") from None
 
 
 def parse_cards(tokens: Sequence[str]) -> tuple[Card, ...]:
+    tokens = _together(tokens)
     cards = tuple(parse_card(t) for t in tokens)
     seen: set[Card] = set()
-    for card in cards:
+    for card, token in zip(cards, tokens, strict=True):
         if card in seen:
-            raise CommandError(f"{card} is named twice")
+            raise CommandError(f"{token} is named twice: name each card once")
         seen.add(card)
     return cards
+
+
+def _together(tokens: Sequence[str]) -> list[str]:
+    """The words as cards when they are cards with a rank and its suit typed apart
+    (``10 h``), else as they are (each is then read, or refused, on its own)."""
+    return _cards_typed(tokens) or list(tokens)
 
 
 def _is_meld_id(token: str) -> bool:
@@ -157,7 +220,7 @@ def parse_command(line: str) -> Command:
     head, _, rest = text.partition(" ")
     spec = resolve(head)
     if spec is None:
-        raise CommandError(_unknown(head))
+        raise CommandError(_unknown(head, rest))
     if TURN_SEPARATOR in rest and spec.args is not Args.TEXT:
         first = text.partition(TURN_SEPARATOR)[0].strip()
         raise CommandError(f"one move at a time: {first} first, then the next")
@@ -181,20 +244,23 @@ def _text_args(spec: CommandSpec, rest: str) -> Command:
 
 
 def _no_args(spec: CommandSpec, rest: str) -> Command:
+    if spec.action is Action.DRAW and _words_after(rest):
+        raise CommandError("draw takes nothing after it; the discard is taken by pick (pick 7h "
+                           "7s, F3)")
     if _words_after(rest):
         raise CommandError(f"{spec.name} takes nothing after it")
     return Local(spec.name) if spec.action is None else Move(spec.action)
 
 
 def _card_arg(spec: CommandSpec, rest: str) -> Command:
-    tokens = _words_after(rest)
+    tokens = _together(_words_after(rest))
     if len(tokens) != 1:
         raise CommandError(f"usage: {spec.usage} (one card)")
     return Move(_move_of(spec), card=parse_card(tokens[0]))
 
 
 def _card_meld_args(spec: CommandSpec, rest: str) -> Command:
-    tokens = _words_after(rest)
+    tokens = [*_together(_words_after(rest)[:-1]), *_words_after(rest)[-1:]]
     if len(tokens) != 2:
         raise CommandError(f"usage: {spec.usage} (a card, then a meld number)")
     first, second = tokens
@@ -214,7 +280,7 @@ def _pick_args(spec: CommandSpec, rest: str) -> Command:
 def _cards_args(spec: CommandSpec, rest: str) -> Command:
     tokens = _words_after(rest)
     if not tokens:
-        raise CommandError(f"usage: {spec.usage}")
+        raise CommandError(f"usage: {spec.usage} ({spec.help})")
     return Move(_move_of(spec), parse_cards(tokens))
 
 
@@ -250,7 +316,10 @@ class Refusal:
     message: str
 
 
-def _words(error: Refusal, move: Move, view: SeatView, names: Sequence[str]) -> str:
+def _words(error: Refusal, move: Move, view: SeatView, names: Sequence[str],
+           typed: Mapping[Card, str] | None = None) -> str:
+    if error.code == ErrorCode.CARD_NOT_IN_HAND:
+        return _not_in_hand(move, view, typed or {})
     phrase = _PHRASES.get(error.code)
     return phrase(move, view, names) if phrase is not None else error.message
 
@@ -282,13 +351,19 @@ def _not_your_turn(move: Move, view: SeatView, names: Sequence[str]) -> str:
     return f"not your turn: {_name(view.to_act, names)} is to play"
 
 
-def _not_in_hand(move: Move, view: SeatView, names: Sequence[str]) -> str:
+def _not_in_hand(move: Move, view: SeatView, typed: Mapping[Card, str]) -> str:
+    """The cards missing from the hand as the player typed them (``10h``, ``10♥``: the screen
+    writes ``T♥``), and the cards of the same rank the hand does hold."""
     named = (*move.cards, *([move.card] if move.card is not None else []))
     missing = [c for c in named if c not in view.hand]
     top = view.discards[-1] if view.discards else None
-    if move.action is Action.PICK and missing == [top]:
-        return f"{top} is the discard you take: name only your own cards (pick 7h 7s)"
-    return f"{_show(missing)} not in your hand"
+    if move.action is Action.PICK and top is not None and missing == [top]:
+        return f"{typed.get(top, top)} is the discard you take: name only your own cards " \
+               "(pick 7h 7s)"
+    said = " ".join(typed.get(card, str(card)) for card in missing)
+    ranks = {card.rank for card in missing}
+    held = [card.pretty() for card in view.hand if card.rank in ranks]
+    return f"{said} not in your hand" + (f"; you have {' '.join(held)}" if held else "")
 
 
 def _dealer_first_turn(move: Move, view: SeatView, names: Sequence[str]) -> str:
@@ -330,7 +405,6 @@ _PHRASES: dict[str, Phrase] = {
     "already_acquired": lambda m, v, n: (
         "you already drew or picked this turn: meld, sapaw or discard"
     ),
-    "card_not_in_hand": _not_in_hand,
     "empty_discard": lambda m, v, n: "the discard pile is empty: draw",
     "pick_needs_meld": _pick_needs_meld,
     "no_such_meld": lambda m, v, n: f"there is no meld {m.meld}",
@@ -356,8 +430,14 @@ def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) ->
         raise CommandError("no hand is being played yet")
     error = refusal(command, view)
     if error is not None:
-        raise CommandError(_words(error, command, view, names), error.code)
+        raise CommandError(_words(error, command, view, names, _spelled(line)), error.code)
     return command
+
+
+def _spelled(line: str) -> dict[Card, str]:
+    """Each card of a typed line, in the player's own spelling (``10h``, ``10 h``, ``T♥``)."""
+    words = _words_after(line.strip().partition(" ")[2])
+    return {Card.parse(word): word for word, card in _spans(words) if card}
 
 
 def help_lines(cols: int = 80) -> list[str]:
