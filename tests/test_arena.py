@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -247,3 +248,22 @@ def test_a_bad_local_cluster_size_exits_1(capsys: pytest.CaptureFixture[str]) ->
     argv = ["arena", "--bots", "greedy,random,greedy", "--hands", "3", "--cluster", "local:x"]
     assert main(argv) == 1
     assert "local:N" in capsys.readouterr().err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_one_line_in_a_log_file_and_redrawn_on_a_terminal() -> None:
+    """`tongits arena ... 2> arena.log` wrote every redraw of the bar, joined by carriage
+    returns; a log file now gets the bar's last state, on one line of its own."""
+    log, terminal = io.StringIO(), _Terminal()
+    for stream in (log, terminal):
+        bar = arena.Progress(3, stream)
+        for done in range(4):
+            bar.shown = -1.0  # as if 0.2 s had passed since the last redraw
+            bar.update(done)
+    assert log.getvalue().startswith("[######") and log.getvalue().count("\n") == 1
+    assert "\r" not in log.getvalue() and " 100.0% 9/9 hands " in log.getvalue()
+    assert terminal.getvalue().count("\r") == 4 and terminal.getvalue().endswith("\n")

@@ -173,18 +173,21 @@ def _play_in_processes(
 
 
 class Progress:
-    """A one-line progress bar on a stream, redrawn at most every 0.2 s."""
+    """A one-line progress bar on a stream, redrawn at most every 0.2 s; on a stream that is
+    not a terminal (a log file, a pipe) only its last state, once: redrawn there, it was a
+    heap of bars joined by carriage returns (seen in a bot author's ``2> arena.log``)."""
 
     def __init__(self, total: int, stream: TextIO | None = None, width: int = 30):
         self.total = total
         self.stream = stream if stream is not None else sys.stderr
+        self.live = self.stream.isatty()
         self.width = width
         self.start = time.monotonic()
         self.shown = 0.0
 
     def update(self, done: int) -> None:
         now = time.monotonic()
-        if done < self.total and now - self.shown < 0.2:
+        if done < self.total and (now - self.shown < 0.2 or not self.live):
             return
         self.shown = now
         frac = done / self.total if self.total else 1.0
@@ -194,7 +197,8 @@ class Progress:
         eta = elapsed / frac - elapsed if frac > 0 else 0.0
         rate = done * ROTATIONS / elapsed if elapsed > 0 else 0.0
         self.stream.write(
-            f"\r[{bar}] {100 * frac:5.1f}% {done * ROTATIONS}/{self.total * ROTATIONS} hands "
+            ("\r" if self.live else "")
+            + f"[{bar}] {100 * frac:5.1f}% {done * ROTATIONS}/{self.total * ROTATIONS} hands "
             f"{rate:7.0f} hands/s {elapsed:6.1f}s eta {eta:6.1f}s"
         )
         if done >= self.total:
