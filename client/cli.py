@@ -55,11 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--json", action="store_true", help="print the standings as one JSON line")
     arena.add_argument("--options", metavar="JSON", help="table options, e.g. '{\"ante\": 1}'")
     review = sub.add_parser("review", help="grade each decision of a hand record, or a bot's "
-                            "lost hands of an arena run")
-    review.add_argument("file", help="a tongits-hand/1 JSON file, or the DIR of `tongits arena "
-                        "--record DIR`: the hands a bot lost there, worst first")
+                            "lost hands in a folder of them")
+    review.add_argument("file", help="a tongits-hand/1 JSON file, or a DIR of them (`tongits "
+                        "arena --record DIR`, `tongits export --out DIR`): the hands a bot lost "
+                        "there, worst first")
     review.add_argument("--seat", type=int, help="only this seat (default: every seat)")
-    review.add_argument("--bot", help="with a DIR: whose lost hands (default: the first bot)")
+    review.add_argument("--bot", help="with a DIR: whose lost hands (default: the arena's first "
+                        "bot, or the name that played most of the hands)")
     review.add_argument("--worst", type=int, default=3,
                         help="with a DIR: how many of the worst lost hands to grade (default 3)")
     review.add_argument("--json", action="store_true", help="one JSON object per seat")
@@ -115,6 +117,8 @@ def _add_bot_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     bot.add_argument("--seed", help="seed of the bot's own randomness")
     bot.add_argument("--name", help="name at the table (default: the policy's name)")
     bot.add_argument("--text", action="store_true", help="speak JSON lines instead of msgpack")
+    bot.add_argument("--record", metavar="DIR", help="write each hand's record into DIR, for "
+                     "`tongits review DIR --bot NAME`")
 
 
 def _add_screen_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,6 +1,7 @@
 """``tongits review FILE``: grade each decision of a hand record with the expert's search;
-``tongits review DIR``: the hands a bot lost in an arena run recorded there (``tongits arena
---record DIR``), worst first, the worst of them graded at that bot's seat.
+``tongits review DIR``: the hands a bot lost in a folder of hand records (an arena run,
+``tongits arena --record DIR``, or records that name their players: ``tongits export``, a
+ladder bot's hands among them), worst first, the worst of them graded at that bot's seat.
 
 Plain output: per seat, a table of its decisions (the loss, its noise, the costly ones marked
 ``!``) and a summary (total expected loss, the three worst decisions, what would have been
@@ -16,12 +17,13 @@ import json
 import math
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
 from tongits.engine import HandRecord, RecordError, Result
 from tongits.engine.policies.expert import DEFAULT_BUDGET
-from tongits.engine.review import Decision, SeatReview, decision_points, review_seat
+from tongits.engine.review import COSTLY, Decision, SeatReview, decision_points, review_seat
 
 
 class Bar:
@@ -71,12 +73,16 @@ def render(review: SeatReview, heading: str | None = None) -> str:
 def _why(decision: Decision) -> str:
     """The reason of a costly decision; a loss inside its noise is said to be one, not given a
     reason: "-0.01 chips, calling would likely have won the hand now" (noise ±0.63) told a bot's
-    author of a likely win the search did not see."""
+    author of a likely win the search did not see. A loss past its noise by less than a mark
+    needs (``COSTLY``) is said to be that ("-0.26 chips, within the noise (±0.24)" was not)."""
     if decision.costly or decision.tongits:
         return decision.reason
     if not math.isfinite(decision.margin):
         return "too few worlds to tell it from noise"
-    return f"within the noise (±{decision.margin:.2f}): not marked"
+    if decision.loss <= decision.margin:
+        return f"within the noise (±{decision.margin:.2f}): not marked"
+    return (f"beyond the noise (±{decision.margin:.2f}) by less than the {COSTLY:.2f} chips "
+            "a mark needs: not marked")
 
 
 def _best(decision: Decision) -> str:
@@ -131,18 +137,24 @@ def run_lost(
     budget: int = DEFAULT_BUDGET,
     progress: bool = True,
 ) -> int:
-    """``tongits review DIR``: the hands ``bot`` (default: the first of the run's bots) lost,
-    from the records of ``tongits arena --record DIR`` and its ``arena.json`` (who sat where
-    in each rotation), by the chips each lost (the engine's settlement, replayed), and a review
-    of the ``worst`` of them at that bot's seat. Exit status 0, or 2 for a directory that holds
-    no such run or a bot it does not name."""
+    """``tongits review DIR``: the hands ``bot`` lost in a folder of hand records, by the chips
+    each lost (the engine's settlement, replayed), and a review of the ``worst`` of them at
+    that bot's seat. The folder is an arena run (``tongits arena --record DIR``: its
+    ``arena.json`` says who sat where in each rotation; ``bot`` defaults to the first of its
+    bots) or records that name their players (``tongits export`` of a server's hands, a
+    ladder bot's among them, or a client's ``hands/``; ``bot`` defaults to the name that
+    played most of them). Exit status 0, or 2 for a directory that holds no such hands or a
+    bot it does not name."""
     folder = Path(directory)
-    try:
-        meta = json.loads((folder / "arena.json").read_text(encoding="utf-8"))
-        bots, seats = list(meta["bots"]), dict(meta["seats"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"tongits review: {directory} holds no arena run (arena.json: {exc})",
-              file=sys.stderr)
+    hands = _arena_run(folder) or _named_hands(folder)
+    if hands is None:
+        print(f"tongits review: {directory} holds no arena run (arena.json) and no hand "
+              "records that name their players (tongits export)", file=sys.stderr)
+        return 2
+    bots, seated = hands
+    if bot is None and len(bots) > 1 and _played(seated, bots[0]) == _played(seated, bots[1]):
+        print(f"tongits review: whose hands? {', '.join(bots)} played as many of them: say "
+              "--bot NAME", file=sys.stderr)
         return 2
     name = bot if bot is not None else bots[0]
     if name not in bots:
@@ -153,7 +165,7 @@ def run_lost(
         print("tongits review: --budget must be at least 1 and --worst at least 0",
               file=sys.stderr)
         return 2
-    losses, played = _lost_hands(folder, seats, name)
+    losses, played = _lost_hands(seated, name)
     if not as_json:
         print(f"{name} lost chips in {len(losses)} of {played} hands in {directory}"
               + (f"; the {min(worst, len(losses))} worst, reviewed:" if losses and worst else ""),
@@ -172,22 +184,64 @@ def run_lost(
     return 0
 
 
-def _lost_hands(folder: Path, seats: dict[str, list[str]], name: str) -> tuple[
+#: Each hand record of a folder, read, with who sat in seats 0, 1 and 2.
+Seated = list[tuple[Path, HandRecord, list[str]]]
+
+
+def _arena_run(folder: Path) -> tuple[list[str], Seated] | None:
+    """The bots of an arena run and its records, each with the bots of its rotation; None
+    when ``folder`` holds no ``arena.json``."""
+    try:
+        meta = json.loads((folder / "arena.json").read_text(encoding="utf-8"))
+        bots, seats = list(meta["bots"]), dict(meta["seats"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    seated = [(path, record, list(seats.get(f"rot{path.stem.rpartition('-rot')[2]}", [])))
+              for path, record in _records(folder, "deal*-rot*.json")]
+    return bots, seated
+
+
+def _named_hands(folder: Path) -> tuple[list[str], Seated] | None:
+    """The records of ``folder`` that name their players, with those names, and the names by
+    how many hands each played, most first; None when there is none."""
+    seated = [(path, record, list(record.names))
+              for path, record in _records(folder, "*.json", quiet=True)
+              if record.names is not None]
+    played = Counter(name for _, _, names in seated for name in set(names) if name)
+    return ([name for name, _ in played.most_common()], seated) if played else None
+
+
+def _played(seated: Seated, name: str) -> int:
+    return sum(1 for _, _, sat in seated if name in sat)
+
+
+def _records(folder: Path, pattern: str, quiet: bool = False) -> list[tuple[Path, HandRecord]]:
+    """The hand records of ``folder`` whose names match ``pattern``, sorted by name; one that
+    cannot be read is skipped, saying so (``quiet``: a JSON file that is not a hand record,
+    such as the standings ``tongits export`` writes beside them, is skipped without a word)."""
+    found = []
+    for path in sorted(folder.glob(pattern)):
+        try:
+            found.append((path, HandRecord.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, UnicodeDecodeError, RecordError) as exc:
+            if not quiet:
+                print(f"tongits review: {path.name} skipped: {exc}", file=sys.stderr)
+    return found
+
+
+def _lost_hands(seated: Seated, name: str) -> tuple[
         list[tuple[int, str, int, HandRecord, Result, list[str]]], int]:
-    """The hands of ``folder`` that ``name`` lost chips in, worst first: its chips, the
-    record's file name, its seat, the record, its result (replayed) and who sat where; and how
-    many hands it played there. A record that cannot be read or replayed is skipped, saying
-    so."""
+    """The hands that ``name`` lost chips in, worst first: its chips, the record's file name,
+    its seat, the record, its result (replayed) and who sat where; and how many hands it
+    played. A record that cannot be replayed is skipped, saying so."""
     losses = []
     played = 0
-    for path in sorted(folder.glob("deal*-rot*.json")):
+    for path, record, sat in seated:
         try:
-            record = HandRecord.loads(path.read_text(encoding="utf-8"))
             result = record.replay().result
-        except (OSError, UnicodeDecodeError, RecordError) as exc:
+        except RecordError as exc:
             print(f"tongits review: {path.name} skipped: {exc}", file=sys.stderr)
             continue
-        sat = list(seats.get(f"rot{path.stem.rpartition('-rot')[2]}", []))
         for seat in (s for s in range(3) if s < len(sat) and sat[s] == name):
             played += 1
             if result is not None and result.chips[seat] < 0:

@@ -76,6 +76,7 @@ from .connection import (
     open_connection,
 )
 from .tls import ClientTLS, TrustError
+from .tui.records import save_record
 
 log = logging.getLogger("tongits.sdk")
 
@@ -193,7 +194,9 @@ class Bot:
     ``seat`` and join ``code`` optional), or the first free table. ``hands``: stop after that many
     hands (None: play until the server closes). ``text`` speaks the JSON-lines mode instead of
     msgpack. ``retry_delays``: the pauses between reconnection attempts; empty to never retry.
-    ``host`` may be a whole address, ``tls://HOST[:PORT]``; ``tls`` True (or a ``ClientTLS``
+    ``record``: a folder to write each hand's record in (the server sends it with the
+    result), for ``tongits review DIR --bot NAME`` (None: none kept). ``host`` may be a whole
+    address, ``tls://HOST[:PORT]``; ``tls`` True (or a ``ClientTLS``
     saying which authorities and pins to trust) speaks TLS; ``password`` is the server password
     (None: ``$TONGITS_PASSWORD`` if set). ``heartbeat``: a ``ping`` every that many seconds, so
     that a network that drops without closing is noticed within three periods by both sides and
@@ -227,6 +230,7 @@ class Bot:
         account: str | None = None,
         matches: int | None = None,
         keys: AccountKeys | None = None,
+        record: Path | None = None,
     ) -> None:
         if hands is not None and hands < 1:
             raise ValueError("hands must be at least 1 (or None for no limit)")
@@ -249,6 +253,7 @@ class Bot:
         self.retry_delays = tuple(retry_delays)
         self.ladder, self.account, self.matches = ladder, account, matches
         self.keys = keys
+        self.record = record
         self.report = BotRun()
         self._token: str | None = None
         self._seq: int | None = None
@@ -474,7 +479,19 @@ class Bot:
         if isinstance(msg, State):
             return await self._on_state(conn, msg)
         self._hand_over(Result.from_dict(msg.result), msg.standings)
+        if self.record is not None and msg.record is not None:
+            self._keep_record(msg)
         return await self._after_hand(conn, last=bool(msg.last))
+
+    def _keep_record(self, msg: HandResult) -> None:
+        """Write the hand's record into ``record`` (a failed write is logged: the bot plays
+        on), named as ``tongits connect`` names its own."""
+        assert self.record is not None and msg.record is not None
+        try:
+            save_record(self.record, f"{self.host}:{self.port}", msg.table,
+                        msg.standings["hands"], msg.record)
+        except OSError as exc:
+            log.warning("hand record not written: %s", exc)
 
     async def _on_state(self, conn: Connection, msg: State) -> bool:
         """Play if the seat is to act; True when the bot is done (it left the table). The view
@@ -646,10 +663,12 @@ def run_builtin(args: argparse.Namespace) -> int:
         "host": endpoint.host, "port": endpoint.port, "name": args.name or policy.name,
         "table": table, "code": code, "create": args.create, "bots": bots, "timer": args.timer,
         "hands": args.hands, "text": args.text, "tls": args.tls or endpoint.tls,
-        "password": password, **(assigned or {}),
+        "password": password, "record": Path(args.record) if args.record else None,
+        **(assigned or {}),
     }
     if args.ladder:
         settings.update(ladder=True, matches=args.matches)
+
     try:
         run = trio.run(Bot(policy, settings.pop("host"), settings.pop("port"), **settings).run)
     except ValueError as exc:  # --ladder with --hands, --create or --table

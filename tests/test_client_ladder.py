@@ -49,6 +49,35 @@ async def test_a_ladder_bot_registers_keeps_its_key_and_plays_rated_matches(
     assert text.splitlines()[-1] == "1-4 of 4 accounts"
 
 
+async def test_a_ladder_bot_keeps_its_hands_for_tongits_review(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A bot author put the SDK bot on a ladder for 400 matches and wanted the worst hand it
+    lost reviewed: the records came with every result but were kept nowhere. With ``record``
+    (``tongits bot --record DIR``) each hand is written, named by the server and table as
+    ``tongits connect`` names its own, and ``tongits review DIR --bot Gus`` finds its seat by
+    the names in the records."""
+    from tongits.client.cli import main
+
+    with trio.fail_after(TIME_CAP):
+        async with tcp_server(ladder_hands=2, ladder_anchors="random,greedy",
+                              ladder_anchor_wait=0.0) as (_server, port):
+            bot = Bot(get_policy("greedy", seed=1), "127.0.0.1", port, name="Gus", ladder=True,
+                      matches=2, keys=AccountKeys(tmp_path / "keys.json"), heartbeat=None,
+                      record=tmp_path / "hands")
+            run = await bot.run()
+    kept = sorted((tmp_path / "hands").glob("*.json"))
+    assert len(kept) == len(run.hands) == 4
+    assert all(path.name.startswith(f"127.0.0.1_{port}-t") for path in kept)
+    lost = sum(1 for hand in run.hands
+               if hand.result.chips[hand.standings["names"].index("Gus")] < 0)
+    assert main(["review", str(tmp_path / "hands"), "--bot", "Gus", "--worst", "0"]) == 0
+    assert capsys.readouterr().out.startswith(f"Gus lost chips in {lost} of 4 hands")
+    # the anchors sat at both matches too: whose hands these are is not guessed
+    assert main(["review", str(tmp_path / "hands")]) == 2
+    assert "played as many of them: say --bot NAME" in capsys.readouterr().err
+
+
 async def test_a_ladder_bot_whose_name_is_taken_says_so(tmp_path: Path) -> None:
     with trio.fail_after(TIME_CAP):
         async with tcp_server() as (_server, port):

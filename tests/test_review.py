@@ -244,9 +244,44 @@ def test_a_worst_decision_inside_its_noise_is_said_to_be_noise() -> None:
                         reason)
 
     review = SeatReview(0, (decision(0, 0.01, 0.63, "calling would likely have won the hand now"),
-                            decision(1, 1.5, 0.5, "calling would likely have won the hand now")))
+                            decision(1, 1.5, 0.5, "calling would likely have won the hand now"),
+                            decision(2, 0.26, 0.24, "calling would likely have won the hand now")))
     worst = render(review).split("worst decisions:\n")[1].splitlines()
     assert worst == [
         "  #1 draw -> call: -1.50 chips, calling would likely have won the hand now",
+        # a ladder bot's review said "-0.26 chips, within the noise (±0.24)"
+        "  #2 draw -> call: -0.26 chips, beyond the noise (±0.24) by less than the 0.25 chips "
+        "a mark needs: not marked",
         "  #0 draw -> call: -0.01 chips, within the noise (±0.63): not marked",
     ]
+
+
+def test_review_of_exported_hands_finds_a_ladder_bot_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A ladder bot's author has no arena run: its hands come from `tongits export --out DIR`
+    (records named `t3-hand-1.json` that name their players, beside `standings.json`).
+    `tongits review DIR --bot mybot` said "holds no arena run (arena.json: No such file...)";
+    now the records' names say where the bot sat, as arena.json does for an arena run."""
+    assert main(["arena", "--bots", "strong,random,random", "--hands", "9", "--seed", "3",
+                 "--record", str(tmp_path / "arena"), "--json"]) == 0
+    assert main(["review", str(tmp_path / "arena"), "--bot", "random", "--worst", "2",
+                 "--json", "--quiet", "--budget", "8"]) == 0
+    in_arena = [json.loads(line) for line in capsys.readouterr().out.splitlines()[-2:]]
+    exported = tmp_path / "export"
+    exported.mkdir()
+    for number, path in enumerate(sorted((tmp_path / "arena").glob("deal*.json"))):
+        (exported / f"t1-hand-{number + 1}.json").write_text(path.read_text(encoding="utf-8"))
+    (exported / "standings.json").write_text(json.dumps({"tables": {}, "players": {}}))
+    assert main(["review", str(exported), "--bot", "random", "--worst", "2", "--json",
+                 "--quiet", "--budget", "8"]) == 0
+    out, err = capsys.readouterr()
+    graded = [json.loads(line) for line in out.splitlines()]
+    assert [(g["chips"], g["seat"], g["decisions"]) for g in graded] == [
+        (g["chips"], g["seat"], g["decisions"]) for g in in_arena]
+    assert err == ""
+    assert main(["review", str(exported), "--bot", "mybot"]) == 2
+    assert "its bots: " in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["review", str(tmp_path / "empty")]) == 2
+    assert "no hand records that name their players" in capsys.readouterr().err
