@@ -27,7 +27,8 @@ from typing import Any, Final
 #: Every phrase by key. A key's first word is what it tells: ``event.`` a step of the hand
 #: (one per action of the protocol), ``seat.`` a ``seat_update`` change, ``link.`` the reader's
 #: own connection (in the log once it is back: the banner or status that said it was lost is
-#: gone by then, and another seat's "is back" told nothing of it), ``chat.`` the speaker of
+#: gone by then, and another seat's "is back" told nothing of it; and the hands settled while it
+#: was gone, whose results are not sent again), ``chat.`` the speaker of
 #: a chat line who holds no seat, ``end.`` how a hand ended (the ``end`` of its result),
 #: ``call.`` a call and its answers, ``hand.`` a hand's start and its headline, ``whose.`` a
 #: seat as an owner, ``why.`` a term of a seat's chips (``hand_result.result.why``,
@@ -53,6 +54,8 @@ PHRASES: Final = MappingProxyType({
     "seat.replaced": "{name} reconnected",
     "seat.stand_in": "a bot is standing in for {name}",
     "link.back": "connection back after {count} s",
+    "link.missed_won": "{who} won hand {count} while you were away: your chips {chips}",
+    "link.missed_hands": "{count} played while you were away: your chips {chips}",
     "chat.watching": "{name} (watching)",
     "end.tongits": "by Tongits",
     "end.call": "by call",
@@ -113,3 +116,28 @@ def paid_to(items: Sequence[Mapping[str, Any]]) -> int | None:
     that its line can say so: "Ben to Ana: win -1 · ace ×2 -2"; None for the others."""
     paid = {item["to"] for item in items if "to" in item}
     return paid.pop() if len(paid) == 1 else None
+
+
+def missed_hands(before: Mapping[str, Any], after: Mapping[str, Any], seat: int,
+                 names: Sequence[str], shown: Mapping[str, Any] | None = None) -> str | None:
+    """What a seat back from a long absence (a phone locked past the grace period: a bot
+    stood in and the table dealt on) is told of the hands settled meanwhile, whose results
+    the server does not send again: who won the one hand, or how many there were, and the
+    seat's chips in them (``link.missed_won``, ``link.missed_hands``). ``before`` and
+    ``after``: the standings the reader had and the resuming state's; ``shown``: the result
+    of the resumed hand when it is over (``after`` counts it, and its result is on screen or
+    follows); ``names``: the seats as the log tells them. None when no hand was missed (the
+    page's ``missedHands`` says the same)."""
+    current = shown if shown is not None and after["hands"] > before["hands"] else None
+    hands = after["hands"] - before["hands"] - (current is not None)
+    if hands < 1:
+        return None
+    chips = (after["chips"][seat] - before["chips"][seat]
+             - (current["chips"][seat] if current is not None else 0))
+    signed = f"{chips:+d}" if chips else "0"
+    winners = [s for s in range(3) if after["wins"][s] - before["wins"][s]
+               - (current is not None and current["winner"] == s) > 0]
+    if hands == 1 and len(winners) == 1:
+        return say("link.missed_won", who=names[winners[0]], count=before["hands"] + 1,
+                   chips=signed)
+    return say("link.missed_hands", count=counted(hands, "hand"), chips=signed)

@@ -12,13 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from screen_support import finished
+from tongits.client.tui.hint import choose_move
 from tongits.client.tui.render import result_head
-from tongits.client.tui.state import LogKind, event_lines
+from tongits.client.tui.session import FakeSession
+from tongits.client.tui.state import HandOver, LogKind, StateUpdate, TableState, event_lines
+from tongits.engine import Result
 from tongits.engine.view import seat_view_dict
+from tongits.protocol.maps import SeatMap, StandingsMap
 from tongits.protocol.phrases import PHRASES, chip_words
 from web_support import run_page
 
 NAMES = ("Ana", "Bob", "Cara")
+SEATS: list[SeatMap] = [{"seat": seat, "name": name, "player": "human"}
+                        for seat, name in enumerate(NAMES)]
 
 #: Tells each hand of ``input`` as the page does: the headline and the events for the seat that
 #: played it (its own moves are "You"'s), then the events as a spectator reads them (every seat
@@ -74,3 +80,56 @@ def test_the_page_and_the_terminal_tell_a_hand_in_the_same_words(tmp_path: Path)
     page = _page(hands, tmp_path)
     for seed, (ours, theirs) in enumerate(zip(terminal, page, strict=True)):
         assert theirs == _as_the_page_writes(ours), f"seed {seed}"
+
+
+#: The line the page logs on a resuming ``state`` (``missedHands``), given the standings it had.
+MISSED = r"""
+S.phrases = input.phrases;
+S.seats = input.names.map((name, seat) => ({ seat, name }));
+S.seat = input.seat; S.spectator = false;
+return input.cases.map((c) => missedHands(c.before, c.msg));
+"""
+
+
+def test_hands_settled_while_away_are_told_with_the_chips_they_moved(tmp_path: Path) -> None:
+    """A phone locked for 90 s at a table with a 15 s grace: a bot stood in, hand 4 ended and
+    hand 5 was dealt before it was back; the page went on from hand 5 with 13 chips become
+    11 and nothing said why (that hand's result is not sent again). The terminal and the page
+    now say who won the hand missed, or how many were, and the reader's chips in them."""
+    session = FakeSession(seed=3, names=NAMES)
+    updates: list[Any] = []
+    session.start(updates.append)
+    results: list[HandOver] = []
+    for _ in range(3):
+        while (views := [u for u in updates if isinstance(u, StateUpdate)])[-1].view.legal:
+            session.send_move(choose_move(views[-1].view))
+        results.append(next(u for u in reversed(updates) if isinstance(u, HandOver)))
+        session.next_hand()
+    now = [u for u in updates if isinstance(u, StateUpdate)][-1].view  # hand 4, just dealt
+    seat = now.seat
+    assert seat is not None and now.result is None
+    first, second, third = (r.standings for r in results)
+    winner = Result.from_dict(results[2].result).winner
+    assert winner is not None
+
+    def words(before: StandingsMap) -> str:
+        chips = third["chips"][seat] - before["chips"][seat]
+        return f"{chips:+d}" if chips else "0"
+
+    who = "You" if winner == seat else NAMES[winner]
+    expected = [f"2 hands played while you were away: your chips {words(first)}",
+                f"{who} won hand 3 while you were away: your chips {words(second)}", None]
+    terminal = []
+    for before in (first, second, third):
+        state = TableState()
+        state.apply(StateUpdate(views[0].view, SEATS, None, table="t1"))
+        state.apply(HandOver(results[0].result, before))
+        state.apply(StateUpdate(now, SEATS, None, table="t1", missed=0, standings=third))
+        told = [line.text for line in state.log() if "while you were away" in line.text]
+        terminal.append(told[0] if told else None)
+    assert terminal == expected
+    resumed = {"missed": [], "view": seat_view_dict(session.hand, seat), "standings": third}
+    cases = [{"before": before, "msg": resumed} for before in (first, second, third)]
+    page = run_page(MISSED, {"phrases": dict(PHRASES), "names": list(NAMES), "seat": seat,
+                             "cases": cases}, tmp_path)
+    assert page == expected

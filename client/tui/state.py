@@ -31,7 +31,7 @@ from tongits.engine.review import decision_points, decisions_seen
 from tongits.engine.wire import RecordMap, ResultMap
 from tongits.protocol import ErrorCode, PlayerKind, SeatChange
 from tongits.protocol.maps import SeatChangeMap, SeatMap, StandingsMap, TableInfoMap
-from tongits.protocol.phrases import PHRASES, say
+from tongits.protocol.phrases import PHRASES, missed_hands, say
 
 #: What a refused join code (``bad_join_code``: a private table asked for by its id alone, or
 #: with a wrong code) is answered with: the two ways in that the lobby takes.
@@ -387,6 +387,7 @@ class TableState:
         if update.seats is not None:
             self.seats = seats_from(update.seats, now)
         if update.standings is not None:
+            self._missed_hands(update.view, update.standings, update.missed)
             self.standings = update.standings
         if update.missed:
             at = len(update.view.history) - update.missed
@@ -396,6 +397,18 @@ class TableState:
             self.asides.append((max(at, 0), line))
         self.table = update.table or self.table
         self.deadline_at = now + update.deadline if update.deadline is not None else None
+
+    def _missed_hands(self, view: SeatView, after: StandingsMap, missed: int | None) -> None:
+        """A resume after hands were settled without us (a bot stood in and the table dealt
+        on; their results are not sent again) says so before the resumed hand's moves, or
+        the chips would have moved without a word."""
+        before, seat = self.standings, view.seat
+        if missed is None or before is None or seat is None:
+            return
+        shown = view.result.to_dict() if view.result is not None else None
+        line = missed_hands(before, after, seat, self.told_names, shown)
+        if line is not None:
+            self.asides.append((0, LogLine(LogKind.SEAT, line)))
 
     def _new_hand(self, *, said_before: bool) -> None:
         """A view of a new hand (or the first view): what was kept about the last one goes,

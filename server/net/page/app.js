@@ -297,6 +297,8 @@ const HANDLERS = {
     S.seats = msg.seats || S.seats;
     S.legal = msg.legal || [];
     S.deadline = msg.deadline !== undefined ? Date.now() + msg.deadline * 1000 : null;
+    const missed = missedHands(S.standings, msg);
+    if (missed) logLine(missed, "seat-line");
     if (msg.standings) S.standings = msg.standings;
     if (msg.view.phase !== "over") { S.result = null; S.askedNext = false; }
     else if (!S.result && msg.view.result) {
@@ -658,6 +660,24 @@ function tellHistory() {
   for (const line of lines.slice(S.told.steps)) logLine(line);
   S.told.steps = lines.length;
   saveLog();
+}
+
+/** A resume after hands were settled without this seat (a phone locked past the grace
+ * period: a bot stood in and the table dealt on; their results are not sent again) says who
+ * won the one hand, or how many there were, and the seat's chips in them: the chips moved
+ * without a word. As protocol/phrases.py `missed_hands` (the terminal's). `before`: the
+ * standings this page had; `msg`: the resuming state. */
+function missedHands(before, msg) {
+  const after = msg.standings;
+  if (!before || !after || S.spectator || msg.missed === undefined) return null;
+  // the resumed hand, when over, is counted in `after`, and its result is on screen or follows
+  const shown = msg.view.phase === "over" && msg.view.result && after.hands > before.hands ? msg.view.result : null;
+  const hands = after.hands - before.hands - (shown ? 1 : 0);
+  if (hands < 1) return null;
+  const chips = signed(after.chips[S.seat] - before.chips[S.seat] - (shown ? shown.chips[S.seat] : 0));
+  const winners = [0, 1, 2].filter((s) => after.wins[s] - before.wins[s] - (shown && shown.winner === s ? 1 : 0) > 0);
+  if (hands === 1 && winners.length === 1) return say("link.missed_won", { who: seatName(winners[0]), count: before.hands + 1, chips });
+  return say("link.missed_hands", { count: plural(hands, "hand"), chips });
 }
 
 function logLine(text, cls) {
