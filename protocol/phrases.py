@@ -30,7 +30,8 @@ from typing import Any, Final
 #: gone by then, and another seat's "is back" told nothing of it; and the hands settled while it
 #: was gone, whose results are not sent again), ``chat.`` the speaker of
 #: a chat line who holds no seat, ``end.`` how a hand ended (the ``end`` of its result),
-#: ``call.`` a call and its answers, ``hand.`` a hand's start and its headline, ``whose.`` a
+#: ``call.`` a call and its answers (``call.confirm.`` a caller's question, by the table's
+#: ``call_tie``), ``hand.`` a hand's start and its headline, ``whose.`` a
 #: seat as an owner, ``why.`` a term of a seat's chips (``hand_result.result.why``,
 #: ``chip_words``).
 PHRASES: Final = MappingProxyType({
@@ -63,6 +64,10 @@ PHRASES: Final = MappingProxyType({
     "end.void": "",
     "call.made": "{who} called, holding {count} cards",
     "call.ask": "{who} called: challenge or fold?",
+    "call.confirm.challenger": "Call now? Your count is {count}: the lowest count wins, and a "
+                               "challenger with a lower or equal count beats you.",
+    "call.confirm.caller": "Call now? Your count is {count}: the lowest count wins, and a "
+                           "challenger needs a lower count to beat you (a tie is yours).",
     "call.challengers": "Challenged: {who}",
     "call.folders": "Folded: {who}",
     "call.nobody": "Nobody challenged",

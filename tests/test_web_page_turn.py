@@ -11,6 +11,7 @@ from pathlib import Path
 from engine_support import states
 from tongits.engine import Action, Move
 from tongits.engine.view import seat_legal, seat_view_dict
+from tongits.protocol.phrases import PHRASES
 from web_support import run_page
 
 NAMES = ["Ana", "Bob", "Cara"]
@@ -111,3 +112,38 @@ def test_the_buttons_write_a_ten_as_its_face_shows_it(tmp_path: Path) -> None:
         if seen == 10:
             break
     assert seen == 10
+
+
+#: What the page asks a seat that taps Call, for each of ``input.views``.
+CONFIRM = r"""
+S.phrases = input.phrases;
+S.seats = input.names.map((name, seat) => ({ seat, name }));
+S.seat = input.seat; S.spectator = false;
+const asked = [];
+ask = (text) => { asked.push(text); };
+for (const view of input.views) { S.view = view; choose({ action: "call" }); }
+return asked;
+"""
+
+
+def test_a_call_is_confirmed_with_the_table_s_tie_rule(tmp_path: Path) -> None:
+    """The question before a call said "a challenger with a lower or equal count beats you" at
+    every table, and at one with ``call_tie = caller`` (RULES.md §10) a tie is the caller's:
+    the page told a rule the table does not play."""
+    hand = next(h for seed in range(50) for h in states(seed)
+                if not h.over and Move(Action.CALL) in h.legal_moves())
+    seat = hand.to_act
+    views = []
+    for tie in ("challenger", "caller"):
+        view = seat_view_dict(hand, seat)
+        view["options"] = {**view["options"], "call_tie": tie}
+        views.append(view)
+    count = views[0]["count"]
+    asked = run_page(CONFIRM, {"phrases": dict(PHRASES), "names": NAMES, "seat": seat,
+                               "views": views}, tmp_path)
+    assert asked == [
+        f"Call now? Your count is {count}: the lowest count wins, and a challenger with a lower"
+        " or equal count beats you.",
+        f"Call now? Your count is {count}: the lowest count wins, and a challenger needs a lower"
+        " count to beat you (a tie is yours).",
+    ]

@@ -763,8 +763,8 @@ function play(move) {
 function choose(move) {
   if (move.action === "call") {
     const count = S.view.count;
-    ask(`Call now? Your count is ${count}: the lowest count wins, and a challenger with a lower or equal count beats you.`,
-      "Yes, call", () => play(move));
+    // who wins a tie is the table's option (RULES.md §10 call_tie): the words are the phrasebook's
+    ask(say(`call.confirm.${S.view.options.call_tie}`, { count }), "Yes, call", () => play(move));
     return;
   }
   play(move);
