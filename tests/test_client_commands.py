@@ -198,6 +198,18 @@ def test_hint_shows_the_experts_advice_in_the_screens_notation() -> None:
     assert hint_lines(waiting)[-1] == "wait for your turn"
 
 
+def test_the_hints_moves_typed_as_shown_are_its_moves() -> None:
+    """The hint's line reads "suggest: meld 5♥ 6♥ 7♥ · sapaw 3♦ 0 · discard K♦ → count 7", and
+    a player types it a move at a time, as it is shown: the last one, with what it leaves, was
+    refused ("usage: discard Kd (one card)")."""
+    suggested = hint_lines(PLAY)[1].removeprefix("suggest: ")
+    assert "→ count" in suggested
+    typed = [parse_command(part) for part in suggested.split(" · ")]
+    assert typed[-1] == Move(Action.DISCARD, card=c("Kd"))
+    assert typed[0] == hint_move(PLAY)
+    assert parse_command("say 5♥ → 6♥") == Local("say", "5♥ → 6♥")
+
+
 def test_discard_count_follows_the_tables_options() -> None:
     """With ``concealed_melds_count`` the melds kept in hand count, in the hint and in the
     meta of the discard completion."""

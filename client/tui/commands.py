@@ -79,6 +79,10 @@ COMMANDS: dict[str, CommandSpec] = {
 #: may type as shown: each move is a line of its own.
 TURN_SEPARATOR = "·"
 
+#: Before what the hint's moves leave ("discard J♠ → count 24"): a move typed as shown, its
+#: last with the arrow, is read without it (it was refused as "usage: discard Kd").
+OUTCOME = "→"
+
 
 class CommandError(Exception):
     """A line that cannot be sent; ``str()`` is the reason, for the player, and ``code`` the
@@ -221,10 +225,12 @@ def parse_command(line: str) -> Command:
     spec = resolve(head)
     if spec is None:
         raise CommandError(_unknown(head, rest))
-    if TURN_SEPARATOR in rest and spec.args is not Args.TEXT:
+    if spec.args is Args.TEXT:
+        return _PARSE[spec.args](spec, rest)
+    if TURN_SEPARATOR in rest:
         first = text.partition(TURN_SEPARATOR)[0].strip()
         raise CommandError(f"one move at a time: {first} first, then the next")
-    return _PARSE[spec.args](spec, rest)
+    return _PARSE[spec.args](spec, rest.partition(OUTCOME)[0])
 
 
 def _words_after(rest: str) -> list[str]:
