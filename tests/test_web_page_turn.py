@@ -147,3 +147,10 @@ def test_a_call_is_confirmed_with_the_table_s_tie_rule(tmp_path: Path) -> None:
         f"Call now? Your count is {count}: the lowest count wins, and a challenger needs a lower"
         " count to beat you (a tie is yours).",
     ]
+
+
+def test_a_seats_chips_are_signed_and_counted_in_english(tmp_path: Path) -> None:
+    """A seat's box said "1 chips" and "6 chips" beside "-7 chips" while the result and the
+    standings below it said +1 and +6."""
+    held = run_page("return input.map(chipsHeld);", [1, -1, 0, 6, -7], tmp_path)
+    assert held == ["+1 chip", "-1 chip", "0 chips", "+6 chips", "-7 chips"]

@@ -860,7 +860,7 @@ function renderSeats() {
       if (view.dealer === seat) facts.push("dealer");
       if (view.caller === seat && view.phase === "answer") facts.push("called");
     }
-    if (S.standings) facts.push(`${S.standings.chips[seat]} chips`);
+    if (S.standings) facts.push(chipsHeld(S.standings.chips[seat]));
     list.append(el("li", { class: cls, "data-seat": seat, "aria-current": toAct ? "true" : null },
       el("div", { class: "who", text: entry.player === null ? "—" : (me ? `You (${entry.name || S.name})` : seatName(seat)) }),
       el("div", { class: "facts", text: facts.join(" · ") }),
@@ -1054,6 +1054,10 @@ function chipWords(items) {
 /** Chips as the terminal writes them: `+8`, `-4`, `0`. */
 function signed(chips) { return (chips > 0 ? "+" : "") + chips; }
 
+/** A seat's chips in the match, signed as its hands' chips are: `+1 chip`, `-7 chips` (a seat's
+ * box said "1 chips" beside "-7 chips"). */
+function chipsHeld(chips) { return `${signed(chips)} ${Math.abs(chips) === 1 ? "chip" : "chips"}`; }
+
 function resultTable(result) {
   const standings = S.standings;
   const why = (seat) => {
@@ -1100,7 +1104,7 @@ function renderResult() {
     const ranked = [0, 1, 2].sort((a, b) => chips[b] - chips[a] || a - b);
     box.append(el("ol", { class: "standings", "aria-label": "Final standings" }, ...ranked.map((s) => el("li", {
       class: chips[s] === best ? "winner" : null,
-      text: `${seatName(s)}: ${signed(chips[s])} ${Math.abs(chips[s]) === 1 ? "chip" : "chips"}, ${plural(over.standings.wins[s], "hand")} won` }))));
+      text: `${seatName(s)}: ${chipsHeld(chips[s])}, ${plural(over.standings.wins[s], "hand")} won` }))));
     const actions = el("p", { class: "actions" });
     if (S.rematch) {
       actions.append(el("button", { type: "button", id: "again", onclick: again }, "Again: another match, same players"));
