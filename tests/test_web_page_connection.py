@@ -12,7 +12,8 @@ from web_support import run_page
 
 #: A fake clock, timers, DOM and WebSocket around the page's ``connect``; ``input.steps`` say
 #: what happens: ``at`` a time (ms), ``open`` the newest socket, ``hear`` a message on socket
-#: ``n``, ``beat`` the heartbeat's tick. Each step's result: the sockets' states, what each
+#: ``n``, ``beat`` the heartbeat's tick, ``sleep`` and ``wake`` the page (a locked screen),
+#: ``close`` socket ``n`` closed. Each step's result: the sockets' states, what each
 #: sent, the page's status line, and when the page takes the link to have been lost.
 NETWORK = r"""
 let now = 0;
@@ -53,6 +54,9 @@ return input.steps.map((step) => {
   if (step.do === "open") { ws.readyState = 1; ws.on.open(); }
   if (step.do === "hear") sockets[step.socket].on.message({ data: '{"type":"pong"}' });
   if (step.do === "beat") beat();
+  if (step.do === "sleep") asleep();
+  if (step.do === "wake") awake();
+  if (step.do === "close") sockets[step.socket].on.close();
   return { sockets: sockets.map((s) => ({ sent: [...s.sent], closed: s.closed })),
            current: sockets.indexOf(S.ws),
            status: elements.status ? elements.status.textContent : "", lostAt: S.lostAt };
@@ -114,3 +118,23 @@ def test_a_connection_that_does_not_open_is_begun_again(tmp_path: Path) -> None:
     assert [len(t["sockets"]) for t in told] == [1, 1, 2, 3, 3, 3]  # type: ignore[arg-type]
     assert told[1]["sockets"][0]["closed"] is True  # type: ignore[index]
     assert told[-1]["current"] == 2 and told[-1]["sockets"][2]["sent"] == ["hello"]  # type: ignore[index]
+
+
+def test_a_loss_noticed_on_waking_is_counted_from_the_sleep(tmp_path: Path) -> None:
+    """A phone locked for 90 s: the page is frozen, the server closes the silent connection,
+    and the page hears of it only once unlocked; "connection back after 1 s" was logged. A loss
+    noticed as the page wakes counts from when it went to sleep; one long after, from itself."""
+    locked = _run([
+        {"at": 0, "do": "open"},
+        {"at": 10_000, "do": "sleep"},                    # the screen locks
+        {"at": 100_000, "do": "wake"},                    # unlocked 90 s later
+        {"at": 100_050, "do": "close", "socket": 0},      # the close the server sent meanwhile
+    ], tmp_path)
+    assert locked[-1]["lostAt"] == 10_000
+    glanced = _run([
+        {"at": 0, "do": "open"},
+        {"at": 10_000, "do": "sleep"},                    # locked for a moment, the link fine
+        {"at": 11_000, "do": "wake"},
+        {"at": 100_000, "do": "close", "socket": 0},      # lost later, awake
+    ], tmp_path)
+    assert glanced[-1]["lostAt"] == 100_000

@@ -14,6 +14,7 @@ const PASSWORD_KEY = "tongits.password"; // sessionStorage: this tab only
 const ACCOUNT_KEY = "tongits.account"; // localStorage: the ladder account's name and secret key
 const HEARTBEAT = 20; // seconds, said in hello; a ping goes every HEARTBEAT / 2
 const CONNECT_WAIT = 10; // seconds a new connection may take to open before another is begun
+const WAKE_WINDOW = 5; // seconds after the page wakes in which a loss is counted from its sleep (awake)
 const LOG_KEY = "tongits.log"; // sessionStorage: the table's log, kept across a reload
 const ALERT_KEY = "tongits.alert"; // localStorage: sound and vibration on your turn
 const TITLE = "Tongits";
@@ -40,6 +41,8 @@ const S = {
   standings: null, result: null, nextDeal: null, matchOver: null,
   log: [], heard: [], invite: null, askedNext: false, reconnects: 0, lobbyTimer: null, pingedAt: null,
   lostAt: null, // Date.now() when the connection was lost, until it is back (link.back)
+  asleepAt: null, // Date.now() when the page was hidden or frozen, until it wakes
+  slept: null, // once it wakes, for WAKE_WINDOW seconds: { since } the page went to sleep
   optionChoices: [], // welcome.options: the table options the server accepts, and their values
   phrases: {}, // the phrasebook (/phrases.json)
   told: { hand: null, steps: 0 }, // the steps of the hand already in the log
@@ -193,7 +196,7 @@ function lost(since = null) {
   clearInterval(S.pinger);
   if (S.needPassword) return;
   S.reconnects += 1;
-  if (S.lostAt === null) S.lostAt = since ?? Date.now();
+  if (S.lostAt === null) S.lostAt = since ?? (S.slept ? S.slept.since : Date.now());
   status("connection lost, reconnecting…");
   if (S.view) render();
   setTimeout(connect, Math.min(8000, 500 * 2 ** Math.min(S.reconnects, 4)));
@@ -219,6 +222,20 @@ function beat() {
   if (S.pingedAt !== null && Date.now() - S.pingedAt > HEARTBEAT * 1000) { giveUp(ws); return; }
   if (S.pingedAt === null) S.pingedAt = Date.now();
   send({ type: "ping" });
+}
+
+/** A phone's locked screen (or a tab in the background) stops the page: what its socket heard
+ * meanwhile, and its close, are delivered only once it wakes, so a loss noticed then was
+ * counted from the wake ("connection back after 1 s" after 90 s locked). A loss noticed within
+ * WAKE_WINDOW of waking is counted from when the page went to sleep. */
+function asleep() { if (S.asleepAt === null) S.asleepAt = Date.now(); }
+
+function awake() {
+  if (S.asleepAt === null) return;
+  const slept = { since: S.asleepAt };
+  S.slept = slept;
+  S.asleepAt = null;
+  setTimeout(() => { if (S.slept === slept) S.slept = null; }, WAKE_WINDOW * 1000);
 }
 
 function hello() {
@@ -1339,6 +1356,9 @@ function wire() {
       $("notify-state").textContent = answer === "granted" ? "You will be notified." : "The browser does not allow it here (it needs HTTPS or this machine).";
     });
   });
+  document.addEventListener("visibilitychange", () => { if (document.hidden) asleep(); else awake(); });
+  document.addEventListener("freeze", asleep);
+  document.addEventListener("resume", awake);
   document.addEventListener("keydown", (event) => {
     if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement || event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.key === "Escape" && S.confirming) {
