@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from .hand import End, Phase
 from .moves import Action, Move
+from .options import Scoring
 from .policies.expert import (
     DEFAULT_BUDGET,
     ExpertParams,
@@ -219,6 +220,26 @@ def _grade(
     )
 
 
+#: Why a call, or an answer to one, was the worse move.
+_CALL_REASONS = {
+    Action.CALL: "the call was likely to lose to a challenger",
+    Action.FOLD: "challenging the call would likely have won",
+    Action.CHALLENGE: "the caller likely counted lower: folding cost less",
+}
+
+
+def _kept_meld(played: Move, scoring: Scoring) -> str:
+    """Why a meld was worth keeping in hand (RULES.md §7, §9, §4): concealed it counts nothing
+    either, a four of a kind concealed earns 3 chips, and a meld on the table takes the others'
+    lay-offs. "discard Qc was worth 0.7 chips more" told the author of a bot that melds
+    everything nothing it could change."""
+    cards = " ".join(card.pretty() for card in played.cards)
+    if len(played.cards) == 4 and len({card.rank for card in played.cards}) == 1:
+        paid = "3 chips from each loser if you win" if scoring is Scoring.PAYMENTS else "3 chips"
+        return f"{cards} kept in hand counts nothing either and earns {paid}"
+    return f"{cards} kept in hand counts nothing either; face up it takes others' lay-offs"
+
+
 def _reason(
     search: Search,
     view: SeatView,
@@ -236,16 +257,15 @@ def _reason(
         if fed >= 0.5:
             card = played.card.pretty()
             return f"you threw the {card} that the next player could pick into a meld"
-    if played.action is Action.CALL:
-        return "the call was likely to lose to a challenger"
-    if played.action is Action.FOLD:
-        return "challenging the call would likely have won"
-    if played.action is Action.CHALLENGE:
-        return "the caller likely counted lower: folding cost less"
+    if played.action in _CALL_REASONS:
+        return _CALL_REASONS[played.action]
     if best.action is Action.CALL:
         return "calling would likely have won the hand now"
     if best.action is Action.PICK and played.action is Action.DRAW:
         return f"picking the {view.top.pretty() if view.top else 'discard'} would have melded it"
+    if played.action is Action.MELD and best.action not in (Action.MELD, Action.SECRET) \
+            and not view.options.concealed_melds_count:
+        return _kept_meld(played, view.options.scoring)
     if view.phase is Phase.PLAY and best.action in (Action.MELD, Action.SECRET, Action.SAPAW):
         return f"{best} first was worth {loss:.1f} chips more"
     return f"{best} was worth {loss:.1f} chips more"

@@ -285,3 +285,29 @@ def test_review_of_exported_hands_finds_a_ladder_bot_by_name(
     (tmp_path / "empty").mkdir()
     assert main(["review", str(tmp_path / "empty")]) == 2
     assert "no hand records that name their players" in capsys.readouterr().err
+
+
+def test_a_meld_better_kept_in_hand_is_said_why() -> None:
+    """BOTS.md's 20-line bot melds everything; reviewing its worst arena hand said
+    "#1 meld 5d 5h 5s -> discard Qc: -0.69 chips, discard Qc was worth 0.7 chips more", which
+    tells its author nothing to change. The reason now says what keeping the meld gains."""
+    from client_positions import position
+    from tongits.engine import Options, Phase
+    from tongits.engine.options import Scoring
+    from tongits.engine.review import _reason
+
+    def reason(hand: str, meld: str, options: Options | None = None) -> str:
+        view = position(hand, phase=Phase.PLAY, options=options)
+        search = Search(view, random.Random("why"), InferenceParams())
+        return _reason(search, view, Move.parse(meld), Move.parse("discard Kd"), 0.7)
+
+    assert reason("5d 5h 5s Qc Kd 9c 2h 7s", "meld 5d 5h 5s") == (
+        "5♦ 5♥ 5♠ kept in hand counts nothing either; face up it takes others' lay-offs")
+    assert reason("5c 5d 5h 5s Qc Kd 9c 2h", "meld 5c 5d 5h 5s") == (
+        "5♣ 5♦ 5♥ 5♠ kept in hand counts nothing either and earns 3 chips from each loser if "
+        "you win")
+    assert reason("5c 5d 5h 5s Qc Kd 9c 2h", "meld 5c 5d 5h 5s", Options(scoring=Scoring.TALLY)
+                  ).endswith("earns 3 chips")
+    # where every card in hand counts, keeping the meld there is no gain of that kind
+    assert "kept in hand" not in reason("5d 5h 5s Qc Kd 9c 2h 7s", "meld 5d 5h 5s",
+                                        Options(concealed_melds_count=True))
