@@ -65,6 +65,7 @@ from tongits.engine.policies import autoplay_move
 from tongits.protocol import Error, ErrorCode, HandResult, Joined, MatchOver, SeatUpdate, State
 from tongits.protocol.keepalive import DEFAULT_HEARTBEAT
 from tongits.protocol.maps import StandingsMap, TableInfoMap
+from tongits.protocol.phrases import counted
 from tongits.protocol.transport import AddressError, Endpoint, Invite
 
 from .accounts import AccountKeys
@@ -131,7 +132,11 @@ class BotRun:
     hands: list[HandOutcome] = field(default_factory=list)
     decisions: int = 0
     fallbacks: int = 0
+    #: seats taken back with their token after a lost connection
     reconnects: int = 0
+    #: connections that reached the server and were then lost (a server restarted, a network
+    #: gone); ``reconnects`` counts those after which a seat was resumed
+    lost: int = 0
     #: the final standings of each ladder match played (``match_over``), with its seat
     matches: list[tuple[int | None, StandingsMap]] = field(default_factory=list)
 
@@ -284,6 +289,7 @@ class Bot:
                 return self.report
             if self._reached:  # the last attempt got through to the server
                 failures = 0
+                self.report.lost += 1
             if self.ladder and self._ever_reached and self.retry_delays:
                 delay = self.retry_delays[min(failures, len(self.retry_delays) - 1)]
             elif self._token is None or failures >= len(self.retry_delays):
@@ -679,15 +685,16 @@ def run_builtin(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    links = (f"{counted(run.lost, 'connection')} lost, "
+             f"{counted(run.reconnects, 'seat')} resumed")
     if args.ladder:
         print(f"{len(run.matches)} ladder matches, {len(run.hands)} hands: "
-              f"{run.decisions} decisions, {run.fallbacks} fallbacks, "
-              f"{run.reconnects} reconnects")
+              f"{run.decisions} decisions, {run.fallbacks} fallbacks, {links}")
         return 0
     print(f"{len(run.hands)} hands at table {run.table}, seat {run.seat}: "
           f"{sum(1 for h in run.hands if h.result.winner == run.seat)} won, "
           f"chips {run.chips if run.chips is not None else 0:+d}, "
-          f"{run.decisions} decisions, {run.fallbacks} fallbacks, {run.reconnects} reconnects")
+          f"{run.decisions} decisions, {run.fallbacks} fallbacks, {links}")
     return 0
 
 

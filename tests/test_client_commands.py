@@ -85,6 +85,7 @@ def test_parse(line: str, expected: object) -> None:
         ("10♥", "name the move first: discard 10♥"),
         ("3h 4h 5h", "name the move first: meld 3h 4h 5h"),
         ("throw 5h", "unknown command 'throw': here it is discard 5h"),
+        ("D 10H", "unknown command 'D': did you mean discard 10H?"),
         ("draw from discard", "draw takes nothing after it; the discard is taken by pick"),
         ("pick", "usage: pick 7h 7s (meld the top discard)"),
         ("meld 3h4h5h", "'3h4h5h': put a space between the cards: 3h 4h 5h"),

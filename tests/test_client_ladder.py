@@ -236,3 +236,6 @@ async def test_a_queued_ladder_bot_waits_out_a_server_restart_and_plays_on(
                 second.cancel_scope.cancel()
     (run,) = runs
     assert len(run.matches) == 1
+    # one connection lost (however many tries it took to come back), no seat to resume: after
+    # three restarts a ladder bot printed only '1 reconnects', its one seat resumed
+    assert (run.lost, run.reconnects) == (1, 0)

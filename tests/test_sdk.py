@@ -167,7 +167,7 @@ async def test_a_lone_bot_resumes_after_its_socket_is_closed(
             bot = Bot(policy, port=port, name="resumer", create=True, bots=2, hands=2, timer=0,
                       retry_delays=(0.01,))
             run = await bot.run()
-    assert run.reconnects == 1 and len(run.hands) == 2
+    assert run.reconnects == 1 and run.lost == 1 and len(run.hands) == 2
     assert all(h.standings["hands"] == i for i, h in enumerate(run.hands, start=1))
     (_, first_seq), (token, seq) = resumes.hellos
     assert first_seq is None and token is not None and seq is not None and seq > 0

@@ -166,6 +166,9 @@ def _unknown(word: str, rest: str = "") -> str:
         typed = " ".join([_OTHER_WORDS[lowered], *_words_after(rest)])
         return f"unknown command {word!r}: here it is {typed}"
     meant = sorted(name for name in COMMANDS if name.startswith(lowered))
+    taking = [name for name in meant if COMMANDS[name].args is not Args.NONE]
+    if rest.strip() and len(taking) == 1:  # "d 10h": of discard and draw, only one takes cards
+        return f"unknown command {word!r}: did you mean {taking[0]} {rest.strip()}?"
     if not meant:
         meant = sorted(difflib.get_close_matches(lowered, COMMANDS, n=3, cutoff=0.6))
     if meant:
