@@ -154,3 +154,28 @@ def test_a_seats_chips_are_signed_and_counted_in_english(tmp_path: Path) -> None
     standings below it said +1 and +6."""
     held = run_page("return input.map(chipsHeld);", [1, -1, 0, 6, -7], tmp_path)
     assert held == ["+1 chip", "-1 chip", "0 chips", "+6 chips", "-7 chips"]
+
+
+#: The lines under a hand's headline (``handStory``) for ``input.result``, read by each of
+#: ``input.seats``.
+STORY = r"""
+S.phrases = input.phrases;
+S.seats = input.names.map((name, seat) => ({ seat, name }));
+S.spectator = false; S.view = null;
+return input.seats.map((seat) => { S.seat = seat; return handStory(input.result).lines; });
+"""
+
+
+def test_a_tongits_says_what_it_is(tmp_path: Path) -> None:
+    """"Hand over: Ben wins by Tongits" named the game itself to a friend who never read the
+    rules, and nothing under it said what had happened, where a call and a stock-out each
+    have their line."""
+    result = next(hand.result for seed in range(300) for hand in [[*states(seed)][-1]]
+                  if hand.result is not None and hand.result.end.value == "tongits")
+    winner = result.winner
+    assert winner is not None
+    other = (winner + 1) % 3
+    told = run_page(STORY, {"phrases": dict(PHRASES), "names": NAMES, "seats": [winner, other],
+                            "result": result.to_dict()}, tmp_path)
+    assert told[0][0] == "Your hand is empty: that is a Tongits."
+    assert told[1][0] == f"{NAMES[winner]}'s hand is empty: that is a Tongits."

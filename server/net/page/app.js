@@ -1053,6 +1053,8 @@ function handStory(result) {
     lines.push(result.challengers.length ? say("call.challengers", { who: names(result.challengers) }) : say("call.nobody"));
     if (call.folders.length) lines.push(say("call.folders", { who: names(call.folders) }));
   }
+  // "by Tongits" names the game itself to a newcomer: say what happened
+  if (result.end === "tongits") lines.push(`${possessive(result.winner).replace(/^./, (c) => c.toUpperCase())} hand is empty: that is a Tongits.`);
   if (result.end === "stock") lines.push("The stock ran out: the lowest count wins.");
   if (result.burned && result.burned.length) lines.push(`Burned (no meld on the table): ${names(result.burned)}.`);
   if (result.pot_taken) lines.push(`${winner} took the pot: ${plural(result.pot_taken, "chip")}.`);
