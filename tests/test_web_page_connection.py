@@ -138,3 +138,18 @@ def test_a_loss_noticed_on_waking_is_counted_from_the_sleep(tmp_path: Path) -> N
         {"at": 100_000, "do": "close", "socket": 0},      # lost later, awake
     ], tmp_path)
     assert glanced[-1]["lostAt"] == 100_000
+
+
+def test_a_connection_closed_for_its_silence_is_no_error_on_the_page(tmp_path: Path) -> None:
+    """Unlocked after 90 s, a phone showed the server's "nothing heard for 60 s (heartbeat 20
+    s)" in the error's colour above the table, while the status already said "connection lost,
+    reconnecting…"; another error is still shown."""
+    noticed = run_page(r"""
+const shown = [];
+notice = (text) => { shown.push(text); };
+HANDLERS.error({ type: "error", code: "idle_timeout",
+                 message: "nothing heard for 60 s (heartbeat 20 s)" });
+HANDLERS.error({ type: "error", code: "bad_move", message: "not your turn" });
+return shown;
+""", None, tmp_path)
+    assert noticed == ["not your turn"]

@@ -401,6 +401,11 @@ const HANDLERS = {
       hello();
       return;
     }
+    // the server closing a connection it heard nothing from (a phone whose screen was locked):
+    // the status says the connection was lost and the page is reconnecting, the log how long
+    // it took once it is back; "nothing heard for 60 s (heartbeat 20 s)" in red said nothing
+    // more to a friend on a phone
+    if (msg.code === "idle_timeout") return;
     if (msg.code === "replaced") {
       S.ws = null; // another tab took the seat: do not fight it
       notice("This seat was opened in another window.", true);
