@@ -147,6 +147,8 @@ def test_the_expert_overrules_strongs_move_at_the_start_of_a_turn_only_beyond_th
     assert ExpertPolicy()(close) == Move(Action.DRAW)
     reason = advise(close).steps[0].reason()
     assert "call averages" in reason and "within the noise" in reason
+    # which move the gain is of: "a gain of 0.6" read as the draw's own gain
+    assert f"call seems better by {found.guard.gain:.1f}, within the noise" in reason
 
     clear = position("8s Td 5h Kh 3h 4s Ah", melds=BOTH_OPENED, top="7c")
     found = search(clear, ExpertParams())

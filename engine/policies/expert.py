@@ -369,21 +369,21 @@ def kept(default: Choice, guard: Guard) -> Choice:
     if guard.beyond_noise:  # a trade of another kind of move, which the search misjudges
         return Choice(
             default.move,
-            default.why + "; over {} dealt worlds {} averages {} chips, this {}: a gain of {} "
-            "beyond the noise (±{}), but the search misjudges a {} played for a {}",
+            default.why + "; over {} dealt worlds {} averages {} chips, this {}: {} is better "
+            "by {}, beyond the noise (±{}), but the search misjudges a {} played for a {}",
             (
                 *default.args, mine.worlds, rival.move, _signed(rival.mean), _signed(mine.mean),
-                f"{guard.gain:.1f}", f"{guard.z * guard.noise:.1f}", rival.move.action.value,
-                mine.move.action.value,
+                rival.move, f"{guard.gain:.1f}", f"{guard.z * guard.noise:.1f}",
+                rival.move.action.value, mine.move.action.value,
             ),
         )
     return Choice(
         default.move,
-        default.why + "; over {} dealt worlds {} averages {} chips, this {}: a gain of {}, "
-        "within the noise (±{})",
+        default.why + "; over {} dealt worlds {} averages {} chips, this {}: {} seems better "
+        "by {}, within the noise (±{})",
         (
             *default.args, mine.worlds, rival.move, _signed(rival.mean), _signed(mine.mean),
-            f"{guard.gain:.1f}", f"{guard.z * guard.noise:.1f}",
+            rival.move, f"{guard.gain:.1f}", f"{guard.z * guard.noise:.1f}",
         ),
     )
 
