@@ -61,6 +61,7 @@ class ErrorCode(StrEnum):
     CHAT_TOO_LONG = "chat_too_long", 2013, "The chat text is too long."
     BAD_NAME = "bad_name", 2014, "The player or table name is empty, too long or not allowed."
     NOT_READY = "not_ready", 2015, "Not now: the match or hand has not begun, or is not over."
+    CHAT_TOO_FAST = "chat_too_fast", 2016, "Too many chat lines from one address at the table."
     BAD_PASSWORD = "bad_password", 2020, "The server password is wrong or missing."
     REMOVED_BY_HOST = "removed_by_host", 2021, "The server's host removed this player."
     CLOSED_BY_HOST = "closed_by_host", 2022, "The server's host closed this table."

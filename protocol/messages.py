@@ -86,7 +86,7 @@ PROTOCOL_VERSION = 1
 #: Additions since 1.0 (all optional, so a 1.0 peer ignores them): ``welcome.minor``,
 #: ``welcome.options``; 1.2 adds the ladder (``register``, ``hello.account``, ``queue``,
 #: ``unqueue``, ``standings``); 1.3 adds ``seat_update.deadline``; 1.4
-#: ``hand_result.result.why``.
+#: ``hand_result.result.why``; 1.5 ``chat.n``, ``chat.earlier`` and the error ``chat_too_fast``.
 PROTOCOL_MINOR = 5
 
 JSONMap = dict[str, Any]

@@ -21,11 +21,12 @@ from .table.bots import policy_names
 #: ``ServerConfig.check``: the numeric settings, what each must be, in words.
 _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
     (("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace", "idle_timeout",
-      "rate", "frame_timeout", "dead_peer_timeout", "evict_idle", "ladder_anchor_wait"),
+      "rate", "chat_rate", "frame_timeout", "dead_peer_timeout", "evict_idle",
+      "ladder_anchor_wait"),
      lambda v: v >= 0, "≥ 0"),
     (("max_connections", "max_per_address", "max_tables", "max_tables_per_address",
       "max_tables_per_network", "max_frame_size", "burst", "queue_size", "queue_bytes",
-      "chat_max", "name_max", "ladder_hands", "ladder_accounts_per_address",
+      "chat_max", "chat_burst", "name_max", "ladder_hands", "ladder_accounts_per_address",
       "ladder_max_accounts"),
      lambda v: v >= 1, "≥ 1"),
     (("gc_young", "gc_full"), lambda v: v > 0, "> 0"),
@@ -73,6 +74,9 @@ class ServerConfig:
     #: defaults, which take minutes to hours)
     dead_peer_timeout: float = DEFAULT_DEAD_PEER_TIMEOUT
     chat_max: int = 200
+    #: chat lines a second one address may say at one table, and its burst (``chat_pace``)
+    chat_rate: float = 1.0
+    chat_burst: int = 8
     name_max: int = 32
     log_level: str = "INFO"
     discovery: bool = True

@@ -257,10 +257,11 @@ async def test_spectator_sees_public_view_and_chat() -> None:
 async def test_who_arrives_later_reads_what_was_said_before() -> None:
     """A spectator who arrives late, a friend back with its token and a player who sits down
     read the table's recent talk, marked ``earlier``, after their state; each line is numbered
-    at its table, and only the last ``KEPT`` are kept."""
+    at its table, and only the last ``KEPT`` are kept (no chat pace: Ana says them at once)."""
     from tongits.server.table.chat import KEPT
 
-    async with memory_server() as (_server, connect), connect("Ana") as ana, connect("Ben") as ben:
+    async with memory_server(chat_rate=0) as (_server, connect), connect("Ana") as ana, \
+            connect("Ben") as ben:
         joined = await ana.create_table("Talk", bots=1, auto_start=False)
         for n in range(KEPT + 2):
             await ana.chat(f"line {n}")
@@ -355,3 +356,36 @@ async def test_two_players_of_one_name_are_not_seated_at_one_table() -> None:
                 await twin.create_table("Saturday", bots=2)  # an Ana of her own table
         async with connect("Ana B") as other:
             assert (await other.join(friday.table)).seat == 2
+
+
+@capped
+async def test_one_address_cannot_flood_a_tables_chat() -> None:
+    """Connections from one address share the table's chat bucket (``chat_burst`` lines, then
+    ``chat_rate`` a second): sixty watchers of one stranger drowned a table's chat and slowed
+    its moves. Another address chats on meanwhile, and the refused connection stays open."""
+    stranger = "203.0.113.7"
+    async with memory_server(chat_rate=1.0, chat_burst=3) as (_server, connect), \
+            connect("Ana", address="198.51.100.2") as ana, \
+            connect("Eve", address=stranger) as eve, connect("Mal", address=stranger) as mal:
+        joined = await ana.create_table("Chatty", bots=2, auto_start=False)
+        await eve.spectate(joined.table)
+        await mal.spectate(joined.table)
+        for speaker in (eve, mal, eve):
+            await speaker.chat("spam")
+        for speaker in (mal, eve):
+            with pytest.raises(ServerError) as exc:
+                await speaker.chat("spam")
+            assert exc.value.code == "chat_too_fast"
+        await ana.chat("still here")
+        await trio.sleep(1.0)
+        await mal.chat("one more")
+        with pytest.raises(ServerError) as exc:
+            await eve.chat("and another")
+        assert exc.value.code == "chat_too_fast"
+        said = [line.text for line in await lines_said(ana, 5)]
+        assert said == ["spam", "spam", "spam", "still here", "one more"]
+
+
+async def lines_said(client: Any, count: int) -> list[ChatLine]:
+    """The next ``count`` chat lines ``client`` hears."""
+    return [await next_of(client, ChatLine) for _ in range(count)]

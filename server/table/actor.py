@@ -67,6 +67,7 @@ from ..errors import error_frame, is_refusal
 from ..storage.commit import GroupCommit
 from ..storage.journal import table_number
 from .audience import Audience
+from .chat_pace import ChatPace
 from .clock import Clock
 from .dealing import Dealing, MatchDealing
 from .ledger import Ledger
@@ -156,6 +157,8 @@ class Table:
         self._idle = False
         #: the scope of that wait, whose deadline is the table's ``wake_at``
         self._waiting: trio.CancelScope | None = None
+        #: how fast each address may chat here
+        self._chat_pace = ChatPace(config.chat_rate, config.chat_burst)
 
     # ----- the interface for connections --------------------------------------------------
 
@@ -457,6 +460,7 @@ class Table:
             )
         if not text or any(not ch.isprintable() for ch in text):
             raise ProtocolError(ErrorCode.BAD_FIELD, "chat text is empty or has control characters")
+        self._chat_pace.take(peer.quota, trio.current_time())
         peer.send(ok_message(msg.id))
         self.audience.chat.say(peer.seat, peer.name or "?", text)
 
