@@ -38,6 +38,7 @@ from tongits.engine import MatchLength, Options
 from tongits.engine.errors import shown
 from tongits.protocol import CreateTable, ErrorCode, Join, ListTables, Mode, ProtocolError
 
+from .names import shows_blank
 from .storage.commit import GroupCommit
 from .storage.journal import Journal
 from .table.actor import Table
@@ -488,10 +489,14 @@ def join_code() -> str:
 
 
 def check_name(name: str, limit: int, what: str) -> str:
-    """A display name: trimmed, 1 to ``limit`` printable characters."""
+    """A display name: trimmed, 1 to ``limit`` printable characters, none of which prints as
+    nothing (``names.shows_blank``)."""
     name = name.strip()
     if not name or len(name) > limit or not name.isprintable():
         raise ProtocolError(
             ErrorCode.BAD_NAME, f"{what} must be 1 to {limit} printable characters"
         )
+    if shows_blank(name):
+        raise ProtocolError(ErrorCode.BAD_NAME, f"{what} has a character that shows as a blank "
+                            "(a Hangul filler, a blank Braille pattern, or a mark alone)")
     return name

@@ -45,6 +45,11 @@ async def test_hello_required_bad_name_bad_version_bad_token() -> None:
         hello = {"type": "hello", "version": 1, "kind": "human"}
         assert await raw({**hello, "name": "  "}) == "bad_name"
         assert await raw({**hello, "name": "x" * 100}) == "bad_name"
+        # print as nothing: a Hangul filler, one after a name (another 'Ana' to the eye), the
+        # blank Braille pattern, an accent over nothing
+        for blank in ("\u3164", "Ana\u3164", "\u2800\u2800", "\u0301"):
+            assert await raw({**hello, "name": blank}) == "bad_name", repr(blank)
+        assert await raw({**hello, "name": "Zoë ＡＮＡ 😀"}) == "no error"
         assert await raw({**hello, "name": "Ana", "version": 99}) == "version_unsupported"
         assert await raw({**hello, "name": "Ana", "token": "forged"}) == "bad_token"
 
