@@ -275,6 +275,32 @@ async def test_a_websocket_from_another_site_is_refused(
 
 
 @capped
+async def test_an_upgrade_with_a_wrong_key_or_version_is_refused_saying_which(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A version other than 13 is answered ``426`` naming 13 (RFC 6455 4.2.2; it was a ``400``
+    "Missing header, 'Sec-WebSocket-Version'"), a key that is not 16 bytes in base64 ``400``
+    (it was accepted); the right ones open the WebSocket."""
+    async with running() as server:
+        async def upgrade(key: str, version: str) -> tuple[int, dict[str, str], bytes]:
+            extra = (f"Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                     f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: {version}\r\n")
+            async with served(server) as stream:
+                await stream.send_all(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n"
+                                      .encode())
+                return parse(bytes(await stream.receive_some(65536)))
+
+        good = "dGhlIHNhbXBsZSBub25jZQ=="
+        status, headers, body = await upgrade(good, "8")
+        assert status == 426 and headers["sec-websocket-version"] == "13"
+        assert b"version '8': this server speaks 13" in body
+        for key in ("abc", "eHh4eHh4eHh4eHh4eHh4", "!!!!!!!!!!!!!!!!!!!!!!=="):
+            status, _, body = await upgrade(key, "13")
+            assert status == 400 and b"not 16 bytes in base64" in body, key
+        assert (await upgrade(good, "13"))[0] == 101
+
+
+@capped
 async def test_a_name_rebound_to_the_server_is_refused_and_its_own_names_served(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

@@ -51,7 +51,7 @@ from tongits.protocol.transport import AddressError, Endpoint
 
 from .lan import friends_host, is_wildcard
 from .peer import Peer
-from .websocket import UpgradeError, WebSocketCarrier
+from .websocket import VERSION, UpgradeError, WebSocketCarrier
 
 log = logging.getLogger("tongits.server")
 
@@ -318,7 +318,9 @@ class WebSite:
         try:
             carrier, answer = WebSocketCarrier.accept(headers, request.target)
         except UpgradeError as error:
-            await self._refuse(peer, http, 400, f"not a WebSocket upgrade: {error}")
+            extra = [(b"sec-websocket-version", VERSION)] if error.status == 426 else None
+            await self._refuse(peer, http, error.status, f"not a WebSocket upgrade: {error}",
+                               extra)
             return None
         await self._write(peer, answer)
         return Upgraded(carrier, http.trailing_data[0])

@@ -30,6 +30,8 @@ implementation of sessions.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import struct
 from dataclasses import dataclass
@@ -55,8 +57,18 @@ _LENGTH16 = struct.Struct(">BBH")
 _LENGTH64 = struct.Struct(">BBQ")
 
 
+#: The WebSocket version this server speaks (RFC 6455's, the one every browser sends).
+VERSION = b"13"
+
+
 class UpgradeError(Exception):
-    """A WebSocket upgrade request that cannot be accepted (wsproto's reason in ``str()``)."""
+    """A WebSocket upgrade request that cannot be accepted, the reason in ``str()``;
+    ``status``: the HTTP answer, ``426`` for a version other than ``VERSION`` (RFC 6455 4.2.2:
+    the client may try again with the version the answer names), else ``400``."""
+
+    def __init__(self, reason: str, status: int = 400) -> None:
+        super().__init__(reason)
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +104,14 @@ def _refusal(event: Event, over_budget: bool) -> tuple[str, str] | None:
     if over_budget:
         return (ErrorCode.RATE_LIMITED, _OVER_BUDGET)
     return None
+
+
+def _is_key(key: bytes) -> bool:
+    """Whether ``key`` is a ``Sec-WebSocket-Key``: 16 bytes in base64 (RFC 6455 4.1)."""
+    try:
+        return len(base64.b64decode(key.strip(), validate=True)) == 16
+    except binascii.Error:
+        return False
 
 
 def _line(payload: bytes) -> bytes:
@@ -178,7 +198,17 @@ class WebSocketCarrier:
                ) -> tuple[WebSocketCarrier, bytes]:
         """The carrier for an upgrade request already read (its ``headers`` and ``target``)
         and the handshake's answer (``101 Switching Protocols``) to send; ``UpgradeError`` if
-        the request is no valid WebSocket upgrade."""
+        the request is no valid WebSocket upgrade. wsproto checks that the key and version
+        are there, not what they are: it answered a key of any length, and called a version
+        other than 13 a missing header."""
+        fields = dict(headers)
+        version = fields.get(b"sec-websocket-version")
+        if version is not None and version.strip() != VERSION:
+            raise UpgradeError(f"WebSocket version {version.decode('ascii', 'replace')!r}: "
+                               f"this server speaks {VERSION.decode()}", 426)
+        key = fields.get(b"sec-websocket-key")
+        if key is not None and not _is_key(key):
+            raise UpgradeError("Sec-WebSocket-Key is not 16 bytes in base64")
         ws = WSConnection(ConnectionType.SERVER)
         try:
             ws.initiate_upgrade_connection(headers, target)
