@@ -4,6 +4,7 @@ connections, the server's own self-signed certificate for trust on first use."""
 from __future__ import annotations
 
 import json
+import logging
 import ssl
 import stat
 from collections.abc import AsyncIterator
@@ -232,6 +233,18 @@ async def test_text_mode_inside_tls_as_openssl_s_client_speaks_it(
             assert welcome["type"] == "welcome" and "tls" in welcome["capabilities"]
             assert (tables["type"], tables["id"], tables["tables"]) == ("tables", 2, [])
             await stream.aclose()
+
+
+async def test_a_tls_handshake_left_halfway_is_closed_and_logged_as_such(
+    ca: trustme.CA, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that starts a TLS record and says no more is closed after the handshake
+    timeout, and the host's log says so (it said "TLS handshake failed: " and nothing)."""
+    caplog.set_level(logging.INFO, "tongits.server")
+    with trio.fail_after(TIME_CAP):
+        async with tls_server(issue(ca, tmp_path / "srv"), handshake_timeout=0.3) as (_s, port):
+            assert await _raw_reply(port, b"\x16\x03\x01\x00") == b""
+    assert "TLS handshake failed: not finished within 0.3 s" in caplog.text
 
 
 async def test_a_tls_hello_to_a_server_without_certificate_is_closed() -> None:

@@ -155,7 +155,11 @@ class TransportWrapper:
         try:
             with trio.fail_after(self.config.handshake_timeout or math.inf):
                 await secure.do_handshake()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as error:
+        except trio.TooSlowError:
+            log.info("connection %d: TLS handshake failed: not finished within %g s", peer.id,
+                     self.config.handshake_timeout)
+            return None
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
             log.info("connection %d: TLS handshake failed: %s", peer.id, error.__cause__ or error)
             return None
         peer.use_stream(secure)
