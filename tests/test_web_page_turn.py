@@ -179,3 +179,31 @@ def test_a_tongits_says_what_it_is(tmp_path: Path) -> None:
                             "result": result.to_dict()}, tmp_path)
     assert told[0][0] == "Your hand is empty: that is a Tongits."
     assert told[1][0] == f"{NAMES[winner]}'s hand is empty: that is a Tongits."
+
+
+def test_a_stock_out_won_above_a_burned_seats_count_says_why(tmp_path: Path) -> None:
+    """At a stock-out the story said "the lowest count wins" under a table where a burned
+    seat counted less than the winner (132 of 1,969 random stock-outs): a seat that had not
+    opened does not compete (RULES.md §6.3)."""
+    above = below = None
+    for seed in range(400):
+        *_, hand = states(seed)
+        result = hand.result
+        if result is None or result.end.value != "stock" or result.winner is None:
+            continue
+        lower = [s for s in result.burned if result.counts[s] < result.counts[result.winner]]
+        if lower and above is None:
+            above = (result.to_dict(), lower)
+        if not lower and below is None:
+            below = result.to_dict()
+    assert above is not None and below is not None
+    (won, lower), plain = above, below
+    reader = won["winner"]
+    told = run_page(STORY, {"phrases": dict(PHRASES), "names": NAMES, "seats": [reader],
+                            "result": won}, tmp_path)[0]
+    others = ", ".join(NAMES[s] for s in lower)
+    assert ("The stock ran out: the lowest count among the seats that had opened wins "
+            f"(not {others}: no meld on the table).") in told
+    told = run_page(STORY, {"phrases": dict(PHRASES), "names": NAMES, "seats": [plain["winner"]],
+                            "result": plain}, tmp_path)[0]
+    assert "The stock ran out: the lowest count wins." in told

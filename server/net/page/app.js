@@ -1060,7 +1060,13 @@ function handStory(result) {
   }
   // "by Tongits" names the game itself to a newcomer: say what happened
   if (result.end === "tongits") lines.push(`${possessive(result.winner).replace(/^./, (c) => c.toUpperCase())} hand is empty: that is a Tongits.`);
-  if (result.end === "stock") lines.push("The stock ran out: the lowest count wins.");
+  if (result.end === "stock") {
+    // a seat that had not opened does not compete (RULES.md §6.3): said when one counted less
+    // than the winner, or the table showed a lower count losing
+    const under = (result.burned || []).filter((seat) => result.counts[seat] < result.counts[result.winner]);
+    lines.push(under.length ? `The stock ran out: the lowest count among the seats that had opened wins (not ${names(under)}: no meld on the table).`
+      : "The stock ran out: the lowest count wins.");
+  }
   if (result.burned && result.burned.length) lines.push(`Burned (no meld on the table): ${names(result.burned)}.`);
   if (result.pot_taken) lines.push(`${winner} took the pot: ${plural(result.pot_taken, "chip")}.`);
   // the Total column moves by the ante too, which no hand's Chips show
