@@ -12,6 +12,7 @@ from tongits.client.tui.render import (
     hand_rows,
     make_style,
     opponent_panel,
+    result_head,
     result_lines,
     screen_text,
     seat_marks,
@@ -32,6 +33,7 @@ from tongits.client.tui.state import (
 )
 from tongits.engine import Phase, Step
 from tongits.protocol.maps import SeatMap
+from tongits.protocol.phrases import chip_words
 
 SEATS: list[SeatMap] = [
     {"seat": 0, "name": "Ana", "player": "human", "connected": False},
@@ -438,3 +440,25 @@ def test_a_spectator_sees_the_bottom_seats_hand_once_the_hand_is_over_and_not_be
 
 def hand_line_text(state: TableState) -> str:
     return to_text(hand_line(state))
+
+
+def test_the_why_of_a_readers_chips_keeps_its_rows_beside_the_log() -> None:
+    """At 80x24 (the log's 7 rows) a burned reader read "Hand over: greedy-bot-1 wins / by call
+    (nobody challenged)", its row "-4" and nothing of why: the why took two lines at 46
+    columns, and the head's second line left it no room. It now takes one line of up to 56."""
+    for seed in range(300):
+        state, _ = finished(seed, ("Ana", "greedy-bot-1", "greedy-bot-2"))
+        result, view = state.result, state.view
+        assert result is not None and view is not None and view.seat is not None
+        won, how = result_head(state, result)
+        why = f"   you to greedy-bot-1: {chip_words(state.why[view.seat])}"
+        if len(won) + len(how) + 2 > 48 and 46 < len(why) <= 56:
+            break
+    else:
+        raise AssertionError("no hand of seeds 0-299 has a long head and a long why")
+    lines = [to_text(line) for line in result_lines(state, 7)]
+    assert len(lines) == 7 and lines[0].strip() == won and lines[1].strip() == how
+    assert lines[5].rstrip() == why
+    assert lines[-1].strip() == "Enter: next hand"
+    screen = screen_text(state, now=0.0, cols=80, rows=24).split("\n")
+    assert any(line.startswith(why + " ") and "│" in line for line in screen)

@@ -790,6 +790,11 @@ def result_lines(state: TableState, rows: int = 8) -> list[Line]:
         last = " Enter: next hand"
     out = [*head, *table]
     why = _why_lines(state, max(width(table[0]), 46))
+    if len(out) + len(why) + 1 > rows:
+        # on one line of up to 56 columns, the log beside it keeping 23: at 80x24 a burned
+        # reader's "you to greedy-bot-1: win -1 · ace ×2 -2 · burned -1" took two lines under
+        # a head of two, was left out, and its -4 chips were said nowhere
+        why = _why_lines(state, 56)
     if len(out) + len(why) + 1 <= rows:
         out += why
     # the pot on the last line: at 80x24 a line of its own left no room for the why. That
