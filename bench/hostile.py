@@ -21,6 +21,12 @@ tables    ``--addresses`` addresses create every table they may (``--max-tables-
           each, two server bots, no timer) and move at each about every ``--evict-idle``/3 s,
           so that no table is ever idle. Figures: tables the attack holds, and how many
           honest creators (one every 2 s, each from a network of its own) got a table.
+chat      ``--addresses`` addresses, each with ``--watchers`` connections (60 by default) that
+          watch the honest player's table (two server bots, not started) and chat at it, each
+          just under its connection's message rate. The honest player pings from its seat
+          there. Figures: the chat lines the honest player heard a second, the attack's
+          lines refused (``chat_too_fast``). ``--chat-rate 0`` runs the server without the
+          chat pace, as before it.
 quiet     No attack: the honest player's figures on this machine as it is loaded now.
 rebind    Not a flood: the answers of a server started with ``--tls-self-signed
           --tls-required`` to plain requests: a DNS-rebinding page (Host and Origin
@@ -30,12 +36,16 @@ rebind    Not a flood: the answers of a server started with ``--tls-self-signed
     python bench/hostile.py refused --seconds 20
     python bench/hostile.py ws-ping --seconds 10 --addresses 4
     python bench/hostile.py tables --seconds 40 --addresses 30 --max-tables 200 --evict-idle 30
+    python bench/hostile.py chat --seconds 20
     python bench/hostile.py rebind
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import itertools
 import json
 import os
 import re
@@ -56,6 +66,8 @@ SERVER_HOST = "127.0.0.1"
 HONEST = "127.0.1.1"
 #: a ping unanswered this long is lost
 PING_TIMEOUT = 5.0
+#: chat: the lines a second each attacking connection says, under the default message rate
+CHATTER_RATE = 19.0
 
 
 def attacker(index: int) -> str:
@@ -103,11 +115,14 @@ async def hello(port: int, source: str, name: str) -> LineClient | str:
 
 @dataclass
 class Honest:
-    """What the honest player saw: round trips of its pings, pings lost."""
+    """What the honest player saw: round trips of its pings, pings lost, chat lines heard,
+    and the table it sits at (``--seated``)."""
 
     rtts: list[float] = field(default_factory=list)
     lost: int = 0
     refused: str = ""
+    heard: int = 0
+    table: str = ""
 
     def figures(self) -> dict[str, Any]:
         ordered = sorted(self.rtts)
@@ -115,22 +130,25 @@ class Honest:
             return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 1) \
                 if ordered else None
         return {"pings": len(ordered), "lost": self.lost, "refused": self.refused,
+                "chat_lines_heard": self.heard,
                 "p50_ms": at(0.5), "p99_ms": at(0.99), "max_ms": at(1.0)}
 
 
 async def honest_process(port: int, seconds: float, every: float, honest: Honest,
-                         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+                         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED, *,
+                         seated: bool = False) -> None:
     """``honest_pings`` in a process of its own (the attack's work in this one must not
-    delay its pings), started once its connection is welcome."""
+    delay its pings), started once its connection is welcome (and seated)."""
     process = await trio.lowlevel.open_process(
         [sys.executable, __file__, "honest", "--port", str(port), "--seconds", str(seconds),
-         "--every", str(every)], stdout=subprocess.PIPE)
+         "--every", str(every), *(["--seated"] if seated else [])], stdout=subprocess.PIPE)
     assert process.stdout is not None
     output = b""
     started = False
     while chunk := await process.stdout.receive_some(65536):
         output += chunk
         if not started and b"\n" in output:
+            honest.table = output.split()[1].decode() if seated else ""
             task_status.started()
             started = True
     await process.wait()
@@ -138,23 +156,34 @@ async def honest_process(port: int, seconds: float, every: float, honest: Honest
         task_status.started()
     result = json.loads(output.splitlines()[-1])
     honest.rtts, honest.lost, honest.refused = result["rtts"], result["lost"], result["refused"]
+    honest.heard = result["heard"]
 
 
-async def honest_pings(port: int, seconds: float, every: float, honest: Honest) -> None:
+async def honest_pings(port: int, seconds: float, every: float, honest: Honest,
+                       seated: bool = False) -> None:
     """One honest connection pinging every ``every`` seconds for ``seconds``; a first line
-    says when it is welcome (or refused)."""
+    says when it is welcome (or refused), and ``seated``, the table it created first."""
     lines = await hello(port, HONEST, "honest")
-    print("ready", flush=True)
     if isinstance(lines, str):
+        print("ready", flush=True)
         honest.refused = lines
         return
+    table = ""
+    if seated:
+        await lines.send({"type": "create_table", "id": 1, "name": "honest", "bots": 2,
+                          "auto_start": False})
+        joined = await lines.receive_type("joined")
+        table = str(joined["table"]) if joined and joined["type"] == "joined" else "-"
+    print("ready", table, flush=True)
     with trio.move_on_after(seconds):
         for n in range(2, 10**9):
             started = trio.current_time()
             await lines.send({"type": "ping", "id": n})
             answered = False
             with trio.move_on_after(PING_TIMEOUT):
-                reply = await lines.receive_type("pong")
+                while (reply := await lines.receive()) is not None and reply.get("type") not in (
+                        "pong", "error"):
+                    honest.heard += reply.get("type") == "chat"
                 if reply is None or reply["type"] == "error":
                     honest.refused = "closed" if reply is None else str(reply["code"])
                     return
@@ -401,6 +430,47 @@ async def rebind(args: argparse.Namespace, port: int, honest: Honest) -> dict[st
             for name, (status, location) in answers.items()}
 
 
+# ----- chat: a crowd of one address's watchers chatting at the honest player's table -----
+
+
+async def chatter(port: int, source: str, table: str, rate: float, deadline: float,
+                  refused: dict[str, int]) -> None:
+    """Watch ``table`` from ``source`` and say a line ``rate`` times a second until
+    ``deadline``; ``refused`` counts the error codes the lines got."""
+    lines = await hello(port, source, "chatter")
+    if isinstance(lines, str):
+        refused[lines] = refused.get(lines, 0) + 1
+        return
+
+    async def read() -> None:
+        while (msg := await lines.receive()) is not None:
+            if msg.get("type") == "error":
+                refused[str(msg["code"])] = refused.get(str(msg["code"]), 0) + 1
+
+    async with lines.stream, trio.open_nursery() as nursery:
+        nursery.start_soon(read)
+        await lines.send({"type": "spectate", "id": 2, "table": table})
+        with trio.move_on_at(deadline), contextlib.suppress(trio.BrokenResourceError):
+            for n in itertools.count(3):
+                await lines.send({"type": "chat", "id": n, "text": f"{n} " + "y" * 150})
+                await trio.sleep(1 / rate)
+        nursery.cancel_scope.cancel()
+
+
+async def chat(args: argparse.Namespace, port: int, honest: Honest) -> dict[str, Any]:
+    refused: dict[str, int] = {}
+    async with trio.open_nursery() as nursery:
+        await nursery.start(functools.partial(honest_process, seated=True), port,
+                            args.seconds, args.every, honest)
+        deadline = trio.current_time() + args.seconds
+        for n in range(args.addresses * args.watchers):
+            nursery.start_soon(chatter, port, attacker(n % args.addresses), honest.table,
+                               CHATTER_RATE, deadline, refused)
+    return {"attack_addresses": args.addresses, "watchers": args.watchers,
+            "honest_heard_per_s": round(honest.heard / args.seconds, 1),
+            "attack_errors": refused}
+
+
 async def quiet(args: argparse.Namespace, port: int, honest: Honest) -> dict[str, Any]:
     async with trio.open_nursery() as nursery:
         await nursery.start(honest_process, port, args.seconds, args.every, honest)
@@ -408,7 +478,7 @@ async def quiet(args: argparse.Namespace, port: int, honest: Honest) -> dict[str
 
 
 SCENARIOS = {"quiet": quiet, "refused": refused, "ws-ping": ws_ping, "tables": tables,
-             "rebind": rebind}
+             "rebind": rebind, "chat": chat}
 
 
 def server_flags(args: argparse.Namespace) -> list[str]:
@@ -420,6 +490,8 @@ def server_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--max-tables", str(args.max_tables), "--evict-idle", str(args.evict_idle),
                   "--max-tables-per-address", str(args.max_tables_per_address),
                   "--bot-delay", "0.2"]
+    if args.scenario == "chat" and args.chat_rate is not None:
+        flags += ["--chat-rate", str(args.chat_rate)]
     return flags
 
 
@@ -436,12 +508,19 @@ def main() -> None:
     parser.add_argument("--max-tables", type=int, default=200)
     parser.add_argument("--max-tables-per-address", type=int, default=8)
     parser.add_argument("--evict-idle", type=float, default=30.0)
+    parser.add_argument("--watchers", type=int, default=60,
+                        help="chat: connections of each attacking address")
+    parser.add_argument("--chat-rate", type=float,
+                        help="chat: the server's --chat-rate (default: the server's default)")
     parser.add_argument("--port", type=int, help="honest: the server's port")
+    parser.add_argument("--seated", action="store_true",
+                        help="honest: create a table first and ping from its seat")
     args = parser.parse_args()
     if args.scenario == "honest":
         honest = Honest()
-        trio.run(honest_pings, args.port, args.seconds, args.every, honest)
-        print(json.dumps({"rtts": honest.rtts, "lost": honest.lost, "refused": honest.refused}))
+        trio.run(honest_pings, args.port, args.seconds, args.every, honest, args.seated)
+        print(json.dumps({"rtts": honest.rtts, "lost": honest.lost, "refused": honest.refused,
+                          "heard": honest.heard}))
         return
     with tempfile.TemporaryDirectory() as data_dir:
         process, port = start_server(data_dir, server_flags(args))
