@@ -118,6 +118,13 @@ def resolve(word: str) -> CommandSpec | None:
 _OTHER_WORDS: dict[str, str] = {
     "throw": "discard", "drop": "discard", "toss": "discard", "tapon": "discard",
     "bunot": "draw", "knock": "call", "fight": "challenge", "laban": "challenge",
+    "layoff": "sapaw",
+}
+
+#: Words players type that name no move here, and what to type instead.
+_NOT_COMMANDS: dict[str, str] = {
+    "tongits": "Tongits is not typed: it is won when your last card leaves your hand",
+    "take": "to take the discard: pick and your cards it melds with (pick 7h 7s); or draw",
 }
 
 
@@ -162,6 +169,10 @@ def _unknown(word: str, rest: str = "") -> str:
     if cards:
         return f"name the move first: {_move_for(cards)}"
     lowered = word.lower()
+    if lowered == "lay" and rest.lower().startswith("off"):  # "lay off 9s 1"
+        lowered, rest = "layoff", rest[3:]
+    if lowered in _NOT_COMMANDS:
+        return _NOT_COMMANDS[lowered]
     if lowered in _OTHER_WORDS:
         typed = " ".join([_OTHER_WORDS[lowered], *_words_after(rest)])
         return f"unknown command {word!r}: here it is {typed}"
@@ -283,6 +294,9 @@ def _pick_args(spec: CommandSpec, rest: str) -> Command:
     tokens = _words_after(rest)
     if len(tokens) == 1 and _is_meld_id(tokens[0]):
         return Move(_move_of(spec), meld=_meld_id(tokens[0]))
+    if tokens and _cards_typed(tokens) is None and not any(_is_card(t) for t in tokens):
+        raise CommandError("pick is followed by your cards that meld with the discard: pick "
+                           "7h 7s, or F3")
     return _cards_args(spec, rest)
 
 
@@ -432,7 +446,11 @@ _PHRASES: dict[str, Phrase] = {
 def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) -> Command:
     """Parse ``line`` and, for a move, check it against the view's legal moves; raise
     ``CommandError`` with the reason if it should not be sent."""
-    command = parse_command(line)
+    try:
+        command = parse_command(line)
+    except CommandError as unread:
+        fits = _fits(line, view)
+        raise (unread if fits is None else CommandError(fits)) from None
     if isinstance(command, Local):
         return command
     if view is None:
@@ -441,6 +459,26 @@ def read_command(line: str, view: SeatView | None, names: Sequence[str] = ()) ->
     if error is not None:
         raise CommandError(_words(error, command, view, names, _spelled(line)), error.code)
     return command
+
+
+def _fits(line: str, view: SeatView | None) -> str | None:
+    """For ``sapaw CARD`` without a meld number: the melds the card may be laid off on now,
+    as the line to type, or that it fits none (None when the line is something else, or the
+    seat may not lay off now: the usage is the answer then)."""
+    head, _, rest = line.strip().partition(" ")
+    words = _words_after(rest)
+    cards = _cards_typed(words)
+    if view is None or resolve(head) is not COMMANDS["sapaw"] or not cards or len(cards) != 1:
+        return None
+    card = Card.parse(cards[0])
+    melds = [move.meld for move in view.legal
+             if move.action is Action.SAPAW and move.card == card]
+    if not melds and view.phase is Phase.PLAY and view.legal and card in view.hand:
+        return f"{cards[0]} fits no meld on the table now"
+    if not melds:
+        return None
+    return f"which meld? {cards[0]} fits " + " or ".join(
+        f"#{meld} (sapaw {cards[0]} {meld})" for meld in melds)
 
 
 def _spelled(line: str) -> dict[Card, str]:
