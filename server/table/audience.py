@@ -51,7 +51,7 @@ class Audience:
         self.seat_peers: list[Peer | None] = [None, None, None]
         self.spectators: set[Peer] = set()
         #: what was said at the table, kept for who comes later
-        self.chat = TableChat(table_id, self)
+        self.chat = TableChat(table_id, self.tell)
         #: the encoded steps of the current hand's history (``broadcast``), and that hand
         self._hand_cache = HandCache()
         self._history_of: Hand | None = None

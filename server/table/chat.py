@@ -13,6 +13,7 @@ the table's talk afresh.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tongits.protocol import ChatLine, to_dict
@@ -20,7 +21,6 @@ from tongits.protocol.message_maps import ChatLineMap
 
 if TYPE_CHECKING:
     from ..net.peer import Peer
-    from .audience import Audience
 
 #: Lines a table keeps for those who come later: a few minutes of lively talk.
 KEPT = 30
@@ -29,10 +29,11 @@ KEPT = 30
 class TableChat:
     """A table's recent talk (module docstring)."""
 
-    __slots__ = ("table_id", "audience", "_kept", "_said")
+    __slots__ = ("table_id", "tell", "_kept", "_said")
 
-    def __init__(self, table_id: str, audience: Audience) -> None:
-        self.table_id, self.audience = table_id, audience
+    def __init__(self, table_id: str, tell: Callable[[ChatLineMap], None]) -> None:
+        """``tell`` sends a line to everyone at the table (``Audience.tell``)."""
+        self.table_id, self.tell = table_id, tell
         self._kept: deque[ChatLineMap] = deque(maxlen=KEPT)
         self._said = 0
 
@@ -42,7 +43,7 @@ class TableChat:
         line = to_dict(ChatLine(table=self.table_id, seat=seat, name=name, text=text,
                                 n=self._said))
         self._kept.append(line)
-        self.audience.tell(line)
+        self.tell(line)
 
     def retell(self, peer: Peer) -> None:
         """Send ``peer`` (who just joined, began watching or came back) the lines kept."""
