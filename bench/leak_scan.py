@@ -12,7 +12,8 @@ On the way through it makes every kind of moment happen: calls and their answers
 its timer run), seats dropped and resumed by token (after a short absence and after the stand-in
 bot took over), seats taken back from a private table's invite code under the same name (the
 old token must then be refused), chat, probes (a discard of a card another seat holds must be
-refused in the same words as one of a card nobody holds), hand ends, match ends.
+refused in the same words as one of a card nobody holds), ``sync`` (a catching-up state), hand
+ends, match ends.
 
 What a frame may hold is judged from the hand's own record, which ``hand_result`` gives once
 the hand is over: replaying its deck and actions says where every card was after each action,
@@ -463,6 +464,7 @@ class Settings:
     drop: float = 0.012
     probe: float = 0.02
     chat: float = 0.01
+    sync: float = 0.01
 
 
 KINDS = ("binary", "text", "websocket")
@@ -646,6 +648,10 @@ async def decide(settings: Settings, player: Player, players: list[Player], code
         await probe(settings, player, players, frame)
     if rng.random() < settings.chat:
         await player.link.send({"type": "chat", "text": f"hello from {player.name}"})
+    if rng.random() < settings.sync:
+        await player.link.send({"type": "sync"})
+        scan.moments["syncs"] += 1
+        return True  # the catching-up state offers the decision again
     await player.link.send({"type": "move", "move": rng.choice(frame["legal"])})
     return True
 
@@ -750,7 +756,10 @@ async def lobby(settings: Settings) -> None:
     assert reader.link is not None
     while True:
         await reader.link.send({"type": "list_tables", "offset": settings.rng.randint(0, 8)})
-        await expect(settings, reader, ("tables", "error"))
+        tables = await expect(settings, reader, ("tables", "error"))
+        for entry in tables.get("tables", [])[:1]:
+            await reader.link.send({"type": "list_tables", "table": entry["table"]})
+            await expect(settings, reader, ("tables", "error"))
         await reader.link.send({"type": "standings"})
         await expect(settings, reader, ("standings", "error"))
         await trio.sleep(0.5)
