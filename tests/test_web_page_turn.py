@@ -207,3 +207,56 @@ def test_a_stock_out_won_above_a_burned_seats_count_says_why(tmp_path: Path) -> 
     told = run_page(STORY, {"phrases": dict(PHRASES), "names": NAMES, "seats": [plain["winner"]],
                             "result": plain}, tmp_path)[0]
     assert "The stock ran out: the lowest count wins." in told
+
+
+#: ``renderBoard`` into a fake document; each meld drawn: its owner line and how many cards
+#: face down and face up it shows.
+BOARD = r"""
+class Node {
+  constructor(tag) {
+    this.tag = tag; this.children = []; this.className = ""; this.textContent = "";
+  }
+  append(...nodes) { this.children.push(...nodes); }
+  replaceChildren(...nodes) { this.children = nodes; }
+  setAttribute() {}
+  addEventListener() {}
+}
+const nodes = {};
+globalThis.document = {
+  getElementById: (id) => (nodes[id] = nodes[id] || new Node("div")),
+  createElement: (tag) => new Node(tag),
+};
+S.phrases = input.phrases;
+S.seats = input.names.map((name, seat) => ({ seat, name }));
+S.seat = input.seat; S.spectator = false; S.view = input.view;
+renderBoard();
+return nodes.melds.children.map((meld) => {
+  const [owner, cards] = meld.children;
+  return { owner: owner.textContent,
+           backs: cards.children.filter((c) => c.className.includes("back")).length,
+           faces: cards.children.filter((c) => !c.className.includes("back")).length };
+});
+"""
+
+
+def test_another_seats_secret_meld_is_four_cards_face_down(tmp_path: Path) -> None:
+    """A secret meld is four cards of one rank laid face down (RULES.md §4); the page drew
+    three backs for another seat's, and "(secret)" said nothing of what it holds."""
+    for seed in range(400):
+        hand = next((h for h in states(seed) if not h.over
+                     and any(m.secret for m in h.melds)), None)
+        if hand is not None:
+            break
+    else:
+        raise AssertionError("no secret meld in 400 random hands")
+    meld = next(m for m in hand.melds if m.secret)
+    other = (meld.owner + 1) % 3
+    drawn = run_page(BOARD, {"phrases": dict(PHRASES), "names": NAMES, "seat": other,
+                             "view": seat_view_dict(hand, other)}, tmp_path)
+    theirs = next(d for d in drawn if d["owner"].startswith(f"#{meld.id} "))
+    assert theirs == {"owner": f"#{meld.id} {NAMES[meld.owner]} (secret: four of a kind)",
+                      "backs": 4, "faces": 0}
+    mine = run_page(BOARD, {"phrases": dict(PHRASES), "names": NAMES, "seat": meld.owner,
+                            "view": seat_view_dict(hand, meld.owner)}, tmp_path)
+    assert next(d for d in mine if d["owner"].startswith(f"#{meld.id} ")) == {
+        "owner": f"#{meld.id} You (secret)", "backs": 0, "faces": 4}

@@ -942,10 +942,14 @@ function renderBoard() {
         cards.append(cardEl(card, { small: true, extra: by !== undefined ? "laid-off" : "", note: by !== undefined ? `laid off by ${seatName(by)}` : null }));
       }
     } else {
-      for (let i = 0; i < 3; i++) cards.append(el("span", { class: "card small back", role: "img", "aria-label": "hidden card" }));
+      // another seat's secret meld: four cards of one rank face down (RULES.md §4); three
+      // backs were drawn, and a friend counted three cards
+      for (let i = 0; i < 4; i++) cards.append(el("span", { class: "card small back", role: "img", "aria-label": "hidden card" }));
     }
+    // what "secret" means, for whoever sees one laid: its rank is hidden, not its kind
+    const secret = meld.secret ? (meld.cards ? " (secret)" : " (secret: four of a kind)") : "";
     melds.append(el("div", { class: "meld", "data-meld": meld.id, role: "group", "aria-label": `meld ${meld.id}: ${possessive(meld.owner)}` },
-      el("div", { class: "owner", text: `#${meld.id} ${seatName(meld.owner)}${meld.secret ? " (secret)" : ""}` }), cards));
+      el("div", { class: "owner", text: `#${meld.id} ${seatName(meld.owner)}${secret}` }), cards));
   }
 }
 
