@@ -30,10 +30,10 @@ from typing import Any, Final
 #: gone by then, and another seat's "is back" told nothing of it; and the hands settled while it
 #: was gone, whose results are not sent again), ``chat.`` the speaker of
 #: a chat line who holds no seat, ``end.`` how a hand ended (the ``end`` of its result),
-#: ``call.`` a call and its answers (``call.confirm.`` a caller's question, by the table's
-#: ``call_tie``), ``hand.`` a hand's start and its headline, ``whose.`` a
-#: seat as an owner, ``why.`` a term of a seat's chips (``hand_result.result.why``,
-#: ``chip_words``).
+#: ``call.`` a call and its answers (``call.confirm.`` a caller's question and ``call.answer.``
+#: what the answers do, by the table's ``call_tie``), ``hand.`` a hand's start and its
+#: headline, ``whose.`` a seat as an owner, ``why.`` a term of a seat's chips
+#: (``hand_result.result.why``, ``chip_words``).
 PHRASES: Final = MappingProxyType({
     "event.draw": "{who} drew",
     "event.call": "{who} called",
@@ -68,6 +68,10 @@ PHRASES: Final = MappingProxyType({
                                "challenger with a lower or equal count beats you.",
     "call.confirm.caller": "Call now? Your count is {count}: the lowest count wins, and a "
                            "challenger needs a lower count to beat you (a tie is yours).",
+    "call.answer.challenger": "Challenge: your count against {who}'s, the lowest wins (a tie "
+                              "beats {who}). Fold: you do not compare.",
+    "call.answer.caller": "Challenge: your count against {who}'s, the lowest wins ({who} wins a "
+                          "tie). Fold: you do not compare.",
     "call.challengers": "Challenged: {who}",
     "call.folders": "Folded: {who}",
     "call.nobody": "Nobody challenged",

@@ -239,6 +239,16 @@ return nodes.melds.children.map((meld) => {
 """
 
 
+#: ``renderAnnounce`` into the fake document: the lines of the call's box.
+ANNOUNCE = BOARD.split("S.phrases = input.phrases;")[0] + r"""
+S.phrases = input.phrases;
+S.seats = input.names.map((name, seat) => ({ seat, name }));
+S.seat = input.seat; S.spectator = false; S.view = input.view; S.legal = input.legal;
+renderAnnounce();
+return nodes.announce.children.map((line) => line.textContent);
+"""
+
+
 def test_another_seats_secret_meld_is_four_cards_face_down(tmp_path: Path) -> None:
     """A secret meld is four cards of one rank laid face down (RULES.md §4); the page drew
     three backs for another seat's, and "(secret)" said nothing of what it holds."""
@@ -260,3 +270,25 @@ def test_another_seats_secret_meld_is_four_cards_face_down(tmp_path: Path) -> No
                             "view": seat_view_dict(hand, meld.owner)}, tmp_path)
     assert next(d for d in mine if d["owner"].startswith(f"#{meld.id} ")) == {
         "owner": f"#{meld.id} You (secret)", "backs": 0, "faces": 4}
+
+
+def test_a_seat_asked_to_answer_a_call_is_told_what_each_answer_does(tmp_path: Path) -> None:
+    """Asked "Ben called: challenge or fold?", a friend had two buttons and nothing saying
+    what either did, nor who wins a tie (the table's ``call_tie``)."""
+    hand = next(h for seed in range(200) for h in states(seed)
+                if not h.over and Move(Action.CHALLENGE) in h.legal_moves())
+    seat = hand.to_act
+    caller = hand.caller
+    assert caller is not None
+    lines = []
+    for tie in ("challenger", "caller"):
+        view = seat_view_dict(hand, seat)
+        view["options"] = {**view["options"], "call_tie": tie}
+        drawn = run_page(ANNOUNCE, {"phrases": dict(PHRASES), "names": NAMES, "seat": seat,
+                                    "view": view, "legal": seat_legal(hand, seat)}, tmp_path)
+        lines.append(drawn)
+    who = NAMES[caller]
+    assert (f"Challenge: your count against {who}'s, the lowest wins (a tie beats {who}). "
+            "Fold: you do not compare.") in lines[0]
+    assert (f"Challenge: your count against {who}'s, the lowest wins ({who} wins a tie). "
+            "Fold: you do not compare.") in lines[1]

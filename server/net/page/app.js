@@ -916,6 +916,8 @@ function renderAnnounce() {
   const asked = view.to_act === S.seat && !S.spectator && S.legal.length > 0;
   box.append(el("p", { class: "called", text: asked ? say("call.ask", { who }) : say("call.made", { who, count: view.hand_sizes[call.caller] }) }));
   if (asked) box.append(el("p", { text: `${say("call.made", { who, count: view.hand_sizes[call.caller] })}. Your count: ${view.count}` }));
+  // what each answer does, by the table's tie rule (call_tie): the buttons alone said nothing
+  if (asked) box.append(el("p", { text: say(`call.answer.${view.options.call_tie}`, { who }) }));
   if (call.challengers.length) box.append(el("p", { text: say("call.challengers", { who: call.challengers.map(seatName).join(", ") }) }));
   if (call.folders.length) box.append(el("p", { text: say("call.folders", { who: call.folders.map(seatName).join(", ") }) }));
 }
