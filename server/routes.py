@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import trio
 from tongits.protocol import (
     Chat,
     CreateTable,
@@ -36,11 +37,18 @@ from .errors import FATAL, error_frame, request_ref
 from .handshake import Handshake
 from .lobby import Lobby
 from .net.peer import Peer
+from .pace import AddressPace
 from .table.actor import Table
 
 #: What one ``list_tables`` (or ``register``) costs in the rate limit, in messages: a page is
 #: the most expensive reply (docs/PROTOCOL.md, "Limits").
 LIST_TABLES_COST = 5
+#: The share of one connection's message rate and burst that one address may spend on lobby
+#: pages with all its connections (``pace``): 10 a second, 30 at once, by default; a browser
+#: in the lobby asks for one every 4 s.
+LOBBY_PAGE_SHARE = 0.5
+#: Addresses the lobby pages' bucket remembers before it forgets those that are full again.
+LOBBY_PAGE_ADDRESSES = 4096
 
 #: Bytes a ``tables`` reply keeps free beyond its head as measured with no ``total`` and
 #: ``next`` (their digits, the list's header and brackets).
@@ -67,6 +75,8 @@ class Router:
         self.config = config
         self.lobby = lobby
         self.handshake = handshake
+        self._pages = AddressPace(config.rate * LOBBY_PAGE_SHARE,
+                                  config.burst * LOBBY_PAGE_SHARE, LOBBY_PAGE_ADDRESSES)
         self.routes: dict[type[Any], Route] = {
             Hello: self._hello_again, Ping: self._ping, ListTables: self._list_tables,
             CreateTable: self._sit, Join: self._sit, Spectate: self._sit, Chat: self._chat,
@@ -108,6 +118,9 @@ class Router:
         """Answer with one page of the lobby, its entries spliced in as they were encoded
         (never a frame over ``max_frame_size``, the limit the server enforces)."""
         charge(peer, "list_tables")
+        if self._pages.take(peer.quota, trio.current_time()):
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "your address asks for more than "
+                                f"{self._pages.rate:g} lobby pages a second")
         head = _tables_head(msg, 0, None)
         budget = self.config.max_frame_size - len(peer.codec.encode(head)) - _PAGE_SLACK
         page = self.lobby.page(msg, peer.codec.mode or Mode.BINARY, budget)

@@ -378,3 +378,32 @@ async def test_an_ipv6_48_holds_max_tables_per_network(
 def test_the_network_of_an_address_key(quota: str, network: str | None) -> None:
     assert network_of(quota) == network
     assert network_of(address_key("2001:db8:1:2::5")) == "2001:db8:1::/48"
+
+
+@capped
+async def test_one_address_cannot_pull_lobby_pages_with_many_connections(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Each connection may ask for a page as often as its rate allows (a page counts as five
+    messages), but the pages of one address, all its connections together, share half a
+    connection's rate and burst: sixty connections of one stranger took 7.6 MB a second of
+    lobby pages with 800 tables open. Another address is served meanwhile."""
+    stranger = "203.0.113.9"
+    async with memory_server(rate=20.0, burst=60) as (_server, connect), \
+            connect("Ana", address="198.51.100.3") as ana:
+        await ana.create_table("Lobby", bots=2, auto_start=False)
+        async with connect("Eve", address=stranger) as eve, \
+                connect("Mal", address=stranger) as mal, \
+                connect("Zed", address=stranger) as zed:
+            for conn, pages in ((eve, 11), (mal, 11), (zed, 8)):  # 11: a connection's burst
+                for _ in range(pages):
+                    assert len(await conn.list_tables()) == 1
+            with pytest.raises(ServerError) as exc:
+                await zed.list_tables()
+            assert exc.value.code == "rate_limited"
+            assert "lobby pages" in str(exc.value)
+        assert len(await ana.list_tables()) == 1
+        await trio.sleep(1.0)
+        async with connect("Eve", address=stranger) as eve:
+            for _ in range(10):
+                await eve.list_tables()

@@ -64,10 +64,10 @@ from tongits.protocol.maps import TableInfoMap
 from tongits.protocol.phrases import counted
 
 from ..errors import error_frame, is_refusal
+from ..pace import AddressPace
 from ..storage.commit import GroupCommit
 from ..storage.journal import table_number
 from .audience import Audience
-from .chat_pace import ChatPace
 from .clock import Clock
 from .dealing import Dealing, MatchDealing
 from .ledger import Ledger
@@ -158,7 +158,7 @@ class Table:
         #: the scope of that wait, whose deadline is the table's ``wake_at``
         self._waiting: trio.CancelScope | None = None
         #: how fast each address may chat here
-        self._chat_pace = ChatPace(config.chat_rate, config.chat_burst)
+        self._chat_pace = AddressPace(config.chat_rate, config.chat_burst)
 
     # ----- the interface for connections --------------------------------------------------
 
@@ -460,7 +460,10 @@ class Table:
             )
         if not text or any(not ch.isprintable() for ch in text):
             raise ProtocolError(ErrorCode.BAD_FIELD, "chat text is empty or has control characters")
-        self._chat_pace.take(peer.quota, trio.current_time())
+        wait = self._chat_pace.take(peer.quota, trio.current_time())
+        if wait:
+            raise ProtocolError(ErrorCode.CHAT_TOO_FAST, "too many chat lines from your address "
+                                f"at this table: say the next in {wait} s")
         peer.send(ok_message(msg.id))
         self.audience.chat.say(peer.seat, peer.name or "?", text)
 
