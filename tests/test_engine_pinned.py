@@ -139,7 +139,7 @@ PINNED = {
     random_records: "b65603ad737c7aec",
     views: "852b62f2b002ba68",
     bot_records: "a076ca79d87592c3",
-    expert_decisions: "6ee357d3f6d9f78c",
+    expert_decisions: "103e09ccf807c4e4",
     worlds: "171d8f0b9fd56ede",
 }
 
