@@ -115,12 +115,15 @@ def _cards(tokens: Iterable[str]) -> tuple[Card, ...] | None:
 
 
 def card_prefix(word: str) -> str:
-    """A typed card prefix in canonical lower case: ``10`` → ``t``, ``K♠`` → ``ks``."""
+    """A typed card prefix in canonical lower case: ``10`` → ``t``, ``K♠`` → ``ks``; a lone
+    ``1`` (no rank is 1: the ace is ``A``) is the start of ``10``."""
     w = word.strip()
     for symbol, char in (("♣", "c"), ("♦", "d"), ("♥", "h"), ("♠", "s")):
         w = w.replace(symbol, char)
     if w.startswith("10"):
         w = "t" + w[2:]
+    elif w == "1":
+        w = "t"
     return w.lower()
 
 
