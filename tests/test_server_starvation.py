@@ -17,6 +17,7 @@ from tongits.protocol import (
     ListTables,
     Mode,
     State,
+    Sync,
     Tables,
     encode_value,
     to_dict,
@@ -381,28 +382,34 @@ def test_the_network_of_an_address_key(quota: str, network: str | None) -> None:
 
 
 @capped
-async def test_one_address_cannot_pull_lobby_pages_with_many_connections(
+async def test_one_address_cannot_pull_lobby_pages_or_states_with_many_connections(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    """Each connection may ask for a page as often as its rate allows (a page counts as five
-    messages), but the pages of one address, all its connections together, share half a
-    connection's rate and burst: sixty connections of one stranger took 7.6 MB a second of
-    lobby pages with 800 tables open. Another address is served meanwhile."""
+    """Each connection may ask for a page or a ``sync`` as often as its rate allows (each
+    counts as five messages), but those of one address, all its connections together, share
+    half a connection's rate and burst: sixty connections of one stranger took 7.6 MB a
+    second of lobby pages with 800 tables open, and sixty watchers syncing slowed a table's
+    moves. Another address is served meanwhile."""
     stranger = "203.0.113.9"
     async with memory_server(rate=20.0, burst=60) as (_server, connect), \
             connect("Ana", address="198.51.100.3") as ana:
-        await ana.create_table("Lobby", bots=2, auto_start=False)
+        joined = await ana.create_table("Lobby", bots=2, auto_start=False)
         async with connect("Eve", address=stranger) as eve, \
                 connect("Mal", address=stranger) as mal, \
                 connect("Zed", address=stranger) as zed:
-            for conn, pages in ((eve, 11), (mal, 11), (zed, 8)):  # 11: a connection's burst
-                for _ in range(pages):
-                    assert len(await conn.list_tables()) == 1
+            await mal.spectate(joined.table)
+            await zed.spectate(joined.table)
+            for _ in range(11):  # a connection's own burst
+                assert len(await eve.list_tables()) == 1
+                await mal.request(Sync())
+            for _ in range(8):
+                await zed.request(Sync())
             with pytest.raises(ServerError) as exc:
-                await zed.list_tables()
+                await zed.request(Sync())
             assert exc.value.code == "rate_limited"
-            assert "lobby pages" in str(exc.value)
+            assert "lobby pages and syncs" in str(exc.value)
         assert len(await ana.list_tables()) == 1
+        await ana.request(Sync())
         await trio.sleep(1.0)
         async with connect("Eve", address=stranger) as eve:
             for _ in range(10):
