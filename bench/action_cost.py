@@ -18,6 +18,13 @@ window:
   printed (own time), with the Python calls per action;
 - otherwise the child's CPU per action in the window (process time).
 
+``--against DIR`` plays the same game on a second server, run from the checkout DIR (the package
+``tongits`` is that tree, through a ``PYTHONPATH`` shim, as bench/server_load.py's ``--against``),
+the window cut into ``--slices`` played in turn on each server, so that both meet the same
+machine (its load, the other work on its caches): both servers' CPU per action, and this
+checkout's over DIR's. A build against the same source with other modules compiled (or none)
+compares so, in one run.
+
 ``--record DIR`` writes every byte each seat received, from its first ``hello`` on, to
 DIR/seat0..2: two runs of the same seed compare byte for byte (``cmp``), e.g. before and
 after a change meant to leave the frames as they were.
@@ -25,11 +32,13 @@ after a change meant to leave the frames as they were.
     python bench/action_cost.py --transport tcp --moves 600
     PYTHONHASHSEED=0 python bench/action_cost.py --transport ws --callgrind
     python bench/action_cost.py --profile /tmp/ws.prof --transport ws
+    python bench/action_cost.py --moves 6000 --slices 12 --against /tmp/before
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import math
@@ -147,9 +156,18 @@ async def _serve(seed: int, profile: str, meters: _Meters | None, collect: bool)
 class _Child:
     """The child server process, and its lines on stdout."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, code: str = "") -> None:
         command = [sys.executable, os.path.abspath(__file__), "--child", "--seed",
                    str(args.seed)]
+        env = None
+        self.shim = tempfile.TemporaryDirectory(prefix="action-cost-")
+        if code:  # ``--against``: the package ``tongits`` is that checkout
+            package = os.path.join(self.shim.name, "tongits")
+            os.mkdir(package)
+            Path(package, "__init__.py").touch()
+            for part in ("engine", "protocol", "server", "client"):
+                os.symlink(os.path.join(os.path.abspath(code), part), os.path.join(package, part))
+            env = {**os.environ, "PYTHONPATH": self.shim.name}
         if args.profile:
             command += ["--profile", args.profile]
         if args.no_gc:
@@ -166,17 +184,22 @@ class _Child:
             command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                        f"--callgrind-out-file={self.callgrind}", *command]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL if args.callgrind else None)
+                                        stderr=subprocess.DEVNULL if args.callgrind else None,
+                                        env=env)
         assert self.process.stdout is not None and self.process.stdin is not None
         port, self.table = self.process.stdout.readline().decode().split()
         self.port = int(port)
 
     def cpu(self) -> tuple[float, float]:
-        """The child's CPU seconds so far: in its own code, in the kernel's."""
+        """The child's CPU seconds so far: all of it, to the nanosecond (the scheduler's count,
+        summed over its threads), and the kernel's part, in the clock's ticks (10 ms here)."""
+        ran = 0
+        for task in Path(f"/proc/{self.process.pid}/task").iterdir():
+            with contextlib.suppress(FileNotFoundError):  # a thread that has just ended
+                ran += int((task / "schedstat").read_text().split()[0])
         with open(f"/proc/{self.process.pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        tick = os.sysconf("SC_CLK_TCK")
-        return int(fields[11]) / tick, int(fields[12]) / tick
+        return ran / 1e9, int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
     def mark(self) -> None:
         """Start, then stop, the window in the child (its profile; callgrind's collection)."""
@@ -205,36 +228,54 @@ class _Child:
         return total
 
 
-async def _play(args: argparse.Namespace, child: _Child, received: list[list[bytes]],
-                tokens: set[bytes]) -> dict[str, float]:
-    """Seat three clients at the child's table and play the warm-up, then the window: the
-    child's CPU seconds in it (``user``, ``system``). With ``--record``, what each seat
+async def _play(args: argparse.Namespace, children: list[_Child], received: list[list[bytes]],
+                tokens: set[bytes]) -> list[dict[str, float]]:
+    """Seat three clients at each child's table and play the warm-up, then the window, in
+    ``args.slices`` turns on each child (which goes first alternates): each child's CPU
+    seconds in the window (``all``, of it ``system``). With ``--record``, what each seat
     received goes into ``received``, and ``tokens`` gets the seat tokens."""
     async with trio.open_nursery() as nursery:
-        group: list[server_load.Client] = []
-        for seat in range(3):
-            if args.transport == "ws":
-                client: server_load.Client = await server_load.WebSocketClient.open(child.port)
-            else:
-                client = server_load.Client(await server_load.dial(child.port))
-            if args.record:
-                client._receive = _recording(client._receive, received[seat])  # type: ignore
-            nursery.start_soon(client.read)
-            await client.request({"type": "hello", "version": 1, "name": f"p{seat}",
-                                  "kind": "bot", "auto_next": True})
-            joined = await _joined(client, child.table, seat)
-            tokens.add(joined.encode())
-            group.append(client)
-        for _ in range(args.warm_up):
-            await _act(group)
-        child.mark()
-        user, system = child.cpu()
-        for _ in range(args.moves):
-            await _act(group)
-        user_after, system_after = child.cpu()
-        child.mark()
+        groups = [await _seat(args, child, nursery, received, tokens) for child in children]
+        for group in groups:
+            for _ in range(args.warm_up):
+                await _act(group)
+        windows = [dict.fromkeys(("all", "system"), 0.0) for _ in children]
+        for child in children:
+            child.mark()
+        for turn in range(args.slices):
+            moves = (turn + 1) * args.moves // args.slices - turn * args.moves // args.slices
+            turns = list(zip(children, groups, windows, strict=True))
+            for child, group, window in turns[::-1] if turn % 2 else turns:
+                ran, system = child.cpu()
+                for _ in range(moves):
+                    await _act(group)
+                ran_after, system_after = child.cpu()
+                window["all"] += ran_after - ran
+                window["system"] += system_after - system
+        for child in children:
+            child.mark()
         nursery.cancel_scope.cancel()
-    return {"user": user_after - user, "system": system_after - system}
+    return windows
+
+
+async def _seat(args: argparse.Namespace, child: _Child, nursery: trio.Nursery,
+                received: list[list[bytes]], tokens: set[bytes]) -> list[server_load.Client]:
+    """Three clients seated at the child's table, each read by a task of ``nursery``."""
+    group: list[server_load.Client] = []
+    for seat in range(3):
+        if args.transport == "ws":
+            client: server_load.Client = await server_load.WebSocketClient.open(child.port)
+        else:
+            client = server_load.Client(await server_load.dial(child.port))
+        if args.record:
+            client._receive = _recording(client._receive, received[seat])  # type: ignore
+        nursery.start_soon(client.read)
+        await client.request({"type": "hello", "version": 1, "name": f"p{seat}",
+                              "kind": "bot", "auto_next": True})
+        joined = await _joined(client, child.table, seat)
+        tokens.add(joined.encode())
+        group.append(client)
+    return group
 
 
 async def _joined(client: server_load.Client, table: str, seat: int) -> str:
@@ -298,8 +339,13 @@ def main() -> None:
     parser.add_argument("--record", default="", help="write each seat's bytes to this folder")
     parser.add_argument("--no-gc", action="store_true",
                         help="the server collects no garbage (--callgrind: repeatable counts)")
+    parser.add_argument("--against", default="",
+                        help="another checkout: the same game on its server, in turns")
+    parser.add_argument("--slices", type=int, default=0,
+                        help="--against: the turns of the window on each server (default 10)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    args.slices = args.slices or (10 if args.against else 1)
     if args.child:
         meters = _Meters() if args.meter else None
         if meters is not None:
@@ -308,19 +354,33 @@ def main() -> None:
         if meters is not None:
             Path(args.meter).write_text(json.dumps({**meters.ns, "all": meters.all}))
         return
-    child = _Child(args)
+    if args.against and (args.callgrind or args.profile or args.meter or args.record):
+        parser.error("--against measures CPU time only")
+    children = [_Child(args), *([_Child(args, args.against)] if args.against else [])]
     received: list[list[bytes]] = [[], [], []]
     tokens: set[bytes] = set()
-    window = trio.run(_play, args, child, received, tokens)
-    child.process.stdin.close()  # type: ignore[union-attr]
-    child.process.wait()
+    windows = trio.run(_play, args, children, received, tokens)
+    for child in children:
+        child.process.stdin.close()  # type: ignore[union-attr]
+        child.process.wait()
+    _report(args, children, windows, received, tokens)
+
+
+def _report(args: argparse.Namespace, children: list[_Child], windows: list[dict[str, float]],
+            received: list[list[bytes]], tokens: set[bytes]) -> None:
+    """Print the window's figures (and write the record) once the children have ended."""
     moves = args.moves
-    line = (f"{args.transport}: {moves} actions after {args.warm_up} (seed {args.seed}); "
-            f"server CPU {(window['user'] + window['system']) / moves * 1e6:.0f} µs/action "
-            f"({window['system'] / moves * 1e6:.0f} in the kernel)")
-    if args.callgrind:
-        line += f" (under valgrind); {child.instructions() / moves:,.0f} instructions/action"
-    print(line)
+    child = children[0]
+    for name, spent in zip(["", " --against"], windows, strict=False):
+        line = (f"{args.transport}{name}: {moves} actions after {args.warm_up} (seed "
+                f"{args.seed}); server CPU {spent['all'] / moves * 1e6:.1f} µs/action "
+                f"({spent['system'] / moves * 1e6:.0f} in the kernel)")
+        if args.callgrind:
+            line += f" (under valgrind); {child.instructions() / moves:,.0f} instructions/action"
+        print(line)
+    if args.against:
+        print(f"this checkout / --against: {windows[0]['all'] / windows[1]['all']:.3f} "
+              f"(in {args.slices} turns each)")
     if args.record:  # the seat tokens (random) made all alike
         os.makedirs(args.record, exist_ok=True)
         for seat, chunks in enumerate(received):
