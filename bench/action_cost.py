@@ -23,7 +23,9 @@ window:
 the window cut into ``--slices`` played in turn on each server, so that both meet the same
 machine (its load, the other work on its caches): both servers' CPU per action, and this
 checkout's over DIR's. A build against the same source with other modules compiled (or none)
-compares so, in one run.
+compares so, in one run. ``--against-python EXE`` runs that second server (this checkout's,
+without ``--against``) on another interpreter of the same Python version, with this one's
+site-packages on its path (the same packages): a distribution's build against pyenv's, say.
 
 ``--record DIR`` writes every byte each seat received, from its first ``hello`` on, to
 DIR/seat0..2: two runs of the same seed compare byte for byte (``cmp``), e.g. before and
@@ -33,6 +35,7 @@ after a change meant to leave the frames as they were.
     PYTHONHASHSEED=0 python bench/action_cost.py --transport ws --callgrind
     python bench/action_cost.py --profile /tmp/ws.prof --transport ws
     python bench/action_cost.py --moves 6000 --slices 12 --against /tmp/before
+    python bench/action_cost.py --moves 6000 --slices 30 --against-python /usr/bin/python3.11
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import json
 import math
 import os
 import pstats
+import site
 import subprocess
 import sys
 import tempfile
@@ -53,6 +57,9 @@ from typing import Any
 
 import server_load  # the bench's own clients (bench/ is on the path of a script run in it)
 import trio
+
+#: the checkout this bench is in (``--against-python`` alone runs its server)
+_CHECKOUT = Path(__file__).resolve().parent.parent
 
 #: ``--meter``: the parts of a server action, each a method or function whose CPU time (the
 #: thread's, less that of the other parts it calls) is counted under its part's name
@@ -156,18 +163,20 @@ async def _serve(seed: int, profile: str, meters: _Meters | None, collect: bool)
 class _Child:
     """The child server process, and its lines on stdout."""
 
-    def __init__(self, args: argparse.Namespace, code: str = "") -> None:
-        command = [sys.executable, os.path.abspath(__file__), "--child", "--seed",
+    def __init__(self, args: argparse.Namespace, code: str = "", python: str = "") -> None:
+        command = [python or sys.executable, os.path.abspath(__file__), "--child", "--seed",
                    str(args.seed)]
         env = None
         self.shim = tempfile.TemporaryDirectory(prefix="action-cost-")
-        if code:  # ``--against``: the package ``tongits`` is that checkout
+        if code or python:  # ``--against``: the package ``tongits`` is that checkout
             package = os.path.join(self.shim.name, "tongits")
             os.mkdir(package)
             Path(package, "__init__.py").touch()
             for part in ("engine", "protocol", "server", "client"):
-                os.symlink(os.path.join(os.path.abspath(code), part), os.path.join(package, part))
-            env = {**os.environ, "PYTHONPATH": self.shim.name}
+                os.symlink(os.path.join(os.path.abspath(code or _CHECKOUT), part),
+                           os.path.join(package, part))
+            path = [self.shim.name, *(site.getsitepackages() if python else [])]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
         if args.profile:
             command += ["--profile", args.profile]
         if args.no_gc:
@@ -341,11 +350,14 @@ def main() -> None:
                         help="the server collects no garbage (--callgrind: repeatable counts)")
     parser.add_argument("--against", default="",
                         help="another checkout: the same game on its server, in turns")
+    parser.add_argument("--against-python", default="",
+                        help="the interpreter of the --against server (the same version)")
     parser.add_argument("--slices", type=int, default=0,
                         help="--against: the turns of the window on each server (default 10)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    args.slices = args.slices or (10 if args.against else 1)
+    against = bool(args.against or args.against_python)
+    args.slices = args.slices or (10 if against else 1)
     if args.child:
         meters = _Meters() if args.meter else None
         if meters is not None:
@@ -354,9 +366,10 @@ def main() -> None:
         if meters is not None:
             Path(args.meter).write_text(json.dumps({**meters.ns, "all": meters.all}))
         return
-    if args.against and (args.callgrind or args.profile or args.meter or args.record):
+    if against and (args.callgrind or args.profile or args.meter or args.record):
         parser.error("--against measures CPU time only")
-    children = [_Child(args), *([_Child(args, args.against)] if args.against else [])]
+    children = [_Child(args),
+                *([_Child(args, args.against, args.against_python)] if against else [])]
     received: list[list[bytes]] = [[], [], []]
     tokens: set[bytes] = set()
     windows = trio.run(_play, args, children, received, tokens)
@@ -378,7 +391,7 @@ def _report(args: argparse.Namespace, children: list[_Child], windows: list[dict
         if args.callgrind:
             line += f" (under valgrind); {child.instructions() / moves:,.0f} instructions/action"
         print(line)
-    if args.against:
+    if len(windows) > 1:
         print(f"this checkout / --against: {windows[0]['all'] / windows[1]['all']:.3f} "
               f"(in {args.slices} turns each)")
     if args.record:  # the seat tokens (random) made all alike
