@@ -335,6 +335,8 @@ class Scan:
         self.moments[f"frame {kind}"] += 1
         where = f"{player.name} ({player.link_kind}) got {kind}"
         self.words(player, frame, where)
+        if kind == "error" and frame.get("number", 0) >= 5000:
+            self.surprise(f"{where}: a server failure: {frame}")
         if has_key(frame, "seed"):
             self.leak(f"{where}: a seed: {_short(frame)}")
         if kind == "state":
@@ -514,7 +516,8 @@ def note(settings: Settings, player: Player, frame: Frame) -> None:
 
 
 def count(moments: Counter[str], frame: Frame) -> None:
-    """The moments a frame tells of: seat changes, moves, moves played for a seat, chat."""
+    """The moments a frame tells of: seat changes, moves, moves played for a seat, chat, errors
+    by code."""
     kind, event = frame["type"], frame.get("event") or {}
     if kind == "seat_update" and frame.get("change"):
         moments[f"seat {frame['change']['change']}"] += 1
@@ -523,6 +526,8 @@ def count(moments: Counter[str], frame: Frame) -> None:
         moments["moves played for a seat"] += bool(event.get("timeout"))
     if kind == "chat":
         moments["chat lines"] += 1
+    if kind == "error":
+        moments[f"error {frame['code']}"] += 1
 
 
 async def play_table(settings: Settings, number: int, options: list[Frame]) -> None:
