@@ -368,7 +368,10 @@ def main() -> None:
         return
     if against and (args.callgrind or args.profile or args.meter or args.record):
         parser.error("--against measures CPU time only")
-    children = [_Child(args),
+    # with --against, this checkout's server too imports ``tongits`` through a shim: both the
+    # same way, whatever installed this one (main's editable install against a copy of main
+    # through a shim gave 1.013-1.053 over TCP in 6 runs; both through shims, 0.93-1.02)
+    children = [_Child(args, str(_CHECKOUT)) if against else _Child(args),
                 *([_Child(args, args.against, args.against_python)] if against else [])]
     received: list[list[bytes]] = [[], [], []]
     tokens: set[bytes] = set()
