@@ -28,9 +28,10 @@ from tongits.client.tui.app import (
 )
 from tongits.client.tui.commands import COMMANDS, help_lines
 from tongits.client.tui.hint import choose_move, hint_lines
+from tongits.client.tui.net import ENDED
 from tongits.client.tui.render import log_panel, screen_text, to_text
 from tongits.client.tui.session import FakeSession
-from tongits.client.tui.state import ConnectionChanged, LinkStatus
+from tongits.client.tui.state import ConnectionChanged, LinkStatus, Notice
 from tongits.engine import Action, Options, Phase, SeatView
 from tongits.protocol.maps import standings_map
 
@@ -589,3 +590,29 @@ def test_a_terminal_of_fifteen_rows_still_shows_the_table() -> None:
     assert "Window too small" not in drawn
     assert "Bob" in drawn and "Cara" in drawn and "Stock" in drawn and "legal:" in drawn
     assert "F4 hint" not in drawn and "standard rules" not in drawn  # what gave way
+
+
+@pytest.mark.parametrize("typed", ["again", "lobby"])
+def test_again_or_lobby_after_the_session_ended_leaves_its_answer_on_the_message_line(
+        typed: str) -> None:
+    """The match over, the server restarted (the session ended for good, nothing to resume):
+    Ben typed ``again``; the log said "not connected any more (the connection ended)…", but the
+    message line below it said "a new match with the same settings…", as if one were coming."""
+    seen: dict[str, str] = {}
+
+    async def scenario(screen: TableScreen, pipe: PipeInput, session: FakeSession) -> None:
+        def ended() -> None:  # as NetSession answers a request once it has ended for good
+            session.sink(Notice(ENDED))
+
+        session.again = ended  # type: ignore[method-assign]
+        session.to_lobby = ended  # type: ignore[method-assign]
+        screen.lobby = lambda: None  # type: ignore[assignment]
+        await play_hand(screen, pipe, session)
+        screen.state.match_over = True
+        pipe.send_text(typed + "\r")
+        await settle(lambda: any(words in screen.state.message for words in (
+            "not connected any more", "a new match", "back to the lobby")))
+        seen["said"] = screen.state.message
+
+    run_screen(scenario, seed=5)
+    assert seen["said"] == ENDED

@@ -355,8 +355,8 @@ class TableScreen:
             state.say("still playing")
 
     def _go_to_lobby(self) -> None:
+        self.state.say("back to the lobby…")  # before: a session ended for good answers at once
         self.session.to_lobby()
-        self.state.say("back to the lobby…")
 
     def _enter_after_the_hand(self) -> None:
         """Enter once the hand is over: ask for the next deal (a spectator does not: the
@@ -473,8 +473,10 @@ class TableScreen:
         elif state.view is not None and state.view.seat is None:
             state.say("you were watching: `lobby` for the tables", error=True)
         else:
-            self.session.again()
+            # said first: a session that ended for good answers at once that nothing can be
+            # sent any more, and that answer is the one to keep on the message line
             state.say("a new match with the same settings…")
+            self.session.again()
 
     def _lobby(self, _command: Local) -> None:
         """Back to the lobby from a table where we hold no seat in a match under way."""
