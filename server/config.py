@@ -21,7 +21,7 @@ from .table.bots import policy_names
 #: ``ServerConfig.check``: the numeric settings, what each must be, in words.
 _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
     (("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace", "idle_timeout",
-      "rate", "chat_rate", "frame_timeout", "dead_peer_timeout", "evict_idle",
+      "rate", "chat_rate", "connection_rate", "frame_timeout", "dead_peer_timeout", "evict_idle",
       "ladder_anchor_wait"),
      lambda v: v >= 0, "≥ 0"),
     (("max_connections", "max_per_address", "max_tables", "max_tables_per_address",
@@ -49,6 +49,8 @@ class ServerConfig:
     skip_damaged: bool = False
     max_connections: int = 4096
     max_per_address: int = 64
+    #: new connections a second one address may open, in bursts of ``max_per_address``
+    connection_rate: float = 4.0
     max_tables: int = 2000
     max_tables_per_address: int = 8
     #: open tables created from one IPv6 /48 (a site holds 65,536 /64s)

@@ -274,6 +274,24 @@ async def test_connection_limits_per_address_and_total(
 
 
 @capped
+async def test_an_address_opens_connections_at_its_pace(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """One address may open ``max_per_address`` connections at once, then ``connection_rate``
+    a second, however briefly each stays: a connection cut for its rate came back at once and
+    started afresh (a TLS handshake 560 times a second from one address). Another address is
+    served meanwhile, and the first one again once its bucket has refilled."""
+    async with memory_server(max_per_address=3, connection_rate=0.1,
+                             idle_timeout=1.0) as (server, _connect):
+        for _ in range(3):  # each served, then closed as idle after 1 s
+            assert await _closing_error(server, frame(HELLO)) == "idle_timeout"
+        assert await _closing_error(server, frame(HELLO)) == "too_many_connections"
+        assert await _closing_error(server, frame(HELLO), "10.0.0.2:1") == "idle_timeout"
+        await trio.sleep(10.0)
+        assert await _closing_error(server, frame(HELLO)) == "idle_timeout"
+
+
+@capped
 async def test_handshake_and_idle_timeouts(autojump_clock: trio.testing.MockClock) -> None:
     async with memory_server(handshake_timeout=5.0, idle_timeout=50.0) as (server, connect):
         # Silent: closed without a word (the encoding is unknown before the first byte).

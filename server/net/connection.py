@@ -4,7 +4,11 @@
 streams with a virtual clock): the connection limits (``max_connections``, per address), a
 writer task (``Peer.run_writer``) beside the reader, the reader's timeouts, the transport of
 the first bytes (``transport.TransportWrapper``: TLS, a browser, the protocol), the framing
-and the rate limit. Each decoded request goes to ``request`` (the route table,
+and the rate limit. An address may also open only ``connection_rate`` connections a second,
+in bursts of ``max_per_address`` (``pace.AddressPace``): each connection's limits start
+afresh, so one that came back at once whenever it was cut (``rate_limited``) made every
+limit a connection's a reconnect loop, and an address could make the server do a TLS
+handshake 560 times a second. Each decoded request goes to ``request`` (the route table,
 ``routes.Router.request``); when the connection ends its table is told at once and ``gone``
 hears of it (the matchmaker's queue).
 """
@@ -25,6 +29,7 @@ from tongits.protocol.phrases import counted
 
 from ..config import ServerConfig
 from ..errors import request_ref
+from ..pace import AddressPace
 from .peer import Peer
 from .transport import TransportWrapper
 
@@ -39,6 +44,8 @@ REFUSAL_ANSWER_GRACE = 0.5
 #: Refused connections being answered at once (each for ``REFUSAL_WAIT`` at most); beyond
 #: that, a refused connection is closed without a word.
 MAX_REFUSING = 256
+#: Addresses the new connections' bucket remembers before it forgets those that are full.
+ARRIVAL_ADDRESSES = 4096
 
 
 class Connections:
@@ -56,6 +63,8 @@ class Connections:
         #: set when the last connection has ended, once a shutdown waits for that
         self._no_peers: trio.Event | None = None
         self._per_host: Counter[str] = Counter()
+        self._arrivals = AddressPace(config.connection_rate, config.max_per_address,
+                                     ARRIVAL_ADDRESSES)
         #: refused connections being answered (``_serve_refused``)
         self._refusing = 0
 
@@ -117,8 +126,13 @@ class Connections:
         or None."""
         if len(self.peers) >= self.config.max_connections:
             return "the server is full"
-        if limited and self._per_host[key] >= self.config.max_per_address:
+        if not limited:
+            return None
+        if self._per_host[key] >= self.config.max_per_address:
             return "too many connections from your address"
+        wait = self._arrivals.take(key, trio.current_time())
+        if wait:
+            return f"too many new connections from your address: try again in {wait} s"
         return None
 
     async def _serve_refused(self, peer: Peer, reason: str) -> None:
