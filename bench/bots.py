@@ -112,11 +112,26 @@ def _play_on(hand: Hand, policies: list[Policy]) -> Hand:
     return hand
 
 
-def expert_divergences(task: tuple[str, int, int, ExpertParams]) -> list[dict[str, Any]]:
+class Expert:
+    """Makes the expert that plays in a hand (``expert_divergences``): ``ExpertPolicy`` with
+    ``params``, its worlds dealt from its view. A maker of another expert (bench/expert_bound.py's,
+    whose worlds are the hand's true cards) is handed the hand it plays in."""
+
+    def __init__(self, params: ExpertParams) -> None:
+        self.params = params
+
+    def __call__(self, hand: Hand) -> Policy:
+        return ExpertPolicy(None, self.params)
+
+    def __str__(self) -> str:
+        return f"expert ({self.params})"
+
+
+def expert_divergences(task: tuple[str, int, int, Expert]) -> list[dict[str, Any]]:
     """The hands of deals ``start..stop-1`` of ``seed`` (the expert in every seat against two
     ``strong``) where the expert's move differed from ``strong``'s: the first such decision,
     and the expert's chips with the expert playing on and with ``strong`` in its seat."""
-    seed, start, stop, params = task
+    seed, start, stop, make = task
     strong = StrongPolicy()
     out: list[dict[str, Any]] = []
     for index in range(start, stop):
@@ -128,12 +143,11 @@ def expert_divergences(task: tuple[str, int, int, ExpertParams]) -> list[dict[st
                 view = seat_view(hand, mover)
                 move = strong(view)
                 if mover == seat and len(view.legal) > 1:
-                    expert = ExpertPolicy(None, params)
-                    mine = expert(view)
+                    mine = make(hand)(view)
                     if mine != move:
-                        policies: list[Policy] = [strong, strong, strong]
-                        policies[seat] = expert
                         ruled, kept = hand.copy(), hand.copy()
+                        policies: list[Policy] = [strong, strong, strong]
+                        policies[seat] = make(ruled)
                         ruled.apply(mover, mine)
                         kept.apply(mover, move)
                         _play_on(ruled, policies)
@@ -163,10 +177,15 @@ def _kind(entry: dict[str, Any]) -> str:
 
 def explain_expert(args: argparse.Namespace) -> int:
     """Print where the expert's chips against two ``strong`` come from (``expert_divergences``)."""
-    params = expert_variant(args.set, args.budget)
+    return explain(args, Expert(expert_variant(args.set, args.budget)))
+
+
+def explain(args: argparse.Namespace, make: Expert) -> int:
+    """``explain_expert`` for the expert ``make`` makes: ``args.seed``, ``args.hands``,
+    ``args.jobs``, ``args.log``."""
     deals = -(-args.hands // 3)
     size = max(1, min(25, deals // (4 * args.jobs)))
-    tasks = [(args.seed, a, min(a + size, deals), params) for a in range(0, deals, size)]
+    tasks = [(args.seed, a, min(a + size, deals), make) for a in range(0, deals, size)]
     per_deal = [0.0] * deals
     groups: dict[str, list[float]] = {}
     start = time.monotonic()
@@ -187,7 +206,7 @@ def explain_expert(args: argparse.Namespace) -> int:
             pool.close()
     mean = statistics.fmean(per_deal)
     half = 1.96 * statistics.stdev(per_deal) / math.sqrt(deals) if deals > 1 else 0.0
-    print(f"expert ({params}) vs strongx2, seed {args.seed}, {3 * deals} hands: {mean:+.3f} "
+    print(f"{make} vs strongx2, seed {args.seed}, {3 * deals} hands: {mean:+.3f} "
           f"chips a hand [{mean - half:+.3f}, {mean + half:+.3f}] "
           f"({time.monotonic() - start:.0f} s); by its first move that differs from strong's:")
     print(f"  {'kind':<32}{'hands':>7}{'chips':>8}{'per hand':>10}{'±95%':>7}")

@@ -267,8 +267,31 @@ def test_the_experts_explained_hands_add_up_to_its_arena_result() -> None:
     hands where it first played otherwise than ``strong``: what it gained there must be its
     arena result on the same deals to the chip."""
     module: Any = _bench_module("bench_bots", EXPLOITERS.parent / "bots.py")
-    found = module.expert_divergences(("explain", 0, 3, ExpertParams()))
+    found = module.expert_divergences(("explain", 0, 3, module.Expert(ExpertParams())))
     assert found, "the expert never overruled strong: nothing was checked"
     gained = sum(d["chips_expert"] - d["chips_strong"] for d in found)
     config = ArenaConfig(("expert", "strong", "strong"), "explain")
     assert run_arena(config, 9).bots[0].tally.chips == gained
+
+
+def test_the_bounds_worlds_are_the_true_hand() -> None:
+    """``bench/expert_bound.py`` measures the expert whose worlds know the truth: with ``deal``
+    every world is the hand itself, stock order included; with ``hands`` the hands and melds
+    are the true ones and the stock holds the true stock's cards; at a kind of decision not
+    named, the worlds are the expert's own."""
+    _bench_module("bots", EXPLOITERS.parent / "bots.py")  # what expert_bound imports
+    module: Any = _bench_module("bench_expert_bound", EXPLOITERS.parent / "expert_bound.py")
+    hand, strong = Hand(deck_for("bound", 0), 0), StrongPolicy()
+    while hand.phase is not Phase.START or not hand.opened_seats[hand.to_act]:
+        hand.apply(hand.to_act, strong(seat_view(hand, hand.to_act)))
+    view, rng = seat_view(hand, hand.to_act), random.Random(1)
+    assert module.kind_of(view) in ("call", "pick")
+    every = frozenset(module.KINDS)
+    for _ in range(3):
+        world = module.Knowing(hand, True, every)(view, InferenceParams()).sample(rng)
+        assert world.hands == hand.hands and world.stock == hand.stock
+        assert [m.cards for m in world.melds] == [m.cards for m in hand.melds]
+        world = module.Knowing(hand, False, every)(view, InferenceParams()).sample(rng)
+        assert world.hands == hand.hands and sorted(world.stock) == sorted(hand.stock)
+    others = module.Knowing(hand, True, every - {module.kind_of(view)})(view, InferenceParams())
+    assert type(others) is WorldMaker

@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..cards import mask_of
@@ -61,6 +61,11 @@ from .strong import StrongPolicy
 from .worlds import InferenceParams, WorldMaker
 
 DEFAULT_BUDGET = 96
+
+Worlds = Callable[[SeatView, InferenceParams], WorldMaker]
+"""What deals a decision's worlds: ``WorldMaker``, from the seat's view alone. A bench that
+measures how far the search gets with more knowledge passes a maker of its own
+(bench/expert_bound.py deals the true cards); no policy a server or arena can select does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +142,11 @@ class Search:
 
     def __init__(
         self, view: SeatView, rng: random.Random, params: InferenceParams,
-        doubt: Doubt | None = None,
+        doubt: Doubt | None = None, worlds: Worlds = WorldMaker,
     ):
         assert view.seat is not None
         self.seat = view.seat
-        self.maker = WorldMaker(view, params)
+        self.maker = worlds(view, params)
         self.rng = rng
         self.worlds: list[Hand] = []
         self.doubt = doubt
@@ -213,11 +218,16 @@ class ExpertPolicy:
 
     name = "expert"
 
-    def __init__(self, seed: int | str | None = None, params: ExpertParams | None = None):
+    def __init__(
+        self, seed: int | str | None = None, params: ExpertParams | None = None,
+        worlds: Worlds = WorldMaker,
+    ):
         """``seed``: taken, as every policy takes one, and not used (the worlds come from the
-        position: see the module's docstring). The rollouts' guesses at the seats' counts are
-        dealt here, once per process (``imagine_counts``), not in the first decision."""
+        position: see the module's docstring). ``worlds``: what deals them (``Worlds``). The
+        rollouts' guesses at the seats' counts are dealt here, once per process
+        (``imagine_counts``), not in the first decision."""
         self.params = params or ExpertParams()
+        self.worlds = worlds
         imagine_counts()
 
     def __call__(self, view: SeatView) -> Move:
@@ -231,7 +241,7 @@ class ExpertPolicy:
         line = tongits_line(view)
         if line is not None:
             return Choice(line[0], "it begins a Tongits: " + " · ".join("{}" for _ in line), line)
-        found = search(view, self.params)
+        found = search(view, self.params, self.worlds)
         if found.guard is None:
             return explain(found.values)
         if found.values[0].move == found.default.move:
@@ -270,16 +280,16 @@ class Searched:
 
 
 
-def search(view: SeatView, params: ExpertParams) -> Searched:
-    """The expert's search of ``view``'s decision: its worlds (``world_rng(view)``), the
-    sequential halving of its ``candidates`` and of ``strong``'s move, the default, best
-    first, the default put first unless the best beats it by ``guard_z`` standard errors.
-    Where the seat may call, a call is valued against the answers of a table that reads it
-    (``doubt_of``). The bot, the hint and the review all call this, so the same position
-    always gives them the same answer."""
+def search(view: SeatView, params: ExpertParams, worlds: Worlds = WorldMaker) -> Searched:
+    """The expert's search of ``view``'s decision: its worlds (``world_rng(view)``, dealt by
+    ``worlds``), the sequential halving of its ``candidates`` and of ``strong``'s move, the
+    default, best first, the default put first unless the best beats it by ``guard_z``
+    standard errors. Where the seat may call, a call is valued against the answers of a table
+    that reads it (``doubt_of``). The bot, the hint and the review all call this, so the same
+    position always gives them the same answer."""
     answerers = [s for s in range(3) if s != view.seat and view.opened[s]]
     doubt = doubt_of(view, params.inference) if CALL in view.legal and answerers else None
-    found = Search(view, world_rng(view), params.inference, doubt)
+    found = Search(view, world_rng(view), params.inference, doubt, worlds)
     default = default_move(view, params)
     moves = candidates(view)
     if default.move not in moves:

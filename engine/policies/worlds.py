@@ -147,7 +147,9 @@ def _answers(view: SeatView) -> dict[int, Action]:
     return out
 
 
-_Deal = tuple[list[set[Card]], list[Card], list[list[Card]]]
+Deal = tuple[list[set[Card]], list[Card], list[list[Card]]]
+"""The hidden cards of one world: each seat's hand, the stock bottom first, and the cards of each
+secret meld the seat cannot see, in the order of the view's melds."""
 
 
 class WorldMaker:
@@ -175,22 +177,22 @@ class WorldMaker:
         caller = self.view.caller if self.view.phase is Phase.ANSWER else None
         if caller is None or caller == self.inference.seat:
             return self._deal(rng)
-        best: tuple[int, _Deal] | None = None
+        best: tuple[int, Deal] | None = None
         concealed = self.view.options.concealed_melds_count
         for _ in range(self.params.caller_tries):
             deal = self._cards(rng)
             count = count_of(mask_of(deal[0][caller]), concealed_melds_count=concealed)
             if count <= self.params.answer_cap or rng.random() < self.params.bluff_weight:
-                return self._hand(deal)
+                return self.world(deal)
             if best is None or count < best[0]:
                 best = (count, deal)
         assert best is not None
-        return self._hand(best[1])
+        return self.world(best[1])
 
     def _deal(self, rng: random.Random) -> Hand:
-        return self._hand(self._cards(rng))
+        return self.world(self._cards(rng))
 
-    def _cards(self, rng: random.Random) -> _Deal:
+    def _cards(self, rng: random.Random) -> Deal:
         """The hidden cards dealt: every seat's hand, the stock, the secret melds' cards."""
         view, inf = self.view, self.inference
         pool = inf.unseen
@@ -216,8 +218,9 @@ class WorldMaker:
         rng.shuffle(cards)
         return hands, [DECK[c] for c in cards[: view.stock]], secret_cards
 
-    def _hand(self, deal: _Deal) -> Hand:
-        """The world of a deal: a ``Hand`` in the view's public state."""
+    def world(self, deal: Deal) -> Hand:
+        """The world of a deal: a ``Hand`` in the view's public state. A sampler that deals
+        otherwise (bench/expert_bound.py deals the true cards) builds its worlds here too."""
         view = self.view
         hands, stock, secret_cards = deal
         secrets = iter(secret_cards)
