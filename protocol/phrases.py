@@ -25,7 +25,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 #: Every phrase by key. A key's first word is what it tells: ``event.`` a step of the hand
-#: (one per action of the protocol), ``seat.`` a ``seat_update`` change, ``link.`` the reader's
+#: (one per action of the protocol), ``turn.`` the reader's own turn, ``seat.`` a ``seat_update``
+#: change, ``link.`` the reader's
 #: own connection (in the log once it is back: the banner or status that said it was lost is
 #: gone by then, and another seat's "is back" told nothing of it; and the hands settled while it
 #: was gone, whose results are not sent again), ``chat.`` the speaker of
@@ -48,6 +49,7 @@ PHRASES: Final = MappingProxyType({
     "event.discard": "{who} discarded {card}",
     "event.not_opened": " (not opened)",
     "event.timeout": " (time ran out: played by the server)",
+    "turn.timed_out": "your time ran out: the server played for you ({moves})",
     "seat.sat": "{name} sat down",
     "seat.left": "{name} left the table",
     "seat.away": "{name} lost connection",

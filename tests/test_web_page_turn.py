@@ -6,10 +6,11 @@ was simply missing."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from engine_support import states
-from tongits.engine import Action, Move
+from tongits.engine import Action, Card, Move
 from tongits.engine.view import seat_legal, seat_view_dict
 from tongits.protocol.phrases import PHRASES
 from web_support import run_page
@@ -135,7 +136,7 @@ def test_a_call_is_confirmed_with_the_table_s_tie_rule(tmp_path: Path) -> None:
     seat = hand.to_act
     views = []
     for tie in ("challenger", "caller"):
-        view = seat_view_dict(hand, seat)
+        view = copy.deepcopy(seat_view_dict(hand, seat))  # the engine shares its wire maps
         view["options"] = {**view["options"], "call_tie": tie}
         views.append(view)
     count = views[0]["count"]
@@ -282,7 +283,7 @@ def test_a_seat_asked_to_answer_a_call_is_told_what_each_answer_does(tmp_path: P
     assert caller is not None
     lines = []
     for tie in ("challenger", "caller"):
-        view = seat_view_dict(hand, seat)
+        view = copy.deepcopy(seat_view_dict(hand, seat))  # the engine shares its wire maps
         view["options"] = {**view["options"], "call_tie": tie}
         drawn = run_page(ANNOUNCE, {"phrases": dict(PHRASES), "names": NAMES, "seat": seat,
                                     "view": view, "legal": seat_legal(hand, seat)}, tmp_path)
@@ -292,3 +293,35 @@ def test_a_seat_asked_to_answer_a_call_is_told_what_each_answer_does(tmp_path: P
             "Fold: you do not compare.") in lines[0]
     assert (f"Challenge: your count against {who}'s, the lowest wins ({who} wins a tie). "
             "Fold: you do not compare.") in lines[1]
+
+
+#: ``timedOut`` for ``input.view``'s history, all of it new.
+TIMED_OUT = r"""
+S.phrases = input.phrases;
+S.seats = input.names.map((name, seat) => ({ seat, name }));
+S.seat = input.seat; S.spectator = false; S.view = input.view;
+const history = input.view.history;
+return timedOut(history, narrate(history), 0);
+"""
+
+
+def test_a_turn_the_server_played_is_said_under_the_hand(tmp_path: Path) -> None:
+    """A phone whose turn ran out (20 s) had its draw and discard played by the server, and
+    only the log, below the fold of a 360-px screen, said so; the terminal says it on its
+    message line. The page now says it under the hand, in the same words."""
+    hand = next(h for seed in range(50) for h in states(seed)
+                if not h.over and len(h.steps) > 6 and h.to_act == (h.steps[-1].seat + 1) % 3
+                and [s.move.action for s in h.steps[-2:]] == [Action.DRAW, Action.DISCARD]
+                and h.steps[-2].seat == h.steps[-1].seat)
+    seat = hand.steps[-1].seat
+    view = copy.deepcopy(seat_view_dict(hand, seat))  # the engine shares its wire maps
+    for step in view["history"][-2:]:
+        step["timeout"] = True  # as the server marks a turn it played
+    card = Card.parse(view["history"][-1]["card"]).pretty().replace("T", "10")
+    said = run_page(TIMED_OUT, {"phrases": dict(PHRASES), "names": NAMES, "seat": seat,
+                                "view": view}, tmp_path)
+    assert said == f"Your time ran out: the server played for you (drew, discarded {card})."
+    nxt = (seat + 1) % 3
+    other = run_page(TIMED_OUT, {"phrases": dict(PHRASES), "names": NAMES, "seat": nxt,
+                                 "view": seat_view_dict(hand, nxt)}, tmp_path)
+    assert other is None

@@ -545,7 +545,7 @@ class TableState:
             lines = event_lines(view.history, [YOU] * 3)
             played = ", ".join(lines[i].text.removeprefix(f"{YOU} ").removesuffix(AUTOPLAYED)
                                for i in auto)
-            self.say(f"your time ran out: the server played for you ({played})", error=True)
+            self.say(say("turn.timed_out", moves=played), error=True)
         elif self.confirming_quit or self.confirming_leave:
             pass  # the question asked stays until it is answered
         elif not self.message_is_error or ours or self._turn_came(view):

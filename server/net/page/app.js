@@ -46,6 +46,7 @@ const S = {
   optionChoices: [], // welcome.options: the table options the server accepts, and their values
   phrases: {}, // the phrasebook (/phrases.json)
   told: { hand: null, steps: 0 }, // the steps of the hand already in the log
+  timedOut: null, // the turn the server played for this seat, said until its next turn (timedOut)
   entry: null, // the table's entry in the lobby (its name, length): list_tables with `table`
   rematch: null, // after match_over: the old table and this seat's token there, for "again"
   drawn: null, // the card this seat just drew from the stock, until its turn ends
@@ -676,12 +677,31 @@ function tellHistory() {
   const hand = S.hand || 1;
   if (S.told.hand !== hand || history.length < S.told.steps) {
     S.told = { hand, steps: 0 };
+    S.timedOut = null;
     logLine(say("hand.new", { count: hand }), "hand-mark");
   }
   const lines = narrate(history);
   for (const line of lines.slice(S.told.steps)) logLine(line);
+  S.timedOut = timedOut(history, lines, S.told.steps) || (S.legal.length ? null : S.timedOut);
   S.told.steps = lines.length;
   saveLog();
+}
+
+/** The turn the server played for this seat when its time ran out (or while it was away),
+ * among the steps from `from` on, in the terminal's words ("your time ran out: the server
+ * played for you (drew, discarded J♣)"): said under the hand until the seat's next turn, where
+ * a friend on a phone looks, not only in the log far below it. */
+function timedOut(history, lines, from) {
+  if (S.spectator) return null;
+  const mine = (i) => history[i].seat === S.seat && history[i].timeout;
+  let last = history.length - 1;
+  while (last >= from && !mine(last)) last--;
+  if (last < from) return null;
+  let first = last;
+  while (first > 0 && mine(first - 1)) first--;
+  const moves = lines.slice(first, last + 1)
+    .map((line) => line.replace(/^You /, "").replace(S.phrases["event.timeout"], "")).join(", ");
+  return say("turn.timed_out", { moves }).replace(/^./, (c) => c.toUpperCase()) + ".";
 }
 
 /** A resume after hands were settled without this seat (a phone locked past the grace
@@ -1025,6 +1045,7 @@ function renderMoves() {
     $("hint").textContent = "No connection: reconnecting… Your move waits until it is back.";
     return;
   }
+  if (S.timedOut) said.push(S.timedOut);
   if (S.drawn) said.push(`You drew ${pretty(S.drawn)}.`);
   if (discards) said.push("Tap a card to discard it" + (offered.length ? ", or play a move." : "."));
   else if (myTurn() && view.blocked[S.seat] && S.legal.some((m) => m.action === "draw")) said.push(blockedWords(view));
