@@ -24,6 +24,7 @@ from typing import TextIO
 from tongits.engine import HandRecord, RecordError, Result
 from tongits.engine.policies.expert import DEFAULT_BUDGET
 from tongits.engine.review import COSTLY, Decision, SeatReview, decision_points, review_seat
+from tongits.protocol.phrases import say
 
 
 class Bar:
@@ -46,9 +47,10 @@ class Bar:
         self.stream.flush()
 
 
-def render(review: SeatReview, heading: str | None = None) -> str:
+def render(review: SeatReview, heading: str | None = None, chips: int | None = None) -> str:
     """The plain table and summary of one seat's review, under ``heading`` (by default the
-    seat's number and its count of decisions)."""
+    seat's number and its count of decisions); ``chips``, the seat's in the hand: a lost hand
+    is said to be lost to the deal or to the decisions (``SeatReview.blame``)."""
     lines = [heading or f"seat {review.seat}: {len(review.decisions)} decisions"]
     lines.append(f"  {'#':>3} {'turn':>4}  {'played':<26} {'best':<26} {'loss':>6} {'noise':>6}")
     for d in review.decisions:
@@ -58,6 +60,8 @@ def render(review: SeatReview, heading: str | None = None) -> str:
         row = f"{mark} {d.index:>3} {d.turn:>4}  {str(d.played):<26} {best:<26} {d.loss:>6.2f}"
         lines.append(f"{row} {noise}".rstrip())
     lines.append(f"total expected loss: {review.total_loss:.2f} chips")
+    if chips is not None and (blame := review.blame(chips)) is not None:
+        lines.append(say(f"review.{blame.value}", loss=f"{review.total_loss:.1f}", chips=-chips))
     worst = review.worst(3)
     if worst:
         lines.append("worst decisions:")
@@ -102,6 +106,7 @@ def run(
     try:
         record = HandRecord.loads(Path(path).read_text(encoding="utf-8"))
         seats = [seat] if seat is not None else [s for s in range(3) if decision_points(record, s)]
+        result = record.replay().result
     except OSError as exc:
         print(f"tongits review: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
@@ -124,7 +129,8 @@ def run(
         if as_json:
             print(json.dumps(review.to_dict()), flush=True)
         else:
-            print(render(review, f"{who}: {len(review.decisions)} decisions"), flush=True)
+            print(render(review, f"{who}: {len(review.decisions)} decisions",
+                         result.chips[s] if result is not None else None), flush=True)
     return 0
 
 
@@ -179,8 +185,8 @@ def run_lost(
             won = "no winner" if result.winner is None else \
                 f"won by {sat[result.winner]} (seat {result.winner})"
             print(f"\n{file}, seat {seat}: {chips:+d} chips ({result.end}, {won})", flush=True)
-            print(render(review, f"{name} (seat {seat}): {len(review.decisions)} decisions"),
-                  flush=True)
+            print(render(review, f"{name} (seat {seat}): {len(review.decisions)} decisions",
+                         chips), flush=True)
     return 0
 
 

@@ -24,6 +24,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from .hand import End, Phase
 from .moves import Action, Move
@@ -83,6 +84,15 @@ class Decision:
         }
 
 
+class Blame(Enum):
+    """What a lost hand is put down to: the deal, when the seat's decisions cost (in expected
+    chips) less than half of what it lost, else its decisions. A bot's author read "-10 chips"
+    beside "total expected loss: 0.79 chips" and could not tell whether to change the bot."""
+
+    DEAL = "deal"
+    DECISIONS = "decisions"
+
+
 @dataclass(frozen=True, slots=True)
 class SeatReview:
     seat: int
@@ -91,6 +101,13 @@ class SeatReview:
     @property
     def total_loss(self) -> float:
         return sum(d.loss for d in self.decisions)
+
+    def blame(self, chips: int) -> Blame | None:
+        """What the hand the seat ended with ``chips`` was lost to; None when it lost
+        nothing."""
+        if chips >= 0:
+            return None
+        return Blame.DEAL if self.total_loss < -chips / 2 else Blame.DECISIONS
 
     def worst(self, n: int = 3) -> list[Decision]:
         """The ``n`` costliest decisions with a loss, costliest first."""

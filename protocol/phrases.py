@@ -34,7 +34,8 @@ from typing import Any, Final
 #: ``call.`` a call and its answers (``call.confirm.`` a caller's question and ``call.answer.``
 #: what the answers do, by the table's ``call_tie``), ``hand.`` a hand's start and its
 #: headline, ``whose.`` a seat as an owner, ``why.`` a term of a seat's chips
-#: (``hand_result.result.why``, ``chip_words``).
+#: (``hand_result.result.why``, ``chip_words``), ``review.`` what a lost hand was lost to
+#: (``engine.review.Blame``: ``loss`` the decisions' expected chips, ``chips`` those lost).
 PHRASES: Final = MappingProxyType({
     "event.draw": "{who} drew",
     "event.call": "{who} called",
@@ -95,6 +96,8 @@ PHRASES: Final = MappingProxyType({
     "why.concealed_melds": "concealed meld of 4+",
     "why.burned": "burned",
     "why.lost_challenge": "lost the challenge",
+    "review.deal": "lost to the deal: your decisions cost {loss} of the {chips} chips",
+    "review.decisions": "lost to your decisions: they cost {loss} chips, the hand {chips}",
 })
 
 _FIELD = re.compile(r"\{(\w+)\}")

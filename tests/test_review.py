@@ -311,3 +311,36 @@ def test_a_meld_better_kept_in_hand_is_said_why() -> None:
     # where every card in hand counts, keeping the meld there is no gain of that kind
     assert "kept in hand" not in reason("5d 5h 5s Qc Kd 9c 2h 7s", "meld 5d 5h 5s",
                                         Options(concealed_melds_count=True))
+
+
+def test_a_hand_lost_mostly_to_the_deal_is_said_to_be() -> None:
+    """An arena hand reviewed at -10 chips with 0.79 chips of decision loss read as a table of
+    small losses: a bot's author could not tell whether to change the bot. The review puts a
+    lost hand down to the deal when the decisions cost less than half of it."""
+    from tongits.engine.review import Blame, Decision, SeatReview
+
+    def decision(index: int, loss: float) -> Decision:
+        return Decision(index, index, index, Move.draw(), Move.parse("call"), loss, 0.1, {},
+                        "calling would likely have won the hand now")
+
+    review = SeatReview(0, (decision(0, 0.5), decision(1, 0.29)))
+    assert review.blame(-10) is Blame.DEAL and review.blame(-1) is Blame.DECISIONS
+    assert review.blame(0) is None and review.blame(4) is None
+    assert "lost to the deal: your decisions cost 0.8 of the 10 chips" in render(review, None, -10)
+    assert "lost to your decisions: they cost 0.8 chips, the hand 1" in render(review, None, -1)
+    assert "lost to" not in render(review, None, 4) and "lost to" not in render(review)
+
+
+def test_review_command_says_what_a_lost_hand_was_lost_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "hand.json"
+    record = missed_tongits_record()  # seat 0 wins 6 chips, seats 1 and 2 pay 3 each
+    path.write_text(json.dumps({"format": "tongits-hand/1", "options": {}, "dealer": 0,
+                                "deck": list(record.deck), "actions": list(record.actions)}))
+    assert main(["review", str(path), "--budget", "4", "--quiet"]) == 0
+    seats = capsys.readouterr().out.split("\nseat ")
+    assert len(seats) == 3 and "lost to" not in seats[0]
+    for out in seats[1:]:
+        assert "lost to the deal: your decisions cost " in out and " of the 3 chips" in out \
+            or "lost to your decisions: they cost " in out and " chips, the hand 3" in out

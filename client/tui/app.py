@@ -557,6 +557,7 @@ class TableScreen:
             state.say("review: once the hand is over", error=True)
             return
         seat, points, hand = view.seat, state.decisions_to_review(), state.hands_seen
+        chips = state.result.chips[seat] if state.result is not None else None
         if not points:
             state.say("you had no decision to review this hand")
             return
@@ -570,7 +571,7 @@ class TableScreen:
             if state.hands_seen == hand:  # still the same hand
                 heading = f"your {counted(len(review.decisions), 'decision')} this hand, " \
                           "against the expert's search:"
-                state.note(render_review(review, heading).splitlines())
+                state.note(render_review(review, heading, chips).splitlines())
                 state.say("review done: Enter for the next hand")
             self.app.invalidate()
 
