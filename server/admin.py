@@ -6,7 +6,8 @@ machine (and root) can reach it; nothing of it is on the network. One JSON line 
 line out:
 
 * ``{"command": "status"}`` → uptime, connections, TLS fingerprint, database size, every table
-  (its lobby entry) and every connection (name, address, table, seat);
+  (its lobby entry), every connection (name, address, table, seat) and the ladder (accounts,
+  anchors among them, queued players, matches rated and being played);
 * ``{"command": "close", "table": "t3"}`` → everyone at the table gets ``closed_by_host`` and the
   table closes for good;
 * ``{"command": "remove", "player": "Ana"}`` (a name, or a connection number) → the player
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 from tongits.protocol import ErrorCode, ProtocolError
+from tongits.protocol.phrases import counted
 
 from .table.requests import HostClose, HostRemove
 
@@ -168,6 +170,10 @@ def status(server: Server) -> dict[str, Any]:
         "db_bytes": db_bytes,
         "connections": len(server.peers),
         "tables": [t.summary() for t in server.lobby.tables.values() if not t.closed],
+        "ladder": {"accounts": server.ladder.accounts,
+                   "anchors": len(server.matchmaker.anchors),
+                   "queued": len(server.matchmaker.queue), "rated": server.ladder.rated,
+                   "playing": len(server.ladder.pending)},
         "players": [
             {"id": p.id, "name": p.name, "kind": p.kind.value, "address": p.address,
              "tls": p.secure, "table": p.table.id if p.table is not None else None,
@@ -218,6 +224,14 @@ def format_status(reply: dict[str, Any]) -> str:
         f"database   {reply.get('db')}  {int(reply.get('db_bytes', 0)) / 1e6:.2f} MB",
         f"connected  {reply.get('connections')}",
     ]
+    ladder = reply.get("ladder")
+    if isinstance(ladder, dict):  # a server older than the ladder's line says none
+        lines.append(
+            f"ladder     {counted(int(ladder.get('accounts', 0)), 'account')} "
+            f"({counted(int(ladder.get('anchors', 0)), 'anchor')}) · "
+            f"{ladder.get('queued')} queued · "
+            f"{counted(int(ladder.get('rated', 0)), 'match', 'matches')} rated · "
+            f"{ladder.get('playing')} in progress")
     tables = reply.get("tables") or []
     lines.append(f"tables     {len(tables)}")
     for t in tables:

@@ -18,6 +18,7 @@ from server_support import capped, next_of, play_hands, quick_config, until
 from tongits.client.connection import Connection, ServerError, connect_stream
 from tongits.protocol import Join, Joined, MatchOver, ProtocolError
 from tongits.server import Journal, MemoryJournal, Server
+from tongits.server.admin import answer, format_status
 from tongits.server.ladder.ladder import Ladder, ranks_of
 from tongits.server.table.actor import Table
 from tongits.server.table.requests import HostClose, SeatBot
@@ -505,3 +506,44 @@ async def test_ladder_tables_are_not_in_the_lobby(autojump_clock: trio.testing.M
                 await bo.create_table("Bo's", bots=1)
                 async with connect("Cy") as cy:
                     assert [t["name"] for t in await cy.list_tables()] == ["Bo's"]
+
+
+@capped
+async def test_the_hosts_status_tells_the_ladder(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path,
+) -> None:
+    """``tongits-server status`` said nothing of the ladder: a host whose bots played there an
+    hour could not see whether anyone was queued or how many matches were rated without
+    opening the ladder's database."""
+    path = str(tmp_path / "tongits.ladder.db")
+    ladder = Ladder(path, worker=False)  # the virtual clock would run on while a thread works
+    async with ladder_server(ladder) as (server, connect):
+        keys = await _register(connect, "Ana", "Ben", "Cai")
+        status = await answer(server, {"command": "status"})
+        assert status["ladder"] == {"accounts": 5, "anchors": 2, "queued": 0, "rated": 0,
+                                    "playing": 0}
+        during: list[dict[str, int]] = []
+
+        async def play(name: str, key: str) -> None:
+            async with connect(name, account=key) as conn:
+                await conn.queue()
+                await next_of(conn, Joined)
+                during.append((await answer(server, {"command": "status"}))["ladder"])
+                await play_hands(conn, 2)
+                await next_of(conn, MatchOver)
+
+        async with connect("Ana", account=keys[0]) as conn:
+            await conn.queue()
+            assert (await answer(server, {"command": "status"}))["ladder"]["queued"] == 1
+        await until(lambda: not server.matchmaker.queue)
+        async with trio.open_nursery() as nursery:
+            for name, key in zip(("Ana", "Ben", "Cai"), keys, strict=True):
+                nursery.start_soon(play, name, key)
+        assert {d["playing"] for d in during} == {1}
+        status = await answer(server, {"command": "status"})
+        assert status["ladder"] == {"accounts": 5, "anchors": 2, "queued": 0, "rated": 1,
+                                    "playing": 0}
+        assert "\nladder     5 accounts (2 anchors) · 0 queued · 1 match rated · 0 in progress\n" \
+            in format_status(status)
+    ladder.close()
+    assert Ladder(path, worker=False).rated == 1  # counted again after a restart, from the accounts

@@ -266,6 +266,9 @@ class Ladder:
         #: every account, in standings order
         self.order = StandingsOrder(Account(*row) for row in self.db.execute(
             "SELECT name, mu, sigma, matches, anchor FROM accounts"))
+        #: matches rated: each counts one for each of its three accounts (no query: the host's
+        #: ``tongits-server status`` asks for it)
+        self.rated = sum(a.matches for a in self.order.page(0, len(self.order))) // 3
         #: the match each table plays, until it is rated or void
         self.pending: dict[str, Pending] = {}
         for row_id, table_id, seats, forfeits in self.db.execute(
@@ -438,6 +441,7 @@ class Ladder:
         with self._lock:
             for a in after:
                 self.order.put(a)
+        self.rated += 1
         del self.pending[table_id]
         log.info("ladder: table %s rated: %s", table_id, ", ".join(
             f"{a.name} #{r} {c:+d} -> {a.mu:.2f}" for a, r, c in zip(after, ranks, chips,
