@@ -191,7 +191,7 @@ async def _serve_child(
                           gc_full=gc_full)
     if limited:  # (d): the rate limit applies to loopback; tables left alone stay open
         config = replace(config, limit_loopback=True, max_per_address=20000,
-                         connection_rate=0.0, max_tables_per_address=20000,
+                         connection_rate=0.0, table_rate=0.0, max_tables_per_address=20000,
                          pregame_grace=3600.0, grace=3600.0)
     collector = Collector(config.gc_young, config.gc_full)  # as ``tongits-server`` does
     collector.install()

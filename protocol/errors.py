@@ -55,7 +55,8 @@ class ErrorCode(StrEnum):
     NOT_SEATED = "not_seated", 2007, "The request needs a seat at a table."
     ALREADY_SEATED = "already_seated", 2008, "The connection already sits or watches a table."
     TABLE_STARTED = "table_started", 2009, "The table's match has already started."
-    TOO_MANY_TABLES = "too_many_tables", 2010, "The server or player has too many open tables."
+    TOO_MANY_TABLES = "too_many_tables", 2010, ("The server or player has too many open tables, "
+                                                "or the player made tables too fast.")
     BAD_OPTIONS = "bad_options", 2011, "The table options, timer or bot count are not valid."
     NOT_TABLE_OWNER = "not_table_owner", 2012, "Only the table's owner may do this."
     CHAT_TOO_LONG = "chat_too_long", 2013, "The chat text is too long."

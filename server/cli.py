@@ -61,6 +61,8 @@ _HELP = {
     "handshake_timeout": "seconds a new connection may stay silent (between bytes) before hello",
     "frame_timeout": "seconds a frame or line may take from its first byte to its end",
     "chat_max": "longest chat line, in characters",
+    "table_rate": "tables a second one IP address may make, in bursts of twice "
+    "max_tables_per_address (0 = no limit)",
     "connection_rate": "new connections a second one IP address may open, in bursts of "
     "max_per_address (0 = no limit)",
     "chat_rate": "chat lines a second one address may say at one table (0 = no limit)",

@@ -21,8 +21,8 @@ from .table.bots import policy_names
 #: ``ServerConfig.check``: the numeric settings, what each must be, in words.
 _BOUNDS: tuple[tuple[tuple[str, ...], Callable[[float], bool], str], ...] = (
     (("timer", "bot_delay", "handshake_timeout", "grace", "pregame_grace", "idle_timeout",
-      "rate", "chat_rate", "connection_rate", "frame_timeout", "dead_peer_timeout", "evict_idle",
-      "ladder_anchor_wait"),
+      "rate", "chat_rate", "connection_rate", "table_rate", "frame_timeout",
+      "dead_peer_timeout", "evict_idle", "ladder_anchor_wait"),
      lambda v: v >= 0, "≥ 0"),
     (("max_connections", "max_per_address", "max_tables", "max_tables_per_address",
       "max_tables_per_network", "max_frame_size", "burst", "queue_size", "queue_bytes",
@@ -53,6 +53,8 @@ class ServerConfig:
     connection_rate: float = 4.0
     max_tables: int = 2000
     max_tables_per_address: int = 8
+    #: tables a second one address may make, in bursts of twice ``max_tables_per_address``
+    table_rate: float = 0.1
     #: open tables created from one IPv6 /48 (a site holds 65,536 /64s)
     max_tables_per_network: int = 16
     #: on a full server (``max_tables``), a new table closes the one where no human has moved

@@ -35,7 +35,7 @@ HELLO = {"type": "hello", "id": 0, "version": 1, "name": "fuzz", "kind": "human"
 def quick_config(**changes: Any) -> ServerConfig:
     """Port 0, no turn timer, bots play at once, no rate limits: a server for tests."""
     values: dict[str, Any] = {"port": 0, "timer": 0.0, "bot_delay": 0.0, "rate": 0.0,
-                              "connection_rate": 0.0}
+                              "connection_rate": 0.0, "table_rate": 0.0}
     values.update(changes)
     return ServerConfig.from_mapping(values)
 

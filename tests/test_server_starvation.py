@@ -414,3 +414,23 @@ async def test_one_address_cannot_pull_lobby_pages_or_states_with_many_connectio
         async with connect("Eve", address=stranger) as eve:
             for _ in range(10):
                 await eve.list_tables()
+
+
+@capped
+async def test_one_address_makes_tables_at_its_pace(autojump_clock: trio.testing.MockClock) -> None:
+    """An address may make twice its share of tables at once, then ``table_rate`` a second,
+    though each closes as soon as it is left: every table's log stays in the database, and
+    sixty connections of one address made 515 tables in 15 s. Another address makes one
+    meanwhile, and the first one again once its bucket has refilled."""
+    async with memory_server(table_rate=0.1, max_tables_per_address=2) as (_server, connect), \
+            connect("Eve", address="203.0.113.5") as eve, \
+            connect("Ana", address="198.51.100.4") as ana:
+        for n in range(4):
+            await eve.create_table(f"Spam {n}", bots=2, auto_start=False)
+            await eve.leave()
+        with pytest.raises(ServerError) as exc:
+            await eve.create_table("Spam 4", bots=2, auto_start=False)
+        assert exc.value.code == "too_many_tables" and "a minute" in str(exc.value)
+        await ana.create_table("Mine", bots=2, auto_start=False)
+        await trio.sleep(10.0)
+        await eve.create_table("Spam 5", bots=2, auto_start=False)
