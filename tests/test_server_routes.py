@@ -20,7 +20,8 @@ def test_every_client_request_has_a_route_or_a_table_handler() -> None:
 
 def test_no_request_has_two_homes() -> None:
     """A class with a route never reaches the table but through that route (create, join and
-    spectate are routed to the table they name, which then handles them)."""
+    spectate are routed to the table they name, which then handles them; a sync is charged
+    as a lobby page, then handed to the connection's table)."""
     routes = Server(quick_config()).router.routes
     both = {cls.__name__ for cls in routes if cls in actor._HANDLERS}
-    assert both == {"CreateTable", "Join", "Spectate"}
+    assert both == {"CreateTable", "Join", "Spectate", "Sync"}

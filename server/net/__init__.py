@@ -5,7 +5,7 @@ a browser or the protocol, told from the first bytes), ``peer`` (a connection's 
 writer), ``web`` and ``websocket`` (browsers on the same port, the page in ``page/``), ``tls``
 (the certificate), ``access`` (the server password), ``discovery`` (the LAN's UDP answer).
 
-May import: the engine and the protocol; of the server, ``config``, ``errors`` and
-``table.requests`` (what a connection hands a table). Nothing here knows the lobby, the tables'
-parts, the ladder or the storage.
+May import: the engine and the protocol; of the server, ``config``, ``errors``, ``pace`` (an
+address's pace of new connections) and ``table.requests`` (what a connection hands a table).
+Nothing here knows the lobby, the tables' parts, the ladder or the storage.
 """
