@@ -4,7 +4,7 @@ follows when the turn comes, the end of a match and what may follow it."""
 from __future__ import annotations
 
 from tongits.client.tui.hint import choose_move
-from tongits.client.tui.render import result_head, screen_text
+from tongits.client.tui.render import message_line, result_head, screen_text, to_text
 from tongits.client.tui.session import FakeSession
 from tongits.client.tui.state import HandOver, MatchEnded, StateUpdate, TableState, Update
 from tongits.protocol.maps import StandingsMap
@@ -81,10 +81,33 @@ def test_a_match_over_shows_the_winner_and_the_final_standings() -> None:
         won, how = result_head(state, state.result)
         at = panel.index(f" last hand: {won.removeprefix('Hand over: ')}")
         assert panel[at + 1] == f"   {how} · you {state.result.chips[0]:+d}"
-    assert " again · review · ^Q quit" in screen_text(state, now=0.0)  # no lobby: local
-    assert state.message == "the match is over: again · ^Q quit"
+    message, keys = screen_text(state, now=0.0).split("\n")[-2:]
+    assert keys == " again · review · ^Q quit"  # no lobby: local
+    # the message line says what happened; it said "the match is over: again · ^Q quit"
+    assert message == " you win the match · your chips +5"
     state.has_lobby = True
-    assert " again · lobby · review · ^Q quit" in screen_text(state, now=0.0)
+    assert screen_text(state, now=0.0).endswith("\n again · lobby · review · ^Q quit")
+
+
+def test_a_short_terminal_is_told_at_the_match_end_what_to_type() -> None:
+    """Under 20 rows there is no keys line: the message line says who won the match, the
+    reader's chips and then the commands, cut short rather than the commands."""
+    state, _ = played_out()
+    assert state.standings is not None
+    state.has_lobby = True
+    final: StandingsMap = {**state.standings, "hands": 3, "chips": [-9, 5, 4]}
+    state.apply(MatchEnded("hands", final))
+    assert to_text(message_line(state, 80)).rstrip() == " Bob wins the match · your chips -9"
+    assert to_text(message_line(state, 80, keys_shown=False)).rstrip() == (
+        " Bob wins the match · your chips -9 · again · lobby · review · ^Q quit")
+    assert to_text(message_line(state, 60, keys_shown=False)).rstrip() == (
+        " Bob wins the match · y… · again · lobby · review · ^Q quit")
+    state.say("review done")
+    assert to_text(message_line(state, 80, keys_shown=False)).rstrip() == (
+        " review done · again · lobby · review · ^Q quit")
+    state.say("not connected any more", error=True)
+    assert to_text(message_line(state, 80, keys_shown=False)).rstrip() == (
+        " ✗ not connected any more")
 
 
 def test_a_tie_at_the_top_is_said_as_a_tie() -> None:

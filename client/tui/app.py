@@ -173,7 +173,8 @@ def table_body(state: TableState, command_line: Window) -> HSplit:
                    height=lambda: render.me_rows(state, _cols(), _fit().meld_rows)),
             Window(height=lambda: _fit().rules, char="─", style="class:dim"),
             Window(_text(lambda: render.log_panel(state, log_rows(state), _cols()))),
-            Window(_text(lambda: render.message_line(state, _cols())), height=1),
+            Window(_text(lambda: render.message_line(state, _cols(), _fit() is Fit.FULL)),
+                   height=1),
             Window(_text(lambda: render.keys_line(state, _cols())),
                    height=lambda: _fit().extras),
             command_line,
@@ -363,7 +364,7 @@ class TableScreen:
         seated players do), or say that the match is over."""
         state = self.state
         if state.match_over:
-            state.say("the match is over: " + state.after_the_match())
+            state.say("")  # the message line tells the match's end again
         elif state.view is not None and state.view.seat is None:
             state.say(render.NEXT_DEAL_WATCHING)
         else:
@@ -572,7 +573,8 @@ class TableScreen:
                 heading = f"your {counted(len(review.decisions), 'decision')} this hand, " \
                           "against the expert's search:"
                 state.note(render_review(review, heading, chips).splitlines())
-                state.say("review done: Enter for the next hand")
+                state.say("review done" if state.match_over else
+                          "review done: Enter for the next hand")
             self.app.invalidate()
 
         progress(0, len(points))

@@ -724,7 +724,7 @@ def match_lines(state: TableState, room: int = 8) -> list[Line]:
     """The end of a match: the winner, the final standings (chips and hands won) and the last
     hand, with why the reader's chips in it were what they were as far as ``room`` lines
     allow; what may follow (``again``, a new match with the same settings; ``lobby``) is
-    said by the message and keys lines below."""
+    said by the keys line below (by the message line in a terminal too short for keys)."""
     hands = state.standings["hands"] if state.standings is not None else None
     rows = final_standings(state)
     column = max((len(row.name) for row in rows), default=0)
@@ -736,7 +736,7 @@ def match_lines(state: TableState, room: int = 8) -> list[Line]:
         out.append([("class:me" if row.seat == me else "", f" {place}. {row.name:<{column}}"),
                     ("class:count", f" {row.chips:+4d}"),
                     ("class:dim", f"  {counted(row.wins, 'win')}")])
-    out += last_hand_lines(state)  # what may follow: the message and keys lines
+    out += last_hand_lines(state)  # what may follow: the keys line
     why = _why_lines(state, max(width(line) for line in out))
     return out + why if len(out) + len(why) <= room else out
 
@@ -827,11 +827,19 @@ def _why_lines(state: TableState, cols: int) -> list[Line]:
     return [[("class:dim", line)] for line in lines]
 
 
-def message_line(state: TableState, cols: int = 80) -> Line:
+def message_line(state: TableState, cols: int = 80, keys_shown: bool = True) -> Line:
+    """The message of the moment, else the legal moves; at the end of a match, who won it and
+    the reader's chips. ``keys_shown``: whether the keys line is drawn below; when it is not (a
+    terminal of fewer than 20 rows), the match's end says here what may be typed."""
+    over = state.match_over and not keys_shown and not state.message_is_error
     if state.message and not _said_just_above(state):
         style = "class:error" if state.message_is_error else "class:count"
         mark = "✗ " if state.message_is_error else ""
-        return fit([(style, " " + mark + state.message)], cols)
+        said = " " + mark + state.message
+        return fit([(style, _then_commands(state, said, cols) if over else said)], cols)
+    if state.match_over:
+        news = " " + match_news(state)
+        return fit([("class:count", _then_commands(state, news, cols) if over else news)], cols)
     view = state.view
     if view is not None and view.seat is not None and view.legal:
         return fit([("class:dim", " legal: " + _legal_summary(state))], cols)
@@ -862,13 +870,39 @@ def _legal_summary(state: TableState) -> str:
     )
 
 
+def match_news(state: TableState) -> str:
+    """The match's end on the message line: who won it and, for a player, the reader's chips
+    in it (the commands are the keys line's: it said "the match is over: again · ^Q quit"
+    above " again · review · ^Q quit")."""
+    won = match_winner(state).removeprefix("Match over: ")
+    me = state.view.seat if state.view is not None else None
+    mine = [row.chips for row in final_standings(state) if row.seat == me]
+    return f"{won} · your chips {mine[0]:+d}" if mine else won
+
+
+def match_commands(state: TableState) -> str:
+    """What may be typed once the match is over (``again`` and ``lobby``, ``review`` for a
+    player who can, ^Q quit)."""
+    watching = state.view is not None and state.view.seat is None
+    words = state.after_the_match()
+    return words if watching else f"{words.removesuffix(' · ^Q quit')} · review · ^Q quit"
+
+
+def _then_commands(state: TableState, said: str, cols: int) -> str:
+    """``said`` followed by what may be typed once the match is over, ``said`` cut short so
+    that the commands fit in ``cols``."""
+    tail = " · " + match_commands(state)
+    room = cols - 1 - len(tail)
+    return (said if len(said) <= room else said[:max(room - 1, 0)] + "…") + tail
+
+
 def keys_line(state: TableState, cols: int = 80) -> Line:
     """The keys that do something for this player now (a spectator has no moves to make)."""
     watching = state.view is not None and state.view.seat is None
     if watching:
         text = " watching · say TEXT to chat · help · ^Q quit"
     elif state.match_over:
-        text = f" {state.after_the_match().removesuffix(' · ^Q quit')} · review · ^Q quit"
+        text = " " + match_commands(state)
     elif state.hand_over:
         text = " Enter next hand · review · F5 sort · ^Q quit"
     else:

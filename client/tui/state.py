@@ -446,7 +446,7 @@ class TableState:
         self.standings = update.standings
         self.match_over = True
         self.deadline_at = self.next_deal_at = None
-        self.say("the match is over: " + self.after_the_match())
+        self.say("")  # the message line tells the match's end (``render.match_news``)
         self._aside(LogLine(LogKind.INFO, "the match is over"))
 
     def _left(self, _update: TableLeft, _now: float) -> None:
