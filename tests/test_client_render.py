@@ -11,6 +11,7 @@ from tongits.client.tui.render import (
     hand_line,
     hand_rows,
     make_style,
+    match_lines,
     opponent_panel,
     result_head,
     result_lines,
@@ -462,3 +463,15 @@ def test_the_why_of_a_readers_chips_keeps_its_rows_beside_the_log() -> None:
     assert lines[-1].strip() == "Enter: next hand"
     screen = screen_text(state, now=0.0, cols=80, rows=24).split("\n")
     assert any(line.startswith(why + " ") and "│" in line for line in screen)
+
+
+def test_seats_tied_in_chips_share_their_place_at_the_match_end() -> None:
+    """A match ended Ben +44, greedy-bot-1 -22, Mia -22: the standings said "2. greedy-bot-1",
+    "3. Mia", seat order deciding a place the chips do not."""
+    state, _ = finished(4)
+    assert state.standings is not None
+    state.standings = {**state.standings, "chips": [-22, 44, -22], "wins": [3, 4, 1]}
+    state.match_over = True
+    rows = [to_text(line).strip() for line in match_lines(state)]
+    assert [row.split(" ")[:2] for row in rows if row[:1].isdigit()] == [
+        ["1.", "Bob"], ["2.", "Ana"], ["2.", "Cara"]]

@@ -325,3 +325,43 @@ def test_a_turn_the_server_played_is_said_under_the_hand(tmp_path: Path) -> None
     other = run_page(TIMED_OUT, {"phrases": dict(PHRASES), "names": NAMES, "seat": nxt,
                                  "view": seat_view_dict(hand, nxt)}, tmp_path)
     assert other is None
+
+
+#: ``renderResult`` of a match's end into a fake document that keeps attributes: the final
+#: standings' items, each with its place (``value``) and text.
+STANDINGS = r"""
+class Node {
+  constructor(tag) {
+    this.tag = tag; this.children = []; this.className = ""; this.textContent = "";
+    this.attributes = {};
+  }
+  append(...nodes) { this.children.push(...nodes); }
+  replaceChildren(...nodes) { this.children = nodes; }
+  setAttribute(key, value) { this.attributes[key] = value; }
+  addEventListener() {}
+}
+const nodes = {};
+globalThis.document = {
+  getElementById: (id) => (nodes[id] = nodes[id] || new Node("div")),
+  createElement: (tag) => new Node(tag),
+};
+S.phrases = input.phrases;
+S.seats = input.names.map((name, seat) => ({ seat, name }));
+S.seat = 2; S.spectator = false; S.result = null; S.rematch = null;
+S.matchOver = { standings: input.standings };
+renderResult();
+const list = nodes.result.children.find((node) => node.tag === "ol");
+return list.children.map((item) => [item.attributes.value, item.textContent]);
+"""
+
+
+def test_seats_tied_in_chips_share_their_place_in_the_final_standings(tmp_path: Path) -> None:
+    """A match ended Ben +44, greedy-bot-1 -22, Mia -22: the page listed "2. greedy-bot-1" and
+    "3. You", seat order deciding a place the chips do not."""
+    standings = {"hands": 8, "chips": [44, -22, -22], "wins": [5, 1, 2], "pot": 0,
+                 "names": ["Ben", "greedy-bot-1", "Mia"]}
+    places = run_page(STANDINGS, {"phrases": dict(PHRASES), "standings": standings,
+                                  "names": ["Ben", "greedy-bot-1", "Mia"]}, tmp_path)
+    assert places == [[1, "Ben: +44 chips, 5 hands won"],
+                      [2, "greedy-bot-1: -22 chips, 1 hand won"],
+                      [2, "You: -22 chips, 2 hands won"]]

@@ -732,7 +732,10 @@ def match_lines(state: TableState, room: int = 8) -> list[Line]:
     out: list[Line] = [[("class:turn", " " + match_winner(state))]]
     if hands is not None:
         out.append([("class:dim", f" final standings after {counted(hands, 'hand')}:")])
-    for place, row in enumerate(rows, 1):
+    for row in rows:
+        # seats with the same chips share their place ("2. Ana -22", "2. Bob -22"): told
+        # apart by seat, the tied reader read itself third
+        place = 1 + sum(other.chips > row.chips for other in rows)
         out.append([("class:me" if row.seat == me else "", f" {place}. {row.name:<{column}}"),
                     ("class:count", f" {row.chips:+4d}"),
                     ("class:dim", f"  {counted(row.wins, 'win')}")])

@@ -1159,8 +1159,10 @@ function renderResult() {
     box.append(el("h3", { id: "match-over", text: `Match over after ${plural(hands, "hand")}: ${winners} ${verb}` }));
     // ranked by chips, most first (seat order breaks a tie)
     const ranked = [0, 1, 2].sort((a, b) => chips[b] - chips[a] || a - b);
+    // seats with the same chips share their place (the terminal's match_lines): told apart by
+    // seat order, a tied friend read itself third
     box.append(el("ol", { class: "standings", "aria-label": "Final standings" }, ...ranked.map((s) => el("li", {
-      class: chips[s] === best ? "winner" : null,
+      class: chips[s] === best ? "winner" : null, value: 1 + ranked.filter((o) => chips[o] > chips[s]).length,
       text: `${seatName(s)}: ${chipsHeld(chips[s])}, ${plural(over.standings.wins[s], "hand")} won` }))));
     const actions = el("p", { class: "actions" });
     if (S.rematch) {
