@@ -7,35 +7,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from web_support import run_page
+from web_support import FAKE_DOCUMENT, run_page
 
 #: The page's ``chat`` handler over ``input.steps``: a chat message, or ``"reload"`` (the log
 #: is read back from the session store as a reopened tab does). The log's chat lines after
 #: each step.
-TALK = r"""
+TALK = FAKE_DOCUMENT + r"""
 const kept = {};
 globalThis.sessionStorage = {
   getItem: (k) => (k in kept ? kept[k] : null),
   setItem: (k, v) => { kept[k] = v; },
   removeItem: (k) => { delete kept[k]; },
 };
-const node = () => ({
-  children: [], className: "", textContent: "", scrollTop: 0, scrollHeight: 0,
-  setAttribute() {}, addEventListener() {},
-  append(...c) { this.children.push(...c); },
-  replaceChildren(...c) { this.children = c; },
-  get firstChild() { const self = this; return { remove: () => self.children.shift() }; },
-});
-const elements = {};
-globalThis.document = {
-  getElementById: (id) => (elements[id] = elements[id] || node()),
-  createElement: () => node(),
-};
 S.table = "t1"; S.seats = [{ seat: 0, name: "Ana" }, { seat: 1, name: "Ben" }];
 return input.steps.map((step) => {
   if (step === "reload") { S.log = []; S.heard = []; restoreLog("t1"); }
   else HANDLERS.chat(step);
-  return elements.log.children.filter((li) => li.className === "chat-line")
+  return nodes.log.children.filter((li) => li.className === "chat-line")
     .map((li) => li.textContent);
 });
 """

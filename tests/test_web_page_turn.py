@@ -13,7 +13,7 @@ from engine_support import states
 from tongits.engine import Action, Card, Move
 from tongits.engine.view import seat_legal, seat_view_dict
 from tongits.protocol.phrases import PHRASES
-from web_support import run_page
+from web_support import FAKE_DOCUMENT, run_page
 
 NAMES = ["Ana", "Bob", "Cara"]
 
@@ -212,21 +212,7 @@ def test_a_stock_out_won_above_a_burned_seats_count_says_why(tmp_path: Path) -> 
 
 #: ``renderBoard`` into a fake document; each meld drawn: its owner line and how many cards
 #: face down and face up it shows.
-BOARD = r"""
-class Node {
-  constructor(tag) {
-    this.tag = tag; this.children = []; this.className = ""; this.textContent = "";
-  }
-  append(...nodes) { this.children.push(...nodes); }
-  replaceChildren(...nodes) { this.children = nodes; }
-  setAttribute() {}
-  addEventListener() {}
-}
-const nodes = {};
-globalThis.document = {
-  getElementById: (id) => (nodes[id] = nodes[id] || new Node("div")),
-  createElement: (tag) => new Node(tag),
-};
+BOARD = FAKE_DOCUMENT + r"""
 S.phrases = input.phrases;
 S.seats = input.names.map((name, seat) => ({ seat, name }));
 S.seat = input.seat; S.spectator = false; S.view = input.view;
@@ -329,22 +315,7 @@ def test_a_turn_the_server_played_is_said_under_the_hand(tmp_path: Path) -> None
 
 #: ``renderResult`` of a match's end into a fake document that keeps attributes: the final
 #: standings' items, each with its place (``value``) and text.
-STANDINGS = r"""
-class Node {
-  constructor(tag) {
-    this.tag = tag; this.children = []; this.className = ""; this.textContent = "";
-    this.attributes = {};
-  }
-  append(...nodes) { this.children.push(...nodes); }
-  replaceChildren(...nodes) { this.children = nodes; }
-  setAttribute(key, value) { this.attributes[key] = value; }
-  addEventListener() {}
-}
-const nodes = {};
-globalThis.document = {
-  getElementById: (id) => (nodes[id] = nodes[id] || new Node("div")),
-  createElement: (tag) => new Node(tag),
-};
+STANDINGS = FAKE_DOCUMENT + r"""
 S.phrases = input.phrases;
 S.seats = input.names.map((name, seat) => ({ seat, name }));
 S.seat = 2; S.spectator = false; S.result = null; S.rematch = null;

@@ -27,6 +27,27 @@ from wsproto.events import (
 
 APP_JS = Path(__file__).resolve().parent.parent / "server" / "net" / "page" / "app.js"
 
+#: A fake document for the scripts ``run_page`` runs: ``nodes`` holds each element by its id
+#: (made when first asked for); an element keeps its children, class, text and attributes.
+FAKE_DOCUMENT = r"""
+class Node {
+  constructor(tag) {
+    this.tag = tag; this.children = []; this.className = ""; this.textContent = "";
+    this.attributes = {}; this.scrollTop = 0; this.scrollHeight = 0;
+  }
+  append(...nodes) { this.children.push(...nodes); }
+  replaceChildren(...nodes) { this.children = nodes; }
+  setAttribute(key, value) { this.attributes[key] = value; }
+  addEventListener() {}
+  get firstChild() { const self = this; return { remove: () => self.children.shift() }; }
+}
+const nodes = {};
+globalThis.document = {
+  getElementById: (id) => (nodes[id] = nodes[id] || new Node("div")),
+  createElement: (tag) => new Node(tag),
+};
+"""
+
 #: Runs app.js in Node without starting it (its last line, ``start();``, opens the connection),
 #: then the test's script in the same scope (the page's ``S`` and functions), with the test's
 #: data as ``input``; the script's value is printed as JSON.
