@@ -8,7 +8,7 @@ hears what), ``clock``, ``bots`` (server-side bots), ``requests`` (what a connec
 table).
 
 May import: the engine and the protocol; of the server, ``config``, ``errors``, ``threads``,
-``pace`` (an address's pace of chat lines), ``net.peer`` (the connections it talks to),
-``storage`` (the journal its ledger commits to);
+``pace`` (an address's pace of chat lines), ``names`` (names that look alike), ``net.peer``
+(the connections it talks to), ``storage`` (the journal its ledger commits to);
 ``lobby`` for types only (the arena's table is opened through it).
 """

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import random
 import secrets
-import unicodedata
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -34,6 +33,7 @@ from tongits.protocol import (
 )
 from tongits.protocol.maps import SeatChangeMap
 
+from ..names import folded
 from ..net.peer import TableLink
 from . import bots
 from .entries import BackEntry, SitEntry, StandInEntry, VacateEntry
@@ -46,11 +46,6 @@ if TYPE_CHECKING:
     from .parts import TableParts
 
 log = logging.getLogger("tongits.server")
-
-
-def same_name_key(name: str) -> str:
-    """What two names that look the same to a person share: NFKC, case-folded."""
-    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def _seat_number(seat: int) -> int:
@@ -136,12 +131,12 @@ class Seating:
         seat's name is what a friend at that table can show instead. A connected seat is
         never taken this way."""
         assert peer.name is not None
-        wanted = same_name_key(peer.name)
+        wanted = folded(peer.name)
         for seat, info in enumerate(self.parts.state.seats):
             if (info is not None and info.token_hash is not None
                     and (info.stand_in or not info.is_bot)
                     and self.audience.seat_peers[seat] is None
-                    and same_name_key(info.name) == wanted):
+                    and folded(info.name) == wanted):
                 return seat
         return None
 
@@ -169,9 +164,9 @@ class Seating:
         its seats, log, chat and results. The joiner picks another name; the one seated is
         never renamed."""
         assert peer.name is not None
-        wanted = same_name_key(peer.name)
+        wanted = folded(peer.name)
         for info in self.parts.state.seats:
-            if info is not None and same_name_key(info.name) == wanted:
+            if info is not None and folded(info.name) == wanted:
                 raise ProtocolError(ErrorCode.NAME_TAKEN,
                                     f"{info.name} already sits here: pick another name")
 
