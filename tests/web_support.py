@@ -28,17 +28,19 @@ from wsproto.events import (
 APP_JS = Path(__file__).resolve().parent.parent / "server" / "net" / "page" / "app.js"
 
 #: A fake document for the scripts ``run_page`` runs: ``nodes`` holds each element by its id
-#: (made when first asked for); an element keeps its children, class, text and attributes.
+#: (made when first asked for); an element keeps its children, class, text, attributes and
+#: listeners (``on.click()`` taps it).
 FAKE_DOCUMENT = r"""
 class Node {
   constructor(tag) {
     this.tag = tag; this.children = []; this.className = ""; this.textContent = "";
-    this.attributes = {}; this.scrollTop = 0; this.scrollHeight = 0;
+    this.attributes = {}; this.on = {}; this.scrollTop = 0; this.scrollHeight = 0;
+    this.classList = { toggle() {}, add() {}, remove() {} };
   }
   append(...nodes) { this.children.push(...nodes); }
   replaceChildren(...nodes) { this.children = nodes; }
   setAttribute(key, value) { this.attributes[key] = value; }
-  addEventListener() {}
+  addEventListener(kind, listener) { this.on[kind] = listener; }
   get firstChild() { const self = this; return { remove: () => self.children.shift() }; }
 }
 const nodes = {};

@@ -15,6 +15,7 @@ const ACCOUNT_KEY = "tongits.account"; // localStorage: the ladder account's nam
 const HEARTBEAT = 20; // seconds, said in hello; a ping goes every HEARTBEAT / 2
 const CONNECT_WAIT = 10; // seconds a new connection may take to open before another is begun
 const WAKE_WINDOW = 5; // seconds after the page wakes in which a loss is counted from its sleep (awake)
+const REMATCH_KEY = "tongits.rematch"; // localStorage: the match just over, for "Again" after a reload
 const LOG_KEY = "tongits.log"; // sessionStorage: the table's log, kept across a reload
 const ALERT_KEY = "tongits.alert"; // localStorage: sound and vibration on your turn
 const TITLE = "Tongits";
@@ -134,7 +135,7 @@ function status(text) { $("status").textContent = text; }
 
 function show(section) {
   for (const id of ["login", "lobby", "table"]) $(id).hidden = id !== section;
-  if (section === "lobby") startLobbyRefresh(); else stopLobbyRefresh();
+  if (section === "lobby") { startLobbyRefresh(); renderAgainOffer(); } else stopLobbyRefresh();
 }
 
 // ----- the seat kept across reloads (token in localStorage only) ---------------------------
@@ -345,7 +346,10 @@ const HANDLERS = {
     S.matchOver = msg;
     S.standings = msg.standings;
     const kept = savedSeat();
-    if (kept && kept.token && !S.spectator) S.rematch = { table: S.table, token: kept.token };
+    if (kept && kept.token && !S.spectator) {
+      S.rematch = { table: S.table, token: kept.token, name: S.tableName };
+      localStorage.setItem(REMATCH_KEY, JSON.stringify(S.rematch));
+    }
     forgetSeat();
     render();
     $("match-over").scrollIntoView({ block: "start" });
@@ -453,6 +457,13 @@ function invitePath() {
 
 function enterLobbyOrInvite() {
   const invite = invitePath();
+  const over = keptRematch();
+  if (invite && over && over.table === invite.table) {
+    // the invite's match is over and this page played it: the lobby offers "Again"
+    history.replaceState(null, "", "/");
+    show("lobby");
+    return;
+  }
   if (invite && !S.table) {
     const msg = { type: "join", table: invite.table };
     if (invite.code) msg.code = invite.code;
@@ -1193,6 +1204,7 @@ function renderResult() {
  * `rematch`; the first to ask opens the table, the others are seated at it. */
 function again() {
   const { table, token } = S.rematch;
+  localStorage.removeItem(REMATCH_KEY);
   const msg = { type: "create_table", name: S.tableName || "Again", rematch: table, token };
   const name = S.tableName;
   resetTable();
@@ -1203,6 +1215,29 @@ function again() {
     show("lobby");
     return true;
   });
+}
+
+/** The finished match this page may ask "Again" of (``REMATCH_KEY``), if any. */
+function keptRematch() {
+  let kept = null;
+  try { kept = JSON.parse(localStorage.getItem(REMATCH_KEY) || "null"); } catch { kept = null; }
+  return kept && kept.table && kept.token ? kept : null;
+}
+
+/** The match this page played last, over before a reload or a way back to the lobby: the
+ * lobby still offers "Again" (the server keeps a finished match's seats for a rematch until it
+ * restarts); a phone reloaded on the match-over screen lost it. */
+function renderAgainOffer() {
+  const kept = keptRematch();
+  const box = $("again-offer");
+  box.hidden = !kept || Boolean(S.table);
+  if (box.hidden) return;
+  const forget = () => { localStorage.removeItem(REMATCH_KEY); renderAgainOffer(); };
+  const play = () => { S.rematch = kept; S.tableName = kept.name || ""; notice(""); again(); };
+  box.replaceChildren(
+    el("span", { text: `Your match at ${kept.name || kept.table} is over.` }),
+    el("button", { type: "button", id: "again-lobby", onclick: play }, "Again: another match, same players"),
+    el("button", { type: "button", class: "quiet", onclick: forget }, "Dismiss"));
 }
 
 // ----- your turn, said where you look ------------------------------------------------------
