@@ -10,7 +10,6 @@ address of an interface that is up; the machine's name only when neither exists.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import ipaddress
 import socket
 import struct
@@ -55,6 +54,8 @@ def _interface_addresses() -> Iterator[str]:
     the kernel's order of interfaces (Linux; elsewhere none)."""
     if not sys.platform.startswith("linux"):
         return
+    import fcntl  # (Unix only: this module is imported on Windows too)
+
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         for _, name in socket.if_nameindex():
             request = struct.pack("256s", name.encode()[:15])
