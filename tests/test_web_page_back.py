@@ -13,12 +13,7 @@ from web_support import FAKE_DOCUMENT, run_page
 #: is read back from the session store as a reopened tab does). The log's chat lines after
 #: each step.
 TALK = FAKE_DOCUMENT + r"""
-const kept = {};
-globalThis.sessionStorage = {
-  getItem: (k) => (k in kept ? kept[k] : null),
-  setItem: (k, v) => { kept[k] = v; },
-  removeItem: (k) => { delete kept[k]; },
-};
+globalThis.sessionStorage = memoryStore();
 S.table = "t1"; S.seats = [{ seat: 0, name: "Ana" }, { seat: 1, name: "Ben" }];
 return input.steps.map((step) => {
   if (step === "reload") { S.log = []; S.heard = []; restoreLog("t1"); }
@@ -55,12 +50,7 @@ def test_an_older_server_s_lines_without_numbers_are_all_shown(tmp_path: Path) -
 #: A match played to its end (``match_over``), the page reloaded (``S`` as a new page has it),
 #: then the lobby shown: the offer's words and what tapping "Again" sends.
 AGAIN = FAKE_DOCUMENT + r"""
-const kept = {};
-globalThis.localStorage = {
-  getItem: (k) => (k in kept ? kept[k] : null),
-  setItem: (k, v) => { kept[k] = v; },
-  removeItem: (k) => { delete kept[k]; },
-};
+globalThis.localStorage = memoryStore();
 globalThis.setInterval = () => 0; globalThis.clearInterval = () => {};
 globalThis.history = { replaceState() {} };
 globalThis.WebSocket = { OPEN: 1 };

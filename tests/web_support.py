@@ -29,7 +29,7 @@ APP_JS = Path(__file__).resolve().parent.parent / "server" / "net" / "page" / "a
 
 #: A fake document for the scripts ``run_page`` runs: ``nodes`` holds each element by its id
 #: (made when first asked for); an element keeps its children, class, text, attributes and
-#: listeners (``on.click()`` taps it).
+#: listeners (``on.click()`` taps it); ``memoryStore()`` makes a storage that keeps what is set.
 FAKE_DOCUMENT = r"""
 class Node {
   constructor(tag) {
@@ -43,6 +43,12 @@ class Node {
   addEventListener(kind, listener) { this.on[kind] = listener; }
   get firstChild() { const self = this; return { remove: () => self.children.shift() }; }
 }
+/** A storage that keeps what is set (the page's stores are no-ops otherwise). */
+const memoryStore = () => {
+  const kept = {};
+  return { getItem: (k) => (k in kept ? kept[k] : null), setItem: (k, v) => { kept[k] = v; },
+           removeItem: (k) => { delete kept[k]; } };
+};
 const nodes = {};
 globalThis.document = {
   getElementById: (id) => (nodes[id] = nodes[id] || new Node("div")),
